@@ -1,0 +1,83 @@
+# Makefile for gputopk: a PGXS build, plus the CUDA kernels when nvcc is found.
+#
+#   make [PG_CONFIG=...] [CUDA_HOME=...] [WITH_CUDA=no]
+#   make install          install into the PostgreSQL that PG_CONFIG names
+#   make test             install dependencies, build, and run every test
+#   make demo             a top-k query on a throwaway cluster
+#
+# nvcc is looked for in $(CUDA_HOME)/bin (default /usr/local/cuda), then on
+# PATH.  Without it, or with WITH_CUDA=no, the same SQL surface is built with
+# the CPU backend only.
+
+EXTENSION = gputopk
+MODULE_big = gputopk
+DATA = gputopk--0.1.sql
+PGFILEDESC = "gputopk - top-k queries on the GPU"
+
+SRC_OBJS = src/gputopk.o src/device.o src/info.o
+
+# pg_regress tests in sql/ and expected/; two need a particular server set-up
+# and are run by test/run on their own: device_absent (no usable GPU) and
+# load_modes (library not preloaded).
+REGRESS = install gucs devices
+REGRESS_OPTS = --inputdir=. --load-extension=gputopk
+
+PG_CONFIG ?= pg_config
+CUDA_HOME ?= /usr/local/cuda
+
+ifeq ($(WITH_CUDA),no)
+NVCC :=
+else
+NVCC ?= $(firstword $(wildcard $(CUDA_HOME)/bin/nvcc) $(shell command -v nvcc 2>/dev/null))
+endif
+
+PG_CPPFLAGS = -I$(srcdir)/kernels
+
+ifneq ($(NVCC),)
+VARIANT = cuda
+CUDA_ROOT := $(abspath $(dir $(realpath $(NVCC)))..)
+CU_OBJS = $(patsubst %.cu,%.o,$(wildcard kernels/*.cu))
+NVCC_FLAGS = -O3 -std=c++17 -Xcompiler -fPIC -Xcompiler -Wall \
+	-gencode arch=compute_80,code=sm_80 \
+	-gencode arch=compute_90,code=sm_90 \
+	-gencode arch=compute_90,code=compute_90
+OBJS = $(SRC_OBJS)
+# CUDA objects stay out of OBJS: PGXS would want LLVM bitcode for them.
+# The static runtime's symbols are hidden so that they cannot clash with
+# another library's CUDA runtime in the same backend.
+SHLIB_LINK_INTERNAL = $(CU_OBJS)
+SHLIB_LINK = -L$(CUDA_ROOT)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++ \
+	-Wl,--exclude-libs,ALL
+BUILD_NOTE = gputopk: building with CUDA from $(CUDA_ROOT)
+else
+VARIANT = cpu
+OBJS = $(SRC_OBJS) src/gpu_absent.o
+BUILD_NOTE = gputopk: nvcc not found or WITH_CUDA=no, building the CPU-only extension
+endif
+
+ifneq ($(filter all,$(or $(MAKECMDGOALS),all)),)
+$(info $(BUILD_NOTE))
+endif
+
+EXTRA_CLEAN = kernels/*.o .variant
+
+PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
+ifneq ($(wildcard $(PGXS)),)
+include $(PGXS)
+else ifeq ($(filter test demo,$(MAKECMDGOALS)),)
+$(error PostgreSQL server development files not found for PG_CONFIG=$(PG_CONFIG): install postgresql-server-dev-15, or run "make test", which installs what it needs)
+endif
+
+# Relink when switching between the CUDA and the CPU-only build.
+$(shell echo $(VARIANT) | cmp -s - .variant || echo $(VARIANT) > .variant)
+$(shlib): $(CU_OBJS) .variant
+
+kernels/%.o: kernels/%.cu $(wildcard kernels/*.h kernels/*.cuh)
+	$(NVCC) $(NVCC_FLAGS) -Ikernels -c $< -o $@
+
+.PHONY: test demo
+test:
+	PG_CONFIG=$(PG_CONFIG) WITH_CUDA=$(WITH_CUDA) bash test/run
+
+demo:
+	PG_CONFIG=$(PG_CONFIG) WITH_CUDA=$(WITH_CUDA) bash bench/demo

@@ -1,0 +1,89 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpu_api.h
+ *	  The C interface of gputopk's CUDA code.
+ *
+ * Everything under kernels/ is CUDA C++ that includes no PostgreSQL header
+ * and never throws: each entry point returns a GpuStatus and keeps CUDA's
+ * own message for the last failure (gpu_last_error).  src/device.c turns
+ * those into ereports.  A build without nvcc links src/gpu_absent.c in
+ * place of the CUDA objects; it answers GPU_NOT_BUILT to everything.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPU_API_H
+#define GPU_API_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C"
+{
+#endif
+
+typedef enum GpuStatus
+{
+	GPU_OK = 0,
+	GPU_NOT_BUILT,				/* this build of gputopk has no CUDA code */
+	GPU_NO_DRIVER,				/* the CUDA driver is missing or too old */
+	GPU_NO_DEVICE,				/* the driver sees no device */
+	GPU_UNSUPPORTED_DEVICE,		/* none of our kernel images runs on it */
+	GPU_OUT_OF_MEMORY,			/* device or pinned host memory exhausted */
+	GPU_DEVICE_LOST,			/* a sticky error: the context is unusable */
+	GPU_FAILED					/* any other CUDA error */
+} GpuStatus;
+
+/* A CUDA stream; the same type as cudaStream_t, without CUDA's headers. */
+typedef struct CUstream_st *GpuStream;
+
+typedef struct GpuDeviceInfo
+{
+	char		name[256];
+	size_t		memory_bytes;
+	int			multiprocessors;
+	int			cc_major;		/* compute capability */
+	int			cc_minor;
+	int			l2_cache_bytes;
+	int			shared_memory_per_block;	/* opt-in maximum */
+} GpuDeviceInfo;
+
+/* Lowest compute capability our kernel images run on (sm_80 SASS). */
+#define GPU_MIN_CC_MAJOR 8
+
+/* What this build carries: CUDA runtime version and kernel targets. */
+extern const char *gpu_build_description(void);
+
+/* CUDA's message for the most recent failure, as one sentence. */
+extern const char *gpu_last_error(void);
+
+extern GpuStatus gpu_device_count(int *count);
+extern GpuStatus gpu_device_info(int device, GpuDeviceInfo *info);
+
+/*
+ * Make the device current, create its context and run a small self-test
+ * kernel, so that a device our kernels cannot run on is refused here.
+ */
+extern GpuStatus gpu_device_open(int device);
+
+extern GpuStatus gpu_device_alloc(size_t size, void **ptr);
+extern GpuStatus gpu_device_free(void *ptr);
+extern GpuStatus gpu_host_alloc(size_t size, void **ptr);
+extern GpuStatus gpu_host_free(void *ptr);
+
+extern GpuStatus gpu_stream_create(GpuStream *stream);
+extern GpuStatus gpu_stream_destroy(GpuStream stream);
+/* Sets *done when all work queued on the stream has finished. */
+extern GpuStatus gpu_stream_query(GpuStream stream, bool *done);
+extern GpuStatus gpu_copy_to_device(void *dst, const void *src, size_t size,
+									GpuStream stream);
+extern GpuStatus gpu_copy_to_host(void *dst, const void *src, size_t size,
+								  GpuStream stream);
+/* Waits for all work on the current device, uninterruptibly. */
+extern GpuStatus gpu_synchronize(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* GPU_API_H */

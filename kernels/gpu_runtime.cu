@@ -1,0 +1,245 @@
+/*
+ * gpu_runtime.cu
+ *	  Devices, memory, streams and error reporting for gputopk's CUDA code.
+ *
+ * Thin wrappers over the CUDA runtime that classify every failure into a
+ * GpuStatus and remember CUDA's message for it.  The runtime is linked
+ * statically; the driver (libcuda.so.1) is loaded by it on first use.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+
+#include <cuda_runtime.h>
+
+#include "gpu_api.h"
+
+static char last_error[512];
+
+/* Map a CUDA error to our categories and remember what failed. */
+static GpuStatus
+fail(cudaError_t err, const char *action)
+{
+	snprintf(last_error, sizeof(last_error), "%s failed: %s (%s).",
+			 action, cudaGetErrorString(err), cudaGetErrorName(err));
+	/* clear a non-sticky error so that later calls do not report it */
+	(void) cudaGetLastError();
+
+	switch (err)
+	{
+		case cudaErrorMemoryAllocation:
+			return GPU_OUT_OF_MEMORY;
+		case cudaErrorInsufficientDriver:
+		case cudaErrorCallRequiresNewerDriver:
+			return GPU_NO_DRIVER;
+		case cudaErrorNoDevice:
+		case cudaErrorInvalidDevice:
+		case cudaErrorDevicesUnavailable:
+			return GPU_NO_DEVICE;
+		case cudaErrorNoKernelImageForDevice:
+		case cudaErrorUnsupportedPtxVersion:
+		case cudaErrorInvalidKernelImage:
+			return GPU_UNSUPPORTED_DEVICE;
+		case cudaErrorIllegalAddress:
+		case cudaErrorLaunchFailure:
+		case cudaErrorLaunchTimeout:
+		case cudaErrorHardwareStackError:
+		case cudaErrorIllegalInstruction:
+		case cudaErrorMisalignedAddress:
+		case cudaErrorInvalidAddressSpace:
+		case cudaErrorInvalidPc:
+		case cudaErrorAssert:
+		case cudaErrorECCUncorrectable:
+			return GPU_DEVICE_LOST;
+		default:
+			return GPU_FAILED;
+	}
+}
+
+#define CHECK(call, action) \
+	do { \
+		cudaError_t err_ = (call); \
+		if (err_ != cudaSuccess) \
+			return fail(err_, (action)); \
+	} while (0)
+
+const char *
+gpu_build_description(void)
+{
+	static char desc[128];
+
+	snprintf(desc, sizeof(desc), "CUDA %d.%d, kernels for sm_80 sm_90",
+			 CUDART_VERSION / 1000, (CUDART_VERSION % 1000) / 10);
+	return desc;
+}
+
+const char *
+gpu_last_error(void)
+{
+	return last_error;
+}
+
+GpuStatus
+gpu_device_count(int *count)
+{
+	*count = 0;
+
+	/*
+	 * Without a driver the runtime only says it is "insufficient"; load it
+	 * ourselves first to tell a missing driver apart from an old one.
+	 */
+	if (dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL) == NULL)
+	{
+		snprintf(last_error, sizeof(last_error),
+				 "The CUDA driver could not be loaded: %s.", dlerror());
+		return GPU_NO_DRIVER;
+	}
+	CHECK(cudaGetDeviceCount(count), "Counting CUDA devices");
+	return GPU_OK;
+}
+
+GpuStatus
+gpu_device_info(int device, GpuDeviceInfo *info)
+{
+	cudaDeviceProp prop;
+
+	CHECK(cudaGetDeviceProperties(&prop, device), "Reading device properties");
+	snprintf(info->name, sizeof(info->name), "%s", prop.name);
+	info->memory_bytes = prop.totalGlobalMem;
+	info->multiprocessors = prop.multiProcessorCount;
+	info->cc_major = prop.major;
+	info->cc_minor = prop.minor;
+	info->l2_cache_bytes = prop.l2CacheSize;
+	info->shared_memory_per_block = (int) prop.sharedMemPerBlockOptin;
+	return GPU_OK;
+}
+
+__global__ static void
+self_test_kernel(unsigned int *out, int n)
+{
+	int			i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n)
+		out[i] = 3u * (unsigned int) i + 1u;
+}
+
+GpuStatus
+gpu_device_open(int device)
+{
+	const int	n = 4096;
+	unsigned int *dev = NULL;
+	unsigned int *host = NULL;
+	GpuStatus	status = GPU_OK;
+	cudaError_t err;
+
+	CHECK(cudaSetDevice(device), "Selecting the CUDA device");
+	CHECK(cudaFree(0), "Creating the CUDA context");
+
+	/* run a kernel and copy its output back through pinned memory */
+	if ((err = cudaMalloc(&dev, n * sizeof(*dev))) != cudaSuccess)
+		return fail(err, "Allocating device memory for the self-test");
+	if ((err = cudaMallocHost(&host, n * sizeof(*host))) != cudaSuccess)
+		status = fail(err, "Allocating pinned memory for the self-test");
+	else
+	{
+		self_test_kernel<<<(n + 255) / 256, 256>>>(dev, n);
+		if ((err = cudaGetLastError()) != cudaSuccess)
+			status = fail(err, "Launching the self-test kernel");
+		else if ((err = cudaMemcpy(host, dev, n * sizeof(*host),
+								   cudaMemcpyDeviceToHost)) != cudaSuccess)
+			status = fail(err, "Running the self-test kernel");
+		else
+		{
+			for (int i = 0; i < n; i++)
+			{
+				if (host[i] != 3u * (unsigned int) i + 1u)
+				{
+					snprintf(last_error, sizeof(last_error),
+							 "The self-test kernel computed a wrong value at %d.", i);
+					status = GPU_FAILED;
+					break;
+				}
+			}
+		}
+		cudaFreeHost(host);
+	}
+	cudaFree(dev);
+	return status;
+}
+
+GpuStatus
+gpu_device_alloc(size_t size, void **ptr)
+{
+	CHECK(cudaMalloc(ptr, size), "Allocating device memory");
+	return GPU_OK;
+}
+
+GpuStatus
+gpu_device_free(void *ptr)
+{
+	CHECK(cudaFree(ptr), "Freeing device memory");
+	return GPU_OK;
+}
+
+GpuStatus
+gpu_host_alloc(size_t size, void **ptr)
+{
+	CHECK(cudaHostAlloc(ptr, size, cudaHostAllocDefault),
+		  "Allocating pinned host memory");
+	return GPU_OK;
+}
+
+GpuStatus
+gpu_host_free(void *ptr)
+{
+	CHECK(cudaFreeHost(ptr), "Freeing pinned host memory");
+	return GPU_OK;
+}
+
+GpuStatus
+gpu_stream_create(GpuStream *stream)
+{
+	CHECK(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking),
+		  "Creating a CUDA stream");
+	return GPU_OK;
+}
+
+GpuStatus
+gpu_stream_destroy(GpuStream stream)
+{
+	CHECK(cudaStreamDestroy(stream), "Destroying a CUDA stream");
+	return GPU_OK;
+}
+
+GpuStatus
+gpu_stream_query(GpuStream stream, bool *done)
+{
+	cudaError_t err = cudaStreamQuery(stream);
+
+	*done = (err == cudaSuccess);
+	if (err == cudaSuccess || err == cudaErrorNotReady)
+		return GPU_OK;
+	return fail(err, "Running GPU work");
+}
+
+GpuStatus
+gpu_copy_to_device(void *dst, const void *src, size_t size, GpuStream stream)
+{
+	CHECK(cudaMemcpyAsync(dst, src, size, cudaMemcpyHostToDevice, stream),
+		  "Copying to the device");
+	return GPU_OK;
+}
+
+GpuStatus
+gpu_copy_to_host(void *dst, const void *src, size_t size, GpuStream stream)
+{
+	CHECK(cudaMemcpyAsync(dst, src, size, cudaMemcpyDeviceToHost, stream),
+		  "Copying from the device");
+	return GPU_OK;
+}
+
+GpuStatus
+gpu_synchronize(void)
+{
+	CHECK(cudaDeviceSynchronize(), "Waiting for the GPU");
+	return GPU_OK;
+}

@@ -1,0 +1,103 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpu_absent.c
+ *	  The GPU interface of a build made without the CUDA toolkit.
+ *
+ * Linked in place of kernels/ when nvcc was not found: no device exists, so
+ * src/device.c never gets past gpu_device_count and everything runs on the
+ * CPU backend.  The other entry points are here so that the same code links.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "gpu_api.h"
+
+const char *
+gpu_build_description(void)
+{
+	return "CPU only, built without the CUDA toolkit";
+}
+
+const char *
+gpu_last_error(void)
+{
+	return "This build of gputopk has no CUDA support.";
+}
+
+GpuStatus
+gpu_device_count(int *count)
+{
+	*count = 0;
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_device_info(int device, GpuDeviceInfo *info)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_device_open(int device)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_device_alloc(size_t size, void **ptr)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_device_free(void *ptr)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_host_alloc(size_t size, void **ptr)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_host_free(void *ptr)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_stream_create(GpuStream *stream)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_stream_destroy(GpuStream stream)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_stream_query(GpuStream stream, bool *done)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_copy_to_device(void *dst, const void *src, size_t size, GpuStream stream)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_copy_to_host(void *dst, const void *src, size_t size, GpuStream stream)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_synchronize(void)
+{
+	return GPU_NOT_BUILT;
+}

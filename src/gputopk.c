@@ -1,0 +1,99 @@
+/*-------------------------------------------------------------------------
+ *
+ * gputopk.c
+ *	  Module entry point of gputopk: the gputopk.* settings.
+ *
+ * _PG_init runs in the postmaster under shared_preload_libraries and in a
+ * backend under session_preload_libraries or LOAD.  It only defines
+ * settings: CUDA is initialised lazily, by src/device.c, in the backend that
+ * first needs it, because a process forked from one that touched CUDA cannot
+ * use it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/parallel.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/guc.h"
+
+#include "device.h"
+#include "gputopk.h"
+
+PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+
+bool		gputopk_enabled = true;
+int			gputopk_device = DEVICE_SETTING_AUTO;
+int			gputopk_pinned_pool_mb = 256;
+
+static const struct config_enum_entry device_options[] = {
+	{"auto", DEVICE_SETTING_AUTO, false},
+	{"gpu", DEVICE_SETTING_GPU, false},
+	{"cpu", DEVICE_SETTING_CPU, false},
+	{NULL, 0, false}
+};
+
+/*
+ * An interactive "SET gputopk.device = gpu" fails at once where no GPU is
+ * usable.  Settings from configuration files, ALTER ROLE/DATABASE checks and
+ * parallel workers restoring the leader's settings are not probed (the
+ * postmaster must never touch CUDA); they fail at first use instead.
+ */
+static bool
+check_device(int *newval, void **extra, GucSource source)
+{
+	if (*newval != DEVICE_SETTING_GPU ||
+		source < PGC_S_INTERACTIVE || source == PGC_S_TEST ||
+		!IsUnderPostmaster || MyBackendType != B_BACKEND ||
+		IsParallelWorker())
+		return true;
+
+	if (device_gpu_usable())
+		return true;
+
+	GUC_check_errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE);
+	GUC_check_errmsg(DEVICE_NO_GPU_MESSAGE);
+	GUC_check_errdetail("%s", device_gpu_absent_reason());
+	GUC_check_errhint(DEVICE_NO_GPU_HINT);
+	return false;
+}
+
+void
+_PG_init(void)
+{
+	DefineCustomBoolVariable("gputopk.enabled",
+							 "Enables gputopk's top-k plans and aggregates.",
+							 "When off, queries run exactly as in plain PostgreSQL.",
+							 &gputopk_enabled,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("gputopk.device",
+							 "Where gputopk runs top-k work.",
+							 "auto uses the GPU when one is usable and the CPU backend otherwise; "
+							 "gpu demands a GPU; cpu always uses the CPU backend.",
+							 &gputopk_device,
+							 DEVICE_SETTING_AUTO,
+							 device_options,
+							 PGC_USERSET,
+							 0,
+							 check_device, NULL, NULL);
+
+	DefineCustomIntVariable("gputopk.pinned_pool_size",
+							"Pinned host memory a backend keeps for reuse between queries.",
+							"Pinned buffers are slow to allocate; up to this much is kept.",
+							&gputopk_pinned_pool_mb,
+							256,
+							0,
+							64 * 1024,
+							PGC_SUSET,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+
+	MarkGUCPrefixReserved("gputopk");
+}

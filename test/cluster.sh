@@ -1,0 +1,136 @@
+# test/cluster.sh: shared by test/run and bench/demo (sourced, not run).
+#
+# Installs what the tests need on Debian when it is missing, builds and
+# installs the extension, and runs a throwaway PostgreSQL cluster as an
+# unprivileged user (PostgreSQL refuses to run as root).
+#
+# Inputs: PG_CONFIG (default pg_config, Debian's PostgreSQL 15), WITH_CUDA.
+
+PG_CONFIG=${PG_CONFIG:-pg_config}
+[ -n "${WITH_CUDA:-}" ] || unset WITH_CUDA
+CLUSTER_USER=gputopk
+DEBIAN_PACKAGES="postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl build-essential"
+
+say() { printf '== %s\n' "$*"; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# Run a command as root: directly, or through sudo for a normal user.
+as_root() {
+	if [ "$(id -u)" = 0 ]; then
+		"$@"
+	elif command -v sudo >/dev/null; then
+		sudo "$@"
+	else
+		die "this step needs root: $* (run as root, install sudo, or set PG_CONFIG to a PostgreSQL you own)"
+	fi
+}
+
+pg_is_debian_default() { [ "$PG_CONFIG" = pg_config ]; }
+
+# What is missing for building and testing, as Debian package names.
+missing_packages() {
+	local missing="" pkg
+	if pg_is_debian_default; then
+		for pkg in $DEBIAN_PACKAGES; do
+			dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed' ||
+				missing="$missing $pkg"
+		done
+	else
+		command -v pg_prove >/dev/null || missing="$missing libtap-parser-sourcehandler-pgtap-perl"
+		command -v make >/dev/null && command -v gcc >/dev/null || missing="$missing build-essential"
+	fi
+	echo "$missing"
+}
+
+ensure_packages() {
+	local missing
+	missing=$(missing_packages)
+	if [ -n "$missing" ]; then
+		command -v apt-get >/dev/null || die "missing:$missing, and no apt-get to install it"
+		say "installing Debian packages:$missing"
+		as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+		# shellcheck disable=SC2086
+		as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing
+	fi
+	# Debian's postgresql-15 package starts a cluster of its own; we use ours.
+	PGXS=$("$PG_CONFIG" --pgxs 2>/dev/null) && [ -f "$PGXS" ] ||
+		die "PostgreSQL server development files not found for PG_CONFIG=$PG_CONFIG"
+	PGBIN=$("$PG_CONFIG" --bindir)
+	[ -f "$("$PG_CONFIG" --sharedir)/extension/pgtap.control" ] ||
+		die "pgTAP is not installed for the PostgreSQL of PG_CONFIG=$PG_CONFIG"
+	export PATH="$PGBIN:$PATH"
+}
+
+build_and_install() {
+	say "building gputopk"
+	make -s PG_CONFIG="$PG_CONFIG" ${WITH_CUDA:+WITH_CUDA=$WITH_CUDA}
+	say "installing into $("$PG_CONFIG" --pkglibdir)"
+	if [ -w "$("$PG_CONFIG" --pkglibdir)" ] && [ -w "$("$PG_CONFIG" --sharedir)/extension" ]; then
+		make -s install PG_CONFIG="$PG_CONFIG" ${WITH_CUDA:+WITH_CUDA=$WITH_CUDA}
+	else
+		as_root make -s install PG_CONFIG="$PG_CONFIG" ${WITH_CUDA:+WITH_CUDA=$WITH_CUDA}
+	fi
+	BUILD_VARIANT=$(cat .variant)
+}
+
+# As root, the server runs as $CLUSTER_USER, created when missing.
+ensure_cluster_user() {
+	RUN_AS=()
+	[ "$(id -u)" = 0 ] || return 0
+	id "$CLUSTER_USER" >/dev/null 2>&1 ||
+		useradd --system --user-group --no-create-home --home-dir /nonexistent \
+			--shell /usr/sbin/nologin "$CLUSTER_USER"
+	RUN_AS=(runuser -u "$CLUSTER_USER" --)
+}
+
+# cluster_start [preload]: a fresh cluster, with the library preloaded or not.
+cluster_start() {
+	ensure_cluster_user
+	CLUSTER_DIR=$(mktemp -d "${TMPDIR:-/tmp}/gputopk-cluster.XXXXXX")
+	[ "$(id -u)" = 0 ] && chown "$CLUSTER_USER:" "$CLUSTER_DIR"
+	"${RUN_AS[@]}" "$PGBIN/initdb" -D "$CLUSTER_DIR/data" -U postgres --auth=trust \
+		--no-sync -E UTF8 --locale=C >"$CLUSTER_DIR/initdb.log" 2>&1 ||
+		{ cat "$CLUSTER_DIR/initdb.log"; die "initdb failed"; }
+	cat >>"$CLUSTER_DIR/data/postgresql.conf" <<-EOF
+		listen_addresses = ''
+		unix_socket_directories = '$CLUSTER_DIR'
+		port = 54329
+		fsync = off
+		max_connections = 20
+	EOF
+	export PGHOST=$CLUSTER_DIR PGPORT=54329 PGUSER=postgres PGDATABASE=postgres
+	trap cluster_stop EXIT
+	cluster_restart "${1:-}"
+}
+
+# cluster_restart [preload] [ENV=VALUE...]: restart with another set-up.
+cluster_restart() {
+	local preload=${1:-}
+	shift || true
+	"${RUN_AS[@]}" "$PGBIN/pg_ctl" -D "$CLUSTER_DIR/data" -m fast stop >/dev/null 2>&1 || true
+	if [ "$preload" = preload ]; then
+		echo "shared_preload_libraries = 'gputopk'" >"$CLUSTER_DIR/data/preload.conf"
+	else
+		: >"$CLUSTER_DIR/data/preload.conf"
+	fi
+	grep -q "^include 'preload.conf'" "$CLUSTER_DIR/data/postgresql.conf" ||
+		echo "include 'preload.conf'" >>"$CLUSTER_DIR/data/postgresql.conf"
+	"${RUN_AS[@]}" env "$@" "$PGBIN/pg_ctl" -D "$CLUSTER_DIR/data" -l "$CLUSTER_DIR/server.log" \
+		-w start >/dev/null ||
+		{ tail -n 30 "$CLUSTER_DIR/server.log"; die "the server did not start"; }
+}
+
+cluster_stop() {
+	local status=$?
+	[ -n "${CLUSTER_DIR:-}" ] || return 0
+	"${RUN_AS[@]}" "$PGBIN/pg_ctl" -D "$CLUSTER_DIR/data" -m fast stop >/dev/null 2>&1 || true
+	if [ "$status" != 0 ]; then
+		say "server log (last lines) of $CLUSTER_DIR:"
+		tail -n 30 "$CLUSTER_DIR/server.log" 2>/dev/null || true
+	else
+		rm -rf "$CLUSTER_DIR"
+	fi
+	CLUSTER_DIR=
+}
+
+psql_q() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }

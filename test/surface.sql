@@ -1,0 +1,31 @@
+-- pgTAP: the SQL surface of gputopk and the error codes of its settings.
+BEGIN;
+SELECT plan(14);
+
+SELECT has_extension('gputopk');
+SELECT has_function('gputopk_version', '{}'::name[]);
+SELECT function_returns('gputopk_version', '{}'::name[], 'text');
+SELECT has_function('gputopk_devices', '{}'::name[]);
+SELECT function_returns('gputopk_devices', '{}'::name[], 'setof record');
+SELECT volatility_is('gputopk_devices', '{}'::name[], 'volatile');
+
+SELECT results_eq(
+    $$SELECT name FROM pg_settings WHERE name LIKE 'gputopk.%' ORDER BY name$$,
+    ARRAY['gputopk.device', 'gputopk.enabled', 'gputopk.pinned_pool_size']::text[],
+    'the settings are defined');
+SELECT throws_ok('SET gputopk.device = tpu', '22023', NULL,
+                 'an unknown device is invalid_parameter_value');
+SELECT throws_ok('SET gputopk.enabled = maybe', '22023', NULL,
+                 'a non-boolean is invalid_parameter_value');
+SELECT throws_ok('SET gputopk.pinned_pool_size = ''-1''', '22023', NULL,
+                 'a negative pool size is invalid_parameter_value');
+SELECT throws_ok('SET gputopk.no_such_setting = 1', '42602', NULL,
+                 'the gputopk prefix is reserved');
+SELECT lives_ok('SET gputopk.device = cpu', 'cpu is always accepted');
+SELECT is((SELECT backend FROM gputopk_devices() WHERE selected), 'cpu',
+          'cpu selects the CPU backend');
+SELECT is((SELECT count(*)::int FROM gputopk_devices() WHERE backend = 'cpu'), 1,
+          'exactly one CPU row');
+
+SELECT * FROM finish();
+ROLLBACK;
