@@ -59,7 +59,8 @@ ifneq ($(filter all,$(or $(MAKECMDGOALS),all)),)
 $(info $(BUILD_NOTE))
 endif
 
-EXTRA_CLEAN = kernels/*.o .variant
+EXTRA_CLEAN = kernels/*.o .variant test/engine/test_cpu test/engine/test_gpu \
+	bench/libgputopk_bench.so
 
 PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
 ifneq ($(wildcard $(PGXS)),)
@@ -74,6 +75,26 @@ $(shlib): $(CU_OBJS) .variant
 
 kernels/%.o: kernels/%.cu $(wildcard kernels/*.h kernels/*.cuh)
 	$(NVCC) $(NVCC_FLAGS) -Ikernels -c $< -o $@
+
+# Test programs of the top-k engine (no PostgreSQL): test/engine/.
+ENGINE_CFLAGS = -O2 -g -Wall -Ikernels -Isrc -Itest/engine
+ENGINE_HEADERS = $(wildcard kernels/*.h src/cpu_topk.h test/engine/*.h)
+ENGINE_TESTS = test/engine/test_cpu
+test/engine/test_cpu: test/engine/test_cpu.c test/engine/testlib.c src/cpu_topk.c $(ENGINE_HEADERS)
+	$(CC) $(ENGINE_CFLAGS) -o $@ $(filter %.c,$^) -lm
+ifneq ($(NVCC),)
+ENGINE_TESTS += test/engine/test_gpu
+CUDA_LIBS = -L$(CUDA_ROOT)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++
+test/engine/test_gpu: test/engine/test_gpu.c test/engine/testlib.c src/cpu_topk.c $(CU_OBJS) $(ENGINE_HEADERS)
+	$(CC) $(ENGINE_CFLAGS) -o $@ $(filter %.c %.o,$^) $(CUDA_LIBS) -lm
+
+# The library bench/gpu_bench.py loads: the engine plus bench helpers.
+bench/libgputopk_bench.so: bench/bench_lib.cu src/cpu_topk.c $(CU_OBJS) $(ENGINE_HEADERS)
+	$(NVCC) $(NVCC_FLAGS) -shared -Ikernels -Isrc -o $@ bench/bench_lib.cu src/cpu_topk.c $(CU_OBJS)
+endif
+.PHONY: engine-tests bench-lib
+engine-tests: $(ENGINE_TESTS)
+bench-lib: bench/libgputopk_bench.so
 
 .PHONY: test demo
 test:

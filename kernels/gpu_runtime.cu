@@ -12,12 +12,12 @@
 #include <cuda_runtime.h>
 
 #include "gpu_api.h"
+#include "gpu_error.h"
 
 static char last_error[512];
 
-/* Map a CUDA error to our categories and remember what failed. */
-static GpuStatus
-fail(cudaError_t err, const char *action)
+GpuStatus
+gpu_fail(cudaError_t err, const char *action)
 {
 	snprintf(last_error, sizeof(last_error), "%s failed: %s (%s).",
 			 action, cudaGetErrorString(err), cudaGetErrorName(err));
@@ -55,13 +55,6 @@ fail(cudaError_t err, const char *action)
 	}
 }
 
-#define CHECK(call, action) \
-	do { \
-		cudaError_t err_ = (call); \
-		if (err_ != cudaSuccess) \
-			return fail(err_, (action)); \
-	} while (0)
-
 const char *
 gpu_build_description(void)
 {
@@ -93,7 +86,7 @@ gpu_device_count(int *count)
 				 "The CUDA driver could not be loaded: %s.", dlerror());
 		return GPU_NO_DRIVER;
 	}
-	CHECK(cudaGetDeviceCount(count), "Counting CUDA devices");
+	GPU_CHECK(cudaGetDeviceCount(count), "Counting CUDA devices");
 	return GPU_OK;
 }
 
@@ -102,7 +95,7 @@ gpu_device_info(int device, GpuDeviceInfo *info)
 {
 	cudaDeviceProp prop;
 
-	CHECK(cudaGetDeviceProperties(&prop, device), "Reading device properties");
+	GPU_CHECK(cudaGetDeviceProperties(&prop, device), "Reading device properties");
 	snprintf(info->name, sizeof(info->name), "%s", prop.name);
 	info->memory_bytes = prop.totalGlobalMem;
 	info->multiprocessors = prop.multiProcessorCount;
@@ -131,22 +124,22 @@ gpu_device_open(int device)
 	GpuStatus	status = GPU_OK;
 	cudaError_t err;
 
-	CHECK(cudaSetDevice(device), "Selecting the CUDA device");
-	CHECK(cudaFree(0), "Creating the CUDA context");
+	GPU_CHECK(cudaSetDevice(device), "Selecting the CUDA device");
+	GPU_CHECK(cudaFree(0), "Creating the CUDA context");
 
 	/* run a kernel and copy its output back through pinned memory */
 	if ((err = cudaMalloc(&dev, n * sizeof(*dev))) != cudaSuccess)
-		return fail(err, "Allocating device memory for the self-test");
+		return gpu_fail(err, "Allocating device memory for the self-test");
 	if ((err = cudaMallocHost(&host, n * sizeof(*host))) != cudaSuccess)
-		status = fail(err, "Allocating pinned memory for the self-test");
+		status = gpu_fail(err, "Allocating pinned memory for the self-test");
 	else
 	{
 		self_test_kernel<<<(n + 255) / 256, 256>>>(dev, n);
 		if ((err = cudaGetLastError()) != cudaSuccess)
-			status = fail(err, "Launching the self-test kernel");
+			status = gpu_fail(err, "Launching the self-test kernel");
 		else if ((err = cudaMemcpy(host, dev, n * sizeof(*host),
 								   cudaMemcpyDeviceToHost)) != cudaSuccess)
-			status = fail(err, "Running the self-test kernel");
+			status = gpu_fail(err, "Running the self-test kernel");
 		else
 		{
 			for (int i = 0; i < n; i++)
@@ -169,21 +162,21 @@ gpu_device_open(int device)
 GpuStatus
 gpu_device_alloc(size_t size, void **ptr)
 {
-	CHECK(cudaMalloc(ptr, size), "Allocating device memory");
+	GPU_CHECK(cudaMalloc(ptr, size), "Allocating device memory");
 	return GPU_OK;
 }
 
 GpuStatus
 gpu_device_free(void *ptr)
 {
-	CHECK(cudaFree(ptr), "Freeing device memory");
+	GPU_CHECK(cudaFree(ptr), "Freeing device memory");
 	return GPU_OK;
 }
 
 GpuStatus
 gpu_host_alloc(size_t size, void **ptr)
 {
-	CHECK(cudaHostAlloc(ptr, size, cudaHostAllocDefault),
+	GPU_CHECK(cudaHostAlloc(ptr, size, cudaHostAllocDefault),
 		  "Allocating pinned host memory");
 	return GPU_OK;
 }
@@ -191,14 +184,14 @@ gpu_host_alloc(size_t size, void **ptr)
 GpuStatus
 gpu_host_free(void *ptr)
 {
-	CHECK(cudaFreeHost(ptr), "Freeing pinned host memory");
+	GPU_CHECK(cudaFreeHost(ptr), "Freeing pinned host memory");
 	return GPU_OK;
 }
 
 GpuStatus
 gpu_stream_create(GpuStream *stream)
 {
-	CHECK(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking),
+	GPU_CHECK(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking),
 		  "Creating a CUDA stream");
 	return GPU_OK;
 }
@@ -206,7 +199,7 @@ gpu_stream_create(GpuStream *stream)
 GpuStatus
 gpu_stream_destroy(GpuStream stream)
 {
-	CHECK(cudaStreamDestroy(stream), "Destroying a CUDA stream");
+	GPU_CHECK(cudaStreamDestroy(stream), "Destroying a CUDA stream");
 	return GPU_OK;
 }
 
@@ -218,13 +211,13 @@ gpu_stream_query(GpuStream stream, bool *done)
 	*done = (err == cudaSuccess);
 	if (err == cudaSuccess || err == cudaErrorNotReady)
 		return GPU_OK;
-	return fail(err, "Running GPU work");
+	return gpu_fail(err, "Running GPU work");
 }
 
 GpuStatus
 gpu_copy_to_device(void *dst, const void *src, size_t size, GpuStream stream)
 {
-	CHECK(cudaMemcpyAsync(dst, src, size, cudaMemcpyHostToDevice, stream),
+	GPU_CHECK(cudaMemcpyAsync(dst, src, size, cudaMemcpyHostToDevice, stream),
 		  "Copying to the device");
 	return GPU_OK;
 }
@@ -232,7 +225,7 @@ gpu_copy_to_device(void *dst, const void *src, size_t size, GpuStream stream)
 GpuStatus
 gpu_copy_to_host(void *dst, const void *src, size_t size, GpuStream stream)
 {
-	CHECK(cudaMemcpyAsync(dst, src, size, cudaMemcpyDeviceToHost, stream),
+	GPU_CHECK(cudaMemcpyAsync(dst, src, size, cudaMemcpyDeviceToHost, stream),
 		  "Copying from the device");
 	return GPU_OK;
 }
@@ -240,6 +233,6 @@ gpu_copy_to_host(void *dst, const void *src, size_t size, GpuStream stream)
 GpuStatus
 gpu_synchronize(void)
 {
-	CHECK(cudaDeviceSynchronize(), "Waiting for the GPU");
+	GPU_CHECK(cudaDeviceSynchronize(), "Waiting for the GPU");
 	return GPU_OK;
 }

@@ -63,7 +63,7 @@ ensure_packages() {
 
 build_and_install() {
 	say "building gputopk"
-	make -s PG_CONFIG="$PG_CONFIG" ${WITH_CUDA:+WITH_CUDA=$WITH_CUDA}
+	make -s -j"$(nproc)" PG_CONFIG="$PG_CONFIG" ${WITH_CUDA:+WITH_CUDA=$WITH_CUDA}
 	say "installing into $("$PG_CONFIG" --pkglibdir)"
 	if [ -w "$("$PG_CONFIG" --pkglibdir)" ] && [ -w "$("$PG_CONFIG" --sharedir)/extension" ]; then
 		make -s install PG_CONFIG="$PG_CONFIG" ${WITH_CUDA:+WITH_CUDA=$WITH_CUDA}

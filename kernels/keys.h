@@ -1,0 +1,137 @@
+/*
+ * keys.h
+ *	  Order-preserving unsigned keys for PostgreSQL's ordered types.
+ *
+ * The top-k engine selects the k LARGEST keys.  A key is an unsigned 32- or
+ * 64-bit integer whose unsigned order is the query's order: the value that
+ * comes first under ORDER BY gets the largest key.  Encodings reproduce
+ * PostgreSQL's btree order exactly:
+ *
+ *	 int2, int4, date		32-bit, sign bit flipped (date is an int32 of days;
+ *							-infinity and infinity are its extreme values)
+ *	 int8, timestamp(tz)	64-bit, sign bit flipped (likewise int64)
+ *	 float4, float8			32-/64-bit: -Inf < ... < -0 = +0 < ... < +Inf < NaN,
+ *							all NaNs equal
+ *
+ * ASC is the bitwise complement of DESC.  NULL takes the largest key when
+ * NULLs come first in the query's order and the smallest (0) when they come
+ * last.  For float4, float8 and int2 that key is no real value's, so the
+ * encoding is exact.  For int4, date, int8, timestamp and timestamptz every
+ * key is some value's, so NULL shares its key with the extreme value (e.g.
+ * NULLS LAST under DESC shares 0 with INT_MIN): the key is then monotone but
+ * lossy, and a caller that can meet both must ask for ties at the boundary
+ * and order the candidates itself (key_null_is_exact says which).
+ *
+ * Plain C and CUDA: included by src/cpu_topk.c and by the CUDA files.
+ */
+#ifndef KEYS_H
+#define KEYS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifdef __CUDACC__
+#define KEY_FN __host__ __device__ static inline
+#else
+#define KEY_FN static inline
+#endif
+
+/* The types whose values have keys; the order is part of the C API. */
+typedef enum KeyType
+{
+	KEY_INT2,
+	KEY_INT4,
+	KEY_INT8,
+	KEY_FLOAT4,
+	KEY_FLOAT8,
+	KEY_DATE,
+	KEY_TIMESTAMP,
+	KEY_TIMESTAMPTZ
+} KeyType;
+
+/* bytes of the key of each type: 4 or 8 */
+KEY_FN int
+key_width(KeyType type)
+{
+	switch (type)
+	{
+		case KEY_INT2:
+		case KEY_INT4:
+		case KEY_FLOAT4:
+		case KEY_DATE:
+			return 4;
+		default:
+			return 8;
+	}
+}
+
+/* whether NULL's key belongs to no value of the type (see above) */
+KEY_FN bool
+key_null_is_exact(KeyType type)
+{
+	return type == KEY_INT2 || type == KEY_FLOAT4 || type == KEY_FLOAT8;
+}
+
+KEY_FN uint32_t
+key_from_int32(int32_t v, bool desc)
+{
+	uint32_t	k = (uint32_t) v ^ 0x80000000u;
+
+	return desc ? k : ~k;
+}
+
+KEY_FN uint64_t
+key_from_int64(int64_t v, bool desc)
+{
+	uint64_t	k = (uint64_t) v ^ UINT64_C(0x8000000000000000);
+
+	return desc ? k : ~k;
+}
+
+KEY_FN uint32_t
+key_from_float4(float v, bool desc)
+{
+	uint32_t	bits;
+	uint32_t	k;
+
+	if (v != v)
+		bits = 0x7fc00000u;		/* one NaN for all */
+	else if (v == 0.0f)
+		bits = 0;				/* -0 = +0 */
+	else
+		memcpy(&bits, &v, sizeof(bits));
+	k = (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+	return desc ? k : ~k;
+}
+
+KEY_FN uint64_t
+key_from_float8(double v, bool desc)
+{
+	uint64_t	bits;
+	uint64_t	k;
+
+	if (v != v)
+		bits = UINT64_C(0x7ff8000000000000);
+	else if (v == 0.0)
+		bits = 0;
+	else
+		memcpy(&bits, &v, sizeof(bits));
+	k = (bits & UINT64_C(0x8000000000000000)) ? ~bits :
+		(bits | UINT64_C(0x8000000000000000));
+	return desc ? k : ~k;
+}
+
+/*
+ * The key of NULL: the largest key when NULLs come first in the query's
+ * order, else the smallest.
+ */
+KEY_FN uint64_t
+key_null(KeyType type, bool nulls_first)
+{
+	if (!nulls_first)
+		return 0;
+	return key_width(type) == 4 ? UINT32_MAX : UINT64_MAX;
+}
+
+#endif							/* KEYS_H */

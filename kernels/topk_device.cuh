@@ -1,0 +1,268 @@
+/*
+ * topk_device.cuh
+ *	  What the GPU top-k algorithms share: inputs and outputs in device
+ *	  memory, block-wide appends, vector loads, and the launch functions each
+ *	  algorithm file defines for kernels/gpu_topk.cu.
+ *
+ * Every algorithm is a sequence of kernel launches on one stream with no
+ * host synchronisation inside: counts produced on the device (how many
+ * candidates survived) stay there and the next kernel reads them, while the
+ * host sizes grids and buffers from upper bounds it knows.  Keys are
+ * uint32_t or uint64_t (keys.h); a reference is a 64-bit row ordinal.
+ */
+#ifndef TOPK_DEVICE_CUH
+#define TOPK_DEVICE_CUH
+
+#include <stdint.h>
+
+#include <cub/block/block_scan.cuh>
+#include <cuda_runtime.h>
+
+#include "topk.h"
+
+namespace topk
+{
+
+typedef unsigned long long Ref;
+
+/* threads per block of the streaming kernels */
+constexpr int BLOCK = 256;
+/* 16-byte vectors of keys per thread per block tile */
+constexpr int UNROLL = 4;
+
+/*
+ * Keys to select from.  refs == NULL means key i has reference base + i.
+ * With d_n set, the count is on the device and n is only an upper bound.
+ */
+template <typename K>
+struct Keys
+{
+	const K    *keys;
+	const Ref  *refs;
+	Ref			base;
+	uint32_t	n;
+	const uint32_t *d_n;
+};
+
+/*
+ * Where (key, reference) pairs are appended.  *d_count counts every append,
+ * also those beyond cap that were dropped, so the host can see an overflow.
+ */
+template <typename K>
+struct Sink
+{
+	K		   *keys;
+	Ref		   *refs;
+	uint32_t	cap;
+	uint32_t   *d_count;
+};
+
+/* a bump allocator over one device buffer, sized by the host beforehand */
+struct Arena
+{
+	char	   *base;
+	size_t		size;
+	size_t		used;
+
+	template <typename T>
+	T		   *take(size_t count)
+	{
+		size_t		start = (used + 255) & ~(size_t) 255;
+
+		used = start + count * sizeof(T);
+		return used <= size ? (T *) (base + start) : NULL;
+	}
+};
+
+/* bytes Arena::take needs for count items, with its alignment */
+template <typename T>
+constexpr size_t
+arena_bytes(size_t count)
+{
+	return ((count * sizeof(T) + 255) & ~(size_t) 255) + 256;
+}
+
+template <typename K>
+struct Vec;
+template <>
+struct Vec<uint32_t>
+{
+	typedef uint4 type;
+	static constexpr int N = 4;
+};
+template <>
+struct Vec<uint64_t>
+{
+	typedef ulonglong2 type;
+	static constexpr int N = 2;
+};
+
+/* keys per block tile of the streaming kernels */
+template <typename K>
+__host__ __device__ constexpr uint32_t
+tile_keys()
+{
+	return BLOCK * UNROLL * Vec<K>::N;
+}
+
+/*
+ * Load the keys of thread slot j of a block tile: vector u of the tile is
+ * the 16 bytes at keys[(tile * BLOCK * UNROLL + u) * N ...].  Keys at or past
+ * n come back invalid.  Streaming loads: the data is read once.
+ */
+template <typename K>
+__device__ __forceinline__ void
+load_tile(const K *keys, uint32_t n, uint64_t tile, K (&key)[UNROLL][Vec<K>::N],
+		  uint32_t (&index)[UNROLL][Vec<K>::N], bool (&valid)[UNROLL][Vec<K>::N])
+{
+	typedef typename Vec<K>::type V;
+	constexpr int N = Vec<K>::N;
+
+#pragma unroll
+	for (int u = 0; u < UNROLL; u++)
+	{
+		uint64_t	first = (tile * BLOCK * UNROLL + (uint64_t) u * BLOCK + threadIdx.x) * N;
+
+		if (first + N <= n)
+		{
+			V			v = __ldcs(reinterpret_cast<const V *>(keys + first));
+
+			memcpy(key[u], &v, sizeof(V));
+#pragma unroll
+			for (int j = 0; j < N; j++)
+				valid[u][j] = true;
+		}
+		else
+		{
+#pragma unroll
+			for (int j = 0; j < N; j++)
+			{
+				valid[u][j] = first + j < n;
+				key[u][j] = valid[u][j] ? keys[first + j] : 0;
+			}
+		}
+#pragma unroll
+		for (int j = 0; j < N; j++)
+			index[u][j] = (uint32_t) (first + j);
+	}
+}
+
+typedef cub::BlockScan<uint32_t, BLOCK> BlockScan;
+
+struct AppendStorage
+{
+	typename BlockScan::TempStorage scan;
+	uint32_t	base;
+};
+
+/*
+ * Append the items a block's threads take to a sink with one atomic for the
+ * whole block; blocks with nothing to append return after one barrier.
+ * Every thread of the block must call it.
+ */
+template <typename K, int N>
+__device__ __forceinline__ void
+block_append(const K (&key)[N], const Ref (&ref)[N], const bool (&take)[N],
+			 Sink<K> sink, AppendStorage &tmp)
+{
+	uint32_t	mine = 0;
+	uint32_t	offset;
+	uint32_t	total;
+
+#pragma unroll
+	for (int j = 0; j < N; j++)
+		mine += take[j];
+	if (!__syncthreads_or(mine))
+		return;
+	BlockScan(tmp.scan).ExclusiveSum(mine, offset, total);
+	if (threadIdx.x == 0)
+		tmp.base = atomicAdd(sink.d_count, total);
+	__syncthreads();
+	offset += tmp.base;
+#pragma unroll
+	for (int j = 0; j < N; j++)
+	{
+		if (take[j])
+		{
+			if (offset < sink.cap)
+			{
+				sink.keys[offset] = key[j];
+				sink.refs[offset] = ref[j];
+			}
+			offset++;
+		}
+	}
+	__syncthreads();
+}
+
+/* grid size for a kernel that walks n keys in block tiles */
+template <typename K>
+inline unsigned
+tiles_grid(uint64_t n, int sm_count)
+{
+	uint64_t	tiles = (n + tile_keys<K>() - 1) / tile_keys<K>();
+	uint64_t	most = (uint64_t) sm_count * 8;
+
+	return (unsigned) (tiles < 1 ? 1 : (tiles < most ? tiles : most));
+}
+
+/* the device a launch sequence runs on */
+struct Device
+{
+	int			sm_count;
+	cudaStream_t stream;
+};
+
+/*
+ * Algorithms.  Each appends the answer's (key, reference) pairs to out and
+ * takes its scratch memory from the arena; *_arena_bytes says how much.
+ * Radix answers in any order; bitonic (TOPK_EXACT only, k <= BITONIC_MAX_K)
+ * in descending order.
+ */
+constexpr uint64_t BITONIC_MAX_K = 256;
+
+template <typename K>
+size_t		radix_arena_bytes(uint32_t n);
+template <typename K>
+void		radix_topk(const Device &dev, Keys<K> in, uint64_t k, TopkMode mode,
+					   Sink<K> out, Arena &arena);
+
+template <typename K>
+size_t		bitonic_arena_bytes(uint32_t n, uint64_t k);
+template <typename K>
+void		bitonic_topk(const Device &dev, Keys<K> in, uint64_t k, Sink<K> out,
+						 Arena &arena);
+
+/*
+ * Append every key of in that passes the cut to out: keys > *d_cut, or
+ * >= *d_cut when inclusive; all keys when *d_has_cut is 0.
+ */
+template <typename K>
+void		append_above(const Device &dev, Keys<K> in, const uint32_t *d_has_cut,
+						 const K *d_cut, bool inclusive, Sink<K> out);
+
+/*
+ * *d_min = the smallest of the first *d_count keys (at most cap), and
+ * *d_has = whether there are at least need (>= 1) of them.
+ */
+template <typename K>
+void		min_key(const Device &dev, const K *keys, const uint32_t *d_count,
+					uint32_t cap, uint64_t need, K *d_min, uint32_t *d_has);
+
+/* delegates: the largest key of each subrange of 2^log_s keys */
+template <typename K>
+void		subrange_max(const Device &dev, const K *keys, uint64_t n, int log_s,
+						 K *max_out);
+
+/*
+ * Append the keys >= *d_floor of the subranges listed in sub (count on the
+ * device, at most sub_cap) to out, with references base + position.
+ */
+template <typename K>
+void		gather_subranges(const Device &dev, const K *keys, uint64_t n, Ref base,
+							 int log_s, const Ref *sub, const uint32_t *d_sub_count,
+							 uint32_t sub_cap, const K *d_floor, Sink<K> out);
+
+}								/* namespace topk */
+
+#endif							/* TOPK_DEVICE_CUH */

@@ -1,0 +1,472 @@
+/*
+ * topk_radix.cu
+ *	  Radix top-k for any k (RadiK, ICS'24): most significant digit first,
+ *	  11-bit digits, 3 passes for 32-bit keys and 6 for 64-bit keys.
+ *
+ * Pass 0 counts the first digit of every key into block-local histograms
+ * (shared-memory atomics, one atomic for a whole warp when its keys share
+ * the digit, as they do on adversarial inputs) merged into a global one.
+ * A one-block kernel then finds the bin of the k-th key.  Each later pass
+ * classifies the keys that still match the pivot's digits so far: keys in a
+ * higher bin are certainly in the answer and go straight to the output,
+ * keys in the pivot's bin are counted for the next digit and, once their
+ * bin is small enough, compacted into a candidate buffer that the following
+ * passes read instead of the input.  After the last digit the pivot is
+ * known exactly; the final pass adds the keys equal to it: as many as the
+ * answer still needs (TOPK_EXACT) or all of them (TOPK_WITH_TIES).  Appends
+ * are aggregated per block (one atomic each), so even an input whose keys
+ * are all equal costs few atomics.  Results are exact on every input.
+ */
+#include "topk_device.cuh"
+
+namespace topk
+{
+
+constexpr int RADIX_BITS = 11;
+constexpr int RADIX_BINS = 1 << RADIX_BITS;
+constexpr int SELECT_THREADS = RADIX_BINS / 2;
+
+template <typename K>
+__host__ __device__ constexpr int
+key_bits()
+{
+	return (int) sizeof(K) * 8;
+}
+
+template <typename K>
+__host__ __device__ constexpr int
+radix_passes()
+{
+	return (key_bits<K>() + RADIX_BITS - 1) / RADIX_BITS;
+}
+
+/* lowest bit of digit p (digit 0 is the most significant) */
+template <typename K>
+__host__ __device__ constexpr int
+digit_shift(int p)
+{
+	return key_bits<K>() - RADIX_BITS * (p + 1) > 0 ?
+		key_bits<K>() - RADIX_BITS * (p + 1) : 0;
+}
+
+template <typename K>
+__device__ __forceinline__ uint32_t
+digit(K x, int p)
+{
+	int			shift = digit_shift<K>(p);
+	int			bits = key_bits<K>() - RADIX_BITS * p - shift;
+
+	return (uint32_t) ((x >> shift) & ((K(1) << bits) - 1));
+}
+
+/* the bits of digits 0..p; none for p < 0 */
+template <typename K>
+__device__ __forceinline__ K
+digits_mask(int p)
+{
+	return p < 0 ? K(0) : (~K(0)) << digit_shift<K>(p);
+}
+
+template <typename K>
+struct RadixState
+{
+	K			prefix;			/* the pivot's digits resolved so far */
+	K			prev_prefix;	/* the same, one digit fewer */
+	uint32_t	n;
+	uint32_t	k_rem;			/* rank of the pivot among keys matching
+								 * prefix */
+	uint32_t	take_all;		/* k >= n: the answer is every key */
+	uint32_t	src;			/* keys are read from: 0 the input, 1 or 2 a
+								 * candidate buffer */
+	uint32_t	compact;		/* the next pass compacts its candidates */
+	uint32_t	cand_count[2];
+	uint32_t	eq_taken;		/* keys equal to the pivot taken (exact) */
+};
+
+/* the candidate buffers and the clamp on their size */
+template <typename K>
+struct Buffers
+{
+	K		   *keys[2];
+	Ref		   *refs[2];
+	uint32_t	cap;
+};
+
+/* Count one digit per thread of a warp into a shared histogram. */
+__device__ __forceinline__ void
+count_digit(uint32_t *hist, uint32_t d, bool counted)
+{
+	const unsigned full = 0xffffffffu;
+	unsigned	mask = __ballot_sync(full, counted);
+
+	if (mask == full && __reduce_min_sync(full, d) == __reduce_max_sync(full, d))
+	{
+		if ((threadIdx.x & 31) == 0)
+			atomicAdd(&hist[d], 32);
+		return;
+	}
+	if (counted)
+		atomicAdd(&hist[d], 1);
+}
+
+__device__ __forceinline__ void
+zero_hist(uint32_t *hist)
+{
+	for (int b = threadIdx.x; b < RADIX_BINS; b += blockDim.x)
+		hist[b] = 0;
+	__syncthreads();
+}
+
+__device__ __forceinline__ void
+flush_hist(const uint32_t *hist, uint32_t *global)
+{
+	__syncthreads();
+	for (int b = threadIdx.x; b < RADIX_BINS; b += blockDim.x)
+		if (hist[b])
+			atomicAdd(&global[b], hist[b]);
+}
+
+template <typename K>
+__global__ void
+radix_init(Keys<K> in, uint64_t k, RadixState<K> *st)
+{
+	uint32_t	n = in.n;
+
+	if (in.d_n && *in.d_n < n)
+		n = *in.d_n;
+	st->prefix = 0;
+	st->prev_prefix = 0;
+	st->n = n;
+	st->k_rem = k < n ? (uint32_t) k : n;
+	st->take_all = k >= n;
+	st->src = 0;
+	st->compact = 0;
+	st->cand_count[0] = st->cand_count[1] = 0;
+	st->eq_taken = 0;
+}
+
+/* Pass 0: histogram of the first digit of every key. */
+template <typename K>
+__global__ void __launch_bounds__(BLOCK)
+radix_count(Keys<K> in, const RadixState<K> *st, uint32_t *hist)
+{
+	constexpr int N = Vec<K>::N;
+	__shared__ uint32_t sh[RADIX_BINS];
+	uint32_t	n = st->n;
+	uint64_t	tiles = (n + tile_keys<K>() - 1) / tile_keys<K>();
+
+	if (st->take_all)
+		return;
+	zero_hist(sh);
+	for (uint64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x)
+	{
+		K			key[UNROLL][N];
+		uint32_t	index[UNROLL][N];
+		bool		valid[UNROLL][N];
+
+		load_tile(in.keys, n, tile, key, index, valid);
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++)
+#pragma unroll
+			for (int j = 0; j < N; j++)
+				count_digit(sh, digit(key[u][j], 0), valid[u][j]);
+	}
+	flush_hist(sh, hist);
+}
+
+/*
+ * Find the bin of digit p that holds the pivot, narrow the prefix to it,
+ * and decide whether the next pass compacts.  One block: thread t holds the
+ * two bins 2t and 2t + 1 counted from the top.
+ */
+template <typename K>
+__global__ void __launch_bounds__(SELECT_THREADS)
+radix_select(RadixState<K> *st, const uint32_t *hist, int p, uint32_t cap)
+{
+	typedef cub::BlockScan<uint32_t, SELECT_THREADS> Scan;
+	__shared__ typename Scan::TempStorage scan;
+	uint32_t	count[2];
+	uint32_t	above[2];
+	uint32_t	k_rem = st->k_rem;
+
+	if (st->take_all)
+		return;
+	count[0] = hist[RADIX_BINS - 1 - 2 * threadIdx.x];
+	count[1] = hist[RADIX_BINS - 2 - 2 * threadIdx.x];
+	Scan(scan).ExclusiveSum(count, above);
+
+#pragma unroll
+	for (int j = 0; j < 2; j++)
+	{
+		if (above[j] < k_rem && k_rem <= above[j] + count[j])
+		{
+			uint32_t	bin = RADIX_BINS - 1 - 2 * threadIdx.x - j;
+			uint32_t	src = st->src;
+
+			/* the pass that counted these keys compacted them */
+			if (p > 0 && st->compact)
+				src = st->src = (src == 1) ? 2 : 1;
+			st->prev_prefix = st->prefix;
+			st->prefix |= K(bin) << digit_shift<K>(p);
+			st->k_rem = k_rem - above[j];
+			st->compact = count[j] <= cap;
+			if (st->compact)
+				st->cand_count[src == 1 ? 1 : 0] = 0;
+		}
+	}
+}
+
+/* where the keys of the current pass are read from */
+template <typename K>
+struct Source
+{
+	const K    *keys;
+	const Ref  *refs;
+	Ref			base;
+	uint32_t	n;
+	bool		check_prev;		/* the input: skip keys decided earlier */
+};
+
+template <typename K>
+__device__ __forceinline__ Source<K>
+current_source(const Keys<K> &in, const RadixState<K> *st, const Buffers<K> &bufs)
+{
+	Source<K>	s;
+
+	if (st->src == 0)
+	{
+		s.keys = in.keys;
+		s.refs = in.refs;
+		s.base = in.base;
+		s.n = st->n;
+		s.check_prev = true;
+	}
+	else
+	{
+		s.keys = bufs.keys[st->src - 1];
+		s.refs = bufs.refs[st->src - 1];
+		s.base = 0;
+		s.n = st->cand_count[st->src - 1];
+		s.check_prev = false;
+	}
+	return s;
+}
+
+template <typename K>
+__device__ __forceinline__ Ref
+ref_of(const Source<K> &s, uint32_t index)
+{
+	return s.refs ? s.refs[index] : s.base + index;
+}
+
+/*
+ * Pass p >= 1: keys matching the pivot's digits 0..p-2 are either above the
+ * pivot's bin of digit p-1 (in the answer: to out), in it (counted by digit
+ * p, and compacted when decided), or below (dropped).
+ */
+template <typename K>
+__global__ void __launch_bounds__(BLOCK)
+radix_classify(Keys<K> in, RadixState<K> *st, int p, uint32_t *hist,
+			   Buffers<K> bufs, Sink<K> out)
+{
+	constexpr int N = Vec<K>::N;
+	__shared__ uint32_t sh[RADIX_BINS];
+	__shared__ AppendStorage tmp;
+	Source<K>	s;
+	K			prefix;
+	K			prev;
+	K			mask = digits_mask<K>(p - 1);
+	K			prev_mask = digits_mask<K>(p - 2);
+	bool		compact;
+	Sink<K>		cand;
+	uint64_t	tiles;
+
+	if (st->take_all)
+		return;
+	s = current_source(in, st, bufs);
+	prefix = st->prefix;
+	prev = st->prev_prefix;
+	compact = st->compact;
+	{
+		int			dst = st->src == 1 ? 1 : 0;
+
+		cand.keys = bufs.keys[dst];
+		cand.refs = bufs.refs[dst];
+		cand.cap = bufs.cap;
+		cand.d_count = &st->cand_count[dst];
+	}
+	tiles = (s.n + tile_keys<K>() - 1) / tile_keys<K>();
+	zero_hist(sh);
+	for (uint64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x)
+	{
+		K			key[UNROLL][N];
+		uint32_t	index[UNROLL][N];
+		bool		valid[UNROLL][N];
+		K			flat_key[UNROLL * N];
+		Ref			flat_ref[UNROLL * N];
+		bool		sure[UNROLL * N];
+		bool		candidate[UNROLL * N];
+
+		load_tile(s.keys, s.n, tile, key, index, valid);
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++)
+#pragma unroll
+			for (int j = 0; j < N; j++)
+			{
+				int			f = u * N + j;
+				K			x = key[u][j];
+				bool		live = valid[u][j] &&
+					(!s.check_prev || (x & prev_mask) == prev);
+
+				sure[f] = live && (x & mask) > prefix;
+				candidate[f] = live && (x & mask) == prefix;
+				count_digit(sh, digit(x, p), candidate[f]);
+				flat_key[f] = x;
+				flat_ref[f] = (sure[f] || (candidate[f] && compact)) ?
+					ref_of(s, index[u][j]) : 0;
+			}
+		block_append(flat_key, flat_ref, sure, out, tmp);
+		if (compact)
+			block_append(flat_key, flat_ref, candidate, cand, tmp);
+	}
+	flush_hist(sh, hist);
+}
+
+/*
+ * The last pass: the pivot is known.  Keys above it go to out, and keys
+ * equal to it as the mode says; with take_all, every key.
+ */
+template <typename K>
+__global__ void __launch_bounds__(BLOCK)
+radix_collect(Keys<K> in, RadixState<K> *st, Buffers<K> bufs, TopkMode mode,
+			  Sink<K> out)
+{
+	constexpr int N = Vec<K>::N;
+	constexpr int P = radix_passes<K>();
+	__shared__ AppendStorage tmp;
+	Source<K>	s = current_source(in, st, bufs);
+	K			pivot = st->prefix;
+	K			prev = st->prev_prefix;
+	K			prev_mask = digits_mask<K>(P - 2);
+	bool		take_all = st->take_all;
+	uint32_t	k_rem = st->k_rem;
+	uint64_t	tiles = (s.n + tile_keys<K>() - 1) / tile_keys<K>();
+
+	for (uint64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x)
+	{
+		K			key[UNROLL][N];
+		uint32_t	index[UNROLL][N];
+		bool		valid[UNROLL][N];
+		K			flat_key[UNROLL * N];
+		Ref			flat_ref[UNROLL * N];
+		bool		take[UNROLL * N];
+		bool		equal[UNROLL * N];
+		uint32_t	equals = 0;
+
+		load_tile(s.keys, s.n, tile, key, index, valid);
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++)
+#pragma unroll
+			for (int j = 0; j < N; j++)
+			{
+				int			f = u * N + j;
+				K			x = key[u][j];
+				bool		live = valid[u][j] &&
+					(take_all || !s.check_prev || (x & prev_mask) == prev);
+
+				take[f] = live && (take_all || x > pivot);
+				equal[f] = live && !take_all && x == pivot;
+				equals += equal[f];
+				flat_key[f] = x;
+				flat_ref[f] = (take[f] || equal[f]) ? ref_of(s, index[u][j]) : 0;
+			}
+		if (mode == TOPK_WITH_TIES)
+		{
+#pragma unroll
+			for (int f = 0; f < UNROLL * N; f++)
+				take[f] |= equal[f];
+		}
+		else if (__syncthreads_or(equals))
+		{
+			/* ranks of this block's equal keys among all taken so far */
+			uint32_t	offset;
+			uint32_t	total;
+
+			BlockScan(tmp.scan).ExclusiveSum(equals, offset, total);
+			if (threadIdx.x == 0)
+				tmp.base = atomicAdd(&st->eq_taken, total);
+			__syncthreads();
+			offset += tmp.base;
+#pragma unroll
+			for (int f = 0; f < UNROLL * N; f++)
+				if (equal[f])
+					take[f] |= offset++ < k_rem;
+			__syncthreads();
+		}
+		block_append(flat_key, flat_ref, take, out, tmp);
+	}
+}
+
+template <typename K>
+static uint32_t
+buffer_cap(uint32_t n)
+{
+	uint32_t	cap = n / 16;
+
+	if (cap < (1u << 16))
+		cap = 1u << 16;
+	if (cap > (1u << 26))
+		cap = 1u << 26;
+	return cap < n ? cap : n;
+}
+
+template <typename K>
+size_t
+radix_arena_bytes(uint32_t n)
+{
+	size_t		cap = buffer_cap<K>(n);
+
+	return arena_bytes<RadixState<K>>(1) +
+		arena_bytes<uint32_t>((size_t) radix_passes<K>() * RADIX_BINS) +
+		2 * (arena_bytes<K>(cap) + arena_bytes<Ref>(cap));
+}
+
+template <typename K>
+void
+radix_topk(const Device &dev, Keys<K> in, uint64_t k, TopkMode mode,
+		   Sink<K> out, Arena &arena)
+{
+	constexpr int P = radix_passes<K>();
+	RadixState<K> *st = arena.take<RadixState<K>>(1);
+	uint32_t   *hist = arena.take<uint32_t>((size_t) P * RADIX_BINS);
+	Buffers<K>	bufs;
+	unsigned	grid = tiles_grid<K>(in.n, dev.sm_count);
+
+	bufs.cap = buffer_cap<K>(in.n);
+	for (int b = 0; b < 2; b++)
+	{
+		bufs.keys[b] = arena.take<K>(bufs.cap);
+		bufs.refs[b] = arena.take<Ref>(bufs.cap);
+	}
+	cudaMemsetAsync(hist, 0, sizeof(uint32_t) * P * RADIX_BINS, dev.stream);
+	radix_init<K><<<1, 1, 0, dev.stream>>>(in, k, st);
+	radix_count<K><<<grid, BLOCK, 0, dev.stream>>>(in, st, hist);
+	radix_select<K><<<1, SELECT_THREADS, 0, dev.stream>>>(st, hist, 0, bufs.cap);
+	for (int p = 1; p < P; p++)
+	{
+		uint32_t   *h = hist + (size_t) p * RADIX_BINS;
+
+		radix_classify<K><<<grid, BLOCK, 0, dev.stream>>>(in, st, p, h, bufs, out);
+		radix_select<K><<<1, SELECT_THREADS, 0, dev.stream>>>(st, h, p, bufs.cap);
+	}
+	radix_collect<K><<<grid, BLOCK, 0, dev.stream>>>(in, st, bufs, mode, out);
+}
+
+template size_t radix_arena_bytes<uint32_t>(uint32_t);
+template size_t radix_arena_bytes<uint64_t>(uint32_t);
+template void radix_topk<uint32_t>(const Device &, Keys<uint32_t>, uint64_t,
+								   TopkMode, Sink<uint32_t>, Arena &);
+template void radix_topk<uint64_t>(const Device &, Keys<uint64_t>, uint64_t,
+								   TopkMode, Sink<uint64_t>, Arena &);
+
+}								/* namespace topk */
