@@ -275,7 +275,8 @@ run_plan(GpuTopk *t, Keys<K> in, GpuTopkPlan plan, Sink<K> out)
 	dk.d_n = NULL;
 	run_inner(t, algorithm, dk, sel, arena);
 	arena.used = mark;
-	min_key<K>(t->dev, sel.keys, sel.d_count, sel.cap, 1,
+	/* with fewer than k delegates there is no floor: every key may count */
+	min_key<K>(t->dev, sel.keys, sel.d_count, sel.cap, t->k,
 			   (K *) &t->sc->floor, &t->sc->has_floor);
 	TRY(launched("Launching the delegate kernels"));
 	if (t->mode == TOPK_WITH_TIES)
@@ -294,7 +295,7 @@ run_plan(GpuTopk *t, Keys<K> in, GpuTopkPlan plan, Sink<K> out)
 	cand.cap = (uint32_t) cand_cap;
 	cand.d_count = &t->sc->cand_count;
 	gather_subranges<K>(t->dev, in.keys, in.n, in.base, log_s, sel.refs, sel.d_count,
-						sel.cap, (const K *) &t->sc->floor, cand);
+						sel.cap, &t->sc->has_floor, (const K *) &t->sc->floor, cand);
 	ck.keys = cand.keys;
 	ck.refs = cand.refs;
 	ck.base = 0;
@@ -331,6 +332,11 @@ sort_answer(GpuTopk *t)
 
 	if (t->answer_count < 2)
 		return GPU_OK;
+	if (t->answer_count <= SMALL_SORT_MAX)
+	{
+		small_sort<K>(t->dev, keys.Current(), refs.Current(), (uint32_t) t->answer_count);
+		return launched("Sorting the answer");
+	}
 	GPU_CHECK(cub::DeviceRadixSort::SortPairsDescending(NULL, temp, keys, refs,
 														(int) t->answer_count, 0,
 														(int) sizeof(K) * 8, t->dev.stream),
@@ -421,6 +427,11 @@ device_run(GpuTopk *t, const K *keys, size_t n, GpuTopkPlan plan)
 		out.cap = (uint32_t) cap;
 		out.d_count = &t->sc->answer_count;
 		TRY(run_plan<K>(t, in, plan, out));
+		if (t->mode == TOPK_EXACT)
+		{
+			t->answer_count = cap;	/* exactly min(k, n) */
+			break;
+		}
 		TRY(read_count(t, out.d_count, &count));
 		if (count <= cap)
 		{
@@ -447,8 +458,7 @@ start_streaming(GpuTopk *t)
 	for (int i = 0; i < STREAM_SLOTS; i++)
 	{
 		TRY(ensure(&t->slot[i], STREAM_BATCH_KEYS * sizeof(K)));
-		GPU_CHECK(cudaEventCreateWithFlags(&t->copied[i], cudaEventDisableTiming), "Creating an event");
-		GPU_CHECK(cudaEventCreateWithFlags(&t->consumed[i], cudaEventDisableTiming), "Creating an event");
+		t->slot_busy[i] = false;
 	}
 	for (int i = 0; i < 2; i++)
 	{
@@ -457,6 +467,10 @@ start_streaming(GpuTopk *t)
 	}
 	GPU_CHECK(cudaMemsetAsync(t->sc, 0, sizeof(Scalars), t->dev.stream),
 			  "Clearing the top-k counters");
+	t->next_slot = 0;
+	t->set = 0;
+	t->set_bound = 0;
+	t->pushed = 0;
 	t->streaming = true;
 	return GPU_OK;
 }
@@ -866,6 +880,11 @@ setup(GpuTopk *t)
 	GPU_CHECK(cudaMalloc((void **) &t->sc, sizeof(Scalars)), "Allocating device memory");
 	GPU_CHECK(cudaHostAlloc((void **) &t->host_count, sizeof(uint32_t), cudaHostAllocDefault),
 			  "Allocating pinned memory");
+	for (int i = 0; i < STREAM_SLOTS; i++)
+	{
+		GPU_CHECK(cudaEventCreateWithFlags(&t->copied[i], cudaEventDisableTiming), "Creating an event");
+		GPU_CHECK(cudaEventCreateWithFlags(&t->consumed[i], cudaEventDisableTiming), "Creating an event");
+	}
 	return GPU_OK;
 }
 

@@ -77,6 +77,8 @@ extern GpuStatus gpu_topk_device(GpuTopk *t, const void *dev_keys, size_t n,
 /*
  * Add n keys from host memory.  Copies run asynchronously: the memory must
  * stay unchanged until gpu_topk_wait_input or gpu_topk_result returns.
+ * After gpu_topk_result, the next push starts a new top-k (references from
+ * 0 again) in the same object, reusing its memory.
  */
 extern GpuStatus gpu_topk_push(GpuTopk *t, const void *host_keys, size_t n);
 extern GpuStatus gpu_topk_wait_input(GpuTopk *t);

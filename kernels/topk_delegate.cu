@@ -91,14 +91,14 @@ subrange_max(const Device &dev, const K *keys, uint64_t n, int log_s, K *max_out
 template <typename K>
 __global__ void __launch_bounds__(BLOCK)
 gather_kernel(const K *keys, uint64_t n, Ref base, int log_s, const Ref *sub,
-			  const uint32_t *d_sub_count, uint32_t sub_cap, const K *d_floor,
-			  Sink<K> out)
+			  const uint32_t *d_sub_count, uint32_t sub_cap, const uint32_t *d_has_floor,
+			  const K *d_floor, Sink<K> out)
 {
 	typedef typename Vec<K>::type V;
 	constexpr int N = Vec<K>::N;
 	__shared__ AppendStorage tmp;
 	uint32_t	count = min(*d_sub_count, sub_cap);
-	K			floor = *d_floor;
+	K			floor = *d_has_floor ? *d_floor : K(0);
 	uint64_t	s = (uint64_t) 1 << log_s;
 
 	for (uint32_t i = blockIdx.x; i < count; i += gridDim.x)
@@ -140,21 +140,21 @@ template <typename K>
 void
 gather_subranges(const Device &dev, const K *keys, uint64_t n, Ref base, int log_s,
 				 const Ref *sub, const uint32_t *d_sub_count, uint32_t sub_cap,
-				 const K *d_floor, Sink<K> out)
+				 const uint32_t *d_has_floor, const K *d_floor, Sink<K> out)
 {
 	uint64_t	most = (uint64_t) dev.sm_count * 8;
 	unsigned	grid = (unsigned) (sub_cap < most ? (sub_cap ? sub_cap : 1) : most);
 
-	gather_kernel<K><<<grid, BLOCK, 0, dev.stream>>>(keys, n, base, log_s, sub, d_sub_count, sub_cap, d_floor, out);
+	gather_kernel<K><<<grid, BLOCK, 0, dev.stream>>>(keys, n, base, log_s, sub, d_sub_count, sub_cap, d_has_floor, d_floor, out);
 }
 
 template void subrange_max<uint32_t>(const Device &, const uint32_t *, uint64_t, int, uint32_t *);
 template void subrange_max<uint64_t>(const Device &, const uint64_t *, uint64_t, int, uint64_t *);
 template void gather_subranges<uint32_t>(const Device &, const uint32_t *, uint64_t, Ref, int,
 										 const Ref *, const uint32_t *, uint32_t,
-										 const uint32_t *, Sink<uint32_t>);
+										 const uint32_t *, const uint32_t *, Sink<uint32_t>);
 template void gather_subranges<uint64_t>(const Device &, const uint64_t *, uint64_t, Ref, int,
 										 const Ref *, const uint32_t *, uint32_t,
-										 const uint64_t *, Sink<uint64_t>);
+										 const uint32_t *, const uint64_t *, Sink<uint64_t>);
 
 }								/* namespace topk */

@@ -221,6 +221,9 @@ struct Device
  */
 constexpr uint64_t BITONIC_MAX_K = 256;
 
+/* inputs up to this size run radix top-k in one block (one launch) */
+constexpr uint32_t RADIX_SMALL_MAX = 1u << 16;
+
 template <typename K>
 size_t		radix_arena_bytes(uint32_t n);
 template <typename K>
@@ -249,19 +252,26 @@ template <typename K>
 void		min_key(const Device &dev, const K *keys, const uint32_t *d_count,
 					uint32_t cap, uint64_t need, K *d_min, uint32_t *d_has);
 
+/* Sort count <= SMALL_SORT_MAX pairs by descending key in one block. */
+constexpr uint32_t SMALL_SORT_MAX = 4096;
+template <typename K>
+void		small_sort(const Device &dev, K *keys, Ref *refs, uint32_t count);
+
 /* delegates: the largest key of each subrange of 2^log_s keys */
 template <typename K>
 void		subrange_max(const Device &dev, const K *keys, uint64_t n, int log_s,
 						 K *max_out);
 
 /*
- * Append the keys >= *d_floor of the subranges listed in sub (count on the
- * device, at most sub_cap) to out, with references base + position.
+ * Append the keys of the subranges listed in sub (count on the device, at
+ * most sub_cap) to out, with references base + position: those >= *d_floor
+ * when *d_has_floor, else all.
  */
 template <typename K>
 void		gather_subranges(const Device &dev, const K *keys, uint64_t n, Ref base,
 							 int log_s, const Ref *sub, const uint32_t *d_sub_count,
-							 uint32_t sub_cap, const K *d_floor, Sink<K> out);
+							 uint32_t sub_cap, const uint32_t *d_has_floor,
+							 const K *d_floor, Sink<K> out);
 
 }								/* namespace topk */
 

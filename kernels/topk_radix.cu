@@ -16,6 +16,10 @@
  * answer still needs (TOPK_EXACT) or all of them (TOPK_WITH_TIES).  Appends
  * are aggregated per block (one atomic each), so even an input whose keys
  * are all equal costs few atomics.  Results are exact on every input.
+ *
+ * Inputs of at most RADIX_SMALL_MAX keys (the delegates and candidates of
+ * most plans) run the same passes in a single block and a single launch,
+ * since kernel launches, not bytes, are then what costs.
  */
 #include "topk_device.cuh"
 
@@ -407,6 +411,96 @@ radix_collect(Keys<K> in, RadixState<K> *st, Buffers<K> bufs, TopkMode mode,
 	}
 }
 
+constexpr int SMALL_THREADS = 1024;
+
+/* All passes in one block, reading the (cache-resident) input each time. */
+template <typename K>
+__global__ void __launch_bounds__(SMALL_THREADS)
+radix_small(Keys<K> in, uint64_t k, TopkMode mode, Sink<K> out)
+{
+	typedef cub::BlockScan<uint32_t, SMALL_THREADS> Scan;
+	constexpr int P = radix_passes<K>();
+	__shared__ uint32_t hist[RADIX_BINS];
+	__shared__ typename Scan::TempStorage scan;
+	__shared__ K s_prefix;
+	__shared__ uint32_t s_k_rem;
+	__shared__ uint32_t s_base;
+	__shared__ uint32_t s_equals;
+	uint32_t	n = in.d_n ? min(*in.d_n, in.n) : in.n;
+	uint32_t	k_rem = k < n ? (uint32_t) k : n;
+	bool		take_all = k >= n;
+	K			prefix = 0;
+
+	for (int p = 0; p < P && !take_all; p++)
+	{
+		K			mask = digits_mask<K>(p - 1);
+		uint32_t	count[2];
+		uint32_t	above[2];
+
+		for (int b = threadIdx.x; b < RADIX_BINS; b += blockDim.x)
+			hist[b] = 0;
+		__syncthreads();
+		for (uint32_t i = threadIdx.x; i < n; i += blockDim.x)
+		{
+			K			x = in.keys[i];
+
+			if ((x & mask) == prefix)
+				atomicAdd(&hist[digit(x, p)], 1);
+		}
+		__syncthreads();
+		count[0] = hist[RADIX_BINS - 1 - 2 * threadIdx.x];
+		count[1] = hist[RADIX_BINS - 2 - 2 * threadIdx.x];
+		Scan(scan).ExclusiveSum(count, above);
+#pragma unroll
+		for (int j = 0; j < 2; j++)
+			if (above[j] < k_rem && k_rem <= above[j] + count[j])
+			{
+				s_prefix = prefix | (K(RADIX_BINS - 1 - 2 * threadIdx.x - j) << digit_shift<K>(p));
+				s_k_rem = k_rem - above[j];
+			}
+		__syncthreads();
+		prefix = s_prefix;
+		k_rem = s_k_rem;
+		__syncthreads();
+	}
+
+	/* collect: in input order, so the equal keys taken are the first ones */
+	if (threadIdx.x == 0)
+		s_equals = 0;
+	__syncthreads();
+	for (uint32_t chunk = 0; chunk < n; chunk += blockDim.x)
+	{
+		uint32_t	i = chunk + threadIdx.x;
+		bool		valid = i < n;
+		K			x = valid ? in.keys[i] : K(0);
+		bool		take = valid && (take_all || x > prefix);
+		bool		equal = valid && !take_all && x == prefix;
+		uint32_t	offset;
+		uint32_t	total;
+
+		if (mode == TOPK_WITH_TIES)
+			take |= equal;
+		else
+		{
+			Scan(scan).ExclusiveSum(equal ? 1u : 0u, offset, total);
+			take |= equal && s_equals + offset < k_rem;
+			__syncthreads();
+			if (threadIdx.x == 0)
+				s_equals += total;
+		}
+		Scan(scan).ExclusiveSum(take ? 1u : 0u, offset, total);
+		if (threadIdx.x == 0)
+			s_base = total ? atomicAdd(out.d_count, total) : 0;
+		__syncthreads();
+		if (take && s_base + offset < out.cap)
+		{
+			out.keys[s_base + offset] = x;
+			out.refs[s_base + offset] = in.refs ? in.refs[i] : in.base + i;
+		}
+		__syncthreads();
+	}
+}
+
 template <typename K>
 static uint32_t
 buffer_cap(uint32_t n)
@@ -426,6 +520,9 @@ radix_arena_bytes(uint32_t n)
 {
 	size_t		cap = buffer_cap<K>(n);
 
+	if (n <= RADIX_SMALL_MAX)
+		return 0;
+
 	return arena_bytes<RadixState<K>>(1) +
 		arena_bytes<uint32_t>((size_t) radix_passes<K>() * RADIX_BINS) +
 		2 * (arena_bytes<K>(cap) + arena_bytes<Ref>(cap));
@@ -437,11 +534,18 @@ radix_topk(const Device &dev, Keys<K> in, uint64_t k, TopkMode mode,
 		   Sink<K> out, Arena &arena)
 {
 	constexpr int P = radix_passes<K>();
-	RadixState<K> *st = arena.take<RadixState<K>>(1);
-	uint32_t   *hist = arena.take<uint32_t>((size_t) P * RADIX_BINS);
+	RadixState<K> *st;
+	uint32_t   *hist;
 	Buffers<K>	bufs;
 	unsigned	grid = tiles_grid<K>(in.n, dev.sm_count);
 
+	if (in.n <= RADIX_SMALL_MAX)
+	{
+		radix_small<K><<<1, SMALL_THREADS, 0, dev.stream>>>(in, k, mode, out);
+		return;
+	}
+	st = arena.take<RadixState<K>>(1);
+	hist = arena.take<uint32_t>((size_t) P * RADIX_BINS);
 	bufs.cap = buffer_cap<K>(in.n);
 	for (int b = 0; b < 2; b++)
 	{

@@ -209,6 +209,8 @@ main(int argc, char **argv)
 		gpu_topk_destroy(gpu);
 		cpu_topk_destroy(cpu);
 	}
+	gpu_host_free(host);
+	gpu_device_free(dev);
 	printf("test_gpu: %d resident and %d streamed cases\n", resident, streamed);
 	if (failures)
 	{
