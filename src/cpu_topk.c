@@ -10,10 +10,17 @@
  * comparison per 32 keys.  Sorted input, the worst case of a binary heap
  * (every key enters), costs one selection per k keys here, O(1) per key.
  * No allocation per key; the buffer grows only while it holds fewer than 2k
- * items, or to keep the ties of TOPK_WITH_TIES.
+ * items, or to keep the ties of TOPK_WITH_TIES.  On x86-64 the block check
+ * uses AVX2 where the processor has it.  The answer is sorted by an LSD
+ * radix sort that skips the digits all its keys share.
  */
 #include <stdlib.h>
 #include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_AVX2_PATH 1
+#endif
 
 #include "cpu_topk.h"
 
@@ -22,6 +29,8 @@
 #define FIRST_CAPACITY 1024
 /* keys checked together before looking at them one by one */
 #define BLOCK_KEYS 32
+
+typedef bool (*PushLoop) (CpuTopk *t, const void *keys, size_t n);
 
 struct CpuTopk
 {
@@ -36,7 +45,10 @@ struct CpuTopk
 	bool		have_cut;		/* when set, only keys > cut can enter */
 	uint64_t	cut;
 	uint64_t	rng;			/* xorshift state for pivots */
+	PushLoop	push;			/* the loop for the key width and processor */
 };
+
+static PushLoop choose_push(int key_width);
 
 CpuTopk *
 cpu_topk_create(int key_width, uint64_t k, TopkMode mode)
@@ -52,6 +64,7 @@ cpu_topk_create(int key_width, uint64_t k, TopkMode mode)
 	t->full_cap = (k > (max_items - SLACK_ITEMS) / 2) ? max_items :
 		(size_t) (2 * k + SLACK_ITEMS);
 	t->rng = UINT64_C(0x9e3779b97f4a7c15);
+	t->push = choose_push(key_width);
 	return t;
 }
 
@@ -237,10 +250,11 @@ any_above_u64(const uint64_t *p, uint64_t cut)
  * blocks of keys that cannot enter are skipped; the cut only rises, so a
  * stale copy of it merely lets a few more keys into the buffer.
  */
-#define DEFINE_PUSH(NAME, KEY_T, ANY_ABOVE) \
-static bool \
-NAME(CpuTopk *t, const KEY_T *keys, size_t n) \
+#define DEFINE_PUSH(NAME, KEY_T, ANY_ABOVE, ATTRIBUTES) \
+static ATTRIBUTES bool \
+NAME(CpuTopk *t, const void *all_keys, size_t n) \
 { \
+	const KEY_T *keys = all_keys; \
 	size_t		i = 0; \
 	\
 	while (i < n) \
@@ -265,43 +279,146 @@ NAME(CpuTopk *t, const KEY_T *keys, size_t n) \
 	return true; \
 }
 
-DEFINE_PUSH(push_u32, uint32_t, any_above_u32)
-DEFINE_PUSH(push_u64, uint64_t, any_above_u64)
+DEFINE_PUSH(push_u32, uint32_t, any_above_u32, )
+DEFINE_PUSH(push_u64, uint64_t, any_above_u64, )
+
+#ifdef HAVE_AVX2_PATH
+static __attribute__((target("avx2"))) inline bool
+any_above_u32_avx2(const uint32_t *p, uint32_t cut)
+{
+	__m256i		bias = _mm256_set1_epi32((int) 0x80000000u);
+	__m256i		c = _mm256_xor_si256(_mm256_set1_epi32((int) cut), bias);
+	__m256i		acc = _mm256_setzero_si256();
+
+	for (int j = 0; j < BLOCK_KEYS; j += 8)
+	{
+		__m256i		v = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *) (p + j)), bias);
+
+		acc = _mm256_or_si256(acc, _mm256_cmpgt_epi32(v, c));
+	}
+	return !_mm256_testz_si256(acc, acc);
+}
+
+static __attribute__((target("avx2"))) inline bool
+any_above_u64_avx2(const uint64_t *p, uint64_t cut)
+{
+	__m256i		bias = _mm256_set1_epi64x((long long) 0x8000000000000000ull);
+	__m256i		c = _mm256_xor_si256(_mm256_set1_epi64x((long long) cut), bias);
+	__m256i		acc = _mm256_setzero_si256();
+
+	for (int j = 0; j < BLOCK_KEYS; j += 4)
+	{
+		__m256i		v = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *) (p + j)), bias);
+
+		acc = _mm256_or_si256(acc, _mm256_cmpgt_epi64(v, c));
+	}
+	return !_mm256_testz_si256(acc, acc);
+}
+
+DEFINE_PUSH(push_u32_avx2, uint32_t, any_above_u32_avx2, __attribute__((target("avx2"))))
+DEFINE_PUSH(push_u64_avx2, uint64_t, any_above_u64_avx2, __attribute__((target("avx2"))))
+#endif
+
+/* the push loop for the key width, with AVX2 where the processor has it */
+static PushLoop
+choose_push(int key_width)
+{
+#ifdef HAVE_AVX2_PATH
+	if (__builtin_cpu_supports("avx2"))
+		return key_width == 4 ? push_u32_avx2 : push_u64_avx2;
+#endif
+	return key_width == 4 ? push_u32 : push_u64;
+}
 
 bool
 cpu_topk_push(CpuTopk *t, const void *keys, size_t n)
 {
 	bool		ok;
 
-	if (t->k == 0)
-		ok = true;
-	else if (t->key_width == 4)
-		ok = push_u32(t, keys, n);
-	else
-		ok = push_u64(t, keys, n);
+	ok = t->k == 0 || t->push(t, keys, n);
 	t->pushed += n;
 	return ok;
 }
 
-static int
-compare_items_desc(const void *a, const void *b)
-{
-	const TopkItem *x = a;
-	const TopkItem *y = b;
+#define SORT_BITS 11
+#define SORT_BINS (1 << SORT_BITS)
 
-	if (x->key != y->key)
-		return x->key < y->key ? 1 : -1;
-	if (x->ref != y->ref)
-		return x->ref < y->ref ? -1 : 1;
-	return 0;
+/*
+ * Sort the buffer by descending key: LSD radix sort, skipping every digit
+ * all keys share.  false when out of memory for its scratch space.
+ */
+static bool
+sort_desc(CpuTopk *t)
+{
+	TopkItem   *a = t->buf;
+	TopkItem   *b;
+	size_t		n = t->count;
+	size_t	   *count;
+
+	if (n < 64)
+	{
+		for (size_t i = 1; i < n; i++)
+		{
+			TopkItem	item = a[i];
+			size_t		j = i;
+
+			for (; j > 0 && a[j - 1].key < item.key; j--)
+				a[j] = a[j - 1];
+			a[j] = item;
+		}
+		return true;
+	}
+	b = malloc(n * sizeof(TopkItem));
+	count = malloc(SORT_BINS * sizeof(size_t));
+	if (b == NULL || count == NULL)
+	{
+		free(b);
+		free(count);
+		return false;
+	}
+	for (int shift = 0; shift < t->key_width * 8; shift += SORT_BITS)
+	{
+		size_t		at = 0;
+
+		memset(count, 0, SORT_BINS * sizeof(size_t));
+		for (size_t i = 0; i < n; i++)
+			count[(a[i].key >> shift) & (SORT_BINS - 1)]++;
+		if (count[(a[0].key >> shift) & (SORT_BINS - 1)] == n)
+			continue;			/* every key has this digit */
+		/* descending: the largest digit first */
+		for (int d = SORT_BINS - 1; d >= 0; d--)
+		{
+			size_t		c = count[d];
+
+			count[d] = at;
+			at += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			b[count[(a[i].key >> shift) & (SORT_BINS - 1)]++] = a[i];
+		{
+			TopkItem   *swap = a;
+
+			a = b;
+			b = swap;
+		}
+	}
+	if (a != t->buf)
+	{
+		memcpy(t->buf, a, n * sizeof(TopkItem));
+		b = a;
+	}
+	free(b);
+	free(count);
+	return true;
 }
 
-void
+bool
 cpu_topk_result(CpuTopk *t, TopkResult *result)
 {
 	compact(t);
-	if (t->count > 1)
-		qsort(t->buf, t->count, sizeof(TopkItem), compare_items_desc);
+	if (!sort_desc(t))
+		return false;
 	result->items = t->buf;
 	result->count = t->count;
+	return true;
 }

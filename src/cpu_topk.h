@@ -23,7 +23,7 @@ extern CpuTopk *cpu_topk_create(int key_width, uint64_t k, TopkMode mode);
 extern bool cpu_topk_push(CpuTopk *t, const void *keys, size_t n);
 
 /* The answer so far, sorted; pushing may go on afterwards. */
-extern void cpu_topk_result(CpuTopk *t, TopkResult *result);
+extern bool cpu_topk_result(CpuTopk *t, TopkResult *result);
 
 extern void cpu_topk_destroy(CpuTopk *t);
 

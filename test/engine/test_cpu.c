@@ -156,9 +156,8 @@ run_cpu(const void *keys, size_t n, int width, uint64_t k, TopkMode mode,
 			return false;
 		done += batch;
 	}
-	cpu_topk_result(t, result);
 	*out = t;
-	return true;
+	return cpu_topk_result(t, result);
 }
 
 static uint64_t

@@ -85,9 +85,16 @@ void
 make_keys(void *keys, size_t n, int key_width, Distribution d, TestRng *rng)
 {
 	bool		desc = rng_next(rng) & 1;
-	/* 64-bit keys are float8 or int8 values, half the time each */
-	bool		as_int = key_width == 8 && (rng_next(rng) & 1) && d != DIST_SPECIAL;
+	bool		as_int = rng_next(rng) & 1;
 
+	fill_keys(keys, n, key_width, d, desc, as_int, rng);
+}
+
+void
+fill_keys(void *keys, size_t n, int key_width, Distribution d, bool desc,
+		  bool as_int, TestRng *rng)
+{
+	as_int = as_int && key_width == 8 && d != DIST_SPECIAL;
 	for (size_t i = 0; i < n; i++)
 	{
 		double		v = draw(d, i, n, rng);

@@ -38,9 +38,13 @@ extern uint64_t rng_next(TestRng *rng);
 extern double rng_unit(TestRng *rng);	/* in [0, 1) */
 
 /*
- * n keys of key_width bytes (4: float4 values; 8: float8 or int8 values)
- * drawn from d, encoded ascending or descending.
+ * n keys of key_width bytes drawn from d: float4 values for 4-byte keys,
+ * float8 or (as_int) int8 values for 8-byte keys, encoded for DESC or ASC.
  */
+extern void fill_keys(void *keys, size_t n, int key_width, Distribution d,
+					  bool desc, bool as_int, TestRng *rng);
+
+/* the same, with the direction and the 8-byte value type drawn at random */
 extern void make_keys(void *keys, size_t n, int key_width, Distribution d,
 					  TestRng *rng);
 
