@@ -46,7 +46,7 @@ OBJS = $(SRC_OBJS)
 # The static runtime's symbols are hidden so that they cannot clash with
 # another library's CUDA runtime in the same backend.
 SHLIB_LINK_INTERNAL = $(CU_OBJS)
-SHLIB_LINK = -L$(CUDA_ROOT)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++ \
+SHLIB_LINK = -L$(CUDA_ROOT)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++ -lm \
 	-Wl,--exclude-libs,ALL
 BUILD_NOTE = gputopk: building with CUDA from $(CUDA_ROOT)
 else
@@ -60,7 +60,7 @@ $(info $(BUILD_NOTE))
 endif
 
 EXTRA_CLEAN = kernels/*.o .variant test/engine/test_cpu test/engine/test_gpu \
-	bench/libgputopk_bench.so
+	bench/libgputopk_bench.so bench/cpu_bench
 
 PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
 ifneq ($(wildcard $(PGXS)),)
@@ -82,9 +82,12 @@ ENGINE_HEADERS = $(wildcard kernels/*.h src/cpu_topk.h test/engine/*.h)
 ENGINE_TESTS = test/engine/test_cpu
 test/engine/test_cpu: test/engine/test_cpu.c test/engine/testlib.c src/cpu_topk.c $(ENGINE_HEADERS)
 	$(CC) $(ENGINE_CFLAGS) -o $@ $(filter %.c,$^) -lm
+# The CPU backend's benchmark (bench/cpu_bench.c).
+bench/cpu_bench: bench/cpu_bench.c test/engine/testlib.c src/cpu_topk.c $(ENGINE_HEADERS)
+	$(CC) $(ENGINE_CFLAGS) -o $@ $(filter %.c,$^) -lm
 ifneq ($(NVCC),)
 ENGINE_TESTS += test/engine/test_gpu
-CUDA_LIBS = -L$(CUDA_ROOT)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++
+CUDA_LIBS = -L$(CUDA_ROOT)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++ -lm
 test/engine/test_gpu: test/engine/test_gpu.c test/engine/testlib.c src/cpu_topk.c $(CU_OBJS) $(ENGINE_HEADERS)
 	$(CC) $(ENGINE_CFLAGS) -o $@ $(filter %.c %.o,$^) $(CUDA_LIBS) -lm
 
@@ -92,9 +95,11 @@ test/engine/test_gpu: test/engine/test_gpu.c test/engine/testlib.c src/cpu_topk.
 bench/libgputopk_bench.so: bench/bench_lib.cu src/cpu_topk.c $(CU_OBJS) $(ENGINE_HEADERS)
 	$(NVCC) $(NVCC_FLAGS) -shared -Ikernels -Isrc -o $@ bench/bench_lib.cu src/cpu_topk.c $(CU_OBJS)
 endif
-.PHONY: engine-tests bench-lib
+.PHONY: engine-tests bench-lib bench-cpu
 engine-tests: $(ENGINE_TESTS)
 bench-lib: bench/libgputopk_bench.so
+bench-cpu: bench/cpu_bench
+	bench/cpu_bench
 
 .PHONY: test demo
 test:

@@ -13,13 +13,18 @@
  * host memory.  The cost model's parameters are measured on the device once
  * per process.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <algorithm>
+#include <chrono>
 
 #include <cub/device/device_radix_sort.cuh>
 
 #include "gpu_error.h"
 #include "gpu_topk.h"
+#include "keys.h"
 #include "topk_device.cuh"
 
 using namespace topk;
@@ -31,9 +36,8 @@ using namespace topk;
 /* the subrange sizes the cost model considers for delegates */
 #define MIN_LOG_SUBRANGE 7
 #define MAX_LOG_SUBRANGE 14
-/* calibration input: keys, and keys for the per-key costs */
+/* calibration input: keys */
 #define CALIBRATION_KEYS ((size_t) 1 << 26)
-#define CALIBRATION_ALGO_KEYS ((size_t) 1 << 22)
 
 /* counts and cuts that kernels read and write, in device memory */
 struct Scalars
@@ -46,6 +50,7 @@ struct Scalars
 	uint32_t	has_cut;		/* streaming: keys must beat cut */
 	uint32_t	has_floor;		/* delegates: keys must reach floor */
 	uint32_t	has_kth;		/* bitonic with ties: keys must reach kth */
+	uint32_t	equal_taken;	/* delegates: keys equal to the floor kept */
 	unsigned long long cut;		/* a 32-bit key lives in the low half */
 	unsigned long long floor;
 	unsigned long long kth;
@@ -295,7 +300,9 @@ run_plan(GpuTopk *t, Keys<K> in, GpuTopkPlan plan, Sink<K> out)
 	cand.cap = (uint32_t) cand_cap;
 	cand.d_count = &t->sc->cand_count;
 	gather_subranges<K>(t->dev, in.keys, in.n, in.base, log_s, sel.refs, sel.d_count,
-						sel.cap, &t->sc->has_floor, (const K *) &t->sc->floor, cand);
+						sel.cap, &t->sc->has_floor, (const K *) &t->sc->floor,
+						t->mode == TOPK_EXACT ? t->k : UINT64_MAX,
+						&t->sc->equal_taken, cand);
 	ck.keys = cand.keys;
 	ck.refs = cand.refs;
 	ck.base = 0;
@@ -609,83 +616,128 @@ finish_streaming(GpuTopk *t)
 
 /* ----------------------------------------------------------- cost model */
 
-static double
-bitonic_cost(const GpuTopkCalibration *c, size_t n, uint64_t k, int key_width, TopkMode mode)
+static int
+width_index(int key_width)
 {
-	int			log_kp = 0;
-	int			launches = 2;
-	double		t;
-
-	while (((uint64_t) 1 << log_kp) < k)
-		log_kp++;
-	for (size_t m = n / 4096; m > 1; m /= 16)
-		launches++;
-	t = launches * c->launch_s + n * c->bitonic_s_per_key[log_kp] * (key_width == 8 ? 1.5 : 1.0);
-	if (mode == TOPK_WITH_TIES)
-		t += 2 * c->launch_s + (double) n * key_width / c->read_bytes_per_s;
-	return t;
+	return key_width == 8 ? 1 : 0;
 }
 
-static double
-radix_cost(const GpuTopkCalibration *c, size_t n, int key_width)
+static int
+log2_ceil64(uint64_t x)
 {
-	int			launches = key_width == 4 ? 9 : 15;
+	int			l = 0;
 
-	/* two full reads (histogram, classify) and per-key work */
-	return launches * c->launch_s + 2.0 * n * key_width / c->read_bytes_per_s;
+	while (((uint64_t) 1 << l) < x)
+		l++;
+	return l;
 }
 
-static double
-inner_cost(const GpuTopkCalibration *c, GpuTopkAlgorithm a, size_t n, uint64_t k,
-		   int key_width, TopkMode mode)
+/*
+ * Dr. Top-k's subrange size, 2^((log2 n - log2 k + 3) / 2), balances the
+ * delegates against the keys of the subranges they select.  Rounded down:
+ * on adversarial order (all selected subranges above the cut) the gather
+ * keeps k * 2^log_s keys, so the smaller size bounds the worst case.
+ */
+static int
+dr_topk_log_subrange(size_t n, uint64_t k)
 {
-	return a == GPU_TOPK_BITONIC ? bitonic_cost(c, n, k, key_width, mode) :
-		radix_cost(c, n, key_width);
+	int			a = (int) floor((log2((double) n) - log2((double) (k ? k : 1)) + 3) / 2);
+
+	return std::max(MIN_LOG_SUBRANGE, std::min(MAX_LOG_SUBRANGE, a));
+}
+
+/*
+ * The work of a plan over n keys (see GpuTopkCalibration): 1, n, and for
+ * delegates m, g and p; for radix the answer's size.
+ */
+static void
+plan_features(size_t n, uint64_t k, bool delegates, double x[5])
+{
+	x[0] = 1;
+	x[1] = (double) n;
+	x[2] = 0;
+	x[3] = 0;
+	x[4] = (double) std::min<uint64_t>(k, n);
+	if (delegates)
+	{
+		size_t		s = (size_t) 1 << dr_topk_log_subrange(n, k);
+		size_t		m = (n + s - 1) / s;
+		double		ratio = (double) k / (double) m;
+		double		g = (double) std::min<size_t>((size_t) std::min<uint64_t>(k, m) * s, n);
+
+		x[2] = (double) m;
+		x[3] = g;
+		/* with k >= m every subrange is selected and every key passes */
+		x[4] = ratio >= 1 ? (double) n :
+			std::min(g, ratio < 1e-9 ? (double) k : k * -log1p(-ratio) / ratio);
+	}
 }
 
 static double
 plan_cost(const GpuTopkCalibration *c, size_t n, uint64_t k, int key_width,
 		  TopkMode mode, GpuTopkPlan plan)
 {
-	size_t		s;
-	size_t		m;
-	size_t		cand;
+	int			w = width_index(key_width);
+	double		t = 0;
 
-	if (plan.log_subrange <= 0)
-		return inner_cost(c, plan.algorithm, n, k, key_width, mode);
-	s = (size_t) 1 << plan.log_subrange;
-	m = (n + s - 1) / s;
-	cand = std::min<size_t>((size_t) std::min<uint64_t>(k, m) * s, n);
-	return 3 * c->launch_s + (double) n * key_width / c->read_bytes_per_s +
-		inner_cost(c, plan.algorithm, m, k, key_width, mode) +
-		(double) cand * key_width / c->read_bytes_per_s +
-		inner_cost(c, plan.algorithm, cand, k, key_width, mode);
+	if (plan.algorithm == GPU_TOPK_RADIX || plan.log_subrange)
+	{
+		const double *coef = plan.log_subrange ? c->delegates[w] : c->radix[w];
+		double		x[5];
+
+		plan_features(n, k, plan.log_subrange > 0, x);
+		for (int j = 0; j < 5; j++)
+			t += coef[j] * x[j];
+		return t;
+	}
+	t = c->bitonic[w][log2_ceil64(k)][0] + c->bitonic[w][log2_ceil64(k)][1] * n;
+	/* with ties, bitonic reads its input once more */
+	if (mode == TOPK_WITH_TIES)
+		t += c->launch_s + (double) n * key_width / c->read_bytes_per_s;
+	return t;
 }
 
+/*
+ * Whether delegates can prune: with fewer than 2k subranges of Dr. Top-k's
+ * size, the top-k of the delegates selects half of them or more.
+ */
+static bool
+delegates_prune(size_t n, uint64_t k)
+{
+	size_t		s = (size_t) 1 << dr_topk_log_subrange(n, k);
+
+	return s < n && (n + s - 1) / s >= 2 * k;
+}
+
+/*
+ * The cheapest plan by the model: bitonic (small k), radix, or radix behind
+ * delegates where they can prune.  Bitonic behind delegates is never
+ * chosen: measured, it wins by no more than noise where it wins at all.
+ */
 static GpuTopkPlan
 best_plan(const GpuTopkCalibration *c, size_t n, uint64_t k, int key_width,
 		  TopkMode mode, bool delegates, double *seconds)
 {
-	GpuTopkPlan best = {GPU_TOPK_RADIX, 0};
+	GpuTopkPlan candidates[] = {
+		{GPU_TOPK_RADIX, 0},
+		{GPU_TOPK_BITONIC, 0},
+		{GPU_TOPK_RADIX, dr_topk_log_subrange(n, k)}
+	};
+	GpuTopkPlan best = candidates[0];
 	double		best_t = plan_cost(c, n, k, key_width, mode, best);
 
-	for (int a = GPU_TOPK_BITONIC; a <= GPU_TOPK_RADIX; a++)
+	for (int i = 1; i < 3; i++)
 	{
-		if (a == GPU_TOPK_BITONIC && k > BITONIC_MAX_K)
-			continue;
-		for (int log_s = 0; log_s <= (delegates ? MAX_LOG_SUBRANGE : 0); log_s++)
-		{
-			GpuTopkPlan p = {(GpuTopkAlgorithm) a, log_s};
-			double		pt;
+		double		pt;
 
-			if (log_s > 0 && (log_s < MIN_LOG_SUBRANGE || ((size_t) 1 << log_s) >= n))
-				continue;
-			pt = plan_cost(c, n, k, key_width, mode, p);
-			if (pt < best_t)
-			{
-				best = p;
-				best_t = pt;
-			}
+		if ((candidates[i].algorithm == GPU_TOPK_BITONIC && k > BITONIC_MAX_K) ||
+			(candidates[i].log_subrange && (!delegates || !delegates_prune(n, k))))
+			continue;
+		pt = plan_cost(c, n, k, key_width, mode, candidates[i]);
+		if (pt < best_t)
+		{
+			best = candidates[i];
+			best_t = pt;
 		}
 	}
 	if (seconds)
@@ -699,10 +751,14 @@ plan_without_delegates(size_t n, uint64_t k, int key_width, TopkMode mode)
 	return best_plan(&calibration, n, k, key_width, mode, false, NULL);
 }
 
-/* keys from a hash of their position: distinct enough to calibrate radix */
+/*
+ * Calibration keys from a hash of their position: for 4-byte keys, those
+ * of float4 values in [0, 1), like scores (their shared exponent bits are
+ * harder for radix than hashed bits); for 8-byte keys, hashed bits.
+ */
 template <typename K>
 __global__ void
-fill_hashed(K *keys, size_t n)
+fill_calibration_keys(K *keys, size_t n)
 {
 	for (size_t i = (size_t) blockIdx.x * blockDim.x + threadIdx.x; i < n;
 		 i += (size_t) gridDim.x * blockDim.x)
@@ -710,7 +766,11 @@ fill_hashed(K *keys, size_t n)
 		unsigned long long z = i * 0x9e3779b97f4a7c15ull;
 
 		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-		keys[i] = (K) (z ^ (z >> 31));
+		z ^= z >> 31;
+		if (sizeof(K) == 4)
+			keys[i] = (K) key_from_float4((float) (z >> 40) / (float) (1 << 24), true);
+		else
+			keys[i] = (K) z;
 	}
 }
 
@@ -719,33 +779,204 @@ empty_kernel(void)
 {
 }
 
-/* Median-free timing: the fastest of a few runs of fn on stream s. */
+/* The fastest of a few runs of fn (after one to warm up), by the host clock. */
 template <typename F>
 static GpuStatus
-time_best(cudaStream_t s, int runs, F fn, double *seconds)
+time_best(int runs, F fn, double *seconds)
 {
-	cudaEvent_t a;
-	cudaEvent_t b;
-	float		best = 1e30f;
+	double		best = 1e30;
 
-	GPU_CHECK(cudaEventCreate(&a), "Creating an event");
-	GPU_CHECK(cudaEventCreate(&b), "Creating an event");
-	for (int r = 0; r < runs + 1; r++)
+	for (int r = 0; r <= runs; r++)
 	{
-		float		ms;
+		auto		start = std::chrono::steady_clock::now();
+		double		t;
 
-		cudaEventRecord(a, s);
-		fn();
-		cudaEventRecord(b, s);
-		GPU_CHECK(cudaEventSynchronize(b), "Timing a calibration run");
-		cudaEventElapsedTime(&ms, a, b);
-		if (r > 0 && ms < best)	/* the first run warms up */
-			best = ms;
+		TRY(fn());
+		t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+		if (r > 0 && t < best)
+			best = t;
 	}
-	cudaEventDestroy(a);
-	cudaEventDestroy(b);
-	*seconds = best / 1000.0;
-	return launched("Running a calibration kernel");
+	*seconds = best;
+	return GPU_OK;
+}
+
+static GpuStatus gpu_topk_create_uncalibrated(int key_width, uint64_t k, TopkMode mode,
+											  GpuTopk **out);
+
+/* seconds of a device-resident top-k of the first n calibration keys */
+static GpuStatus
+time_run(GpuTopk *t, const void *keys, size_t n, uint64_t k, GpuTopkPlan plan,
+		 double *seconds)
+{
+	t->k = k;
+	return time_best(2, [&] {
+		return gpu_topk_device(t, keys, n, &plan, NULL);
+	}, seconds);
+}
+
+/* a measured run: n, k and its seconds */
+struct Sample
+{
+	double		n;
+	double		k;
+	double		t;
+};
+
+/*
+ * Least squares of the samples' seconds on their plan features (see
+ * plan_features).  A coefficient that comes out negative drops its feature
+ * and the rest are refitted, so the model never predicts less for more
+ * work.  For delegates only a and e are fitted, to what the physical terms
+ * leave: the keys read (n and g) at read_s each, and the top-k of the m
+ * delegates at radix_s per key, radix's own rate (their features are too
+ * collinear with the others to be fitted).
+ */
+static void
+fit_family(const Sample *smp, int count, bool delegates, double read_s,
+		   double radix_s, double coef[5])
+{
+	/* scales that bring the features to similar magnitudes */
+	const double scale[5] = {1, 1e-6, 1e-4, 1e-6, 1e-3};
+	bool		used[5] = {true, !delegates, false, false, true};
+
+	for (;;)
+	{
+		double		m[5][6] = {{0}};
+		int			idx[5];
+		int			f = 0;
+		bool		negative = false;
+
+		for (int j = 0; j < 5; j++)
+			if (used[j])
+				idx[f++] = j;
+		for (int s = 0; s < count; s++)
+		{
+			double		x[5];
+			double		t = smp[s].t;
+
+			plan_features((size_t) smp[s].n, (uint64_t) smp[s].k, delegates, x);
+			if (delegates)
+				t -= read_s * (x[1] + x[3]) + radix_s * x[2];
+			for (int r = 0; r < f; r++)
+			{
+				for (int q = 0; q < f; q++)
+					m[r][q] += x[idx[r]] * scale[idx[r]] * x[idx[q]] * scale[idx[q]];
+				m[r][f] += x[idx[r]] * scale[idx[r]] * t;
+			}
+		}
+		/* Gauss-Jordan elimination with partial pivoting */
+		for (int col = 0; col < f; col++)
+		{
+			int			piv = col;
+
+			for (int r = col + 1; r < f; r++)
+				if (fabs(m[r][col]) > fabs(m[piv][col]))
+					piv = r;
+			for (int q = 0; q <= f; q++)
+				std::swap(m[col][q], m[piv][q]);
+			for (int r = 0; r < f; r++)
+				if (r != col && m[col][col] != 0)
+				{
+					double		ratio = m[r][col] / m[col][col];
+
+					for (int q = col; q <= f; q++)
+						m[r][q] -= ratio * m[col][q];
+				}
+		}
+		for (int j = 0; j < 5; j++)
+			coef[j] = 0;
+		for (int r = 0; r < f; r++)
+		{
+			double		v = m[r][r] != 0 ? m[r][f] / m[r][r] : 0;
+
+			coef[idx[r]] = v * scale[idx[r]];
+			if (v < 0 && idx[r] != 0)
+			{
+				used[idx[r]] = false;
+				negative = true;
+			}
+		}
+		if (!negative)
+		{
+			if (delegates)
+			{
+				coef[1] = coef[3] = read_s;
+				coef[2] = radix_s;
+			}
+			return;
+		}
+	}
+}
+
+/* the calibration grid: n from 2^20 to 2^26, k from 1 to 2^18 */
+static const int calibration_log_n[] = {20, 22, 24, 26};
+static const int calibration_log_k[] = {0, 5, 10, 14, 18};
+
+/*
+ * Time radix, direct or behind delegates (where they prune), over the
+ * calibration grid and fit the family's coefficients; radix first.
+ */
+static GpuStatus
+calibrate_family(const GpuTopkCalibration *c, GpuTopk *t, const void *keys,
+				 bool delegates, double coef[5])
+{
+	int			w = width_index(t->key_width);
+
+	Sample		smp[20];
+	int			count = 0;
+
+	for (int a : calibration_log_n)
+		for (int b : calibration_log_k)
+		{
+			size_t		n = (size_t) 1 << a;
+			uint64_t	k = (uint64_t) 1 << b;
+			GpuTopkPlan plan = {GPU_TOPK_RADIX, delegates ? dr_topk_log_subrange(n, k) : 0};
+
+			if (delegates && !delegates_prune(n, k))
+				continue;
+			smp[count].n = (double) n;
+			smp[count].k = (double) k;
+			TRY(time_run(t, keys, n, k, plan, &smp[count].t));
+			count++;
+		}
+	fit_family(smp, count, delegates, t->key_width / c->read_bytes_per_s,
+			   c->radix[w][1], coef);
+	return GPU_OK;
+}
+
+static GpuStatus
+calibrate_blocks(GpuTopkCalibration *c, GpuTopk *t, const void *keys)
+{
+	int			w = width_index(t->key_width);
+	GpuTopkPlan bitonic = {GPU_TOPK_BITONIC, 0};
+
+	TRY(calibrate_family(c, t, keys, false, c->radix[w]));
+	TRY(calibrate_family(c, t, keys, true, c->delegates[w]));
+	for (int l = 0; l <= 8; l++)
+	{
+		double		t1;
+		double		t2;
+		size_t		n1 = (size_t) 1 << 16;
+		size_t		n2 = (size_t) 1 << 21;
+
+		TRY(time_run(t, keys, n1, (uint64_t) 1 << l, bitonic, &t1));
+		TRY(time_run(t, keys, n2, (uint64_t) 1 << l, bitonic, &t2));
+		c->bitonic[w][l][1] = std::max(0.0, (t2 - t1) / (double) (n2 - n1));
+		c->bitonic[w][l][0] = std::max(0.0, t1 - c->bitonic[w][l][1] * n1);
+	}
+	return GPU_OK;
+}
+
+static GpuStatus
+calibrate_width(GpuTopkCalibration *c, const void *keys, int key_width)
+{
+	GpuTopk    *t;
+	GpuStatus	status;
+
+	TRY(gpu_topk_create_uncalibrated(key_width, 1, TOPK_EXACT, &t));
+	status = calibrate_blocks(c, t, keys);
+	gpu_topk_destroy(t);
+	return status;
 }
 
 static GpuStatus
@@ -753,11 +984,9 @@ calibrate(void)
 {
 	GpuTopkCalibration c;
 	Device		dev;
-	uint32_t   *keys = NULL;
+	void	   *keys = NULL;
 	uint32_t   *delegates = NULL;
 	void	   *host = NULL;
-	void	   *arena_mem = NULL;
-	Scalars    *sc = NULL;
 	double		t = 0;
 	int			device;
 	GpuStatus	status = GPU_OK;
@@ -766,6 +995,7 @@ calibrate(void)
 	GPU_CHECK(cudaGetDevice(&device), "Finding the device");
 	GPU_CHECK(cudaDeviceGetAttribute(&dev.sm_count, cudaDevAttrMultiProcessorCount, device),
 			  "Reading device properties");
+	dev.cooperative = false;	/* the delegate pass, the one use here, needs none */
 	GPU_CHECK(cudaStreamCreateWithFlags(&dev.stream, cudaStreamNonBlocking), "Creating a stream");
 	memset(&c, 0, sizeof(c));
 
@@ -774,47 +1004,41 @@ calibrate(void)
 #define CAL_STATUS(call) \
 	do { status = (call); if (status != GPU_OK) goto done; } while (0)
 
-	CAL(cudaMalloc(&keys, CALIBRATION_KEYS * sizeof(uint32_t)), "Allocating calibration memory");
-	CAL(cudaMalloc(&sc, sizeof(Scalars)), "Allocating calibration memory");
+	CAL(cudaMalloc(&keys, CALIBRATION_KEYS * sizeof(uint64_t)), "Allocating calibration memory");
 	CAL(cudaMalloc(&delegates, (CALIBRATION_KEYS >> 12) * sizeof(uint32_t)),
 		"Allocating calibration memory");
-	fill_hashed<uint32_t><<<1024, 256, 0, dev.stream>>>(keys, CALIBRATION_KEYS);
+	fill_calibration_keys<uint32_t><<<1024, 256, 0, dev.stream>>>((uint32_t *) keys, CALIBRATION_KEYS);
+	CAL(cudaStreamSynchronize(dev.stream), "Preparing calibration keys");
 
-	CAL_STATUS(time_best(dev.stream, 3, [&] {
-		subrange_max<uint32_t>(dev, keys, CALIBRATION_KEYS, 12, delegates);
+	CAL_STATUS(time_best(3, [&] {
+		subrange_max<uint32_t>(dev, (uint32_t *) keys, CALIBRATION_KEYS, 12, delegates);
+		GPU_CHECK(cudaStreamSynchronize(dev.stream), "Timing the delegate pass");
+		return GPU_OK;
 	}, &t));
 	c.read_bytes_per_s = CALIBRATION_KEYS * sizeof(uint32_t) / t;
 
-	CAL_STATUS(time_best(dev.stream, 3, [&] {
+	CAL_STATUS(time_best(3, [&] {
 		for (int i = 0; i < 100; i++)
 			empty_kernel<<<1, 32, 0, dev.stream>>>();
+		GPU_CHECK(cudaStreamSynchronize(dev.stream), "Timing kernel launches");
+		return GPU_OK;
 	}, &t));
 	c.launch_s = t / 100;
 
 	CAL(cudaHostAlloc(&host, copy_bytes, cudaHostAllocDefault), "Allocating calibration memory");
 	memset(host, 0x5a, copy_bytes);
-	CAL_STATUS(time_best(dev.stream, 3, [&] {
-		cudaMemcpyAsync(keys, host, copy_bytes, cudaMemcpyHostToDevice, dev.stream);
+	CAL_STATUS(time_best(3, [&] {
+		GPU_CHECK(cudaMemcpyAsync(keys, host, copy_bytes, cudaMemcpyHostToDevice, dev.stream),
+				  "Timing copies to the device");
+		GPU_CHECK(cudaStreamSynchronize(dev.stream), "Timing copies to the device");
+		return GPU_OK;
 	}, &t));
 	c.copy_bytes_per_s = copy_bytes / t;
 
-	fill_hashed<uint32_t><<<1024, 256, 0, dev.stream>>>(keys, CALIBRATION_ALGO_KEYS);
-	CAL(cudaMalloc(&arena_mem, bitonic_arena_bytes<uint32_t>(CALIBRATION_ALGO_KEYS, BITONIC_MAX_K)),
-		"Allocating calibration memory");
-	for (int log_kp = 0; (1u << log_kp) <= BITONIC_MAX_K; log_kp++)
-	{
-		Keys<uint32_t> in = {keys, NULL, 0, (uint32_t) CALIBRATION_ALGO_KEYS, NULL};
-		Sink<uint32_t> out = {keys + CALIBRATION_ALGO_KEYS, (Ref *) (keys + CALIBRATION_ALGO_KEYS + 1024),
-			BITONIC_MAX_K, &sc->answer_count};
-
-		CAL_STATUS(time_best(dev.stream, 2, [&] {
-			Arena		a = {(char *) arena_mem,
-				bitonic_arena_bytes<uint32_t>(CALIBRATION_ALGO_KEYS, BITONIC_MAX_K), 0};
-
-			bitonic_topk<uint32_t>(dev, in, (uint64_t) 1 << log_kp, out, a);
-		}, &t));
-		c.bitonic_s_per_key[log_kp] = t / CALIBRATION_ALGO_KEYS;
-	}
+	CAL_STATUS(calibrate_width(&c, keys, 4));
+	fill_calibration_keys<uint64_t><<<1024, 256, 0, dev.stream>>>((uint64_t *) keys, CALIBRATION_KEYS);
+	CAL(cudaStreamSynchronize(dev.stream), "Preparing calibration keys");
+	CAL_STATUS(calibrate_width(&c, keys, 8));
 	calibration = c;
 	calibrated = true;
 
@@ -823,10 +1047,6 @@ done:
 		cudaFree(keys);
 	if (delegates)
 		cudaFree(delegates);
-	if (sc)
-		cudaFree(sc);
-	if (arena_mem)
-		cudaFree(arena_mem);
 	if (host)
 		cudaFreeHost(host);
 	cudaStreamDestroy(dev.stream);
@@ -871,10 +1091,14 @@ static GpuStatus
 setup(GpuTopk *t)
 {
 	int			device;
+	int			cooperative;
 
 	GPU_CHECK(cudaGetDevice(&device), "Finding the device");
 	GPU_CHECK(cudaDeviceGetAttribute(&t->dev.sm_count, cudaDevAttrMultiProcessorCount, device),
 			  "Reading device properties");
+	GPU_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device),
+			  "Reading device properties");
+	t->dev.cooperative = cooperative != 0;
 	GPU_CHECK(cudaStreamCreateWithFlags(&t->dev.stream, cudaStreamNonBlocking), "Creating a stream");
 	GPU_CHECK(cudaStreamCreateWithFlags(&t->copy_stream, cudaStreamNonBlocking), "Creating a stream");
 	GPU_CHECK(cudaMalloc((void **) &t->sc, sizeof(Scalars)), "Allocating device memory");
@@ -888,15 +1112,13 @@ setup(GpuTopk *t)
 	return GPU_OK;
 }
 
-extern "C" GpuStatus
-gpu_topk_create(int key_width, uint64_t k, TopkMode mode, GpuTopk **out)
+static GpuStatus
+gpu_topk_create_uncalibrated(int key_width, uint64_t k, TopkMode mode, GpuTopk **out)
 {
 	GpuTopk    *t;
 	GpuStatus	status;
 
 	*out = NULL;
-	if (!calibrated)
-		TRY(calibrate());
 	t = (GpuTopk *) calloc(1, sizeof(GpuTopk));
 	if (t == NULL)
 		return gpu_fail(cudaErrorMemoryAllocation, "Allocating the top-k state");
@@ -911,6 +1133,15 @@ gpu_topk_create(int key_width, uint64_t k, TopkMode mode, GpuTopk **out)
 	}
 	*out = t;
 	return GPU_OK;
+}
+
+extern "C" GpuStatus
+gpu_topk_create(int key_width, uint64_t k, TopkMode mode, GpuTopk **out)
+{
+	*out = NULL;
+	if (!calibrated)
+		TRY(calibrate());
+	return gpu_topk_create_uncalibrated(key_width, k, mode, out);
 }
 
 extern "C" void
@@ -970,6 +1201,8 @@ gpu_topk_device(GpuTopk *t, const void *dev_keys, size_t n, const GpuTopkPlan *p
 	else
 		p = best_plan(&calibration, n, t->k, t->key_width, t->mode, true, NULL);
 	p.algorithm = valid_algorithm(p.algorithm, t->k);
+	if (p.log_subrange > 0)
+		p.log_subrange = std::max(MIN_LOG_SUBRANGE, std::min(MAX_LOG_SUBRANGE, p.log_subrange));
 	if (used)
 		*used = p;
 	if (t->key_width == 4)

@@ -41,15 +41,29 @@ typedef struct GpuTopkPlan
 } GpuTopkPlan;
 
 /*
- * The device's speeds, measured once per process on first use: the cost
- * model's parameters.
+ * The cost model: the time of each algorithm is linear in the work it does
+ * (SIGMOD'18 section 7: bytes over bandwidth, per step), with coefficients
+ * fitted by least squares to runs timed on the device on first use in a
+ * process.  For n keys and a top k, in seconds:
+ *	 radix		a + b n + e k (the input read twice; the answer)
+ *	 bitonic	a + b n, one line per log2 of k (shared-memory steps per key)
+ *	 delegates	a + b n + c m + d g + e p (radix behind delegates: the pass
+ *				over n keys, the top-k of m delegates, g keys read from the
+ *				subranges of Dr. Top-k's size they select, and the top-k of
+ *				the p of those that pass, about k * -ln(1 - k/m) / (k/m) on
+ *				data in no adversarial order)
+ * For delegates only a and e are fitted: b and d are the bytes of a key
+ * over the bandwidth measured for the delegate pass, and c is radix's b.
+ * [w] is 0 for 4-byte and 1 for 8-byte keys.
  */
 typedef struct GpuTopkCalibration
 {
-	double		read_bytes_per_s;	/* streaming reads of device memory */
+	double		read_bytes_per_s;	/* the delegate pass */
 	double		copy_bytes_per_s;	/* host to device, page-locked */
 	double		launch_s;		/* one kernel in a sequence */
-	double		bitonic_s_per_key[9];	/* SortReducer per key, by log2 kp */
+	double		radix[2][5];	/* a, b, c, d, e (c, d unused) */
+	double		delegates[2][5];
+	double		bitonic[2][9][2];	/* by log2 k: a, b */
 } GpuTopkCalibration;
 
 extern GpuStatus gpu_topk_calibration(GpuTopkCalibration *cal);

@@ -20,7 +20,8 @@
  *     keep 16 items, so every step stays combined.
  * Items are compared by key, then by position (lower first), which makes the
  * answer deterministic and lets padding items (key 0, no position) lose to
- * every real key.
+ * every real key.  For 32-bit keys an item is one 64-bit integer, key above
+ * inverted position, so that a compare-exchange is a 64-bit min and max.
  */
 #include "topk_device.cuh"
 
@@ -32,32 +33,80 @@ constexpr int ITEMS_PER_THREAD = 16;
 constexpr int TILE = BITONIC_THREADS * ITEMS_PER_THREAD;
 constexpr uint32_t NO_INDEX = 0xffffffffu;
 
+/*
+ * A key with its position in the input of the first kernel.  Item<K>::T is
+ * ordered so that a larger item ranks first.
+ */
 template <typename K>
-struct Item
+struct Item;
+
+template <>
+struct Item<uint32_t>
 {
-	K			key;
-	uint32_t	index;			/* position in the input of the first kernel */
+	typedef unsigned long long T;
+
+	static __device__ __forceinline__ T make(uint32_t key, uint32_t index)
+	{
+		return ((T) key << 32) | (uint32_t) ~index;
+	}
+	static __device__ __forceinline__ uint32_t key(T t)
+	{
+		return (uint32_t) (t >> 32);
+	}
+	static __device__ __forceinline__ uint32_t index(T t)
+	{
+		return ~(uint32_t) t;
+	}
+	static __device__ __forceinline__ bool before(T a, T b)
+	{
+		return a > b;
+	}
 };
 
-template <typename K>
-__device__ __forceinline__ bool
-ranks_before(const Item<K> &a, const Item<K> &b)
+struct Item64
 {
-	return a.key > b.key || (a.key == b.key && a.index < b.index);
-}
+	uint64_t	key;
+	uint32_t	inverted_index;
+};
 
-/* Order a pair: best first when desc, else best last. */
+template <>
+struct Item<uint64_t>
+{
+	typedef Item64 T;
+
+	static __device__ __forceinline__ T make(uint64_t key, uint32_t index)
+	{
+		T			t;
+
+		t.key = key;
+		t.inverted_index = ~index;
+		return t;
+	}
+	static __device__ __forceinline__ uint64_t key(T t)
+	{
+		return t.key;
+	}
+	static __device__ __forceinline__ uint32_t index(T t)
+	{
+		return ~t.inverted_index;
+	}
+	static __device__ __forceinline__ bool before(T a, T b)
+	{
+		return a.key > b.key || (a.key == b.key && a.inverted_index > b.inverted_index);
+	}
+};
+
+/* Order a pair: best first when desc, else best last; no branch. */
 template <typename K>
 __device__ __forceinline__ void
-compare_exchange(Item<K> &a, Item<K> &b, bool desc)
+compare_exchange(typename Item<K>::T &a, typename Item<K>::T &b, bool desc)
 {
-	if (desc ? ranks_before(b, a) : ranks_before(a, b))
-	{
-		Item<K>		t = a;
+	bool		b_first = Item<K>::before(b, a);
+	typename Item<K>::T hi = b_first ? b : a;
+	typename Item<K>::T lo = b_first ? a : b;
 
-		a = b;
-		b = t;
-	}
+	a = desc ? hi : lo;
+	b = desc ? lo : hi;
 }
 
 __device__ __forceinline__ int
@@ -75,7 +124,7 @@ padded(int i)
  */
 template <typename K, int S>
 __device__ void
-combined_steps(Item<K> *sm, int live, int lo, int dir_shift, int dir_offset)
+combined_steps(typename Item<K>::T *sm, int live, int lo, int dir_shift, int dir_offset)
 {
 	constexpr int G = 1 << S;
 	int			groups = live >> S;
@@ -84,7 +133,7 @@ combined_steps(Item<K> *sm, int live, int lo, int dir_shift, int dir_offset)
 	{
 		int			base = ((g >> lo) << (lo + S)) | (g & ((1 << lo) - 1));
 		bool		desc = (((base >> dir_shift) + dir_offset) & 1) == 0;
-		Item<K>		r[G];
+		typename Item<K>::T r[G];
 
 #pragma unroll
 		for (int j = 0; j < G; j++)
@@ -94,7 +143,7 @@ combined_steps(Item<K> *sm, int live, int lo, int dir_shift, int dir_offset)
 #pragma unroll
 			for (int j = 0; j < G; j++)
 				if (!(j & (1 << s)))
-					compare_exchange(r[j], r[j | (1 << s)], desc);
+					compare_exchange<K>(r[j], r[j | (1 << s)], desc);
 #pragma unroll
 		for (int j = 0; j < G; j++)
 			sm[padded(base + (j << lo))] = r[j];
@@ -105,7 +154,7 @@ combined_steps(Item<K> *sm, int live, int lo, int dir_shift, int dir_offset)
 /* All steps of distances 2^(top) .. 1, four at a time. */
 template <typename K>
 __device__ void
-steps_down_from(Item<K> *sm, int live, int top, int dir_shift, int dir_offset)
+steps_down_from(typename Item<K>::T *sm, int live, int top, int dir_shift, int dir_offset)
 {
 	while (top >= 0)
 	{
@@ -139,7 +188,7 @@ steps_down_from(Item<K> *sm, int live, int top, int dir_shift, int dir_offset)
  */
 template <typename K>
 __device__ int
-reduce_rounds(Item<K> *sm, int live, int log_kp, int rounds, int block_run0)
+reduce_rounds(typename Item<K>::T *sm, int live, int log_kp, int rounds, int block_run0)
 {
 	int			kp = 1 << log_kp;
 
@@ -147,7 +196,7 @@ reduce_rounds(Item<K> *sm, int live, int log_kp, int rounds, int block_run0)
 	{
 		constexpr int most = TILE / 2 / BITONIC_THREADS;
 		int			half = live / 2;
-		Item<K>		merged[most];
+		typename Item<K>::T merged[most];
 
 #pragma unroll
 		for (int m = 0; m < most; m++)
@@ -158,10 +207,10 @@ reduce_rounds(Item<K> *sm, int live, int log_kp, int rounds, int block_run0)
 
 			if (i < half)
 			{
-				Item<K>		a = sm[padded(at)];
-				Item<K>		b = sm[padded(at + kp)];
+				typename Item<K>::T a = sm[padded(at)];
+				typename Item<K>::T b = sm[padded(at + kp)];
 
-				merged[m] = ranks_before(b, a) ? b : a;
+				merged[m] = Item<K>::before(b, a) ? b : a;
 			}
 		}
 		__syncthreads();
@@ -175,21 +224,17 @@ reduce_rounds(Item<K> *sm, int live, int log_kp, int rounds, int block_run0)
 		}
 		__syncthreads();
 		live = half;
-		steps_down_from(sm, live, log_kp - 1, log_kp,
+		steps_down_from<K>(sm, live, log_kp - 1, log_kp,
 						round == rounds - 1 ? block_run0 & 1 : 0);
 	}
 	return live;
 }
 
 template <typename K>
-__device__ __forceinline__ Item<K>
+__device__ __forceinline__ typename Item<K>::T
 padding_item()
 {
-	Item<K>		it;
-
-	it.key = 0;
-	it.index = NO_INDEX;
-	return it;
+	return Item<K>::make(0, NO_INDEX);
 }
 
 /*
@@ -198,15 +243,15 @@ padding_item()
  */
 template <typename K>
 __global__ void __launch_bounds__(BITONIC_THREADS)
-sort_reducer(Keys<K> in, int log_kp, int rounds, Item<K> *out)
+sort_reducer(Keys<K> in, int log_kp, int rounds, typename Item<K>::T *out)
 {
 	extern __shared__ char smem[];
-	Item<K>    *sm = reinterpret_cast<Item<K> *>(smem);
+	typename Item<K>::T *sm = reinterpret_cast<typename Item<K>::T *>(smem);
 	uint32_t	n = in.d_n ? min(*in.d_n, in.n) : in.n;
 	uint64_t	first = (uint64_t) blockIdx.x * TILE + threadIdx.x * ITEMS_PER_THREAD;
 	int			kp = 1 << log_kp;
 	int			i0 = threadIdx.x * ITEMS_PER_THREAD;
-	Item<K>		r[ITEMS_PER_THREAD];
+	typename Item<K>::T r[ITEMS_PER_THREAD];
 	int			live;
 
 	/* do work before writing: sorted runs of up to 16 in registers */
@@ -215,13 +260,7 @@ sort_reducer(Keys<K> in, int log_kp, int rounds, Item<K> *out)
 	{
 		uint64_t	i = first + j;
 
-		if (i < n)
-		{
-			r[j].key = in.keys[i];
-			r[j].index = (uint32_t) i;
-		}
-		else
-			r[j] = padding_item<K>();
+		r[j] = i < n ? Item<K>::make(in.keys[i], (uint32_t) i) : padding_item<K>();
 	}
 #pragma unroll
 	for (int len = 2; len <= ITEMS_PER_THREAD; len <<= 1)
@@ -233,7 +272,7 @@ sort_reducer(Keys<K> in, int log_kp, int rounds, Item<K> *out)
 #pragma unroll
 			for (int j = 0; j < ITEMS_PER_THREAD; j++)
 				if (!(j & inc))
-					compare_exchange(r[j], r[j | inc], ((i0 + j) & len) == 0);
+					compare_exchange<K>(r[j], r[j | inc], ((i0 + j) & len) == 0);
 	}
 #pragma unroll
 	for (int j = 0; j < ITEMS_PER_THREAD; j++)
@@ -242,9 +281,9 @@ sort_reducer(Keys<K> in, int log_kp, int rounds, Item<K> *out)
 
 	/* longer runs in shared memory */
 	for (int log_len = 5; log_len <= log_kp; log_len++)
-		steps_down_from(sm, TILE, log_len - 1, log_len, 0);
+		steps_down_from<K>(sm, TILE, log_len - 1, log_len, 0);
 
-	live = reduce_rounds(sm, TILE, log_kp, rounds,
+	live = reduce_rounds<K>(sm, TILE, log_kp, rounds,
 						 blockIdx.x * ((TILE >> rounds) >> log_kp));
 	for (int i = threadIdx.x; i < live; i += blockDim.x)
 		out[(uint64_t) blockIdx.x * live + i] = sm[padded(i)];
@@ -253,17 +292,18 @@ sort_reducer(Keys<K> in, int log_kp, int rounds, Item<K> *out)
 /* Read sorted alternating runs of kp items and reduce them by rounds. */
 template <typename K>
 __global__ void __launch_bounds__(BITONIC_THREADS)
-bitonic_reducer(const Item<K> *in, uint64_t n, int log_kp, int rounds, Item<K> *out)
+bitonic_reducer(const typename Item<K>::T *in, uint64_t n, int log_kp, int rounds,
+				typename Item<K>::T *out)
 {
 	extern __shared__ char smem[];
-	Item<K>    *sm = reinterpret_cast<Item<K> *>(smem);
+	typename Item<K>::T *sm = reinterpret_cast<typename Item<K>::T *>(smem);
 	uint64_t	first = (uint64_t) blockIdx.x * TILE;
 	int			live;
 
 	for (int i = threadIdx.x; i < TILE; i += blockDim.x)
 		sm[padded(i)] = first + i < n ? in[first + i] : padding_item<K>();
 	__syncthreads();
-	live = reduce_rounds(sm, TILE, log_kp, rounds,
+	live = reduce_rounds<K>(sm, TILE, log_kp, rounds,
 						 blockIdx.x * ((TILE >> rounds) >> log_kp));
 	for (int i = threadIdx.x; i < live; i += blockDim.x)
 		out[(uint64_t) blockIdx.x * live + i] = sm[padded(i)];
@@ -272,16 +312,16 @@ bitonic_reducer(const Item<K> *in, uint64_t n, int log_kp, int rounds, Item<K> *
 /* The first min(k, n) items of the final run, with their references. */
 template <typename K>
 __global__ void
-bitonic_emit(Keys<K> in, const Item<K> *run, uint64_t k, Sink<K> out)
+bitonic_emit(Keys<K> in, const typename Item<K>::T *run, uint64_t k, Sink<K> out)
 {
 	uint32_t	n = in.d_n ? min(*in.d_n, in.n) : in.n;
 	uint64_t	count = k < n ? k : n;
 
 	for (uint64_t i = threadIdx.x; i < count; i += blockDim.x)
 	{
-		uint32_t	index = run[i].index;
+		uint32_t	index = Item<K>::index(run[i]);
 
-		out.keys[i] = run[i].key;
+		out.keys[i] = Item<K>::key(run[i]);
 		out.refs[i] = in.refs ? in.refs[index] : in.base + index;
 	}
 	if (threadIdx.x == 0)
@@ -311,7 +351,7 @@ bitonic_arena_bytes(uint32_t n, uint64_t k)
 	uint64_t	blocks = (n + TILE - 1) / TILE;
 
 	/* two levels alive at once: at most a sixteenth of the input each */
-	return 2 * arena_bytes<Item<K>>(blocks * (TILE / 16) + TILE);
+	return 2 * arena_bytes<typename Item<K>::T>(blocks * (TILE / 16) + TILE);
 }
 
 template <typename K>
@@ -322,8 +362,9 @@ bitonic_topk(const Device &dev, Keys<K> in, uint64_t k, Sink<K> out, Arena &aren
 	int			log_tile = log2_ceil(TILE);
 	uint64_t	blocks = (in.n + TILE - 1) / TILE;
 	uint64_t	level_cap = blocks * (TILE / 16) + TILE;
-	Item<K>    *level[2] = {arena.take<Item<K>>(level_cap), arena.take<Item<K>>(level_cap)};
-	size_t		smem = smem_bytes(sizeof(Item<K>));
+	typedef typename Item<K>::T T;
+	T		   *level[2] = {arena.take<T>(level_cap), arena.take<T>(level_cap)};
+	size_t		smem = smem_bytes(sizeof(T));
 	uint64_t	items;
 	int			cur = 0;
 	static bool attributes_set = false;

@@ -147,11 +147,11 @@ load_tile(const K *keys, uint32_t n, uint64_t tile, K (&key)[UNROLL][Vec<K>::N],
 	}
 }
 
-typedef cub::BlockScan<uint32_t, BLOCK> BlockScan;
-
+/* scratch for block_append and block_ration in blocks of THREADS threads */
+template <int THREADS = BLOCK>
 struct AppendStorage
 {
-	typename BlockScan::TempStorage scan;
+	typename cub::BlockScan<uint32_t, THREADS>::TempStorage scan;
 	uint32_t	base;
 };
 
@@ -160,10 +160,10 @@ struct AppendStorage
  * whole block; blocks with nothing to append return after one barrier.
  * Every thread of the block must call it.
  */
-template <typename K, int N>
+template <int THREADS, typename K, int N>
 __device__ __forceinline__ void
 block_append(const K (&key)[N], const Ref (&ref)[N], const bool (&take)[N],
-			 Sink<K> sink, AppendStorage &tmp)
+			 Sink<K> sink, AppendStorage<THREADS> &tmp)
 {
 	uint32_t	mine = 0;
 	uint32_t	offset;
@@ -174,7 +174,7 @@ block_append(const K (&key)[N], const Ref (&ref)[N], const bool (&take)[N],
 		mine += take[j];
 	if (!__syncthreads_or(mine))
 		return;
-	BlockScan(tmp.scan).ExclusiveSum(mine, offset, total);
+	cub::BlockScan<uint32_t, THREADS>(tmp.scan).ExclusiveSum(mine, offset, total);
 	if (threadIdx.x == 0)
 		tmp.base = atomicAdd(sink.d_count, total);
 	__syncthreads();
@@ -195,6 +195,37 @@ block_append(const K (&key)[N], const Ref (&ref)[N], const bool (&take)[N],
 	__syncthreads();
 }
 
+/*
+ * Of the keys a block's threads flag as equal (to a pivot or a floor), take
+ * those whose rank among all equal keys taken so far (*d_taken, shared by
+ * every block) is below cap.  Every thread of the block must call it.
+ */
+template <int THREADS, int N>
+__device__ __forceinline__ void
+block_ration(const bool (&equal)[N], bool (&take)[N], uint32_t *d_taken,
+			 uint64_t cap, AppendStorage<THREADS> &tmp)
+{
+	uint32_t	mine = 0;
+	uint32_t	offset;
+	uint32_t	total;
+
+#pragma unroll
+	for (int j = 0; j < N; j++)
+		mine += equal[j];
+	if (!__syncthreads_or(mine))
+		return;
+	cub::BlockScan<uint32_t, THREADS>(tmp.scan).ExclusiveSum(mine, offset, total);
+	if (threadIdx.x == 0)
+		tmp.base = atomicAdd(d_taken, total);
+	__syncthreads();
+	offset += tmp.base;
+#pragma unroll
+	for (int j = 0; j < N; j++)
+		if (equal[j])
+			take[j] |= offset++ < cap;
+	__syncthreads();
+}
+
 /* grid size for a kernel that walks n keys in block tiles */
 template <typename K>
 inline unsigned
@@ -210,6 +241,7 @@ tiles_grid(uint64_t n, int sm_count)
 struct Device
 {
 	int			sm_count;
+	bool		cooperative;	/* supports cooperative launches */
 	cudaStream_t stream;
 };
 
@@ -253,7 +285,7 @@ void		min_key(const Device &dev, const K *keys, const uint32_t *d_count,
 					uint32_t cap, uint64_t need, K *d_min, uint32_t *d_has);
 
 /* Sort count <= SMALL_SORT_MAX pairs by descending key in one block. */
-constexpr uint32_t SMALL_SORT_MAX = 4096;
+constexpr uint32_t SMALL_SORT_MAX = 2048;
 template <typename K>
 void		small_sort(const Device &dev, K *keys, Ref *refs, uint32_t count);
 
@@ -264,14 +296,16 @@ void		subrange_max(const Device &dev, const K *keys, uint64_t n, int log_s,
 
 /*
  * Append the keys of the subranges listed in sub (count on the device, at
- * most sub_cap) to out, with references base + position: those >= *d_floor
+ * most sub_cap) to out, with references base + position: those above
+ * *d_floor and at most equal_cap equal to it (counted in *d_equal_taken)
  * when *d_has_floor, else all.
  */
 template <typename K>
 void		gather_subranges(const Device &dev, const K *keys, uint64_t n, Ref base,
 							 int log_s, const Ref *sub, const uint32_t *d_sub_count,
 							 uint32_t sub_cap, const uint32_t *d_has_floor,
-							 const K *d_floor, Sink<K> out);
+							 const K *d_floor, uint64_t equal_cap,
+							 uint32_t *d_equal_taken, Sink<K> out);
 
 }								/* namespace topk */
 

@@ -19,7 +19,7 @@ append_above_kernel(Keys<K> in, const uint32_t *d_has_cut, const K *d_cut,
 					bool inclusive, Sink<K> out)
 {
 	constexpr int N = Vec<K>::N;
-	__shared__ AppendStorage tmp;
+	__shared__ AppendStorage<> tmp;
 	uint32_t	n = in.d_n ? min(*in.d_n, in.n) : in.n;
 	bool		has_cut = *d_has_cut;
 	K			cut = *d_cut;

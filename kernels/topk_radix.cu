@@ -18,9 +18,11 @@
  * are all equal costs few atomics.  Results are exact on every input.
  *
  * Inputs of at most RADIX_SMALL_MAX keys (the delegates and candidates of
- * most plans) run the same passes in a single block and a single launch,
- * since kernel launches, not bytes, are then what costs.
+ * most plans) run the same passes in a single cooperative launch, since
+ * kernel launches, not bytes, are then what costs.
  */
+#include <cooperative_groups.h>
+
 #include "topk_device.cuh"
 
 namespace topk
@@ -275,7 +277,7 @@ radix_classify(Keys<K> in, RadixState<K> *st, int p, uint32_t *hist,
 {
 	constexpr int N = Vec<K>::N;
 	__shared__ uint32_t sh[RADIX_BINS];
-	__shared__ AppendStorage tmp;
+	__shared__ AppendStorage<> tmp;
 	Source<K>	s;
 	K			prefix;
 	K			prev;
@@ -347,7 +349,7 @@ radix_collect(Keys<K> in, RadixState<K> *st, Buffers<K> bufs, TopkMode mode,
 {
 	constexpr int N = Vec<K>::N;
 	constexpr int P = radix_passes<K>();
-	__shared__ AppendStorage tmp;
+	__shared__ AppendStorage<> tmp;
 	Source<K>	s = current_source(in, st, bufs);
 	K			pivot = st->prefix;
 	K			prev = st->prev_prefix;
@@ -365,7 +367,6 @@ radix_collect(Keys<K> in, RadixState<K> *st, Buffers<K> bufs, TopkMode mode,
 		Ref			flat_ref[UNROLL * N];
 		bool		take[UNROLL * N];
 		bool		equal[UNROLL * N];
-		uint32_t	equals = 0;
 
 		load_tile(s.keys, s.n, tile, key, index, valid);
 #pragma unroll
@@ -380,53 +381,44 @@ radix_collect(Keys<K> in, RadixState<K> *st, Buffers<K> bufs, TopkMode mode,
 
 				take[f] = live && (take_all || x > pivot);
 				equal[f] = live && !take_all && x == pivot;
-				equals += equal[f];
 				flat_key[f] = x;
 				flat_ref[f] = (take[f] || equal[f]) ? ref_of(s, index[u][j]) : 0;
 			}
-		if (mode == TOPK_WITH_TIES)
-		{
-#pragma unroll
-			for (int f = 0; f < UNROLL * N; f++)
-				take[f] |= equal[f];
-		}
-		else if (__syncthreads_or(equals))
-		{
-			/* ranks of this block's equal keys among all taken so far */
-			uint32_t	offset;
-			uint32_t	total;
-
-			BlockScan(tmp.scan).ExclusiveSum(equals, offset, total);
-			if (threadIdx.x == 0)
-				tmp.base = atomicAdd(&st->eq_taken, total);
-			__syncthreads();
-			offset += tmp.base;
-#pragma unroll
-			for (int f = 0; f < UNROLL * N; f++)
-				if (equal[f])
-					take[f] |= offset++ < k_rem;
-			__syncthreads();
-		}
+		block_ration(equal, take, &st->eq_taken,
+					 mode == TOPK_WITH_TIES ? UINT64_MAX : k_rem, tmp);
 		block_append(flat_key, flat_ref, take, out, tmp);
 	}
 }
 
 constexpr int SMALL_THREADS = 1024;
+constexpr int SMALL_UNROLL = 8;
+/* keys per block of radix_small: up to RADIX_SMALL_MAX / SMALL_SLICE blocks */
+constexpr uint32_t SMALL_SLICE = 4096;
 
-/* All passes in one block, reading the (cache-resident) input each time. */
+/*
+ * All passes in one launch: a cooperative grid of up to 16 blocks, each counting its slice of the (cache-resident) input into a
+ * global histogram per pass; after a grid-wide barrier every block derives
+ * the same pivot bin from it.  hist holds RADIX_PASSES zeroed histograms
+ * and a zeroed counter of equal keys taken.
+ */
 template <typename K>
 __global__ void __launch_bounds__(SMALL_THREADS)
-radix_small(Keys<K> in, uint64_t k, TopkMode mode, Sink<K> out)
+radix_small(Keys<K> in, uint64_t k, TopkMode mode, Sink<K> out, uint32_t *hist)
 {
 	typedef cub::BlockScan<uint32_t, SMALL_THREADS> Scan;
 	constexpr int P = radix_passes<K>();
-	__shared__ uint32_t hist[RADIX_BINS];
+	constexpr uint32_t CHUNK = SMALL_THREADS * SMALL_UNROLL;
+	cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+	__shared__ uint32_t sh[RADIX_BINS];
 	__shared__ typename Scan::TempStorage scan;
+	__shared__ AppendStorage<SMALL_THREADS> tmp;
 	__shared__ K s_prefix;
 	__shared__ uint32_t s_k_rem;
-	__shared__ uint32_t s_base;
-	__shared__ uint32_t s_equals;
+	uint32_t   *equal_taken = hist + P * RADIX_BINS;
 	uint32_t	n = in.d_n ? min(*in.d_n, in.n) : in.n;
+	uint32_t	slice = (n + gridDim.x - 1) / gridDim.x;
+	uint32_t	begin = min(n, blockIdx.x * slice);
+	uint32_t	end = min(n, begin + slice);
 	uint32_t	k_rem = k < n ? (uint32_t) k : n;
 	bool		take_all = k >= n;
 	K			prefix = 0;
@@ -434,22 +426,37 @@ radix_small(Keys<K> in, uint64_t k, TopkMode mode, Sink<K> out)
 	for (int p = 0; p < P && !take_all; p++)
 	{
 		K			mask = digits_mask<K>(p - 1);
+		uint32_t   *global = hist + p * RADIX_BINS;
 		uint32_t	count[2];
 		uint32_t	above[2];
 
-		for (int b = threadIdx.x; b < RADIX_BINS; b += blockDim.x)
-			hist[b] = 0;
-		__syncthreads();
-		for (uint32_t i = threadIdx.x; i < n; i += blockDim.x)
+		zero_hist(sh);
+		for (uint32_t chunk = begin; chunk < end; chunk += CHUNK)
 		{
-			K			x = in.keys[i];
+			K			x[SMALL_UNROLL];
 
-			if ((x & mask) == prefix)
-				atomicAdd(&hist[digit(x, p)], 1);
+#pragma unroll
+			for (int u = 0; u < SMALL_UNROLL; u++)
+			{
+				uint32_t	i = chunk + u * SMALL_THREADS + threadIdx.x;
+
+				x[u] = i < end ? in.keys[i] : K(0);
+			}
+#pragma unroll
+			for (int u = 0; u < SMALL_UNROLL; u++)
+			{
+				uint32_t	i = chunk + u * SMALL_THREADS + threadIdx.x;
+
+				count_digit(sh, digit(x[u], p), i < end && (x[u] & mask) == prefix);
+			}
 		}
-		__syncthreads();
-		count[0] = hist[RADIX_BINS - 1 - 2 * threadIdx.x];
-		count[1] = hist[RADIX_BINS - 2 - 2 * threadIdx.x];
+		flush_hist(sh, global);
+		if (gridDim.x > 1)
+			grid.sync();
+		else
+			__syncthreads();
+		count[0] = __ldcg(&global[RADIX_BINS - 1 - 2 * threadIdx.x]);
+		count[1] = __ldcg(&global[RADIX_BINS - 2 - 2 * threadIdx.x]);
 		Scan(scan).ExclusiveSum(count, above);
 #pragma unroll
 		for (int j = 0; j < 2; j++)
@@ -461,43 +468,28 @@ radix_small(Keys<K> in, uint64_t k, TopkMode mode, Sink<K> out)
 		__syncthreads();
 		prefix = s_prefix;
 		k_rem = s_k_rem;
-		__syncthreads();
 	}
 
-	/* collect: in input order, so the equal keys taken are the first ones */
-	if (threadIdx.x == 0)
-		s_equals = 0;
-	__syncthreads();
-	for (uint32_t chunk = 0; chunk < n; chunk += blockDim.x)
+	/* collect the keys above the pivot, and those equal to it the mode wants */
+	for (uint32_t chunk = begin; chunk < end; chunk += CHUNK)
 	{
-		uint32_t	i = chunk + threadIdx.x;
-		bool		valid = i < n;
-		K			x = valid ? in.keys[i] : K(0);
-		bool		take = valid && (take_all || x > prefix);
-		bool		equal = valid && !take_all && x == prefix;
-		uint32_t	offset;
-		uint32_t	total;
+		K			x[SMALL_UNROLL];
+		Ref			ref[SMALL_UNROLL];
+		bool		take[SMALL_UNROLL];
+		bool		equal[SMALL_UNROLL];
 
-		if (mode == TOPK_WITH_TIES)
-			take |= equal;
-		else
+#pragma unroll
+		for (int u = 0; u < SMALL_UNROLL; u++)
 		{
-			Scan(scan).ExclusiveSum(equal ? 1u : 0u, offset, total);
-			take |= equal && s_equals + offset < k_rem;
-			__syncthreads();
-			if (threadIdx.x == 0)
-				s_equals += total;
+			uint32_t	i = chunk + u * SMALL_THREADS + threadIdx.x;
+
+			x[u] = i < end ? in.keys[i] : K(0);
+			take[u] = i < end && (take_all || x[u] > prefix);
+			equal[u] = i < end && !take_all && x[u] == prefix;
+			ref[u] = (take[u] || equal[u]) ? (in.refs ? in.refs[i] : in.base + i) : 0;
 		}
-		Scan(scan).ExclusiveSum(take ? 1u : 0u, offset, total);
-		if (threadIdx.x == 0)
-			s_base = total ? atomicAdd(out.d_count, total) : 0;
-		__syncthreads();
-		if (take && s_base + offset < out.cap)
-		{
-			out.keys[s_base + offset] = x;
-			out.refs[s_base + offset] = in.refs ? in.refs[i] : in.base + i;
-		}
-		__syncthreads();
+		block_ration(equal, take, equal_taken, mode == TOPK_WITH_TIES ? UINT64_MAX : k_rem, tmp);
+		block_append(x, ref, take, out, tmp);
 	}
 }
 
@@ -521,7 +513,7 @@ radix_arena_bytes(uint32_t n)
 	size_t		cap = buffer_cap<K>(n);
 
 	if (n <= RADIX_SMALL_MAX)
-		return 0;
+		return arena_bytes<uint32_t>((size_t) radix_passes<K>() * RADIX_BINS + 1);
 
 	return arena_bytes<RadixState<K>>(1) +
 		arena_bytes<uint32_t>((size_t) radix_passes<K>() * RADIX_BINS) +
@@ -541,7 +533,21 @@ radix_topk(const Device &dev, Keys<K> in, uint64_t k, TopkMode mode,
 
 	if (in.n <= RADIX_SMALL_MAX)
 	{
-		radix_small<K><<<1, SMALL_THREADS, 0, dev.stream>>>(in, k, mode, out);
+		unsigned	blocks = (in.n + SMALL_SLICE - 1) / SMALL_SLICE;
+
+		hist = arena.take<uint32_t>((size_t) P * RADIX_BINS + 1);
+		cudaMemsetAsync(hist, 0, sizeof(uint32_t) * (P * RADIX_BINS + 1), dev.stream);
+		if (blocks > 1 && dev.cooperative)
+		{
+			void	   *args[] = {&in, &k, &mode, &out, &hist};
+
+			if (cudaLaunchCooperativeKernel((void *) radix_small<K>, blocks, SMALL_THREADS,
+											args, 0, dev.stream) == cudaSuccess)
+				return;
+			/* refused (by a tool or MPS, say): one block does it all */
+			(void) cudaGetLastError();
+		}
+		radix_small<K><<<1, SMALL_THREADS, 0, dev.stream>>>(in, k, mode, out, hist);
 		return;
 	}
 	st = arena.take<RadixState<K>>(1);

@@ -1,50 +1,55 @@
 /*
  * topk_sort.cu
- *	  Sorting a small answer in one block (CUB's block radix sort), where a
- *	  device-wide sort would cost more in launches than in work.
+ *	  Sorting a small answer in one block: a bitonic sort in shared memory
+ *	  over the next power of two of its size, where a device-wide sort would
+ *	  cost more in launches than in work.  Equal keys are ordered by
+ *	  reference; padding (key 0, largest reference) sorts last.
  */
-#include <cub/block/block_radix_sort.cuh>
-
 #include "topk_device.cuh"
 
 namespace topk
 {
 
-constexpr int SORT_THREADS = 512;
-constexpr int SORT_ITEMS = SMALL_SORT_MAX / SORT_THREADS;
-
 template <typename K>
-__global__ void __launch_bounds__(SORT_THREADS)
-small_sort_kernel(K *keys, Ref *refs, uint32_t count)
+__global__ void __launch_bounds__(1024)
+small_sort_kernel(K *keys, Ref *refs, uint32_t count, uint32_t padded)
 {
-	typedef cub::BlockRadixSort<K, SORT_THREADS, SORT_ITEMS, Ref> Sort;
-	__shared__ typename Sort::TempStorage tmp;
-	K			key[SORT_ITEMS];
-	Ref			ref[SORT_ITEMS];
+	__shared__ K sk[SMALL_SORT_MAX];
+	__shared__ Ref sr[SMALL_SORT_MAX];
 
-	/*
-	 * Padding (key 0) goes after the real pairs; the sort is stable, so
-	 * it stays behind real pairs of key 0.
-	 */
-#pragma unroll
-	for (int j = 0; j < SORT_ITEMS; j++)
+	for (uint32_t i = threadIdx.x; i < padded; i += blockDim.x)
 	{
-		uint32_t	i = threadIdx.x * SORT_ITEMS + j;
-
-		key[j] = i < count ? keys[i] : K(0);
-		ref[j] = i < count ? refs[i] : 0;
+		sk[i] = i < count ? keys[i] : K(0);
+		sr[i] = i < count ? refs[i] : ~(Ref) 0;
 	}
-	Sort(tmp).SortDescending(key, ref);
-#pragma unroll
-	for (int j = 0; j < SORT_ITEMS; j++)
-	{
-		uint32_t	i = threadIdx.x * SORT_ITEMS + j;
-
-		if (i < count)
+	__syncthreads();
+	for (uint32_t len = 2; len <= padded; len <<= 1)
+		for (uint32_t inc = len >> 1; inc > 0; inc >>= 1)
 		{
-			keys[i] = key[j];
-			refs[i] = ref[j];
+			for (uint32_t i = threadIdx.x; i < padded / 2; i += blockDim.x)
+			{
+				uint32_t	lo = ((i & ~(inc - 1)) << 1) | (i & (inc - 1));
+				uint32_t	hi = lo + inc;
+				bool		desc = (lo & len) == 0;
+				bool		hi_first = sk[hi] > sk[lo] || (sk[hi] == sk[lo] && sr[hi] < sr[lo]);
+
+				if (hi_first == desc)
+				{
+					K			k = sk[lo];
+					Ref			r = sr[lo];
+
+					sk[lo] = sk[hi];
+					sr[lo] = sr[hi];
+					sk[hi] = k;
+					sr[hi] = r;
+				}
+			}
+			__syncthreads();
 		}
+	for (uint32_t i = threadIdx.x; i < count; i += blockDim.x)
+	{
+		keys[i] = sk[i];
+		refs[i] = sr[i];
 	}
 }
 
@@ -52,7 +57,13 @@ template <typename K>
 void
 small_sort(const Device &dev, K *keys, Ref *refs, uint32_t count)
 {
-	small_sort_kernel<K><<<1, SORT_THREADS, 0, dev.stream>>>(keys, refs, count);
+	uint32_t	padded = 2;
+	uint32_t	threads;
+
+	while (padded < count)
+		padded <<= 1;
+	threads = padded / 2 < 32 ? 32 : (padded / 2 > 1024 ? 1024 : padded / 2);
+	small_sort_kernel<K><<<1, threads, 0, dev.stream>>>(keys, refs, count, padded);
 }
 
 template void small_sort<uint32_t>(const Device &, uint32_t *, Ref *, uint32_t);

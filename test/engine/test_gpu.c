@@ -164,12 +164,11 @@ main(int argc, char **argv)
 		make_keys(host, n, width, d, &rng);
 
 		cpu = cpu_topk_create(width, k, mode);
-		if (cpu == NULL || !cpu_topk_push(cpu, host, n))
+		if (cpu == NULL || !cpu_topk_push(cpu, host, n) || !cpu_topk_result(cpu, &cr))
 		{
 			fprintf(stderr, "CPU backend out of memory\n");
 			return 2;
 		}
-		cpu_topk_result(cpu, &cr);
 
 		REQUIRE(gpu_topk_create(width, k, mode, &gpu));
 		if (stream)
