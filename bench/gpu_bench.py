@@ -11,7 +11,8 @@ the device read bandwidth measured here) and the speed-up over torch.topk,
 then the acceptance checks of the engine.
 
 Needs bench/libgputopk_bench.so (make bench-lib) and PyTorch with CUDA.
-Usage: gpu_bench.py [--quick] [--out DIR]
+Usage: gpu_bench.py [--quick] [--out DIR]; gpu_bench.py --report JSONL re-renders
+the table of an earlier run (no GPU needed).
 """
 import argparse
 import ctypes
@@ -24,8 +25,9 @@ import subprocess
 import sys
 import time
 
-import numpy as np
-import torch
+np = None
+torch = None
+lib = None
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 AUTO, BITONIC, RADIX = 0, 1, 2
@@ -49,24 +51,31 @@ class Calibration(ctypes.Structure):
     _fields_ = [("read_bytes_per_s", ctypes.c_double),
                 ("copy_bytes_per_s", ctypes.c_double),
                 ("launch_s", ctypes.c_double),
-                ("bitonic_s_per_key", ctypes.c_double * 9)]
+                ("radix", (ctypes.c_double * 5) * 2),
+                ("delegates", (ctypes.c_double * 5) * 2),
+                ("bitonic", ((ctypes.c_double * 2) * 9) * 2)]
 
 
-lib = ctypes.CDLL(os.path.join(HERE, "libgputopk_bench.so"))
-lib.gpu_last_error.restype = ctypes.c_char_p
-lib.gpu_topk_create.argtypes = [ctypes.c_int, ctypes.c_uint64, ctypes.c_int,
-                                ctypes.POINTER(ctypes.c_void_p)]
-lib.gpu_topk_destroy.argtypes = [ctypes.c_void_p]
-lib.gpu_topk_device.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
-                                ctypes.POINTER(Plan), ctypes.POINTER(Plan)]
-lib.gpu_topk_push.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
-lib.gpu_topk_result.argtypes = [ctypes.c_void_p, ctypes.POINTER(Result)]
-lib.gpu_topk_choose.argtypes = [ctypes.c_size_t, ctypes.c_uint64, ctypes.c_int, ctypes.c_int,
-                                ctypes.POINTER(Plan), ctypes.POINTER(ctypes.c_double)]
-lib.bench_encode_float4.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
-lib.bench_encode_int8.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
-lib.bench_cub_sort.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
-                               ctypes.POINTER(ctypes.c_double)]
+def load():
+    """PyTorch, numpy and the engine: only for a benchmark run."""
+    global np, torch, lib
+    import numpy as np
+    import torch
+    lib = ctypes.CDLL(os.path.join(HERE, "libgputopk_bench.so"))
+    lib.gpu_last_error.restype = ctypes.c_char_p
+    lib.gpu_topk_create.argtypes = [ctypes.c_int, ctypes.c_uint64, ctypes.c_int,
+                                    ctypes.POINTER(ctypes.c_void_p)]
+    lib.gpu_topk_destroy.argtypes = [ctypes.c_void_p]
+    lib.gpu_topk_device.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
+                                    ctypes.POINTER(Plan), ctypes.POINTER(Plan)]
+    lib.gpu_topk_push.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+    lib.gpu_topk_result.argtypes = [ctypes.c_void_p, ctypes.POINTER(Result)]
+    lib.gpu_topk_choose.argtypes = [ctypes.c_size_t, ctypes.c_uint64, ctypes.c_int, ctypes.c_int,
+                                    ctypes.POINTER(Plan), ctypes.POINTER(ctypes.c_double)]
+    lib.bench_encode_float4.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+    lib.bench_encode_int8.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+    lib.bench_cub_sort.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                                   ctypes.POINTER(ctypes.c_double)]
 
 
 def check(status, what):
@@ -166,8 +175,8 @@ class Topk:
 
 
 def delegate_log(n, k):
-    """Dr. Top-k's subrange size rule, clamped to what the engine supports."""
-    a = round((math.log2(n) - math.log2(max(k, 1)) + 3) / 2)
+    """Dr. Top-k's subrange size rule, rounded down and clamped, as the engine uses it."""
+    a = math.floor((math.log2(n) - math.log2(max(k, 1)) + 3) / 2)
     return max(7, min(14, a))
 
 
@@ -198,6 +207,10 @@ def run_grid(cfg, bandwidth, rows, log):
         for p in plans:
             timing[plan_name(p)] = wall(lambda: t.device(keys, p), reps)
         auto_plan = t.device(keys, Plan(AUTO, 0))
+        predicted = ctypes.c_double()
+        chosen = Plan()
+        check(lib.gpu_topk_choose(n, k, width, EXACT, ctypes.byref(chosen), ctypes.byref(predicted)),
+              "choose")
         auto = wall(lambda: t.device(keys, Plan(AUTO, 0)), reps)
         ours = t.keys()
         t.close()
@@ -208,7 +221,7 @@ def run_grid(cfg, bandwidth, rows, log):
         torch_t = wall(lambda: torch.topk(vals, k), reps)
         best_name = min(timing, key=timing.get)
         row = dict(type=cfg["type"], n=n, dist=dist, k=k, auto_plan=plan_name(auto_plan),
-                   auto_ms=auto * 1e3, best=best_name, best_ms=timing[best_name] * 1e3,
+                   auto_ms=auto * 1e3, predicted_ms=predicted.value * 1e3, best=best_name, best_ms=timing[best_name] * 1e3,
                    plans_ms={a: b * 1e3 for a, b in timing.items()}, torch_ms=torch_t * 1e3,
                    cub_ms=cub.value * 1e3 if cfg.get("cub") else None,
                    floor_ms=floor * 1e3, gbs=n * width / auto / 1e9,
@@ -254,16 +267,35 @@ def streaming(n, ks, rows, log):
 
 
 def table(rows):
-    out = ["| type | n | distribution | k | auto plan | auto ms | GB/s | floor ms | x floor | torch.topk ms | speed-up | CUB sort ms | best plan (ms) | correct |",
-           "| --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |"]
+    """Markdown: one row per configuration, every plan's time, then streaming."""
+    def plan(r, name, delegates):
+        """ms of a plan, direct or behind delegates, or empty where not run"""
+        for p, ms in r["plans_ms"].items():
+            if p.split("+")[0] == name and ("+" in p) == delegates:
+                return "%.3f" % ms
+        return ""
+    out = ["| key | n | distribution | k | auto (plan) ms | GB/s | floor ms | x floor | bitonic | bitonic + delegates | radix | radix + delegates | torch.topk ms | speed-up | CUB sort ms | correct |",
+           "| --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     for r in rows:
         if "auto_ms" not in r:
             continue
-        out.append("| %s | 2^%d | %s | %d | %s | %.3f | %.0f | %.3f | %.2f | %.3f | %.1f | %s | %s (%.3f) | %s |" % (
-            r["type"], int(math.log2(r["n"])), r["dist"], r["k"], r["auto_plan"], r["auto_ms"],
-            r["gbs"], r["floor_ms"], r["ratio"], r["torch_ms"], r["speedup"],
-            "%.2f" % r["cub_ms"] if r["cub_ms"] is not None else "", r["best"], r["best_ms"],
+        out.append("| %s | 2^%d | %s | %d | %.3f (%s) | %.0f | %.3f | %.2f | %s | %s | %s | %s | %.3f | %.1f | %s | %s |" % (
+            r["type"], int(math.log2(r["n"])), r["dist"], r["k"], r["auto_ms"], r["auto_plan"],
+            r["gbs"], r["floor_ms"], r["ratio"],
+            plan(r, "bitonic", False), plan(r, "bitonic", True),
+            plan(r, "radix", False), plan(r, "radix", True),
+            r["torch_ms"], r["speedup"],
+            "%.2f" % r["cub_ms"] if r["cub_ms"] is not None else "",
             "yes" if r["correct"] else "NO"))
+    streamed = [r for r in rows if "streamed_ms" in r]
+    if streamed:
+        out += ["", "Streamed from page-locked host memory (float4, uniform):", "",
+                "| n | k | streamed ms | GB/s | plain copy ms | GB/s | share of the copy's bandwidth |",
+                "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+        for r in streamed:
+            out.append("| 2^%d | %d | %.1f | %.1f | %.1f | %.1f | %.0f%% |" % (
+                int(math.log2(r["n"])), r["k"], r["streamed_ms"], r["streamed_gbs"],
+                r["copy_ms"], r["copy_gbs"], 100 * r["ratio_to_copy"]))
     return "\n".join(out)
 
 
@@ -319,12 +351,21 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="a small grid, for trying the script")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    ap.add_argument("--report", metavar="JSONL",
+                    help="only print the table and acceptance of an earlier run's gpu_bench.jsonl")
     args = ap.parse_args()
+    if args.report:
+        rows = [json.loads(line) for line in open(args.report)]
+        print(table(rows) + "\n\n## Acceptance\n\n" + acceptance(rows))
+        return
+    load()
     check(lib.gpu_device_open(0), "open device")
     torch.cuda.init()
 
     cal = Calibration()
+    start = time.perf_counter()
     check(lib.gpu_topk_calibration(ctypes.byref(cal)), "calibration")
+    calibration_s = time.perf_counter() - start
     big = torch.rand(1 << 30, device="cuda")
     t_read = wall(lambda: big.max(), 10)
     bandwidth = big.numel() * 4 / t_read
@@ -338,9 +379,10 @@ def main():
                                capture_output=True, text=True).stdout.strip(), torch.__version__),
             "- date: %s" % datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "- command: `make bench-lib && python3 bench/gpu_bench.py%s`" % (" --quick" if args.quick else ""),
-            "- read bandwidth (torch max over 4 GiB): %.0f GB/s; the engine's calibration: read %.0f GB/s, host-to-device %.1f GB/s, kernel launch %.1f us, bitonic ns/key by log2 k: %s" % (
-                bandwidth / 1e9, cal.read_bytes_per_s / 1e9, cal.copy_bytes_per_s / 1e9, cal.launch_s * 1e6,
-                " ".join("%.3f" % (x * 1e9) for x in cal.bitonic_s_per_key)),
+            "- read bandwidth (torch max over 4 GiB): %.0f GB/s; the engine's calibration (%.0f ms, once per process): delegate pass %.0f GB/s, host-to-device %.1f GB/s, kernel launch %.1f us; cost model (a, b n, c m, d g, e k; gpu_topk.h), 4-byte keys: radix %s, delegates %s" % (
+                bandwidth / 1e9, calibration_s * 1e3, cal.read_bytes_per_s / 1e9, cal.copy_bytes_per_s / 1e9,
+                cal.launch_s * 1e6, [float("%.3g" % x) for x in cal.radix[0]],
+                [float("%.3g" % x) for x in cal.delegates[0]]),
             "- times are medians of wall-clock runs with synchronisation (device-resident keys, exact top-k, answer sorted on the device);"
             " floor = bytes of keys / read bandwidth; x floor = auto / floor; speed-up = torch.topk / auto", ""]
     print("\n".join(head), flush=True)
