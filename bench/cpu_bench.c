@@ -33,12 +33,6 @@ now(void)
 	return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-static uint64_t
-key_at(const void *keys, int width, size_t i)
-{
-	return width == 4 ? ((const uint32_t *) keys)[i] : ((const uint64_t *) keys)[i];
-}
-
 /* PostgreSQL's SortTuple (utils/sort/tuplesort.c) */
 typedef struct SortTuple
 {

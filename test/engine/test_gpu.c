@@ -50,7 +50,6 @@ same_answer(const void *keys, size_t n, int width, const TopkResult *cpu,
 	for (size_t i = 0; ok && i < gpu->count; i++)
 	{
 		const TopkItem *g = &gpu->items[i];
-		uint64_t	key;
 
 		if (g->key != cpu->items[i].key)
 		{
@@ -67,8 +66,7 @@ same_answer(const void *keys, size_t n, int width, const TopkResult *cpu,
 			break;
 		}
 		seen[g->ref] = 1;
-		key = width == 4 ? ((const uint32_t *) keys)[g->ref] : ((const uint64_t *) keys)[g->ref];
-		if (key != g->key)
+		if (key_at(keys, width, g->ref) != g->key)
 		{
 			fprintf(stderr, "%s: item %zu: key does not match its reference\n", label, i);
 			ok = false;

@@ -117,7 +117,7 @@ compare_u64_desc(const void *a, const void *b)
 	return x < y ? 1 : (x > y ? -1 : 0);
 }
 
-static uint64_t
+uint64_t
 key_at(const void *keys, int key_width, size_t i)
 {
 	return key_width == 4 ? ((const uint32_t *) keys)[i] : ((const uint64_t *) keys)[i];

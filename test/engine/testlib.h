@@ -48,6 +48,9 @@ extern void fill_keys(void *keys, size_t n, int key_width, Distribution d,
 extern void make_keys(void *keys, size_t n, int key_width, Distribution d,
 					  TestRng *rng);
 
+/* key i of an array of key_width-byte keys */
+extern uint64_t key_at(const void *keys, int key_width, size_t i);
+
 /*
  * Check an answer against a plain sort of the keys: the count, descending
  * order, references that point at keys equal to their item's key and no
