@@ -53,7 +53,8 @@ class Calibration(ctypes.Structure):
                 ("launch_s", ctypes.c_double),
                 ("radix", (ctypes.c_double * 5) * 2),
                 ("delegates", (ctypes.c_double * 5) * 2),
-                ("bitonic", ((ctypes.c_double * 2) * 9) * 2)]
+                ("bitonic", ((ctypes.c_double * 2) * 9) * 2),
+                ("correction", (((ctypes.c_double * 6) * 4) * 4) * 2)]
 
 
 def load():
@@ -190,7 +191,7 @@ def run_grid(cfg, bandwidth, rows, log):
     n, dist = cfg["n"], cfg["dist"]
     vals = values(dist, n, dtype)
     keys = encode(vals)
-    reps = 5 if n >= 1 << 27 else 15
+    reps = 5 if n >= 1 << 27 else (15 if n >= 1 << 25 else 51)
     floor = n * width / bandwidth
     cub = ctypes.c_double()
     if cfg.get("cub"):
@@ -333,9 +334,11 @@ def acceptance(rows):
         f, r = worst
         lines.append("adversarial, worst: %s 2^%d %s k=%d at %.2fx uniform (<= 1.5): %s" % (
             r["type"], int(math.log2(r["n"])), r["dist"], r["k"], f, "PASS" if f <= 1.5 else "FAIL"))
-    choice = [r["auto_ms"] / r["best_ms"] for r in res]
+    # the time of the model's plan among the plans' own timings, not auto's
+    # separate run: the same plan timed twice differs by up to 10% below 0.2 ms
+    choice = [r["plans_ms"][r["auto_plan"]] / r["best_ms"] for r in res]
     if choice:
-        bad = [r for r in res if r["auto_ms"] > 1.1 * r["best_ms"]]
+        bad = [c for c in choice if c > 1.1]
         lines.append("cost model: auto within 10%% of the best plan in %d of %d cases (worst %.2fx): %s" % (
             len(res) - len(bad), len(res), max(choice), "PASS" if not bad else "FAIL"))
     for r in rows:

@@ -455,10 +455,14 @@ device_run(GpuTopk *t, const K *keys, size_t n, GpuTopkPlan plan)
 
 /* --------------------------------------------------------- streamed runs */
 
+static GpuStatus ensure_calibrated(void);
+
 template <typename K>
 static GpuStatus
 start_streaming(GpuTopk *t)
 {
+	/* compactions consult the cost model: calibrate before copies start */
+	TRY(ensure_calibrated());
 	t->set_cap = (size_t) t->k + SET_BATCHES * STREAM_BATCH_KEYS;
 	if (t->set_cap > UINT32_MAX / 2)
 		t->set_cap = UINT32_MAX / 2;
@@ -673,30 +677,6 @@ plan_features(size_t n, uint64_t k, bool delegates, double x[5])
 	}
 }
 
-static double
-plan_cost(const GpuTopkCalibration *c, size_t n, uint64_t k, int key_width,
-		  TopkMode mode, GpuTopkPlan plan)
-{
-	int			w = width_index(key_width);
-	double		t = 0;
-
-	if (plan.algorithm == GPU_TOPK_RADIX || plan.log_subrange)
-	{
-		const double *coef = plan.log_subrange ? c->delegates[w] : c->radix[w];
-		double		x[5];
-
-		plan_features(n, k, plan.log_subrange > 0, x);
-		for (int j = 0; j < 5; j++)
-			t += coef[j] * x[j];
-		return t;
-	}
-	t = c->bitonic[w][log2_ceil64(k)][0] + c->bitonic[w][log2_ceil64(k)][1] * n;
-	/* with ties, bitonic reads its input once more */
-	if (mode == TOPK_WITH_TIES)
-		t += c->launch_s + (double) n * key_width / c->read_bytes_per_s;
-	return t;
-}
-
 /*
  * Whether delegates can prune: with fewer than 2k subranges of Dr. Top-k's
  * size, the top-k of the delegates selects half of them or more.
@@ -709,34 +689,151 @@ delegates_prune(size_t n, uint64_t k)
 	return s < n && (n + s - 1) / s >= 2 * k;
 }
 
+static GpuTopkFamily
+family_of(GpuTopkPlan plan)
+{
+	if (plan.algorithm == GPU_TOPK_BITONIC)
+		return plan.log_subrange > 0 ? GPU_TOPK_FAMILY_BITONIC_DELEGATES : GPU_TOPK_FAMILY_BITONIC;
+	return plan.log_subrange > 0 ? GPU_TOPK_FAMILY_RADIX_DELEGATES : GPU_TOPK_FAMILY_RADIX;
+}
+
+/* the plan of a family for n keys and a top k */
+static GpuTopkPlan
+family_plan(GpuTopkFamily f, size_t n, uint64_t k)
+{
+	GpuTopkPlan plan;
+
+	plan.algorithm = (f == GPU_TOPK_FAMILY_BITONIC || f == GPU_TOPK_FAMILY_BITONIC_DELEGATES) ?
+		GPU_TOPK_BITONIC : GPU_TOPK_RADIX;
+	plan.log_subrange = (f == GPU_TOPK_FAMILY_RADIX_DELEGATES ||
+						 f == GPU_TOPK_FAMILY_BITONIC_DELEGATES) ? dr_topk_log_subrange(n, k) : 0;
+	return plan;
+}
+
+/* whether the cost model considers a family's plan for n keys and a top k */
+static bool
+plan_applies(GpuTopkFamily f, size_t n, uint64_t k)
+{
+	GpuTopkPlan plan = family_plan(f, n, k);
+
+	if (plan.algorithm == GPU_TOPK_BITONIC && k > BITONIC_MAX_K)
+		return false;
+	return plan.log_subrange == 0 || delegates_prune(n, k);
+}
+
+/* the family's line (see GpuTopkCalibration), in seconds */
+static double
+line_cost(const GpuTopkCalibration *c, int w, GpuTopkFamily f, size_t n, uint64_t k)
+{
+	const double *coef;
+	double		x[5];
+	double		t = 0;
+
+	if (f == GPU_TOPK_FAMILY_BITONIC)
+		return c->bitonic[w][log2_ceil64(k)][0] + c->bitonic[w][log2_ceil64(k)][1] * n;
+	coef = f == GPU_TOPK_FAMILY_RADIX ? c->radix[w] : c->delegates[w];
+	plan_features(n, k, f != GPU_TOPK_FAMILY_RADIX, x);
+	for (int j = 0; j < 5; j++)
+		t += coef[j] * x[j];
+	return t;
+}
+
+/* the grid of the measured correction, in log2 n and log2 k */
+static const int correction_log_n[GPU_TOPK_CORRECTION_N] = {20, 22, 24, 26};
+static const int correction_log_k[GPU_TOPK_CORRECTION_K] = {0, 5, 8, 10, 14, 18};
+
+/* the cell of a sorted grid at or below v, and v's fraction of the way on */
+static void
+grid_position(double v, const int *grid, int len, int *cell, double *frac)
+{
+	int			i = 0;
+
+	if (v <= grid[0])
+	{
+		*cell = 0;
+		*frac = 0;
+		return;
+	}
+	if (v >= grid[len - 1])
+	{
+		*cell = len - 2;
+		*frac = 1;
+		return;
+	}
+	while (v > grid[i + 1])
+		i++;
+	*cell = i;
+	*frac = (v - grid[i]) / (grid[i + 1] - grid[i]);
+}
+
 /*
- * The cheapest plan by the model: bitonic (small k), radix, or radix behind
- * delegates where they can prune.  Bitonic behind delegates is never
- * chosen: measured, it wins by no more than noise where it wins at all.
+ * The measured correction of a family's line at n and k: bilinear in
+ * log n and log k over the grid points where the plan ran, 1 where it ran
+ * at none of the four around.
+ */
+static double
+correction(const GpuTopkCalibration *c, int w, GpuTopkFamily f, size_t n, uint64_t k)
+{
+	int			i;
+	int			j;
+	double		fn;
+	double		fk;
+	double		sum = 0;
+	double		weights = 0;
+
+	grid_position(log2((double) n), correction_log_n, GPU_TOPK_CORRECTION_N, &i, &fn);
+	grid_position(log2((double) (k ? k : 1)), correction_log_k, GPU_TOPK_CORRECTION_K, &j, &fk);
+	for (int a = 0; a < 2; a++)
+		for (int b = 0; b < 2; b++)
+		{
+			double		r = c->correction[w][f][i + a][j + b];
+			double		weight = (a ? fn : 1 - fn) * (b ? fk : 1 - fk);
+
+			if (r > 0)
+			{
+				sum += weight * r;
+				weights += weight;
+			}
+		}
+	return weights > 0 ? sum / weights : 1;
+}
+
+static double
+plan_cost(const GpuTopkCalibration *c, size_t n, uint64_t k, int key_width,
+		  TopkMode mode, GpuTopkPlan plan)
+{
+	int			w = width_index(key_width);
+	GpuTopkFamily f = family_of(plan);
+	double		t = line_cost(c, w, f, n, k) * correction(c, w, f, n, k);
+
+	/* with ties, bitonic reads its input once more */
+	if (mode == TOPK_WITH_TIES && f == GPU_TOPK_FAMILY_BITONIC)
+		t += c->launch_s + (double) n * key_width / c->read_bytes_per_s;
+	return t;
+}
+
+/*
+ * The cheapest plan by the model among those that apply: bitonic (small k)
+ * or radix, each directly or (if delegates is true) behind delegates.
  */
 static GpuTopkPlan
 best_plan(const GpuTopkCalibration *c, size_t n, uint64_t k, int key_width,
 		  TopkMode mode, bool delegates, double *seconds)
 {
-	GpuTopkPlan candidates[] = {
-		{GPU_TOPK_RADIX, 0},
-		{GPU_TOPK_BITONIC, 0},
-		{GPU_TOPK_RADIX, dr_topk_log_subrange(n, k)}
-	};
-	GpuTopkPlan best = candidates[0];
+	GpuTopkPlan best = family_plan(GPU_TOPK_FAMILY_RADIX, n, k);
 	double		best_t = plan_cost(c, n, k, key_width, mode, best);
 
-	for (int i = 1; i < 3; i++)
+	for (int f = GPU_TOPK_FAMILY_RADIX + 1; f < GPU_TOPK_FAMILIES; f++)
 	{
+		GpuTopkPlan plan = family_plan((GpuTopkFamily) f, n, k);
 		double		pt;
 
-		if ((candidates[i].algorithm == GPU_TOPK_BITONIC && k > BITONIC_MAX_K) ||
-			(candidates[i].log_subrange && (!delegates || !delegates_prune(n, k))))
+		if (!plan_applies((GpuTopkFamily) f, n, k) || (plan.log_subrange && !delegates))
 			continue;
-		pt = plan_cost(c, n, k, key_width, mode, candidates[i]);
+		pt = plan_cost(c, n, k, key_width, mode, plan);
 		if (pt < best_t)
 		{
-			best = candidates[i];
+			best = plan;
 			best_t = pt;
 		}
 	}
@@ -752,9 +849,10 @@ plan_without_delegates(size_t n, uint64_t k, int key_width, TopkMode mode)
 }
 
 /*
- * Calibration keys from a hash of their position: for 4-byte keys, those
- * of float4 values in [0, 1), like scores (their shared exponent bits are
- * harder for radix than hashed bits); for 8-byte keys, hashed bits.
+ * Calibration keys from a hash of their position, shaped like common data
+ * (shared high bits take radix more passes than hashed bits do): for 4-byte
+ * keys, those of float4 values in [0, 1), like scores; for 8-byte keys,
+ * those of int8 values in [0, 2^46), like ids or timestamps.
  */
 template <typename K>
 __global__ void
@@ -770,7 +868,7 @@ fill_calibration_keys(K *keys, size_t n)
 		if (sizeof(K) == 4)
 			keys[i] = (K) key_from_float4((float) (z >> 40) / (float) (1 << 24), true);
 		else
-			keys[i] = (K) z;
+			keys[i] = (K) key_from_int64((int64_t) (z >> 18), true);
 	}
 }
 
@@ -800,8 +898,6 @@ time_best(int runs, F fn, double *seconds)
 	return GPU_OK;
 }
 
-static GpuStatus gpu_topk_create_uncalibrated(int key_width, uint64_t k, TopkMode mode,
-											  GpuTopk **out);
 
 /* seconds of a device-resident top-k of the first n calibration keys */
 static GpuStatus
@@ -908,50 +1004,62 @@ fit_family(const Sample *smp, int count, bool delegates, double read_s,
 	}
 }
 
-/* the calibration grid: n from 2^20 to 2^26, k from 1 to 2^18 */
-static const int calibration_log_n[] = {20, 22, 24, 26};
-static const int calibration_log_k[] = {0, 5, 10, 14, 18};
+/* seconds of each plan of a family at the correction grid; 0 where it does not apply */
+typedef double GridTimes[GPU_TOPK_CORRECTION_N][GPU_TOPK_CORRECTION_K];
 
-/*
- * Time radix, direct or behind delegates (where they prune), over the
- * calibration grid and fit the family's coefficients; radix first.
- */
 static GpuStatus
-calibrate_family(const GpuTopkCalibration *c, GpuTopk *t, const void *keys,
-				 bool delegates, double coef[5])
+time_grid(GpuTopk *t, const void *keys, GpuTopkFamily f, GridTimes times)
 {
-	int			w = width_index(t->key_width);
-
-	Sample		smp[20];
-	int			count = 0;
-
-	for (int a : calibration_log_n)
-		for (int b : calibration_log_k)
+	for (int i = 0; i < GPU_TOPK_CORRECTION_N; i++)
+		for (int j = 0; j < GPU_TOPK_CORRECTION_K; j++)
 		{
-			size_t		n = (size_t) 1 << a;
-			uint64_t	k = (uint64_t) 1 << b;
-			GpuTopkPlan plan = {GPU_TOPK_RADIX, delegates ? dr_topk_log_subrange(n, k) : 0};
+			size_t		n = (size_t) 1 << correction_log_n[i];
+			uint64_t	k = (uint64_t) 1 << correction_log_k[j];
 
-			if (delegates && !delegates_prune(n, k))
-				continue;
-			smp[count].n = (double) n;
-			smp[count].k = (double) k;
-			TRY(time_run(t, keys, n, k, plan, &smp[count].t));
-			count++;
+			times[i][j] = 0;
+			if (plan_applies(f, n, k))
+				TRY(time_run(t, keys, n, k, family_plan(f, n, k), &times[i][j]));
 		}
-	fit_family(smp, count, delegates, t->key_width / c->read_bytes_per_s,
-			   c->radix[w][1], coef);
 	return GPU_OK;
 }
 
+/* fit a radix family's line to its grid times */
+static void
+fit_grid(const GpuTopkCalibration *c, int w, GpuTopkFamily f, GridTimes times, double coef[5])
+{
+	Sample		smp[GPU_TOPK_CORRECTION_N * GPU_TOPK_CORRECTION_K];
+	int			count = 0;
+
+	for (int i = 0; i < GPU_TOPK_CORRECTION_N; i++)
+		for (int j = 0; j < GPU_TOPK_CORRECTION_K; j++)
+			if (times[i][j] > 0)
+			{
+				smp[count].n = (double) ((size_t) 1 << correction_log_n[i]);
+				smp[count].k = (double) ((uint64_t) 1 << correction_log_k[j]);
+				smp[count].t = times[i][j];
+				count++;
+			}
+	fit_family(smp, count, f == GPU_TOPK_FAMILY_RADIX_DELEGATES,
+			   (w ? 8 : 4) / c->read_bytes_per_s, c->radix[w][1], coef);
+}
+
+/*
+ * The lines of every family for one key width, and their corrections: radix
+ * first (delegates use its rate), then bitonic's line per log2 k from n =
+ * 2^16 and 2^21, then every family on the correction grid.
+ */
 static GpuStatus
 calibrate_blocks(GpuTopkCalibration *c, GpuTopk *t, const void *keys)
 {
 	int			w = width_index(t->key_width);
+	GridTimes	times[GPU_TOPK_FAMILIES];
 	GpuTopkPlan bitonic = {GPU_TOPK_BITONIC, 0};
 
-	TRY(calibrate_family(c, t, keys, false, c->radix[w]));
-	TRY(calibrate_family(c, t, keys, true, c->delegates[w]));
+	TRY(time_grid(t, keys, GPU_TOPK_FAMILY_RADIX, times[GPU_TOPK_FAMILY_RADIX]));
+	fit_grid(c, w, GPU_TOPK_FAMILY_RADIX, times[GPU_TOPK_FAMILY_RADIX], c->radix[w]);
+	TRY(time_grid(t, keys, GPU_TOPK_FAMILY_RADIX_DELEGATES, times[GPU_TOPK_FAMILY_RADIX_DELEGATES]));
+	fit_grid(c, w, GPU_TOPK_FAMILY_RADIX_DELEGATES, times[GPU_TOPK_FAMILY_RADIX_DELEGATES],
+			 c->delegates[w]);
 	for (int l = 0; l <= 8; l++)
 	{
 		double		t1;
@@ -964,6 +1072,21 @@ calibrate_blocks(GpuTopkCalibration *c, GpuTopk *t, const void *keys)
 		c->bitonic[w][l][1] = std::max(0.0, (t2 - t1) / (double) (n2 - n1));
 		c->bitonic[w][l][0] = std::max(0.0, t1 - c->bitonic[w][l][1] * n1);
 	}
+	TRY(time_grid(t, keys, GPU_TOPK_FAMILY_BITONIC, times[GPU_TOPK_FAMILY_BITONIC]));
+	TRY(time_grid(t, keys, GPU_TOPK_FAMILY_BITONIC_DELEGATES,
+				  times[GPU_TOPK_FAMILY_BITONIC_DELEGATES]));
+
+	for (int f = 0; f < GPU_TOPK_FAMILIES; f++)
+		for (int i = 0; i < GPU_TOPK_CORRECTION_N; i++)
+			for (int j = 0; j < GPU_TOPK_CORRECTION_K; j++)
+			{
+				double		line = line_cost(c, w, (GpuTopkFamily) f,
+											 (size_t) 1 << correction_log_n[i],
+											 (uint64_t) 1 << correction_log_k[j]);
+
+				c->correction[w][f][i][j] = times[f][i][j] > 0 && line > 0 ?
+					times[f][i][j] / line : 0;
+			}
 	return GPU_OK;
 }
 
@@ -973,7 +1096,7 @@ calibrate_width(GpuTopkCalibration *c, const void *keys, int key_width)
 	GpuTopk    *t;
 	GpuStatus	status;
 
-	TRY(gpu_topk_create_uncalibrated(key_width, 1, TOPK_EXACT, &t));
+	TRY(gpu_topk_create(key_width, 1, TOPK_EXACT, &t));
 	status = calibrate_blocks(c, t, keys);
 	gpu_topk_destroy(t);
 	return status;
@@ -1057,11 +1180,19 @@ done:
 
 /* ---------------------------------------------------------------- C API */
 
-extern "C" GpuStatus
-gpu_topk_calibration(GpuTopkCalibration *cal)
+/* the cost model's parameters, measured on first use in the process */
+static GpuStatus
+ensure_calibrated(void)
 {
 	if (!calibrated)
 		TRY(calibrate());
+	return GPU_OK;
+}
+
+extern "C" GpuStatus
+gpu_topk_calibration(GpuTopkCalibration *cal)
+{
+	TRY(ensure_calibrated());
 	*cal = calibration;
 	return GPU_OK;
 }
@@ -1070,8 +1201,7 @@ extern "C" GpuStatus
 gpu_topk_estimate(size_t n, uint64_t k, int key_width, TopkMode mode,
 				  GpuTopkPlan plan, double *seconds)
 {
-	if (!calibrated)
-		TRY(calibrate());
+	TRY(ensure_calibrated());
 	plan.algorithm = valid_algorithm(plan.algorithm, k);
 	*seconds = plan_cost(&calibration, n, k, key_width, mode, plan);
 	return GPU_OK;
@@ -1081,8 +1211,7 @@ extern "C" GpuStatus
 gpu_topk_choose(size_t n, uint64_t k, int key_width, TopkMode mode,
 				GpuTopkPlan *plan, double *seconds)
 {
-	if (!calibrated)
-		TRY(calibrate());
+	TRY(ensure_calibrated());
 	*plan = best_plan(&calibration, n, k, key_width, mode, true, seconds);
 	return GPU_OK;
 }
@@ -1112,8 +1241,8 @@ setup(GpuTopk *t)
 	return GPU_OK;
 }
 
-static GpuStatus
-gpu_topk_create_uncalibrated(int key_width, uint64_t k, TopkMode mode, GpuTopk **out)
+extern "C" GpuStatus
+gpu_topk_create(int key_width, uint64_t k, TopkMode mode, GpuTopk **out)
 {
 	GpuTopk    *t;
 	GpuStatus	status;
@@ -1133,15 +1262,6 @@ gpu_topk_create_uncalibrated(int key_width, uint64_t k, TopkMode mode, GpuTopk *
 	}
 	*out = t;
 	return GPU_OK;
-}
-
-extern "C" GpuStatus
-gpu_topk_create(int key_width, uint64_t k, TopkMode mode, GpuTopk **out)
-{
-	*out = NULL;
-	if (!calibrated)
-		TRY(calibrate());
-	return gpu_topk_create_uncalibrated(key_width, k, mode, out);
 }
 
 extern "C" void
@@ -1199,7 +1319,10 @@ gpu_topk_device(GpuTopk *t, const void *dev_keys, size_t n, const GpuTopkPlan *p
 	if (plan && plan->algorithm != GPU_TOPK_AUTO)
 		p = *plan;
 	else
+	{
+		TRY(ensure_calibrated());
 		p = best_plan(&calibration, n, t->k, t->key_width, t->mode, true, NULL);
+	}
 	p.algorithm = valid_algorithm(p.algorithm, t->k);
 	if (p.log_subrange > 0)
 		p.log_subrange = std::max(MIN_LOG_SUBRANGE, std::min(MAX_LOG_SUBRANGE, p.log_subrange));

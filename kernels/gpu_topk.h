@@ -54,8 +54,27 @@ typedef struct GpuTopkPlan
  *				data in no adversarial order)
  * For delegates only a and e are fitted: b and d are the bytes of a key
  * over the bandwidth measured for the delegate pass, and c is radix's b.
+ * Bitonic behind delegates shares the delegates' line.
+ *
+ * Below a millisecond the lines miss by up to a third: there the time is
+ * kernel launches and latency, not work.  So each plan's line is also
+ * timed at a grid of n and k (correction_log_n x correction_log_k) and
+ * multiplied by the ratio measured / line there, interpolated in log n and
+ * log k and held constant beyond the grid.
  * [w] is 0 for 4-byte and 1 for 8-byte keys.
  */
+#define GPU_TOPK_CORRECTION_N 4
+#define GPU_TOPK_CORRECTION_K 6
+
+typedef enum GpuTopkFamily
+{
+	GPU_TOPK_FAMILY_RADIX,
+	GPU_TOPK_FAMILY_RADIX_DELEGATES,
+	GPU_TOPK_FAMILY_BITONIC,
+	GPU_TOPK_FAMILY_BITONIC_DELEGATES,
+	GPU_TOPK_FAMILIES
+} GpuTopkFamily;
+
 typedef struct GpuTopkCalibration
 {
 	double		read_bytes_per_s;	/* the delegate pass */
@@ -64,6 +83,8 @@ typedef struct GpuTopkCalibration
 	double		radix[2][5];	/* a, b, c, d, e (c, d unused) */
 	double		delegates[2][5];
 	double		bitonic[2][9][2];	/* by log2 k: a, b */
+	/* measured / line; 0 where the plan does not run (see plan_applies) */
+	double		correction[2][GPU_TOPK_FAMILIES][GPU_TOPK_CORRECTION_N][GPU_TOPK_CORRECTION_K];
 } GpuTopkCalibration;
 
 extern GpuStatus gpu_topk_calibration(GpuTopkCalibration *cal);

@@ -3,10 +3,13 @@
  *	  The GPU top-k backend against the CPU backend (and against a plain sort
  *	  for the smaller inputs), on a machine with a GPU.
  *
- * Usage: test_gpu [SEED] [CASES] [MAX_LOG_N]; the seed is printed.  Cases
- * draw n, k, key width, mode, distribution, and either a device-resident
- * run with a random plan (bitonic or radix, with or without delegates) or a
- * streamed run in batches of odd sizes.
+ * Usage: test_gpu [SEED] [CASES] [MAX_LOG_N] [forced]; the seed is printed.
+ * Cases draw n, k, key width, mode, distribution, and either a
+ * device-resident run with a random plan (bitonic or radix, with or without
+ * delegates, or the cost model's) or a streamed run in batches of odd
+ * sizes.  With "forced", every case is resident with a random plan: the
+ * cost model is never calibrated (for runs under compute-sanitizer's
+ * slower tools).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,22 +79,32 @@ same_answer(const void *keys, size_t n, int width, const TopkResult *cpu,
 	return ok;
 }
 
+/* n of a case: mostly small or odd sizes, some powers of two; at most 2^max_log_n */
 static size_t
 draw_n(TestRng *rng, int max_log_n)
 {
+	size_t		max_n = (size_t) 1 << max_log_n;
+	size_t		n;
+
 	switch (rng_next(rng) % 5)
 	{
 		case 0:
-			return rng_next(rng) % 40;
+			n = rng_next(rng) % 40;
+			break;
 		case 1:
-			return rng_next(rng) % 10000;
+			n = rng_next(rng) % 10000;
+			break;
 		case 2:
-			return rng_next(rng) % (1 << 20);
+			n = rng_next(rng) % (1 << 20);
+			break;
 		case 3:
-			return (size_t) 1 << (10 + rng_next(rng) % (max_log_n - 9));
+			n = (size_t) 1 << (10 + rng_next(rng) % (max_log_n - 9));
+			break;
 		default:
-			return rng_next(rng) % ((size_t) 1 << max_log_n);
+			n = rng_next(rng) % max_n;
+			break;
 	}
+	return n < max_n ? n : max_n;
 }
 
 static uint64_t
@@ -120,6 +133,7 @@ main(int argc, char **argv)
 	uint64_t	seed = argc > 1 && argv[1][0] ? strtoull(argv[1], NULL, 10) : (uint64_t) time(NULL);
 	int			cases = argc > 2 ? atoi(argv[2]) : 300;
 	int			max_log_n = argc > 3 ? atoi(argv[3]) : 26;
+	bool		forced = argc > 4 && strcmp(argv[4], "forced") == 0;
 	size_t		max_n = (size_t) 1 << max_log_n;
 	TestRng		rng = {seed};
 	void	   *host;
@@ -142,7 +156,7 @@ main(int argc, char **argv)
 		int			width = (rng_next(&rng) & 1) ? 8 : 4;
 		TopkMode	mode = (rng_next(&rng) % 3 == 0) ? TOPK_WITH_TIES : TOPK_EXACT;
 		Distribution d = rng_next(&rng) % DIST_COUNT;
-		bool		stream = rng_next(&rng) % 3 == 0;
+		bool		stream = rng_next(&rng) % 3 == 0 && !forced;
 		GpuTopkPlan plan = {GPU_TOPK_AUTO, 0};
 		GpuTopkPlan used = {GPU_TOPK_AUTO, 0};
 		char		label[256];
@@ -154,7 +168,7 @@ main(int argc, char **argv)
 		if (mode == TOPK_WITH_TIES && (d == DIST_ALL_EQUAL || d == DIST_FEW_DISTINCT) &&
 			n > ((size_t) 1 << 22))
 			d = DIST_UNIFORM;	/* keeps the answer (all ties) small */
-		if (rng_next(&rng) % 4 != 0)
+		if (rng_next(&rng) % 4 != 0 || forced)
 		{
 			plan.algorithm = (rng_next(&rng) & 1) ? GPU_TOPK_BITONIC : GPU_TOPK_RADIX;
 			plan.log_subrange = (rng_next(&rng) & 1) ? 0 : 7 + (int) (rng_next(&rng) % 8);
