@@ -20,6 +20,7 @@
 
 #include "device.h"
 #include "gputopk.h"
+#include "topk_scan.h"
 
 PG_MODULE_MAGIC;
 
@@ -28,6 +29,7 @@ void		_PG_init(void);
 bool		gputopk_enabled = true;
 int			gputopk_device = DEVICE_SETTING_AUTO;
 int			gputopk_pinned_pool_mb = 256;
+int			gputopk_min_table_rows = 10000;
 
 static const struct config_enum_entry device_options[] = {
 	{"auto", DEVICE_SETTING_AUTO, false},
@@ -95,5 +97,17 @@ _PG_init(void)
 							GUC_UNIT_MB,
 							NULL, NULL, NULL);
 
+	DefineCustomIntVariable("gputopk.min_table_rows",
+							"Tables with fewer rows than this keep PostgreSQL's own top-k plans.",
+							"The planner's estimate of the table's rows is compared.",
+							&gputopk_min_table_rows,
+							10000,
+							0,
+							INT_MAX,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
+
 	MarkGUCPrefixReserved("gputopk");
+	topk_path_init();
 }

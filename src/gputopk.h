@@ -23,5 +23,6 @@ typedef enum DeviceSetting
 extern bool gputopk_enabled;
 extern int	gputopk_device;
 extern int	gputopk_pinned_pool_mb;
+extern int	gputopk_min_table_rows;
 
 #endif							/* GPUTOPK_H */

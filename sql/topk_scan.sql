@@ -1,0 +1,148 @@
+--
+-- GpuTopK custom scan: plans, and answers against plain PostgreSQL
+--
+SET gputopk.min_table_rows = 1000;
+SELECT setseed(0.42);
+CREATE TABLE tk AS
+SELECT i AS id,
+       CASE WHEN random() < 0.05 THEN NULL ELSE (random() * 2000 - 1000)::int2 END AS i2,
+       CASE WHEN random() < 0.05 THEN NULL ELSE (random() * 4e9 - 2e9)::int4 END AS i4,
+       CASE WHEN random() < 0.05 THEN NULL ELSE (random() * 9e18 - 4.5e18)::int8 END AS i8,
+       CASE WHEN random() < 0.05 THEN NULL ELSE (random() * 100 - 50)::float4 END AS f4,
+       CASE WHEN random() < 0.05 THEN NULL ELSE random() * 1e6 - 5e5 END AS f8,
+       CASE WHEN random() < 0.05 THEN NULL ELSE date '2000-01-01' + (random() * 10000)::int END AS d,
+       CASE WHEN random() < 0.05 THEN NULL
+            ELSE timestamp '2000-01-01' + random() * interval '10000 days' END AS ts,
+       CASE WHEN random() < 0.05 THEN NULL
+            ELSE timestamptz '2000-01-01 UTC' + random() * interval '10000 days' END AS tz,
+       (i % 7)::int4 AS g,
+       repeat('x', (i % 5) * 1000) AS wide
+FROM generate_series(1, 20000) i;
+-- extremes, NaN, infinities, -0 and NULL-only rows
+INSERT INTO tk (id, i2, i4, i8, f4, f8, d, ts, tz, g) VALUES
+  (20001, 32767, 2147483647, 9223372036854775807, 'NaN', 'NaN', 'infinity', 'infinity', 'infinity', 7),
+  (20002, -32768, -2147483648, -9223372036854775808, '-Infinity', '-Infinity', '-infinity', '-infinity', '-infinity', 7),
+  (20003, 0, 0, 0, '-0', '-0', '2000-01-01', '2000-01-01', '2000-01-01 UTC', 7),
+  (20004, 0, 0, 0, '0', '0', '2000-01-01', '2000-01-01', '2000-01-01 UTC', 7),
+  (20005, NULL, NULL, NULL, 'Infinity', 'Infinity', NULL, NULL, NULL, NULL),
+  (20006, NULL, NULL, NULL, 'NaN', 'NaN', NULL, NULL, NULL, NULL);
+ANALYZE tk;
+CREATE TABLE tk_small AS SELECT * FROM tk WHERE id <= 500;
+ANALYZE tk_small;
+CREATE TABLE tk_empty (id int, v float8);
+ALTER TABLE tk_empty SET (autovacuum_enabled = off);
+CREATE TABLE tk_nulls AS SELECT i AS id, NULL::int4 AS v FROM generate_series(1, 5000) i;
+ANALYZE tk_nulls;
+
+-- Plans: GpuTopK on a large table, not on a small one, not where an index gives the order
+EXPLAIN (COSTS OFF) SELECT id, f8 FROM tk WHERE g < 3 ORDER BY f8 DESC LIMIT 10;
+EXPLAIN (COSTS OFF) SELECT id, f8 FROM tk_small ORDER BY f8 DESC LIMIT 10;
+CREATE INDEX tk_i4 ON tk (i4);
+EXPLAIN (COSTS OFF) SELECT id, i4 FROM tk ORDER BY i4 LIMIT 10;
+DROP INDEX tk_i4;
+EXPLAIN (COSTS OFF) SELECT id FROM tk ORDER BY f8 DESC, id LIMIT 5 OFFSET 5;
+EXPLAIN (COSTS OFF) SELECT g, count(*) FROM tk GROUP BY g ORDER BY g LIMIT 3;
+SET gputopk.enabled = off;
+EXPLAIN (COSTS OFF) SELECT id, f8 FROM tk ORDER BY f8 DESC LIMIT 10;
+RESET gputopk.enabled;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+  SELECT id, f8 FROM tk WHERE g < 3 ORDER BY f8 DESC LIMIT 10;
+
+-- The answer of a query with gputopk off and on, and whether GpuTopK ran.
+CREATE FUNCTION topk_check(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  plain text[];
+  ours text[];
+  used boolean;
+  line text;
+BEGIN
+  SET LOCAL gputopk.enabled = off;
+  EXECUTE format('SELECT array_agg(r::text) FROM (%s) r', q) INTO plain;
+  SET LOCAL gputopk.enabled = on;
+  EXECUTE format('SELECT array_agg(r::text) FROM (%s) r', q) INTO ours;
+  used := false;
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    used := used OR line LIKE '%GpuTopK%';
+  END LOOP;
+  IF plain IS DISTINCT FROM ours THEN
+    RETURN 'MISMATCH: ' || q;
+  END IF;
+  RETURN CASE WHEN used THEN 'gputopk' ELSE 'native' END;
+END $$;
+
+-- Every key type and order, with and without a filter, OFFSET and WITH TIES.
+-- The answers are compared exactly: either only the ordering column is
+-- returned, or id breaks the ties.
+CREATE TEMP TABLE checks (q text, result text);
+DO $$
+DECLARE
+  col text;
+  ord text;
+  tail text;
+  q text;
+BEGIN
+  FOREACH col IN ARRAY ARRAY['i2', 'i4', 'i8', 'f4', 'f8', 'd', 'ts', 'tz', 'g'] LOOP
+    FOREACH ord IN ARRAY ARRAY['', ' DESC', ' NULLS FIRST', ' DESC NULLS LAST'] LOOP
+      FOREACH tail IN ARRAY ARRAY['LIMIT 1', 'LIMIT 25', 'LIMIT 25 OFFSET 30', 'LIMIT 0',
+                                  'LIMIT 30000', 'FETCH FIRST 7 ROWS WITH TIES'] LOOP
+        q := format('SELECT %s FROM tk ORDER BY %s%s %s', col, col, ord, tail);
+        INSERT INTO checks VALUES (q, topk_check(q));
+        q := format('SELECT %s, id FROM tk WHERE id %% 3 <> 1 ORDER BY %s%s, id %s', col, col, ord, tail);
+        INSERT INTO checks VALUES (q, topk_check(q));
+      END LOOP;
+    END LOOP;
+  END LOOP;
+END $$;
+SELECT result, count(*) FROM checks GROUP BY result ORDER BY result;
+SELECT q, result FROM checks WHERE result LIKE 'MISMATCH%' OR q NOT LIKE '%LIMIT 0%' AND result = 'native' LIMIT 10;
+
+-- multi-key orders, wide rows in the target list, filters of several forms
+SELECT topk_check('SELECT g, f4, id FROM tk ORDER BY g DESC, f4 NULLS FIRST, id LIMIT 40');
+SELECT topk_check('SELECT id, length(wide) FROM tk WHERE wide <> '''' ORDER BY i8 DESC, id LIMIT 12');
+SELECT topk_check('SELECT id, f8 FROM tk WHERE f8 BETWEEN -1000 AND 1000 AND (g IN (1, 2) OR i2 IS NULL) ORDER BY f8, id LIMIT 20');
+SELECT topk_check('SELECT id FROM tk WHERE f8 > 1e9 ORDER BY f8 LIMIT 5');
+SELECT topk_check('SELECT * FROM tk_nulls ORDER BY v DESC, id LIMIT 5');
+SELECT topk_check('SELECT * FROM tk_nulls ORDER BY v LIMIT 5');
+SET gputopk.min_table_rows = 0;
+SELECT topk_check('SELECT * FROM tk_empty ORDER BY v LIMIT 5');
+RESET gputopk.min_table_rows;
+
+-- parameters: prepared statements with a generic plan
+SET plan_cache_mode = force_generic_plan;
+PREPARE top(int8, int8) AS SELECT id, f8 FROM tk WHERE g <> 3 ORDER BY f8 DESC, id LIMIT $1 OFFSET $2;
+EXPLAIN (COSTS OFF) EXECUTE top(3, 0);
+EXECUTE top(3, 0);
+EXECUTE top(2, 3);
+EXECUTE top(NULL, 20003) ;
+EXECUTE top(0, 0);
+DEALLOCATE top;
+RESET plan_cache_mode;
+
+-- rescans: a LATERAL subquery run once per outer row
+EXPLAIN (COSTS OFF) SELECT s.x, t.id, t.i4
+FROM (VALUES (0), (1), (2)) s(x),
+     LATERAL (SELECT id, i4 FROM tk WHERE g = s.x ORDER BY i4 DESC NULLS LAST, id LIMIT 2) t
+ORDER BY s.x, t.i4 DESC;
+SELECT s.x, t.id, t.i4
+FROM (VALUES (0), (1), (2)) s(x),
+     LATERAL (SELECT id, i4 FROM tk WHERE g = s.x ORDER BY i4 DESC NULLS LAST, id LIMIT 2) t
+ORDER BY s.x, t.i4 DESC;
+
+-- a cursor, fetched in steps
+BEGIN;
+DECLARE c CURSOR FOR SELECT id, ts FROM tk ORDER BY ts, id LIMIT 6;
+FETCH 2 FROM c;
+FETCH 4 FROM c;
+FETCH 1 FROM c;
+COMMIT;
+
+-- the snapshot decides: rows deleted later in the transaction are still seen by the cursor
+BEGIN;
+DECLARE c2 CURSOR FOR SELECT id, f8 FROM tk WHERE f8 < 1e300 ORDER BY f8 DESC, id LIMIT 3;
+DELETE FROM tk WHERE id IN (SELECT id FROM tk WHERE f8 < 1e300 ORDER BY f8 DESC LIMIT 1);
+FETCH ALL FROM c2;
+SELECT id, f8 FROM tk WHERE f8 < 1e300 ORDER BY f8 DESC, id LIMIT 3;
+ROLLBACK;
+
+DROP FUNCTION topk_check(text);
+DROP TABLE tk, tk_small, tk_empty, tk_nulls;

@@ -1,0 +1,285 @@
+/*-------------------------------------------------------------------------
+ *
+ * topk_path.c
+ *	  Planning GpuTopK: recognise SELECT ... FROM t [WHERE ...] ORDER BY
+ *	  ... LIMIT k [OFFSET m] and offer a scan of t that returns its top
+ *	  k + m rows already in the query's order.
+ *
+ * The path is added to the table's own paths (set_rel_pathlist_hook) with
+ * the query's sort pathkeys, so PostgreSQL compares it by cost with a
+ * sequential scan under a top-N sort, an index scan that gives the order,
+ * or a parallel plan, and keeps its Limit node above whichever it picks.
+ * It is offered only when nothing but that Limit can consume the scan: one
+ * table, no grouping, aggregates, window functions, DISTINCT, set
+ * operations or row locks.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/table.h"
+#include "catalog/pg_am_d.h"
+#include "catalog/pg_class_d.h"
+#include "catalog/pg_type_d.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/restrictinfo.h"
+#include "optimizer/tlist.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/spccache.h"
+#include "utils/typcache.h"
+
+#include "gputopk.h"
+#include "topk_scan.h"
+
+/* the rows assumed for a LIMIT given as a parameter */
+#define TOPK_DEFAULT_BOUND 100.0
+
+/* cost of handing one row's key to the top-k backend, in cpu_operator_cost */
+#define TOPK_PUSH_COST_FACTOR 0.25
+
+static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
+
+static Plan *plan_topk_path(PlannerInfo *root, RelOptInfo *rel,
+							CustomPath *best_path, List *tlist,
+							List *clauses, List *custom_plans);
+
+static const CustomPathMethods topk_path_methods = {
+	.CustomName = TOPK_SCAN_NAME,
+	.PlanCustomPath = plan_topk_path,
+};
+
+const CustomScanMethods topk_scan_methods = {
+	.CustomName = TOPK_SCAN_NAME,
+	.CreateCustomScanState = topk_create_scan_state,
+};
+
+/* The key type of a column type, or false if it has none. */
+static bool
+key_type_of(Oid type, KeyType *key_type)
+{
+	switch (type)
+	{
+		case INT2OID:
+			*key_type = KEY_INT2;
+			return true;
+		case INT4OID:
+			*key_type = KEY_INT4;
+			return true;
+		case INT8OID:
+			*key_type = KEY_INT8;
+			return true;
+		case FLOAT4OID:
+			*key_type = KEY_FLOAT4;
+			return true;
+		case FLOAT8OID:
+			*key_type = KEY_FLOAT8;
+			return true;
+		case DATEOID:
+			*key_type = KEY_DATE;
+			return true;
+		case TIMESTAMPOID:
+			*key_type = KEY_TIMESTAMP;
+			return true;
+		case TIMESTAMPTZOID:
+			*key_type = KEY_TIMESTAMPTZ;
+			return true;
+		default:
+			return false;
+	}
+}
+
+/* Whether the query's shape lets the scan of its one table return top-k rows. */
+static bool
+query_is_topk(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
+{
+	Query	   *parse = root->parse;
+
+	if (parse->commandType != CMD_SELECT || parse->limitCount == NULL ||
+		parse->sortClause == NIL || root->sort_pathkeys == NIL ||
+		parse->groupClause != NIL || parse->groupingSets != NIL ||
+		parse->hasAggs || parse->hasWindowFuncs || parse->havingQual != NULL ||
+		parse->distinctClause != NIL || parse->hasTargetSRFs ||
+		parse->rowMarks != NIL || parse->setOperations != NULL)
+		return false;
+	/* LIMIT NULL or LIMIT ALL: nothing to bound */
+	if (IsA(parse->limitCount, Const) && ((Const *) parse->limitCount)->constisnull)
+		return false;
+	if (bms_membership(root->all_baserels) != BMS_SINGLETON ||
+		rel->reloptkind != RELOPT_BASEREL || rel->lateral_relids != NULL)
+		return false;
+	if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION || rte->inh ||
+		rte->tablesample != NULL)
+		return false;
+	/* rows are found again by re-reading their pages: quals must repeat */
+	if (contain_volatile_functions((Node *) rel->baserestrictinfo))
+		return false;
+	return true;
+}
+
+/*
+ * The ORDER BY as lists for the plan: each key must be a column of the
+ * table, and the first one of a type with keys, ordered by its type's own
+ * < or >.  False if not.
+ */
+static bool
+sort_keys_of(PlannerInfo *root, RelOptInfo *rel, List **private)
+{
+	Query	   *parse = root->parse;
+	List	   *attnos = NIL;
+	List	   *ops = NIL;
+	List	   *collations = NIL;
+	List	   *nulls_first = NIL;
+	KeyType		key_type = KEY_INT4;
+	bool		desc = false;
+	ListCell   *lc;
+
+	foreach(lc, parse->sortClause)
+	{
+		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
+		TargetEntry *tle = get_sortgroupclause_tle(sgc, parse->targetList);
+		Var		   *var = (Var *) tle->expr;
+
+		if (!IsA(var, Var) || var->varno != rel->relid || var->varlevelsup != 0 ||
+			var->varattno <= 0 || !OidIsValid(sgc->sortop))
+			return false;
+		if (attnos == NIL)
+		{
+			TypeCacheEntry *tc = lookup_type_cache(var->vartype,
+												   TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
+
+			if (!key_type_of(var->vartype, &key_type))
+				return false;
+			if (sgc->sortop == tc->gt_opr)
+				desc = true;
+			else if (sgc->sortop != tc->lt_opr)
+				return false;
+		}
+		attnos = lappend_int(attnos, var->varattno);
+		ops = lappend_oid(ops, sgc->sortop);
+		collations = lappend_oid(collations, exprCollation((Node *) var));
+		nulls_first = lappend_int(nulls_first, sgc->nulls_first);
+	}
+	*private = list_make4(makeInteger(key_type), makeInteger(desc),
+						  makeInteger(parse->limitOption == LIMIT_OPTION_WITH_TIES),
+						  attnos);
+	*private = lappend(*private, ops);
+	*private = lappend(*private, collations);
+	*private = lappend(*private, nulls_first);
+	return true;
+}
+
+/* The bound k + m the planner assumes: constants as given, else a default. */
+static double
+estimated_bound(PlannerInfo *root)
+{
+	Query	   *parse = root->parse;
+	double		bound = TOPK_DEFAULT_BOUND;
+
+	if (IsA(parse->limitCount, Const))
+		bound = (double) DatumGetInt64(((Const *) parse->limitCount)->constvalue);
+	if (parse->limitOffset && IsA(parse->limitOffset, Const) &&
+		!((Const *) parse->limitOffset)->constisnull)
+		bound += (double) DatumGetInt64(((Const *) parse->limitOffset)->constvalue);
+	return Max(bound, 1.0);
+}
+
+/*
+ * Cost: a sequential scan of the table (pages, tuples, the WHERE clause),
+ * a key per qualifying row for the top-k backend, and for the bound's rows
+ * a page fetch and their sort.  All of it happens before the first row.
+ */
+static void
+cost_topk_path(PlannerInfo *root, RelOptInfo *rel, Path *path)
+{
+	double		bound = Min(estimated_bound(root), Max(rel->rows, 1.0));
+	Cost		run;
+	double		spc_seq_page_cost;
+	double		spc_random_page_cost;
+
+	get_tablespace_page_costs(rel->reltablespace, &spc_random_page_cost,
+							  &spc_seq_page_cost);
+	run = spc_seq_page_cost * rel->pages +
+		(cpu_tuple_cost + rel->baserestrictcost.per_tuple) * rel->tuples +
+		TOPK_PUSH_COST_FACTOR * cpu_operator_cost * rel->rows +
+		bound * (spc_random_page_cost + cpu_tuple_cost +
+				 2.0 * cpu_operator_cost * log2(bound + 1.0)) +
+		path->pathtarget->cost.per_tuple * bound;
+	path->rows = rel->rows;
+	path->startup_cost = rel->baserestrictcost.startup + path->pathtarget->cost.startup + run;
+	path->total_cost = path->startup_cost;
+}
+
+static void
+topk_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
+					  RangeTblEntry *rte)
+{
+	CustomPath *path;
+	List	   *private;
+
+	if (prev_set_rel_pathlist_hook)
+		prev_set_rel_pathlist_hook(root, rel, rti, rte);
+
+	if (!gputopk_enabled || !query_is_topk(root, rel, rte) ||
+		rel->tuples < gputopk_min_table_rows || !sort_keys_of(root, rel, &private))
+		return;
+	/* the rows are found again by page and position: heap tables only */
+	{
+		Relation	r = table_open(rte->relid, NoLock);
+		bool		heap = r->rd_rel->relam == HEAP_TABLE_AM_OID;
+
+		table_close(r, NoLock);
+		if (!heap)
+			return;
+	}
+
+	path = makeNode(CustomPath);
+	path->path.pathtype = T_CustomScan;
+	path->path.parent = rel;
+	path->path.pathtarget = rel->reltarget;
+	path->path.param_info = NULL;
+	path->path.parallel_aware = false;
+	path->path.parallel_safe = false;
+	path->path.parallel_workers = 0;
+	path->path.pathkeys = root->sort_pathkeys;
+	path->flags = 0;
+	path->custom_paths = NIL;
+	path->custom_private = private;
+	path->methods = &topk_path_methods;
+	cost_topk_path(root, rel, &path->path);
+	add_path(rel, &path->path);
+}
+
+static Plan *
+plan_topk_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+			   List *tlist, List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = extract_actual_clauses(clauses, false);
+	cscan->scan.scanrelid = rel->relid;
+	cscan->flags = best_path->flags;
+	cscan->custom_plans = NIL;
+	cscan->custom_exprs = list_make2(copyObject(root->parse->limitCount),
+									 copyObject(root->parse->limitOffset));
+	cscan->custom_private = best_path->custom_private;
+	cscan->custom_scan_tlist = NIL;
+	cscan->methods = &topk_scan_methods;
+	return &cscan->scan.plan;
+}
+
+void
+topk_path_init(void)
+{
+	RegisterCustomScanMethods(&topk_scan_methods);
+	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
+	set_rel_pathlist_hook = topk_set_rel_pathlist;
+}
