@@ -42,23 +42,11 @@ template <typename K>
 __device__ __forceinline__ K
 vector_max(const K *keys, uint64_t i, uint64_t n)
 {
-	typedef typename Vec<K>::type V;
 	constexpr int N = Vec<K>::N;
 	K			part[N];
 	K			best = 0;
 
-	if (i + N <= n)
-	{
-		V			x = __ldcs(reinterpret_cast<const V *>(keys + i));
-
-		memcpy(part, &x, sizeof(x));
-	}
-	else
-	{
-#pragma unroll
-		for (int j = 0; j < N; j++)
-			part[j] = i + j < n ? keys[i + j] : K(0);
-	}
+	load_vector(keys, i, n, part);
 #pragma unroll
 	for (int j = 0; j < N; j++)
 		best = max(best, part[j]);
@@ -151,7 +139,6 @@ gather_kernel(const K *keys, uint64_t n, Ref base, int log_s, const Ref *sub,
 			  const uint32_t *d_sub_count, uint32_t sub_cap, const uint32_t *d_has_floor,
 			  const K *d_floor, uint64_t equal_cap, uint32_t *d_equal_taken, Sink<K> out)
 {
-	typedef typename Vec<K>::type V;
 	constexpr int N = Vec<K>::N;
 	__shared__ AppendStorage<> tmp;
 	uint32_t	count = min(*d_sub_count, sub_cap);
@@ -170,18 +157,7 @@ gather_kernel(const K *keys, uint64_t n, Ref base, int log_s, const Ref *sub,
 		bool		take[N];
 		bool		equal[N];
 
-		if (first + N <= n)
-		{
-			V			x = __ldcs(reinterpret_cast<const V *>(keys + first));
-
-			memcpy(key, &x, sizeof(V));
-		}
-		else
-		{
-#pragma unroll
-			for (int j = 0; j < N; j++)
-				key[j] = first + j < n ? keys[first + j] : K(0);
-		}
+		load_vector(keys, first, n, key);
 #pragma unroll
 		for (int j = 0; j < N; j++)
 		{

@@ -106,16 +106,38 @@ tile_keys()
 }
 
 /*
+ * The N keys at keys[first ...], those at or past n as 0: one streaming
+ * 16-byte load (the data is read once) when all are below n.
+ */
+template <typename K>
+__device__ __forceinline__ void
+load_vector(const K *keys, uint64_t first, uint64_t n, K (&key)[Vec<K>::N])
+{
+	typedef typename Vec<K>::type V;
+	constexpr int N = Vec<K>::N;
+
+	if (first + N <= n)
+	{
+		V			v = __ldcs(reinterpret_cast<const V *>(keys + first));
+
+		memcpy(key, &v, sizeof(V));
+		return;
+	}
+#pragma unroll
+	for (int j = 0; j < N; j++)
+		key[j] = first + j < n ? keys[first + j] : K(0);
+}
+
+/*
  * Load the keys of thread slot j of a block tile: vector u of the tile is
  * the 16 bytes at keys[(tile * BLOCK * UNROLL + u) * N ...].  Keys at or past
- * n come back invalid.  Streaming loads: the data is read once.
+ * n come back invalid.
  */
 template <typename K>
 __device__ __forceinline__ void
 load_tile(const K *keys, uint32_t n, uint64_t tile, K (&key)[UNROLL][Vec<K>::N],
 		  uint32_t (&index)[UNROLL][Vec<K>::N], bool (&valid)[UNROLL][Vec<K>::N])
 {
-	typedef typename Vec<K>::type V;
 	constexpr int N = Vec<K>::N;
 
 #pragma unroll
@@ -123,28 +145,51 @@ load_tile(const K *keys, uint32_t n, uint64_t tile, K (&key)[UNROLL][Vec<K>::N],
 	{
 		uint64_t	first = (tile * BLOCK * UNROLL + (uint64_t) u * BLOCK + threadIdx.x) * N;
 
-		if (first + N <= n)
-		{
-			V			v = __ldcs(reinterpret_cast<const V *>(keys + first));
-
-			memcpy(key[u], &v, sizeof(V));
-#pragma unroll
-			for (int j = 0; j < N; j++)
-				valid[u][j] = true;
-		}
-		else
-		{
-#pragma unroll
-			for (int j = 0; j < N; j++)
-			{
-				valid[u][j] = first + j < n;
-				key[u][j] = valid[u][j] ? keys[first + j] : 0;
-			}
-		}
+		load_vector(keys, first, n, key[u]);
 #pragma unroll
 		for (int j = 0; j < N; j++)
+		{
+			valid[u][j] = first + j < n;
 			index[u][j] = (uint32_t) (first + j);
+		}
 	}
+}
+
+/*
+ * The grid-stride loop over the block tiles of n keys that the streaming
+ * kernels share: for each tile, on_key(f, key, index, valid) for each of the
+ * thread's UNROLL * N slots f, then on_tile() (the block's appends: every
+ * thread of the block reaches it).
+ */
+template <typename K, typename OnKey, typename OnTile>
+__device__ __forceinline__ void
+for_each_tile(const K *keys, uint32_t n, OnKey on_key, OnTile on_tile)
+{
+	constexpr int N = Vec<K>::N;
+	uint64_t	tiles = (n + tile_keys<K>() - 1) / tile_keys<K>();
+
+	for (uint64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x)
+	{
+		K			key[UNROLL][N];
+		uint32_t	index[UNROLL][N];
+		bool		valid[UNROLL][N];
+
+		load_tile(keys, n, tile, key, index, valid);
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++)
+#pragma unroll
+			for (int j = 0; j < N; j++)
+				on_key(u * N + j, key[u][j], index[u][j], valid[u][j]);
+		on_tile();
+	}
+}
+
+/* the reference of key index of an input with optional explicit references */
+template <typename In>
+__device__ __forceinline__ Ref
+ref_of(const In &in, uint32_t index)
+{
+	return in.refs ? in.refs[index] : in.base + index;
 }
 
 /* scratch for block_append and block_ration in blocks of THREADS threads */

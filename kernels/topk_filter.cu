@@ -23,34 +23,17 @@ append_above_kernel(Keys<K> in, const uint32_t *d_has_cut, const K *d_cut,
 	uint32_t	n = in.d_n ? min(*in.d_n, in.n) : in.n;
 	bool		has_cut = *d_has_cut;
 	K			cut = *d_cut;
-	uint64_t	tiles = (n + tile_keys<K>() - 1) / tile_keys<K>();
+	K			flat_key[UNROLL * N];
+	Ref			flat_ref[UNROLL * N];
+	bool		take[UNROLL * N];
 
-	for (uint64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x)
-	{
-		K			key[UNROLL][N];
-		uint32_t	index[UNROLL][N];
-		bool		valid[UNROLL][N];
-		K			flat_key[UNROLL * N];
-		Ref			flat_ref[UNROLL * N];
-		bool		take[UNROLL * N];
-
-		load_tile(in.keys, n, tile, key, index, valid);
-#pragma unroll
-		for (int u = 0; u < UNROLL; u++)
-#pragma unroll
-			for (int j = 0; j < N; j++)
-			{
-				int			f = u * N + j;
-				K			x = key[u][j];
-
-				take[f] = valid[u][j] &&
-					(!has_cut || x > cut || (inclusive && x == cut));
-				flat_key[f] = x;
-				flat_ref[f] = !take[f] ? 0 :
-					(in.refs ? in.refs[index[u][j]] : in.base + index[u][j]);
-			}
-		block_append(flat_key, flat_ref, take, out, tmp);
-	}
+	for_each_tile(in.keys, n,
+				  [&](int f, K x, uint32_t index, bool valid) {
+					  take[f] = valid && (!has_cut || x > cut || (inclusive && x == cut));
+					  flat_key[f] = x;
+					  flat_ref[f] = take[f] ? ref_of(in, index) : 0;
+				  },
+				  [&] { block_append(flat_key, flat_ref, take, out, tmp); });
 }
 
 template <typename K>

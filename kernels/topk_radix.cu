@@ -156,27 +156,16 @@ template <typename K>
 __global__ void __launch_bounds__(BLOCK)
 radix_count(Keys<K> in, const RadixState<K> *st, uint32_t *hist)
 {
-	constexpr int N = Vec<K>::N;
 	__shared__ uint32_t sh[RADIX_BINS];
-	uint32_t	n = st->n;
-	uint64_t	tiles = (n + tile_keys<K>() - 1) / tile_keys<K>();
 
 	if (st->take_all)
 		return;
 	zero_hist(sh);
-	for (uint64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x)
-	{
-		K			key[UNROLL][N];
-		uint32_t	index[UNROLL][N];
-		bool		valid[UNROLL][N];
-
-		load_tile(in.keys, n, tile, key, index, valid);
-#pragma unroll
-		for (int u = 0; u < UNROLL; u++)
-#pragma unroll
-			for (int j = 0; j < N; j++)
-				count_digit(sh, digit(key[u][j], 0), valid[u][j]);
-	}
+	for_each_tile(in.keys, st->n,
+				  [&](int f, K x, uint32_t index, bool valid) {
+					  count_digit(sh, digit(x, 0), valid);
+				  },
+				  [] {});
 	flush_hist(sh, hist);
 }
 
@@ -258,13 +247,6 @@ current_source(const Keys<K> &in, const RadixState<K> *st, const Buffers<K> &buf
 	return s;
 }
 
-template <typename K>
-__device__ __forceinline__ Ref
-ref_of(const Source<K> &s, uint32_t index)
-{
-	return s.refs ? s.refs[index] : s.base + index;
-}
-
 /*
  * Pass p >= 1: keys matching the pivot's digits 0..p-2 are either above the
  * pivot's bin of digit p-1 (in the answer: to out), in it (counted by digit
@@ -285,7 +267,10 @@ radix_classify(Keys<K> in, RadixState<K> *st, int p, uint32_t *hist,
 	K			prev_mask = digits_mask<K>(p - 2);
 	bool		compact;
 	Sink<K>		cand;
-	uint64_t	tiles;
+	K			flat_key[UNROLL * N];
+	Ref			flat_ref[UNROLL * N];
+	bool		sure[UNROLL * N];
+	bool		candidate[UNROLL * N];
 
 	if (st->take_all)
 		return;
@@ -301,40 +286,23 @@ radix_classify(Keys<K> in, RadixState<K> *st, int p, uint32_t *hist,
 		cand.cap = bufs.cap;
 		cand.d_count = &st->cand_count[dst];
 	}
-	tiles = (s.n + tile_keys<K>() - 1) / tile_keys<K>();
 	zero_hist(sh);
-	for (uint64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x)
-	{
-		K			key[UNROLL][N];
-		uint32_t	index[UNROLL][N];
-		bool		valid[UNROLL][N];
-		K			flat_key[UNROLL * N];
-		Ref			flat_ref[UNROLL * N];
-		bool		sure[UNROLL * N];
-		bool		candidate[UNROLL * N];
+	for_each_tile(s.keys, s.n,
+				  [&](int f, K x, uint32_t index, bool valid) {
+					  bool		live = valid && (!s.check_prev || (x & prev_mask) == prev);
 
-		load_tile(s.keys, s.n, tile, key, index, valid);
-#pragma unroll
-		for (int u = 0; u < UNROLL; u++)
-#pragma unroll
-			for (int j = 0; j < N; j++)
-			{
-				int			f = u * N + j;
-				K			x = key[u][j];
-				bool		live = valid[u][j] &&
-					(!s.check_prev || (x & prev_mask) == prev);
-
-				sure[f] = live && (x & mask) > prefix;
-				candidate[f] = live && (x & mask) == prefix;
-				count_digit(sh, digit(x, p), candidate[f]);
-				flat_key[f] = x;
-				flat_ref[f] = (sure[f] || (candidate[f] && compact)) ?
-					ref_of(s, index[u][j]) : 0;
-			}
-		block_append(flat_key, flat_ref, sure, out, tmp);
-		if (compact)
-			block_append(flat_key, flat_ref, candidate, cand, tmp);
-	}
+					  sure[f] = live && (x & mask) > prefix;
+					  candidate[f] = live && (x & mask) == prefix;
+					  count_digit(sh, digit(x, p), candidate[f]);
+					  flat_key[f] = x;
+					  flat_ref[f] = (sure[f] || (candidate[f] && compact)) ?
+						  ref_of(s, index) : 0;
+				  },
+				  [&] {
+					  block_append(flat_key, flat_ref, sure, out, tmp);
+					  if (compact)
+						  block_append(flat_key, flat_ref, candidate, cand, tmp);
+				  });
 	flush_hist(sh, hist);
 }
 
@@ -356,38 +324,26 @@ radix_collect(Keys<K> in, RadixState<K> *st, Buffers<K> bufs, TopkMode mode,
 	K			prev_mask = digits_mask<K>(P - 2);
 	bool		take_all = st->take_all;
 	uint32_t	k_rem = st->k_rem;
-	uint64_t	tiles = (s.n + tile_keys<K>() - 1) / tile_keys<K>();
+	K			flat_key[UNROLL * N];
+	Ref			flat_ref[UNROLL * N];
+	bool		take[UNROLL * N];
+	bool		equal[UNROLL * N];
 
-	for (uint64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x)
-	{
-		K			key[UNROLL][N];
-		uint32_t	index[UNROLL][N];
-		bool		valid[UNROLL][N];
-		K			flat_key[UNROLL * N];
-		Ref			flat_ref[UNROLL * N];
-		bool		take[UNROLL * N];
-		bool		equal[UNROLL * N];
+	for_each_tile(s.keys, s.n,
+				  [&](int f, K x, uint32_t index, bool valid) {
+					  bool		live = valid &&
+						  (take_all || !s.check_prev || (x & prev_mask) == prev);
 
-		load_tile(s.keys, s.n, tile, key, index, valid);
-#pragma unroll
-		for (int u = 0; u < UNROLL; u++)
-#pragma unroll
-			for (int j = 0; j < N; j++)
-			{
-				int			f = u * N + j;
-				K			x = key[u][j];
-				bool		live = valid[u][j] &&
-					(take_all || !s.check_prev || (x & prev_mask) == prev);
-
-				take[f] = live && (take_all || x > pivot);
-				equal[f] = live && !take_all && x == pivot;
-				flat_key[f] = x;
-				flat_ref[f] = (take[f] || equal[f]) ? ref_of(s, index[u][j]) : 0;
-			}
-		block_ration(equal, take, &st->eq_taken,
-					 mode == TOPK_WITH_TIES ? UINT64_MAX : k_rem, tmp);
-		block_append(flat_key, flat_ref, take, out, tmp);
-	}
+					  take[f] = live && (take_all || x > pivot);
+					  equal[f] = live && !take_all && x == pivot;
+					  flat_key[f] = x;
+					  flat_ref[f] = (take[f] || equal[f]) ? ref_of(s, index) : 0;
+				  },
+				  [&] {
+					  block_ration(equal, take, &st->eq_taken,
+								   mode == TOPK_WITH_TIES ? UINT64_MAX : k_rem, tmp);
+					  block_append(flat_key, flat_ref, take, out, tmp);
+				  });
 }
 
 constexpr int SMALL_THREADS = 1024;

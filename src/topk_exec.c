@@ -19,6 +19,7 @@
 #include "postgres.h"
 
 #include "access/relscan.h"
+#include "access/stratnum.h"
 #include "access/tableam.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
@@ -33,7 +34,6 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 #include "utils/tuplesort.h"
-#include "utils/typcache.h"
 
 #include "cpu_topk.h"
 #include "topk_scan.h"
@@ -62,10 +62,8 @@ typedef struct TopkScanState
 	/* from the plan */
 	KeyType		key_type;
 	bool		desc;
-	bool		nulls_first;
 	bool		limit_with_ties;
-	AttrNumber	key_attno;
-	int			nsort;
+	int			nsort;			/* the ORDER BY; its first item is the key */
 	AttrNumber *sort_attnos;
 	Oid		   *sort_ops;
 	Oid		   *sort_collations;
@@ -144,8 +142,6 @@ begin_topk_scan(CustomScanState *node, EState *estate, int eflags)
 		ts->sort_collations[i] = list_nth_oid(collations, i);
 		ts->sort_nulls_first[i] = list_nth_int(nulls_first, i) != 0;
 	}
-	ts->key_attno = ts->sort_attnos[0];
-	ts->nulls_first = ts->sort_nulls_first[0];
 	ts->limit_count = ExecInitExpr(linitial(cscan->custom_exprs), &node->ss.ps);
 	ts->limit_offset = ExecInitExpr(lsecond(cscan->custom_exprs), &node->ss.ps);
 	ts->table_slot = table_slot_create(node->ss.ss_currentRelation, &estate->es_tupleTable);
@@ -189,7 +185,7 @@ static uint64
 key_of(TopkScanState *ts, Datum d, bool isnull)
 {
 	if (isnull)
-		return key_null(ts->key_type, ts->nulls_first);
+		return key_null(ts->key_type, ts->sort_nulls_first[0]);
 	switch (ts->key_type)
 	{
 		case KEY_INT2:
@@ -221,6 +217,15 @@ release_backend(void *arg)
 	h->cpu = NULL;
 }
 
+static void
+backend_out_of_memory(const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OUT_OF_MEMORY),
+			 errmsg("out of memory"),
+			 errdetail("%s", detail)));
+}
+
 /* A backend for one run, freed when the current memory context goes. */
 static BackendHandle *
 create_backend(int width, uint64 k, TopkMode mode)
@@ -229,10 +234,7 @@ create_backend(int width, uint64 k, TopkMode mode)
 
 	h->cpu = cpu_topk_create(width, k, mode);
 	if (h->cpu == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory"),
-				 errdetail("The top-k state for k = " UINT64_FORMAT " could not be allocated.", k)));
+		backend_out_of_memory("The top-k state could not be allocated.");
 	h->callback.func = release_backend;
 	h->callback.arg = h;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, &h->callback);
@@ -243,10 +245,7 @@ static void
 push_keys(BackendHandle *h, const void *keys, size_t n)
 {
 	if (n > 0 && !cpu_topk_push(h->cpu, keys, n))
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory"),
-				 errdetail("The top-k candidates did not fit in memory.")));
+		backend_out_of_memory("The top-k candidates did not fit in memory.");
 }
 
 static void
@@ -302,7 +301,7 @@ scan_keys(TopkScanState *ts, BackendHandle *h)
 			InstrCountFiltered1(ts, 1);
 			continue;
 		}
-		d = slot_getattr(slot, ts->key_attno, &isnull);
+		d = slot_getattr(slot, ts->sort_attnos[0], &isnull);
 		key = key_of(ts, d, isnull);
 		note_block(ts, ItemPointerGetBlockNumber(&slot->tts_tid), ordinal);
 		if (width == 4)
@@ -428,10 +427,7 @@ run_topk(TopkScanState *ts)
 	ts->blocks = NULL;
 	ts->rows_keyed += scan_keys(ts, h);
 	if (!cpu_topk_result(h->cpu, &result))
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory"),
-				 errdetail("The top-k answer did not fit in memory.")));
+		backend_out_of_memory("The top-k answer did not fit in memory.");
 	INSTR_TIME_SET_CURRENT(mid);
 	ts->candidates += result.count;
 	ordinals = palloc_extended(sizeof(uint64) * Max(result.count, 1), MCXT_ALLOC_HUGE);
@@ -500,22 +496,21 @@ static void
 explain_topk_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 {
 	TopkScanState *ts = (TopkScanState *) node;
-	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
-	List	   *private = cscan->custom_private;
-	List	   *attnos = list_nth(private, TOPK_FIELD_SORT_ATTNOS);
 	Oid			relid = RelationGetRelid(node->ss.ss_currentRelation);
 	StringInfoData keys;
-	ListCell   *lc;
 
 	initStringInfo(&keys);
-	foreach(lc, attnos)
+	for (int i = 0; i < ts->nsort; i++)
 	{
-		int			i = foreach_current_index(lc);
-		AttrNumber	attno = (AttrNumber) lfirst_int(lc);
-		TypeCacheEntry *tc = lookup_type_cache(get_atttype(relid, attno),
-											   TYPECACHE_GT_OPR);
-		bool		desc = list_nth_oid(list_nth(private, TOPK_FIELD_SORT_OPS), i) == tc->gt_opr;
-		bool		nulls_first = list_nth_int(list_nth(private, TOPK_FIELD_SORT_NULLS_FIRST), i) != 0;
+		AttrNumber	attno = ts->sort_attnos[i];
+		Oid			opfamily;
+		Oid			opcintype;
+		int16		strategy;
+		bool		desc;
+		bool		nulls_first = ts->sort_nulls_first[i];
+
+		get_ordering_op_properties(ts->sort_ops[i], &opfamily, &opcintype, &strategy);
+		desc = strategy == BTGreaterStrategyNumber;
 
 		appendStringInfo(&keys, "%s%s%s%s", i > 0 ? ", " : "",
 						 quote_identifier(get_attname(relid, attno, false)),
