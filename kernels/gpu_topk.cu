@@ -68,6 +68,8 @@ struct GpuTopk
 	int			key_width;
 	uint64_t	k;
 	TopkMode	mode;
+	GpuTopkAlgorithm algorithm; /* forced for streamed runs, or AUTO */
+	GpuTopkPlan last_plan;		/* the plan of the last selection */
 	Device		dev;
 	cudaStream_t copy_stream;
 	Scalars    *sc;
@@ -513,7 +515,11 @@ compact(GpuTopk *t)
 	out.refs = (Ref *) t->set_refs[other].ptr;
 	out.cap = (uint32_t) t->set_cap;
 	out.d_count = &t->sc->set_count[other];
-	TRY(run_plan<K>(t, in, plan_without_delegates(in.n, t->k, sizeof(K), t->mode), out));
+	t->last_plan = plan_without_delegates(in.n, t->k, sizeof(K), t->mode);
+	if (t->algorithm != GPU_TOPK_AUTO)
+		t->last_plan.algorithm = t->algorithm;
+	t->last_plan.algorithm = valid_algorithm(t->last_plan.algorithm, t->k);
+	TRY(run_plan<K>(t, in, t->last_plan, out));
 	min_key<K>(t->dev, out.keys, out.d_count, out.cap, t->k, (K *) &t->sc->cut, &t->sc->has_cut);
 	TRY(launched("Launching the top-k kernels"));
 	t->set = other;
@@ -1328,9 +1334,22 @@ gpu_topk_device(GpuTopk *t, const void *dev_keys, size_t n, const GpuTopkPlan *p
 		p.log_subrange = std::max(MIN_LOG_SUBRANGE, std::min(MAX_LOG_SUBRANGE, p.log_subrange));
 	if (used)
 		*used = p;
+	t->last_plan = p;
 	if (t->key_width == 4)
 		return device_run<uint32_t>(t, (const uint32_t *) dev_keys, n, p);
 	return device_run<uint64_t>(t, (const uint64_t *) dev_keys, n, p);
+}
+
+extern "C" void
+gpu_topk_set_algorithm(GpuTopk *t, GpuTopkAlgorithm algorithm)
+{
+	t->algorithm = algorithm;
+}
+
+extern "C" GpuTopkPlan
+gpu_topk_last_plan(const GpuTopk *t)
+{
+	return t->last_plan;
 }
 
 extern "C" GpuStatus

@@ -110,6 +110,15 @@ extern GpuStatus gpu_topk_device(GpuTopk *t, const void *dev_keys, size_t n,
 								 const GpuTopkPlan *plan, GpuTopkPlan *used);
 
 /*
+ * The algorithm of the selections a streamed run makes (GPU_TOPK_AUTO, the
+ * default: the cost model's).  Bitonic falls back to radix above its k.
+ */
+extern void gpu_topk_set_algorithm(GpuTopk *t, GpuTopkAlgorithm algorithm);
+
+/* The plan of the last selection; GPU_TOPK_AUTO before any. */
+extern GpuTopkPlan gpu_topk_last_plan(const GpuTopk *t);
+
+/*
  * Add n keys from host memory.  Copies run asynchronously: the memory must
  * stay unchanged until gpu_topk_wait_input or gpu_topk_result returns.
  * After gpu_topk_result, the next push starts a new top-k (references from

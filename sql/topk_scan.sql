@@ -35,6 +35,8 @@ CREATE TABLE tk_nulls AS SELECT i AS id, NULL::int4 AS v FROM generate_series(1,
 ANALYZE tk_nulls;
 
 -- Plans: GpuTopK on a large table, not on a small one, not where an index gives the order
+-- (on the CPU backend, so that the output is the same on every machine)
+SET gputopk.device = cpu;
 EXPLAIN (COSTS OFF) SELECT id, f8 FROM tk WHERE g < 3 ORDER BY f8 DESC LIMIT 10;
 EXPLAIN (COSTS OFF) SELECT id, f8 FROM tk_small ORDER BY f8 DESC LIMIT 10;
 CREATE INDEX tk_i4 ON tk (i4);
@@ -47,6 +49,7 @@ EXPLAIN (COSTS OFF) SELECT id, f8 FROM tk ORDER BY f8 DESC LIMIT 10;
 RESET gputopk.enabled;
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
   SELECT id, f8 FROM tk WHERE g < 3 ORDER BY f8 DESC LIMIT 10;
+RESET gputopk.device;
 
 -- The answer of a query with gputopk off and on, and whether GpuTopK ran.
 CREATE FUNCTION topk_check(q text) RETURNS text LANGUAGE plpgsql AS $$
@@ -110,7 +113,9 @@ RESET gputopk.min_table_rows;
 -- parameters: prepared statements with a generic plan
 SET plan_cache_mode = force_generic_plan;
 PREPARE top(int8, int8) AS SELECT id, f8 FROM tk WHERE g <> 3 ORDER BY f8 DESC, id LIMIT $1 OFFSET $2;
+SET gputopk.device = cpu;
 EXPLAIN (COSTS OFF) EXECUTE top(3, 0);
+RESET gputopk.device;
 EXECUTE top(3, 0);
 EXECUTE top(2, 3);
 EXECUTE top(NULL, 20003) ;
@@ -119,10 +124,12 @@ DEALLOCATE top;
 RESET plan_cache_mode;
 
 -- rescans: a LATERAL subquery run once per outer row
+SET gputopk.device = cpu;
 EXPLAIN (COSTS OFF) SELECT s.x, t.id, t.i4
 FROM (VALUES (0), (1), (2)) s(x),
      LATERAL (SELECT id, i4 FROM tk WHERE g = s.x ORDER BY i4 DESC NULLS LAST, id LIMIT 2) t
 ORDER BY s.x, t.i4 DESC;
+RESET gputopk.device;
 SELECT s.x, t.id, t.i4
 FROM (VALUES (0), (1), (2)) s(x),
      LATERAL (SELECT id, i4 FROM tk WHERE g = s.x ORDER BY i4 DESC NULLS LAST, id LIMIT 2) t

@@ -5,11 +5,13 @@
  *
  * Linked in place of kernels/ when nvcc was not found: no device exists, so
  * src/device.c never gets past gpu_device_count and everything runs on the
- * CPU backend.  The other entry points are here so that the same code links.
+ * CPU backend.  The other entry points, the top-k engine's among them, are
+ * here so that the same code links.
  *
  *-------------------------------------------------------------------------
  */
 #include "gpu_api.h"
+#include "gpu_topk.h"
 
 const char *
 gpu_build_description(void)
@@ -98,6 +100,49 @@ gpu_copy_to_host(void *dst, const void *src, size_t size, GpuStream stream)
 
 GpuStatus
 gpu_synchronize(void)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_topk_create(int key_width, uint64_t k, TopkMode mode, GpuTopk **out)
+{
+	*out = NULL;
+	return GPU_NOT_BUILT;
+}
+
+void
+gpu_topk_destroy(GpuTopk *t)
+{
+}
+
+void
+gpu_topk_set_algorithm(GpuTopk *t, GpuTopkAlgorithm algorithm)
+{
+}
+
+GpuTopkPlan
+gpu_topk_last_plan(const GpuTopk *t)
+{
+	GpuTopkPlan plan = {GPU_TOPK_AUTO, 0};
+
+	return plan;
+}
+
+GpuStatus
+gpu_topk_push(GpuTopk *t, const void *host_keys, size_t n)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_topk_wait_input(GpuTopk *t)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_topk_result(GpuTopk *t, TopkResult *result)
 {
 	return GPU_NOT_BUILT;
 }

@@ -19,6 +19,7 @@
 #include "utils/guc.h"
 
 #include "device.h"
+#include "gpu_topk.h"
 #include "gputopk.h"
 #include "topk_scan.h"
 
@@ -30,11 +31,19 @@ bool		gputopk_enabled = true;
 int			gputopk_device = DEVICE_SETTING_AUTO;
 int			gputopk_pinned_pool_mb = 256;
 int			gputopk_min_table_rows = 10000;
+int			gputopk_algorithm = GPU_TOPK_AUTO;
 
 static const struct config_enum_entry device_options[] = {
 	{"auto", DEVICE_SETTING_AUTO, false},
 	{"gpu", DEVICE_SETTING_GPU, false},
 	{"cpu", DEVICE_SETTING_CPU, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry algorithm_options[] = {
+	{"auto", GPU_TOPK_AUTO, false},
+	{"bitonic", GPU_TOPK_BITONIC, false},
+	{"radix", GPU_TOPK_RADIX, false},
 	{NULL, 0, false}
 };
 
@@ -107,6 +116,17 @@ _PG_init(void)
 							PGC_USERSET,
 							0,
 							NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("gputopk.algorithm",
+							 "The GPU top-k algorithm of GpuTopK scans.",
+							 "auto lets the cost model choose by the number of keys, k and the key width; "
+							 "bitonic is used up to k = 256 and radix above.",
+							 &gputopk_algorithm,
+							 GPU_TOPK_AUTO,
+							 algorithm_options,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("gputopk");
 	topk_path_init();

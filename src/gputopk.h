@@ -24,5 +24,6 @@ extern bool gputopk_enabled;
 extern int	gputopk_device;
 extern int	gputopk_pinned_pool_mb;
 extern int	gputopk_min_table_rows;
+extern int	gputopk_algorithm;		/* a GpuTopkAlgorithm */
 
 #endif							/* GPUTOPK_H */

@@ -18,6 +18,7 @@
  */
 #include "postgres.h"
 
+#include "access/heapam.h"
 #include "access/relscan.h"
 #include "access/stratnum.h"
 #include "access/tableam.h"
@@ -26,6 +27,7 @@
 #include "miscadmin.h"
 #include "nodes/extensible.h"
 #include "portability/instr_time.h"
+#include "storage/bufmgr.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/memutils.h"
@@ -35,11 +37,9 @@
 #include "utils/timestamp.h"
 #include "utils/tuplesort.h"
 
-#include "cpu_topk.h"
+#include "gputopk.h"
+#include "key_sink.h"
 #include "topk_scan.h"
-
-/* keys handed to the backend at a time */
-#define TOPK_BATCH 4096
 
 /* where a block's qualifying rows start among the scan's ordinals */
 typedef struct BlockStart
@@ -47,13 +47,6 @@ typedef struct BlockStart
 	BlockNumber block;
 	uint64		first;
 } BlockStart;
-
-/* the backend's state, freed with the memory context that owns this */
-typedef struct BackendHandle
-{
-	CpuTopk    *cpu;
-	MemoryContextCallback callback;
-} BackendHandle;
 
 typedef struct TopkScanState
 {
@@ -73,6 +66,11 @@ typedef struct TopkScanState
 	TupleTableSlot *table_slot; /* the table's rows, while scanning */
 	ExprState  *table_qual;		/* the WHERE clause over table_slot */
 
+	/* reading pages */
+	HeapScanDesc scan;
+	HeapTupleData tuple;		/* the current row, on the scan's page */
+	int			next_row;		/* among the page's visible rows */
+
 	/* per run */
 	bool		done;			/* the sorted rows are ready */
 	uint64		bound;			/* k + m, or PG_UINT64_MAX for no limit */
@@ -83,7 +81,12 @@ typedef struct TopkScanState
 	uint64		nblocks;
 	uint64		blocks_cap;
 
-	/* for EXPLAIN ANALYZE, summed over runs */
+	/* for EXPLAIN ANALYZE: the last run's */
+	TopkBackend backend;
+	const char *algorithm;
+	uint64		bytes_shipped;
+	double		gpu_wait_ms;
+	/* summed over runs */
 	uint64		rows_scanned;
 	uint64		rows_keyed;
 	uint64		candidates;
@@ -208,47 +211,6 @@ key_of(TopkScanState *ts, Datum d, bool isnull)
 }
 
 static void
-release_backend(void *arg)
-{
-	BackendHandle *h = (BackendHandle *) arg;
-
-	if (h->cpu)
-		cpu_topk_destroy(h->cpu);
-	h->cpu = NULL;
-}
-
-static void
-backend_out_of_memory(const char *detail)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_OUT_OF_MEMORY),
-			 errmsg("out of memory"),
-			 errdetail("%s", detail)));
-}
-
-/* A backend for one run, freed when the current memory context goes. */
-static BackendHandle *
-create_backend(int width, uint64 k, TopkMode mode)
-{
-	BackendHandle *h = palloc0(sizeof(BackendHandle));
-
-	h->cpu = cpu_topk_create(width, k, mode);
-	if (h->cpu == NULL)
-		backend_out_of_memory("The top-k state could not be allocated.");
-	h->callback.func = release_backend;
-	h->callback.arg = h;
-	MemoryContextRegisterResetCallback(CurrentMemoryContext, &h->callback);
-	return h;
-}
-
-static void
-push_keys(BackendHandle *h, const void *keys, size_t n)
-{
-	if (n > 0 && !cpu_topk_push(h->cpu, keys, n))
-		backend_out_of_memory("The top-k candidates did not fit in memory.");
-}
-
-static void
 note_block(TopkScanState *ts, BlockNumber block, uint64 first)
 {
 	if (ts->nblocks > 0 && ts->blocks[ts->nblocks - 1].block == block)
@@ -265,59 +227,74 @@ note_block(TopkScanState *ts, BlockNumber block, uint64 first)
 	ts->nblocks++;
 }
 
+/*
+ * Read a block: its tuples visible to the snapshot, found by the heap's
+ * own page-at-a-time code (which also prunes the page and takes the
+ * predicate locks of serializable transactions).
+ */
+static void
+read_page(TopkScanState *ts, BlockNumber block)
+{
+	CHECK_FOR_INTERRUPTS();
+	heapgetpage(&ts->scan->rs_base, block);
+	ts->next_row = 0;
+}
+
+/*
+ * The page's next visible row that passes the quals, in ts->tuple (and in
+ * table_slot when there are quals); false at the end of the page.
+ */
+static bool
+next_row(TopkScanState *ts)
+{
+	HeapScanDesc scan = ts->scan;
+	Page		page = BufferGetPage(scan->rs_cbuf);
+	ExprContext *econtext = ts->css.ss.ps.ps_ExprContext;
+
+	while (ts->next_row < scan->rs_ntuples)
+	{
+		OffsetNumber off = scan->rs_vistuples[ts->next_row++];
+		ItemId		item = PageGetItemId(page, off);
+
+		ts->tuple.t_data = (HeapTupleHeader) PageGetItem(page, item);
+		ts->tuple.t_len = ItemIdGetLength(item);
+		ItemPointerSet(&ts->tuple.t_self, scan->rs_cblock, off);
+		if (ts->table_qual == NULL)
+			return true;
+		ExecStoreBufferHeapTuple(&ts->tuple, ts->table_slot, scan->rs_cbuf);
+		econtext->ecxt_scantuple = ts->table_slot;
+		ResetExprContext(econtext);
+		if (ExecQual(ts->table_qual, econtext))
+			return true;
+	}
+	return false;
+}
+
 /* Scan the table, keying every qualifying row; returns their count. */
 static uint64
-scan_keys(TopkScanState *ts, BackendHandle *h)
+scan_keys(TopkScanState *ts, KeySink *sink)
 {
-	ScanState  *ss = &ts->css.ss;
-	ExprContext *econtext = ss->ps.ps_ExprContext;
-	TupleTableSlot *slot = ts->table_slot;
-	EState	   *estate = ss->ps.state;
-	int			width = key_width(ts->key_type);
-	union
-	{
-		uint32		k4[TOPK_BATCH];
-		uint64		k8[TOPK_BATCH];
-	}		   *batch = palloc(sizeof(*batch));
-	int			nbatch = 0;
+	TupleDesc	desc = RelationGetDescr(ts->css.ss.ss_currentRelation);
+	AttrNumber	attno = ts->sort_attnos[0];
 	uint64		ordinal = 0;
-	TableScanDesc scan;
 
-	/* no synchronised start: blocks must come in order for note_block */
-	scan = table_beginscan_strat(ss->ss_currentRelation, estate->es_snapshot,
-								 0, NULL, true, false);
-	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	for (BlockNumber block = 0; block < ts->scan->rs_nblocks; block++)
 	{
-		bool		isnull;
-		Datum		d;
-		uint64		key;
+		uint64		page_first = ordinal;
 
-		CHECK_FOR_INTERRUPTS();
-		ts->rows_scanned++;
-		econtext->ecxt_scantuple = slot;
-		ResetExprContext(econtext);
-		if (!ExecQual(ts->table_qual, econtext))
+		read_page(ts, block);
+		while (next_row(ts))
 		{
-			InstrCountFiltered1(ts, 1);
-			continue;
+			bool		isnull;
+			Datum		d = heap_getattr(&ts->tuple, attno, desc, &isnull);
+
+			note_block(ts, block, ordinal);
+			key_sink_add(sink, key_of(ts, d, isnull));
+			ordinal++;
 		}
-		d = slot_getattr(slot, ts->sort_attnos[0], &isnull);
-		key = key_of(ts, d, isnull);
-		note_block(ts, ItemPointerGetBlockNumber(&slot->tts_tid), ordinal);
-		if (width == 4)
-			batch->k4[nbatch++] = (uint32) key;
-		else
-			batch->k8[nbatch++] = key;
-		ordinal++;
-		if (nbatch == TOPK_BATCH)
-		{
-			push_keys(h, batch, nbatch);
-			nbatch = 0;
-		}
+		ts->rows_scanned += ts->scan->rs_ntuples;
+		InstrCountFiltered1(ts, ts->scan->rs_ntuples - (ordinal - page_first));
 	}
-	push_keys(h, batch, nbatch);
-	table_endscan(scan);
-	pfree(batch);
 	return ordinal;
 }
 
@@ -332,56 +309,40 @@ compare_ordinals(const void *a, const void *b)
 
 /*
  * Read the rows of the given ordinals (ascending) again and put them into
- * the tuplesort: block by block, the n-th qualifying row of each.
+ * the tuplesort: block by block, the n-th qualifying row of each.  Under
+ * the same snapshot a page shows the same rows in the same order.
  */
 static void
 fetch_rows(TopkScanState *ts, uint64 *ordinals, size_t count)
 {
-	ScanState  *ss = &ts->css.ss;
-	ExprContext *econtext = ss->ps.ps_ExprContext;
-	TupleTableSlot *slot = ts->table_slot;
-	TableScanDesc scan = NULL;
 	uint64		b = 0;
 	size_t		i = 0;
 
 	while (i < count)
 	{
-		ItemPointerData lo;
-		ItemPointerData hi;
 		uint64		ordinal;
 
 		/* the block of ordinals[i]: the last one starting at or before it */
 		while (b + 1 < ts->nblocks && ts->blocks[b + 1].first <= ordinals[i])
 			b++;
-		ItemPointerSet(&lo, ts->blocks[b].block, FirstOffsetNumber);
-		ItemPointerSet(&hi, ts->blocks[b].block, MaxOffsetNumber);
-		if (scan == NULL)
-			scan = table_beginscan_tidrange(ss->ss_currentRelation,
-											ss->ps.state->es_snapshot, &lo, &hi);
-		else
-			table_rescan_tidrange(scan, &lo, &hi);
+		read_page(ts, ts->blocks[b].block);
 		ordinal = ts->blocks[b].first;
 		while (i < count &&
 			   (b + 1 >= ts->nblocks || ordinals[i] < ts->blocks[b + 1].first))
 		{
-			if (!table_scan_getnextslot_tidrange(scan, ForwardScanDirection, slot))
+			if (!next_row(ts))
 				elog(ERROR, "gputopk: row " UINT64_FORMAT " of block %u is no longer visible",
 					 ordinals[i], ts->blocks[b].block);
-			econtext->ecxt_scantuple = slot;
-			ResetExprContext(econtext);
-			if (!ExecQual(ts->table_qual, econtext))
-				continue;
 			if (ordinal == ordinals[i])
 			{
-				tuplesort_puttupleslot(ts->sort, slot);
+				ExecStoreBufferHeapTuple(&ts->tuple, ts->table_slot, ts->scan->rs_cbuf);
+				tuplesort_puttupleslot(ts->sort, ts->table_slot);
 				i++;
 			}
 			ordinal++;
 		}
-		CHECK_FOR_INTERRUPTS();
 	}
-	if (scan)
-		table_endscan(scan);
+	ExecClearTuple(ts->table_slot);
 }
 
 /* One run: scan, select, fetch and sort. */
@@ -393,7 +354,7 @@ run_topk(TopkScanState *ts)
 	uint64		offset = eval_limit(ts->limit_offset, econtext, 0);
 	MemoryContext run_cxt;
 	MemoryContext old;
-	BackendHandle *h;
+	KeySink    *sink;
 	TopkResult	result;
 	uint64	   *ordinals;
 	instr_time	start;
@@ -421,14 +382,29 @@ run_topk(TopkScanState *ts)
 									ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(run_cxt);
 	INSTR_TIME_SET_CURRENT(start);
-	h = create_backend(key_width(ts->key_type), ts->bound, ts->mode);
+
+	/*
+	 * No synchronised start: blocks must come in order for note_block.  A
+	 * bound above the rows the table can hold is no bound.
+	 */
+	ts->scan = (HeapScanDesc) table_beginscan_strat(ts->css.ss.ss_currentRelation,
+													ts->css.ss.ps.state->es_snapshot,
+													0, NULL, true, false);
+	if (!(ts->scan->rs_base.rs_flags & SO_ALLOW_PAGEMODE))
+		elog(ERROR, "gputopk: the scan's snapshot is not an MVCC snapshot");
+	sink = key_sink_create(key_width(ts->key_type),
+						   Min(ts->bound, (uint64) ts->scan->rs_nblocks * MaxHeapTuplesPerPage),
+						   ts->mode, (GpuTopkAlgorithm) gputopk_algorithm);
 	ts->nblocks = 0;
 	ts->blocks_cap = 0;
 	ts->blocks = NULL;
-	ts->rows_keyed += scan_keys(ts, h);
-	if (!cpu_topk_result(h->cpu, &result))
-		backend_out_of_memory("The top-k answer did not fit in memory.");
+	ts->rows_keyed += scan_keys(ts, sink);
+	key_sink_result(sink, &result);
 	INSTR_TIME_SET_CURRENT(mid);
+	ts->backend = sink->backend;
+	ts->algorithm = key_sink_algorithm(sink);
+	ts->bytes_shipped = sink->backend == BACKEND_GPU ? sink->keys_added * sink->key_width : 0;
+	ts->gpu_wait_ms = sink->wait_ms;
 	ts->candidates += result.count;
 	ordinals = palloc_extended(sizeof(uint64) * Max(result.count, 1), MCXT_ALLOC_HUGE);
 	for (size_t i = 0; i < result.count; i++)
@@ -436,13 +412,15 @@ run_topk(TopkScanState *ts)
 	qsort(ordinals, result.count, sizeof(uint64), compare_ordinals);
 	MemoryContextSwitchTo(old);
 	fetch_rows(ts, ordinals, result.count);
+	table_endscan(&ts->scan->rs_base);
+	ts->scan = NULL;
 	tuplesort_performsort(ts->sort);
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, mid);
 	INSTR_TIME_SUBTRACT(mid, start);
 	ts->scan_ms += INSTR_TIME_GET_MILLISEC(mid);
 	ts->fetch_ms += INSTR_TIME_GET_MILLISEC(end);
-	/* frees the backend (its reset callback), the block map and the ordinals */
+	/* frees the backend (the sink's reset callback), the block map and the ordinals */
 	MemoryContextDelete(run_cxt);
 	ts->blocks = NULL;
 }
@@ -492,6 +470,21 @@ rescan_topk_scan(CustomScanState *node)
 	reset_run((TopkScanState *) node);
 }
 
+static const char *
+backend_name(TopkBackend backend)
+{
+	switch (backend)
+	{
+		case BACKEND_CPU:
+			return "cpu";
+		case BACKEND_GPU:
+			return "gpu";
+		case BACKEND_NONE:
+			break;
+	}
+	return "none usable";
+}
+
 static void
 explain_topk_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 {
@@ -518,21 +511,29 @@ explain_topk_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 						 nulls_first != desc ? (nulls_first ? " NULLS FIRST" : " NULLS LAST") : "");
 	}
 	ExplainPropertyText("Top-k Key", keys.data, es);
-	ExplainPropertyText("Backend", "cpu", es);
-	if (es->analyze && ts->done)
+	if (!(es->analyze && ts->done))
 	{
-		if (ts->bound == PG_UINT64_MAX)
-			ExplainPropertyText("Bound", "none", es);
-		else
-			ExplainPropertyUInteger("Bound", NULL, ts->bound, es);
-		ExplainPropertyText("Mode", ts->mode == TOPK_EXACT ? "exact" : "with ties", es);
-		ExplainPropertyUInteger("Rows Scanned", NULL, ts->rows_scanned, es);
-		ExplainPropertyUInteger("Rows Keyed", NULL, ts->rows_keyed, es);
-		ExplainPropertyUInteger("Candidates", NULL, ts->candidates, es);
-		if (es->timing)
-		{
-			ExplainPropertyFloat("Scan and Select Time", "ms", ts->scan_ms, 3, es);
-			ExplainPropertyFloat("Fetch and Sort Time", "ms", ts->fetch_ms, 3, es);
-		}
+		ExplainPropertyText("Backend", backend_name(device_selected_backend()), es);
+		return;
+	}
+	ExplainPropertyText("Backend", backend_name(ts->backend), es);
+	if (ts->algorithm)
+		ExplainPropertyText("Algorithm", ts->algorithm, es);
+	if (ts->bound == PG_UINT64_MAX)
+		ExplainPropertyText("Bound", "none", es);
+	else
+		ExplainPropertyUInteger("Bound", NULL, ts->bound, es);
+	ExplainPropertyText("Mode", ts->mode == TOPK_EXACT ? "exact" : "with ties", es);
+	ExplainPropertyUInteger("Rows Scanned", NULL, ts->rows_scanned, es);
+	ExplainPropertyUInteger("Rows Keyed", NULL, ts->rows_keyed, es);
+	if (ts->backend == BACKEND_GPU)
+		ExplainPropertyUInteger("Bytes Shipped", NULL, ts->bytes_shipped, es);
+	ExplainPropertyUInteger("Candidates", NULL, ts->candidates, es);
+	if (es->timing)
+	{
+		ExplainPropertyFloat("Scan and Select Time", "ms", ts->scan_ms, 3, es);
+		if (ts->backend == BACKEND_GPU)
+			ExplainPropertyFloat("GPU Wait Time", "ms", ts->gpu_wait_ms, 3, es);
+		ExplainPropertyFloat("Fetch and Sort Time", "ms", ts->fetch_ms, 3, es);
 	}
 }

@@ -1,0 +1,159 @@
+/*-------------------------------------------------------------------------
+ *
+ * key_sink.c
+ *	  The keys of one top-k, handed in batches to the CPU or the GPU backend.
+ *
+ * On the GPU, a full batch is queued for copying (gpu_topk_push) and the
+ * other pinned buffer is filled meanwhile; before a buffer is queued again,
+ * the copy of the previous one is waited for.  So the scan and the copies
+ * and kernels overlap, and the host's cost per batch is one call.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "portability/instr_time.h"
+
+#include "cpu_topk.h"
+#include "key_sink.h"
+
+/* keys per batch: small enough to stay in cache on the CPU */
+#define CPU_BATCH_KEYS 4096
+/* large enough that launches and calls do not count on the GPU */
+#define GPU_BATCH_KEYS ((size_t) 1 << 20)
+
+static void
+sink_out_of_memory(const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OUT_OF_MEMORY),
+			 errmsg("out of memory"),
+			 errdetail("%s", detail)));
+}
+
+/* Runs on reset or deletion of the owning context; must not throw. */
+static void
+release_sink(void *arg)
+{
+	KeySink    *sink = (KeySink *) arg;
+
+	if (sink->cpu)
+		cpu_topk_destroy(sink->cpu);
+	sink->cpu = NULL;
+	/* waits for the queued work that may still read the pinned buffers */
+	gpu_topk_destroy(sink->gpu);
+	sink->gpu = NULL;
+}
+
+KeySink *
+key_sink_create(int key_width, uint64 k, TopkMode mode, GpuTopkAlgorithm algorithm)
+{
+	KeySink    *sink = palloc0(sizeof(KeySink));
+
+	sink->key_width = key_width;
+	sink->backend = device_choose_backend();
+	sink->callback.func = release_sink;
+	sink->callback.arg = sink;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, &sink->callback);
+	if (sink->backend == BACKEND_CPU)
+	{
+		sink->cpu = cpu_topk_create(key_width, k, mode);
+		if (sink->cpu == NULL)
+			sink_out_of_memory("The top-k state could not be allocated.");
+		sink->batch_cap = CPU_BATCH_KEYS;
+		sink->batch = palloc(key_width * sink->batch_cap);
+		return sink;
+	}
+
+	/*
+	 * The pinned buffers' callbacks, registered after the sink's, run
+	 * before it: each waits for the device before its buffer goes back.
+	 */
+	device_check(gpu_topk_create(key_width, k, mode, &sink->gpu),
+				 "create a GPU top-k");
+	gpu_topk_set_algorithm(sink->gpu, algorithm);
+	sink->batch_cap = GPU_BATCH_KEYS;
+	for (int i = 0; i < 2; i++)
+		sink->pinned[i] = device_pinned_acquire(CurrentMemoryContext,
+												key_width * sink->batch_cap);
+	sink->batch = sink->pinned[0]->ptr;
+	return sink;
+}
+
+/* Check a GPU call that may wait for the device, and count the wait. */
+static void
+gpu_check_timed(KeySink *sink, GpuStatus status, instr_time start, const char *action)
+{
+	instr_time	end;
+
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, start);
+	sink->wait_ms += INSTR_TIME_GET_MILLISEC(end);
+	device_check(status, action);
+}
+
+/* Hand the batch to the backend and start a new one. */
+void
+key_sink_flush(KeySink *sink)
+{
+	size_t		n = sink->nbatch;
+	instr_time	start;
+
+	sink->keys_added += n;
+	sink->nbatch = 0;
+	if (n == 0)
+		return;
+	if (sink->backend == BACKEND_CPU)
+	{
+		if (!cpu_topk_push(sink->cpu, sink->batch, n))
+			sink_out_of_memory("The top-k candidates did not fit in memory.");
+		return;
+	}
+	/* the other buffer is about to be filled: its copy must be over */
+	INSTR_TIME_SET_CURRENT(start);
+	if (sink->copying)
+		gpu_check_timed(sink, gpu_topk_wait_input(sink->gpu), start, "copy keys to the GPU");
+	device_check(gpu_topk_push(sink->gpu, sink->batch, n), "copy keys to the GPU");
+	sink->copying = true;
+	sink->filling = 1 - sink->filling;
+	sink->batch = sink->pinned[sink->filling]->ptr;
+}
+
+/* The answer, in memory the sink owns. */
+void
+key_sink_result(KeySink *sink, TopkResult *result)
+{
+	instr_time	start;
+
+	key_sink_flush(sink);
+	if (sink->backend == BACKEND_CPU)
+	{
+		if (!cpu_topk_result(sink->cpu, result))
+			sink_out_of_memory("The top-k answer did not fit in memory.");
+		return;
+	}
+	INSTR_TIME_SET_CURRENT(start);
+	gpu_check_timed(sink, gpu_topk_result(sink->gpu, result), start,
+					"select the top k on the GPU");
+}
+
+/* What the GPU ran last, for EXPLAIN; NULL on the CPU backend. */
+const char *
+key_sink_algorithm(KeySink *sink)
+{
+	GpuTopkPlan plan;
+
+	if (sink->backend != BACKEND_GPU)
+		return NULL;
+	plan = gpu_topk_last_plan(sink->gpu);
+	switch (plan.algorithm)
+	{
+		case GPU_TOPK_BITONIC:
+			return "bitonic";
+		case GPU_TOPK_RADIX:
+			return "radix";
+		case GPU_TOPK_AUTO:
+			break;
+	}
+	return "none";
+}

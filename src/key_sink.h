@@ -1,0 +1,57 @@
+/*-------------------------------------------------------------------------
+ *
+ * key_sink.h
+ *	  The keys of one top-k, handed in batches to the CPU or the GPU backend.
+ *
+ * A caller adds one key per row (see keys.h), in row order, and asks for
+ * the answer once: the k largest keys with their ordinals.  The backend is
+ * the one gputopk.device chooses; GPU batches go through pinned buffers, one
+ * filled while the other is copied.  Everything is freed with the memory
+ * context that was current at key_sink_create, errors included.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef KEY_SINK_H
+#define KEY_SINK_H
+
+#include "device.h"
+#include "gpu_topk.h"
+#include "topk.h"
+
+typedef struct KeySink
+{
+	int			key_width;		/* 4 or 8 */
+	TopkBackend backend;		/* BACKEND_CPU or BACKEND_GPU */
+	void	   *batch;			/* the batch being filled */
+	size_t		nbatch;
+	size_t		batch_cap;
+	uint64		keys_added;
+
+	/* private to key_sink.c */
+	struct CpuTopk *cpu;
+	GpuTopk    *gpu;
+	DeviceBuffer *pinned[2];
+	int			filling;		/* which pinned buffer is batch */
+	bool		copying;		/* the other one may still be copied */
+	double		wait_ms;		/* waiting for the GPU */
+	MemoryContextCallback callback;
+} KeySink;
+
+extern KeySink *key_sink_create(int key_width, uint64 k, TopkMode mode,
+								GpuTopkAlgorithm algorithm);
+extern void key_sink_flush(KeySink *sink);
+extern void key_sink_result(KeySink *sink, TopkResult *result);
+extern const char *key_sink_algorithm(KeySink *sink);
+
+static inline void
+key_sink_add(KeySink *sink, uint64 key)
+{
+	if (sink->key_width == 4)
+		((uint32 *) sink->batch)[sink->nbatch] = (uint32) key;
+	else
+		((uint64 *) sink->batch)[sink->nbatch] = key;
+	if (++sink->nbatch == sink->batch_cap)
+		key_sink_flush(sink);
+}
+
+#endif							/* KEY_SINK_H */
