@@ -151,5 +151,35 @@ FETCH ALL FROM c2;
 SELECT id, f8 FROM tk WHERE f8 < 1e300 ORDER BY f8 DESC, id LIMIT 3;
 ROLLBACK;
 
+-- parallel plans: each process returns its own top k + m under a Gather Merge
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SET gputopk.device = cpu;
+EXPLAIN (COSTS OFF) SELECT id, f8 FROM tk WHERE g < 3 ORDER BY f8 DESC, id LIMIT 10;
+RESET gputopk.device;
+TRUNCATE checks;
+DO $$
+DECLARE
+  col text;
+  tail text;
+  q text;
+BEGIN
+  FOREACH col IN ARRAY ARRAY['i2', 'i8', 'f4', 'f8', 'tz'] LOOP
+    FOREACH tail IN ARRAY ARRAY['LIMIT 1', 'LIMIT 25 OFFSET 30', 'FETCH FIRST 7 ROWS WITH TIES'] LOOP
+      q := format('SELECT %s, id FROM tk ORDER BY %s DESC, id %s', col, col, tail);
+      INSERT INTO checks VALUES (q, topk_check(q));
+      q := format('SELECT %s FROM tk WHERE g <> 2 ORDER BY %s NULLS FIRST %s', col, col, tail);
+      INSERT INTO checks VALUES (q, topk_check(q));
+    END LOOP;
+  END LOOP;
+END $$;
+SELECT result, count(*) FROM checks GROUP BY result ORDER BY result;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+
 DROP FUNCTION topk_check(text);
 DROP TABLE tk, tk_small, tk_empty, tk_nulls;

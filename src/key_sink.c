@@ -6,12 +6,14 @@
  * On the GPU, a full batch is queued for copying (gpu_topk_push) and the
  * other pinned buffer is filled meanwhile; before a buffer is queued again,
  * the copy of the previous one is waited for.  So the scan and the copies
- * and kernels overlap, and the host's cost per batch is one call.
+ * and kernels overlap, and the host's cost per batch is one call.  Parallel
+ * workers always use the CPU backend.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
 #include "portability/instr_time.h"
 
 #include "cpu_topk.h"
@@ -51,7 +53,8 @@ key_sink_create(int key_width, uint64 k, TopkMode mode, GpuTopkAlgorithm algorit
 	KeySink    *sink = palloc0(sizeof(KeySink));
 
 	sink->key_width = key_width;
-	sink->backend = device_choose_backend();
+	/* a CUDA context per parallel worker would cost more than it saves */
+	sink->backend = IsParallelWorker() ? BACKEND_CPU : device_choose_backend();
 	sink->callback.func = release_sink;
 	sink->callback.arg = sink;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, &sink->callback);

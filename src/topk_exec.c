@@ -19,6 +19,7 @@
 #include "postgres.h"
 
 #include "access/heapam.h"
+#include "access/parallel.h"
 #include "access/relscan.h"
 #include "access/stratnum.h"
 #include "access/tableam.h"
@@ -40,6 +41,20 @@
 #include "gputopk.h"
 #include "key_sink.h"
 #include "topk_scan.h"
+
+/*
+ * Shared by the processes of a parallel scan: counts for EXPLAIN ANALYZE,
+ * which the workers add to, and the table scan that hands out blocks
+ * (at SHARED_SCAN_OFFSET).
+ */
+typedef struct TopkShared
+{
+	pg_atomic_uint64 rows_scanned;
+	pg_atomic_uint64 rows_keyed;
+	pg_atomic_uint64 candidates;
+} TopkShared;
+
+#define SHARED_SCAN_OFFSET MAXALIGN(sizeof(TopkShared))
 
 /* where a block's qualifying rows start among the scan's ordinals */
 typedef struct BlockStart
@@ -67,7 +82,9 @@ typedef struct TopkScanState
 	ExprState  *table_qual;		/* the WHERE clause over table_slot */
 
 	/* reading pages */
+	TopkShared *shared;			/* of a parallel scan, or NULL */
 	HeapScanDesc scan;
+	BlockNumber next_block;		/* of a scan in one process */
 	HeapTupleData tuple;		/* the current row, on the scan's page */
 	int			next_row;		/* among the page's visible rows */
 
@@ -99,6 +116,11 @@ static TupleTableSlot *exec_topk_scan(CustomScanState *node);
 static void end_topk_scan(CustomScanState *node);
 static void rescan_topk_scan(CustomScanState *node);
 static void explain_topk_scan(CustomScanState *node, List *ancestors, ExplainState *es);
+static Size estimate_shared(CustomScanState *node, ParallelContext *pcxt);
+static void initialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
+static void reinitialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
+static void attach_shared(CustomScanState *node, shm_toc *toc, void *coordinate);
+static void shutdown_topk_scan(CustomScanState *node);
 
 static const CustomExecMethods topk_exec_methods = {
 	.CustomName = TOPK_SCAN_NAME,
@@ -107,6 +129,11 @@ static const CustomExecMethods topk_exec_methods = {
 	.EndCustomScan = end_topk_scan,
 	.ReScanCustomScan = rescan_topk_scan,
 	.ExplainCustomScan = explain_topk_scan,
+	.EstimateDSMCustomScan = estimate_shared,
+	.InitializeDSMCustomScan = initialize_shared,
+	.ReInitializeDSMCustomScan = reinitialize_shared,
+	.InitializeWorkerCustomScan = attach_shared,
+	.ShutdownCustomScan = shutdown_topk_scan,
 };
 
 Node *
@@ -270,15 +297,56 @@ next_row(TopkScanState *ts)
 	return false;
 }
 
-/* Scan the table, keying every qualifying row; returns their count. */
+/* Start reading the table, in this process alone or in parallel. */
+static void
+begin_table_scan(TopkScanState *ts)
+{
+	Relation	rel = ts->css.ss.ss_currentRelation;
+
+	if (ts->shared)
+	{
+		ParallelTableScanDesc pscan = (ParallelTableScanDesc)
+		((char *) ts->shared + SHARED_SCAN_OFFSET);
+
+		ts->scan = (HeapScanDesc) table_beginscan_parallel(rel, pscan);
+		table_block_parallelscan_startblock_init(rel, ts->scan->rs_parallelworkerdata,
+												 (ParallelBlockTableScanDesc) pscan);
+	}
+	else
+		ts->scan = (HeapScanDesc) table_beginscan_strat(rel, ts->css.ss.ps.state->es_snapshot,
+														0, NULL, true, false);
+	if (!(ts->scan->rs_base.rs_flags & SO_ALLOW_PAGEMODE))
+		elog(ERROR, "gputopk: the scan's snapshot is not an MVCC snapshot");
+	ts->next_block = 0;
+}
+
+/* The next block this process scans, or InvalidBlockNumber. */
+static BlockNumber
+next_block(TopkScanState *ts)
+{
+	HeapScanDesc scan = ts->scan;
+
+	if (ts->shared)
+		return table_block_parallelscan_nextpage(scan->rs_base.rs_rd,
+												 scan->rs_parallelworkerdata,
+												 (ParallelBlockTableScanDesc) scan->rs_base.rs_parallel);
+	return ts->next_block < scan->rs_nblocks ? ts->next_block++ : InvalidBlockNumber;
+}
+
+/*
+ * Scan the table, keying every qualifying row; returns their count.  The
+ * block map records blocks in the order read, which in a parallel scan need
+ * not be the table's.
+ */
 static uint64
 scan_keys(TopkScanState *ts, KeySink *sink)
 {
 	TupleDesc	desc = RelationGetDescr(ts->css.ss.ss_currentRelation);
 	AttrNumber	attno = ts->sort_attnos[0];
 	uint64		ordinal = 0;
+	BlockNumber block;
 
-	for (BlockNumber block = 0; block < ts->scan->rs_nblocks; block++)
+	while ((block = next_block(ts)) != InvalidBlockNumber)
 	{
 		uint64		page_first = ordinal;
 
@@ -355,6 +423,7 @@ run_topk(TopkScanState *ts)
 	MemoryContext run_cxt;
 	MemoryContext old;
 	KeySink    *sink;
+	uint64		keyed;
 	TopkResult	result;
 	uint64	   *ordinals;
 	instr_time	start;
@@ -383,22 +452,16 @@ run_topk(TopkScanState *ts)
 	old = MemoryContextSwitchTo(run_cxt);
 	INSTR_TIME_SET_CURRENT(start);
 
-	/*
-	 * No synchronised start: blocks must come in order for note_block.  A
-	 * bound above the rows the table can hold is no bound.
-	 */
-	ts->scan = (HeapScanDesc) table_beginscan_strat(ts->css.ss.ss_currentRelation,
-													ts->css.ss.ps.state->es_snapshot,
-													0, NULL, true, false);
-	if (!(ts->scan->rs_base.rs_flags & SO_ALLOW_PAGEMODE))
-		elog(ERROR, "gputopk: the scan's snapshot is not an MVCC snapshot");
+	/* a bound above the rows the table can hold is no bound */
+	begin_table_scan(ts);
 	sink = key_sink_create(key_width(ts->key_type),
 						   Min(ts->bound, (uint64) ts->scan->rs_nblocks * MaxHeapTuplesPerPage),
 						   ts->mode, (GpuTopkAlgorithm) gputopk_algorithm);
 	ts->nblocks = 0;
 	ts->blocks_cap = 0;
 	ts->blocks = NULL;
-	ts->rows_keyed += scan_keys(ts, sink);
+	keyed = scan_keys(ts, sink);
+	ts->rows_keyed += keyed;
 	key_sink_result(sink, &result);
 	INSTR_TIME_SET_CURRENT(mid);
 	ts->backend = sink->backend;
@@ -406,6 +469,14 @@ run_topk(TopkScanState *ts)
 	ts->bytes_shipped = sink->backend == BACKEND_GPU ? sink->keys_added * sink->key_width : 0;
 	ts->gpu_wait_ms = sink->wait_ms;
 	ts->candidates += result.count;
+	if (ts->shared && IsParallelWorker())
+	{
+		/* the leader shows the counts of all processes */
+		pg_atomic_fetch_add_u64(&ts->shared->rows_scanned, ts->rows_scanned);
+		pg_atomic_fetch_add_u64(&ts->shared->rows_keyed, keyed);
+		pg_atomic_fetch_add_u64(&ts->shared->candidates, result.count);
+		ts->rows_scanned = 0;
+	}
 	ordinals = palloc_extended(sizeof(uint64) * Max(result.count, 1), MCXT_ALLOC_HUGE);
 	for (size_t i = 0; i < result.count; i++)
 		ordinals[i] = result.items[i].ref;
@@ -470,6 +541,55 @@ rescan_topk_scan(CustomScanState *node)
 	reset_run((TopkScanState *) node);
 }
 
+static Size
+estimate_shared(CustomScanState *node, ParallelContext *pcxt)
+{
+	return add_size(SHARED_SCAN_OFFSET,
+					table_parallelscan_estimate(node->ss.ss_currentRelation,
+												node->ss.ps.state->es_snapshot));
+}
+
+static void
+initialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	TopkScanState *ts = (TopkScanState *) node;
+
+	ts->shared = (TopkShared *) coordinate;
+	pg_atomic_init_u64(&ts->shared->rows_scanned, 0);
+	pg_atomic_init_u64(&ts->shared->rows_keyed, 0);
+	pg_atomic_init_u64(&ts->shared->candidates, 0);
+	table_parallelscan_initialize(node->ss.ss_currentRelation,
+								  (ParallelTableScanDesc) ((char *) coordinate + SHARED_SCAN_OFFSET),
+								  node->ss.ps.state->es_snapshot);
+}
+
+static void
+reinitialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	table_parallelscan_reinitialize(node->ss.ss_currentRelation,
+									(ParallelTableScanDesc) ((char *) coordinate + SHARED_SCAN_OFFSET));
+}
+
+static void
+attach_shared(CustomScanState *node, shm_toc *toc, void *coordinate)
+{
+	((TopkScanState *) node)->shared = (TopkShared *) coordinate;
+}
+
+/* The workers' counts, before the parallel scan's memory goes. */
+static void
+shutdown_topk_scan(CustomScanState *node)
+{
+	TopkScanState *ts = (TopkScanState *) node;
+
+	if (ts->shared == NULL || IsParallelWorker())
+		return;
+	ts->rows_scanned += pg_atomic_exchange_u64(&ts->shared->rows_scanned, 0);
+	ts->rows_keyed += pg_atomic_exchange_u64(&ts->shared->rows_keyed, 0);
+	ts->candidates += pg_atomic_exchange_u64(&ts->shared->candidates, 0);
+	ts->shared = NULL;
+}
+
 static const char *
 backend_name(TopkBackend backend)
 {
@@ -517,6 +637,8 @@ explain_topk_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		return;
 	}
 	ExplainPropertyText("Backend", backend_name(ts->backend), es);
+	if (node->ss.ps.plan->parallel_aware)
+		ExplainPropertyText("Worker Backend", "cpu", es);
 	if (ts->algorithm)
 		ExplainPropertyText("Algorithm", ts->algorithm, es);
 	if (ts->bound == PG_UINT64_MAX)

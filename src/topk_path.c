@@ -25,6 +25,7 @@
 #include "catalog/pg_type_d.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
@@ -192,36 +193,97 @@ estimated_bound(PlannerInfo *root)
 }
 
 /*
+ * The share of the work of one process when workers and, if it takes part,
+ * the leader scan in parallel (as PostgreSQL's own cost model assumes).
+ */
+static double
+parallel_divisor(int workers)
+{
+	double		divisor = workers;
+
+	if (parallel_leader_participation && 1.0 - 0.3 * workers > 0.0)
+		divisor += 1.0 - 0.3 * workers;
+	return divisor;
+}
+
+/*
  * Cost: a sequential scan of the table (pages, tuples, the WHERE clause),
  * a key per qualifying row for the top-k backend, and for the bound's rows
  * a page fetch and their sort.  All of it happens before the first row.
+ * A partial path's process does its share of the per-row work.
  */
 static void
 cost_topk_path(PlannerInfo *root, RelOptInfo *rel, Path *path)
 {
 	double		bound = Min(estimated_bound(root), Max(rel->rows, 1.0));
+	double		divisor = path->parallel_workers > 0 ?
+		parallel_divisor(path->parallel_workers) : 1.0;
 	Cost		run;
 	double		spc_seq_page_cost;
 	double		spc_random_page_cost;
 
 	get_tablespace_page_costs(rel->reltablespace, &spc_random_page_cost,
 							  &spc_seq_page_cost);
+	/* as for a parallel sequential scan, the pages are not divided */
 	run = spc_seq_page_cost * rel->pages +
-		(cpu_tuple_cost + rel->baserestrictcost.per_tuple) * rel->tuples +
-		TOPK_PUSH_COST_FACTOR * cpu_operator_cost * rel->rows +
+		((cpu_tuple_cost + rel->baserestrictcost.per_tuple) * rel->tuples +
+		 TOPK_PUSH_COST_FACTOR * cpu_operator_cost * rel->rows) / divisor +
 		bound * (spc_random_page_cost + cpu_tuple_cost +
 				 2.0 * cpu_operator_cost * log2(bound + 1.0)) +
 		path->pathtarget->cost.per_tuple * bound;
-	path->rows = rel->rows;
+	path->rows = clamp_row_est(rel->rows / divisor);
 	path->startup_cost = rel->baserestrictcost.startup + path->pathtarget->cost.startup + run;
 	path->total_cost = path->startup_cost;
+}
+
+static CustomPath *
+make_topk_path(PlannerInfo *root, RelOptInfo *rel, List *private, int workers)
+{
+	CustomPath *path = makeNode(CustomPath);
+
+	path->path.pathtype = T_CustomScan;
+	path->path.parent = rel;
+	path->path.pathtarget = rel->reltarget;
+	path->path.param_info = NULL;
+	path->path.parallel_aware = workers > 0;
+	path->path.parallel_safe = workers > 0;
+	path->path.parallel_workers = workers;
+	path->path.pathkeys = root->sort_pathkeys;
+	path->flags = 0;
+	path->custom_paths = NIL;
+	path->custom_private = private;
+	path->methods = &topk_path_methods;
+	cost_topk_path(root, rel, &path->path);
+	return path;
+}
+
+/*
+ * Besides the scan in one process, a partial path: each process scans its
+ * share of the blocks and returns its own top k + m rows in order, and a
+ * Gather Merge above merges them for the Limit.  The true top k + m rows
+ * are among the union of every process's.
+ */
+static void
+add_partial_topk_path(PlannerInfo *root, RelOptInfo *rel, List *private)
+{
+	Query	   *parse = root->parse;
+	int			workers;
+
+	if (!rel->consider_parallel ||
+		!is_parallel_safe(root, parse->limitCount) ||
+		!is_parallel_safe(root, parse->limitOffset))
+		return;
+	workers = compute_parallel_worker(rel, rel->pages, -1,
+									  max_parallel_workers_per_gather);
+	if (workers <= 0)
+		return;
+	add_partial_path(rel, &make_topk_path(root, rel, private, workers)->path);
 }
 
 static void
 topk_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 					  RangeTblEntry *rte)
 {
-	CustomPath *path;
 	List	   *private;
 
 	if (prev_set_rel_pathlist_hook)
@@ -240,21 +302,8 @@ topk_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 			return;
 	}
 
-	path = makeNode(CustomPath);
-	path->path.pathtype = T_CustomScan;
-	path->path.parent = rel;
-	path->path.pathtarget = rel->reltarget;
-	path->path.param_info = NULL;
-	path->path.parallel_aware = false;
-	path->path.parallel_safe = false;
-	path->path.parallel_workers = 0;
-	path->path.pathkeys = root->sort_pathkeys;
-	path->flags = 0;
-	path->custom_paths = NIL;
-	path->custom_private = private;
-	path->methods = &topk_path_methods;
-	cost_topk_path(root, rel, &path->path);
-	add_path(rel, &path->path);
+	add_path(rel, &make_topk_path(root, rel, private, 0)->path);
+	add_partial_topk_path(root, rel, private);
 }
 
 static Plan *
