@@ -110,6 +110,27 @@ SET gputopk.min_table_rows = 0;
 SELECT topk_check('SELECT * FROM tk_empty ORDER BY v LIMIT 5');
 RESET gputopk.min_table_rows;
 
+-- computed ranking keys: numeric arithmetic (exact in float8, or rounded
+-- with ties kept), other expressions, a table with a dropped column
+CREATE TABLE tk_expr AS
+SELECT id, i2, i4 % 1000 AS a, (i4 / 7) % 1000 AS b, f8, (f8 / 1000)::numeric AS n,
+       g, 'k' || (id % 13) AS s
+FROM tk;
+ALTER TABLE tk_expr DROP COLUMN f8;
+ANALYZE tk_expr;
+SET gputopk.device = cpu;
+EXPLAIN (COSTS OFF) SELECT id FROM tk_expr ORDER BY a + 0.5 * b DESC, id LIMIT 10;
+EXPLAIN (COSTS OFF) SELECT id FROM tk_expr ORDER BY a + 0.1 * b DESC, id LIMIT 10;
+RESET gputopk.device;
+SELECT topk_check('SELECT id, a + 0.5 * b AS r FROM tk_expr ORDER BY a + 0.5 * b DESC, id LIMIT 20');
+SELECT topk_check('SELECT id FROM tk_expr ORDER BY a + 0.1 * b, id LIMIT 20');
+SELECT topk_check('SELECT id, n FROM tk_expr ORDER BY n * 3 DESC NULLS LAST, id LIMIT 15');
+SELECT topk_check('SELECT id FROM tk_expr ORDER BY -n, id LIMIT 15 OFFSET 5');
+SELECT topk_check('SELECT * FROM tk_expr WHERE g < 4 ORDER BY a * b - i2 DESC, lower(s), id LIMIT 12');
+SELECT topk_check('SELECT a FROM tk_expr ORDER BY abs(a - 500) FETCH FIRST 5 ROWS WITH TIES');
+SELECT topk_check('SELECT s, id FROM tk_expr ORDER BY i2::float8 / 3 DESC NULLS FIRST, s DESC, id LIMIT 9');
+SELECT topk_check('SELECT id, 2 * a - 0.25 * b + 1.5 AS r FROM tk_expr WHERE n > 0 ORDER BY 2 * a - 0.25 * b + 1.5, id LIMIT 30');
+
 -- parameters: prepared statements with a generic plan
 SET plan_cache_mode = force_generic_plan;
 PREPARE top(int8, int8) AS SELECT id, f8 FROM tk WHERE g <> 3 ORDER BY f8 DESC, id LIMIT $1 OFFSET $2;
@@ -182,4 +203,4 @@ RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
 
 DROP FUNCTION topk_check(text);
-DROP TABLE tk, tk_small, tk_empty, tk_nulls;
+DROP TABLE tk, tk_small, tk_empty, tk_nulls, tk_expr;

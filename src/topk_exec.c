@@ -27,9 +27,11 @@
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
+#include "nodes/nodeFuncs.h"
 #include "portability/instr_time.h"
 #include "storage/bufmgr.h"
 #include "utils/builtins.h"
+#include "utils/ruleutils.h"
 #include "utils/date.h"
 #include "utils/memutils.h"
 #include "utils/lsyscache.h"
@@ -69,10 +71,16 @@ typedef struct TopkScanState
 
 	/* from the plan */
 	KeyType		key_type;
+	TopkKeySource key_source;
+	AttrNumber	key_attno;		/* the key's column, or 0: key_expr */
+	ExprState  *key_expr;
 	bool		desc;
 	bool		limit_with_ties;
 	int			nsort;			/* the ORDER BY; its first item is the key */
-	AttrNumber *sort_attnos;
+	AttrNumber *sort_attnos;	/* in sort_desc */
+	ExprState **sort_exprs;		/* for items that are not columns, or NULL */
+	TupleDesc	sort_desc;		/* the table's columns, then those items */
+	TupleTableSlot *sort_input; /* a row of sort_desc, or NULL: the table's */
 	Oid		   *sort_ops;
 	Oid		   *sort_collations;
 	bool	   *sort_nulls_first;
@@ -146,6 +154,51 @@ topk_create_scan_state(CustomScan *cscan)
 	return (Node *) ts;
 }
 
+/*
+ * The key's and the ORDER BY's expressions.  Items that are not columns
+ * are computed for each candidate and sorted on as extra columns after the
+ * table's.
+ */
+static void
+init_sort_exprs(TopkScanState *ts, CustomScan *cscan, EState *estate)
+{
+	TupleDesc	table_desc = RelationGetDescr(ts->css.ss.ss_currentRelation);
+	Expr	   *key = list_nth(cscan->custom_exprs, TOPK_EXPR_KEY);
+	int			nexprs = 0;
+
+	ts->key_attno = IsA(key, Var) ? ((Var *) key)->varattno : 0;
+	ts->key_expr = ExecInitExpr(key, &ts->css.ss.ps);
+	ts->sort_exprs = palloc0(sizeof(ExprState *) * ts->nsort);
+	for (int i = 0; i < ts->nsort; i++)
+		if (ts->sort_attnos[i] == 0)
+			nexprs++;
+	if (nexprs == 0)
+	{
+		ts->sort_desc = table_desc;
+		return;
+	}
+	ts->sort_desc = CreateTemplateTupleDesc(table_desc->natts + nexprs);
+	for (int i = 0; i < table_desc->natts; i++)
+		TupleDescCopyEntry(ts->sort_desc, i + 1, table_desc, i + 1);
+	nexprs = 0;
+	for (int i = 0; i < ts->nsort; i++)
+	{
+		Expr	   *expr = list_nth(cscan->custom_exprs, TOPK_EXPR_SORT + i);
+		AttrNumber	attno;
+
+		if (ts->sort_attnos[i] != 0)
+			continue;
+		attno = table_desc->natts + ++nexprs;
+		TupleDescInitEntry(ts->sort_desc, attno, NULL, exprType((Node *) expr),
+						   exprTypmod((Node *) expr), 0);
+		TupleDescInitEntryCollation(ts->sort_desc, attno, exprCollation((Node *) expr));
+		ts->sort_exprs[i] = ExecInitExpr(expr, &ts->css.ss.ps);
+		ts->sort_attnos[i] = attno;
+	}
+	ts->sort_input = ExecAllocTableSlot(&estate->es_tupleTable, ts->sort_desc,
+										&TTSOpsVirtual);
+}
+
 static void
 begin_topk_scan(CustomScanState *node, EState *estate, int eflags)
 {
@@ -158,6 +211,7 @@ begin_topk_scan(CustomScanState *node, EState *estate, int eflags)
 	List	   *nulls_first = list_nth(private, TOPK_FIELD_SORT_NULLS_FIRST);
 
 	ts->key_type = (KeyType) intVal(list_nth(private, TOPK_FIELD_KEY_TYPE));
+	ts->key_source = (TopkKeySource) intVal(list_nth(private, TOPK_FIELD_KEY_SOURCE));
 	ts->desc = intVal(list_nth(private, TOPK_FIELD_DESC)) != 0;
 	ts->limit_with_ties = intVal(list_nth(private, TOPK_FIELD_WITH_TIES)) != 0;
 	ts->nsort = list_length(attnos);
@@ -178,17 +232,18 @@ begin_topk_scan(CustomScanState *node, EState *estate, int eflags)
 
 	/*
 	 * The node's own quals are compiled for its (virtual) scan slot; the
-	 * scan needs them for the table's slots, compiled for any slot type.
+	 * scan needs them, the key and the ORDER BY for the table's slots,
+	 * compiled for any slot type.
 	 */
 	{
 		bool		fixed = node->ss.ps.scanopsfixed;
 
 		node->ss.ps.scanopsfixed = false;
 		ts->table_qual = ExecInitQual(cscan->scan.plan.qual, &node->ss.ps);
+		init_sort_exprs(ts, cscan, estate);
 		node->ss.ps.scanopsfixed = fixed;
 	}
-	ts->sorted_slot = ExecAllocTableSlot(&estate->es_tupleTable,
-										 RelationGetDescr(node->ss.ss_currentRelation),
+	ts->sorted_slot = ExecAllocTableSlot(&estate->es_tupleTable, ts->sort_desc,
 										 &TTSOpsMinimalTuple);
 }
 
@@ -216,6 +271,8 @@ key_of(TopkScanState *ts, Datum d, bool isnull)
 {
 	if (isnull)
 		return key_null(ts->key_type, ts->sort_nulls_first[0]);
+	if (ts->key_source == KEY_SOURCE_LOSSY_NUMERIC)
+		d = DirectFunctionCall1(numeric_float8_no_overflow, d);
 	switch (ts->key_type)
 	{
 		case KEY_INT2:
@@ -297,6 +354,21 @@ next_row(TopkScanState *ts)
 	return false;
 }
 
+/* An expression's value on the current row (in table_slot if quals ran). */
+static Datum
+eval_on_row(TopkScanState *ts, ExprState *expr, bool *isnull)
+{
+	ExprContext *econtext = ts->css.ss.ps.ps_ExprContext;
+
+	if (ts->table_qual == NULL)
+	{
+		ExecStoreBufferHeapTuple(&ts->tuple, ts->table_slot, ts->scan->rs_cbuf);
+		econtext->ecxt_scantuple = ts->table_slot;
+		ResetExprContext(econtext);
+	}
+	return ExecEvalExpr(expr, econtext, isnull);
+}
+
 /* Start reading the table, in this process alone or in parallel. */
 static void
 begin_table_scan(TopkScanState *ts)
@@ -342,7 +414,7 @@ static uint64
 scan_keys(TopkScanState *ts, KeySink *sink)
 {
 	TupleDesc	desc = RelationGetDescr(ts->css.ss.ss_currentRelation);
-	AttrNumber	attno = ts->sort_attnos[0];
+	AttrNumber	attno = ts->key_attno;
 	uint64		ordinal = 0;
 	BlockNumber block;
 
@@ -354,7 +426,12 @@ scan_keys(TopkScanState *ts, KeySink *sink)
 		while (next_row(ts))
 		{
 			bool		isnull;
-			Datum		d = heap_getattr(&ts->tuple, attno, desc, &isnull);
+			Datum		d;
+
+			if (attno > 0)
+				d = heap_getattr(&ts->tuple, attno, desc, &isnull);
+			else
+				d = eval_on_row(ts, ts->key_expr, &isnull);
 
 			note_block(ts, block, ordinal);
 			key_sink_add(sink, key_of(ts, d, isnull));
@@ -373,6 +450,36 @@ compare_ordinals(const void *a, const void *b)
 	uint64		y = *(const uint64 *) b;
 
 	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/* The current row into the tuplesort, with its computed ORDER BY items. */
+static void
+put_candidate(TopkScanState *ts)
+{
+	ExprContext *econtext = ts->css.ss.ps.ps_ExprContext;
+	TupleTableSlot *row = ts->table_slot;
+	TupleTableSlot *in = ts->sort_input;
+	int			natts = RelationGetDescr(ts->css.ss.ss_currentRelation)->natts;
+
+	ExecStoreBufferHeapTuple(&ts->tuple, row, ts->scan->rs_cbuf);
+	if (in == NULL)
+	{
+		tuplesort_puttupleslot(ts->sort, row);
+		return;
+	}
+	slot_getallattrs(row);
+	ExecClearTuple(in);
+	memcpy(in->tts_values, row->tts_values, sizeof(Datum) * natts);
+	memcpy(in->tts_isnull, row->tts_isnull, sizeof(bool) * natts);
+	econtext->ecxt_scantuple = row;
+	ResetExprContext(econtext);
+	for (int i = 0; i < ts->nsort; i++)
+		if (ts->sort_exprs[i])
+			in->tts_values[ts->sort_attnos[i] - 1] =
+				ExecEvalExpr(ts->sort_exprs[i], econtext,
+							 &in->tts_isnull[ts->sort_attnos[i] - 1]);
+	ExecStoreVirtualTuple(in);
+	tuplesort_puttupleslot(ts->sort, in);
 }
 
 /*
@@ -403,8 +510,7 @@ fetch_rows(TopkScanState *ts, uint64 *ordinals, size_t count)
 					 ordinals[i], ts->blocks[b].block);
 			if (ordinal == ordinals[i])
 			{
-				ExecStoreBufferHeapTuple(&ts->tuple, ts->table_slot, ts->scan->rs_cbuf);
-				tuplesort_puttupleslot(ts->sort, ts->table_slot);
+				put_candidate(ts);
 				i++;
 			}
 			ordinal++;
@@ -431,10 +537,14 @@ run_topk(TopkScanState *ts)
 	instr_time	end;
 
 	ts->bound = count > PG_UINT64_MAX - offset ? PG_UINT64_MAX : count + offset;
-	/* ties on the first key matter to later keys, WITH TIES, and a NULL key that is a value's */
+	/*
+	 * Ties on the first key matter to later keys, WITH TIES, a rounded key
+	 * and a NULL key that is a value's.
+	 */
 	ts->mode = (ts->nsort > 1 || ts->limit_with_ties ||
+				ts->key_source == KEY_SOURCE_LOSSY_NUMERIC ||
 				!key_null_is_exact(ts->key_type)) ? TOPK_WITH_TIES : TOPK_EXACT;
-	ts->sort = tuplesort_begin_heap(RelationGetDescr(ts->css.ss.ss_currentRelation),
+	ts->sort = tuplesort_begin_heap(ts->sort_desc,
 									ts->nsort, ts->sort_attnos, ts->sort_ops,
 									ts->sort_collations, ts->sort_nulls_first,
 									work_mem, NULL, TUPLESORT_NONE);
@@ -505,7 +615,19 @@ next_sorted(ScanState *ss)
 		run_topk(ts);
 	if (!tuplesort_gettupleslot(ts->sort, true, false, ts->sorted_slot, NULL))
 		return ExecClearTuple(ss->ss_ScanTupleSlot);
-	return ExecCopySlot(ss->ss_ScanTupleSlot, ts->sorted_slot);
+	if (ts->sort_input == NULL)
+		return ExecCopySlot(ss->ss_ScanTupleSlot, ts->sorted_slot);
+	/* the table's columns of the sorted row */
+	{
+		TupleTableSlot *out = ss->ss_ScanTupleSlot;
+		int			natts = out->tts_tupleDescriptor->natts;
+
+		slot_getallattrs(ts->sorted_slot);
+		ExecClearTuple(out);
+		memcpy(out->tts_values, ts->sorted_slot->tts_values, sizeof(Datum) * natts);
+		memcpy(out->tts_isnull, ts->sorted_slot->tts_isnull, sizeof(bool) * natts);
+		return ExecStoreVirtualTuple(out);
+	}
 }
 
 static bool
@@ -609,13 +731,16 @@ static void
 explain_topk_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 {
 	TopkScanState *ts = (TopkScanState *) node;
-	Oid			relid = RelationGetRelid(node->ss.ss_currentRelation);
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	List	   *context = set_deparse_context_plan(es->deparse_cxt, &cscan->scan.plan,
+												   ancestors);
+	bool		prefix = es->verbose || list_length(es->rtable) > 1;
 	StringInfoData keys;
 
 	initStringInfo(&keys);
 	for (int i = 0; i < ts->nsort; i++)
 	{
-		AttrNumber	attno = ts->sort_attnos[i];
+		Node	   *expr = list_nth(cscan->custom_exprs, TOPK_EXPR_SORT + i);
 		Oid			opfamily;
 		Oid			opcintype;
 		int16		strategy;
@@ -624,13 +749,16 @@ explain_topk_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 
 		get_ordering_op_properties(ts->sort_ops[i], &opfamily, &opcintype, &strategy);
 		desc = strategy == BTGreaterStrategyNumber;
-
 		appendStringInfo(&keys, "%s%s%s%s", i > 0 ? ", " : "",
-						 quote_identifier(get_attname(relid, attno, false)),
+						 deparse_expression(expr, context, prefix, false),
 						 desc ? " DESC" : "",
 						 nulls_first != desc ? (nulls_first ? " NULLS FIRST" : " NULLS LAST") : "");
 	}
 	ExplainPropertyText("Top-k Key", keys.data, es);
+	if (ts->key_source == KEY_SOURCE_EXACT_FLOAT8)
+		ExplainPropertyText("Ranking Key", "float8, exact", es);
+	else if (ts->key_source == KEY_SOURCE_LOSSY_NUMERIC)
+		ExplainPropertyText("Ranking Key", "numeric rounded to float8, ties kept", es);
 	if (!(es->analyze && ts->done))
 	{
 		ExplainPropertyText("Backend", backend_name(device_selected_backend()), es);

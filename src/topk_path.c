@@ -126,9 +126,53 @@ query_is_topk(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 }
 
 /*
- * The ORDER BY as lists for the plan: each key must be a column of the
- * table, and the first one of a type with keys, ordered by its type's own
- * < or >.  False if not.
+ * Whether an ORDER BY item can be computed from a row of the table: a
+ * column, or an expression over its columns whose value the same row
+ * always gives (rows are found again and ordered by it later).
+ */
+static bool
+sortable_from_row(PlannerInfo *root, RelOptInfo *rel, Expr *expr)
+{
+	if (IsA(expr, Var))
+	{
+		Var		   *var = (Var *) expr;
+
+		return var->varno == rel->relid && var->varlevelsup == 0 && var->varattno > 0;
+	}
+	return bms_is_subset(pull_varnos(root, (Node *) expr), rel->relids) &&
+		!contain_volatile_functions((Node *) expr) &&
+		!contain_subplans((Node *) expr);
+}
+
+/*
+ * The ranking key of the first ORDER BY item: its value when its type has
+ * keys; for numeric, float8 arithmetic where that is exact, else its value
+ * rounded to float8 (monotone, so the ties of the rounded keys keep every
+ * row that can be in the answer).  False if the type has no keys.
+ */
+static bool
+ranking_key_of(Expr *expr, KeyType *key_type, TopkKeySource *source, Expr **key_expr)
+{
+	Oid			type = exprType((Node *) expr);
+
+	*key_expr = expr;
+	*source = KEY_SOURCE_VALUE;
+	if (key_type_of(type, key_type))
+		return true;
+	if (type != NUMERICOID)
+		return false;
+	*key_type = KEY_FLOAT8;
+	*key_expr = exact_float8_of_numeric(expr);
+	*source = *key_expr ? KEY_SOURCE_EXACT_FLOAT8 : KEY_SOURCE_LOSSY_NUMERIC;
+	if (*key_expr == NULL)
+		*key_expr = expr;
+	return true;
+}
+
+/*
+ * The ORDER BY as lists for the plan: each item must be computable from a
+ * row of the table, the first one of a type with keys (or numeric) and
+ * ordered by its type's own < or >.  False if not.
  */
 static bool
 sort_keys_of(PlannerInfo *root, RelOptInfo *rel, List **private)
@@ -138,7 +182,10 @@ sort_keys_of(PlannerInfo *root, RelOptInfo *rel, List **private)
 	List	   *ops = NIL;
 	List	   *collations = NIL;
 	List	   *nulls_first = NIL;
+	List	   *exprs = NIL;
 	KeyType		key_type = KEY_INT4;
+	TopkKeySource source = KEY_SOURCE_VALUE;
+	Expr	   *key_expr = NULL;
 	bool		desc = false;
 	ListCell   *lc;
 
@@ -146,27 +193,27 @@ sort_keys_of(PlannerInfo *root, RelOptInfo *rel, List **private)
 	{
 		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
 		TargetEntry *tle = get_sortgroupclause_tle(sgc, parse->targetList);
-		Var		   *var = (Var *) tle->expr;
+		Expr	   *expr = tle->expr;
 
-		if (!IsA(var, Var) || var->varno != rel->relid || var->varlevelsup != 0 ||
-			var->varattno <= 0 || !OidIsValid(sgc->sortop))
+		if (!OidIsValid(sgc->sortop) || !sortable_from_row(root, rel, expr))
 			return false;
 		if (attnos == NIL)
 		{
-			TypeCacheEntry *tc = lookup_type_cache(var->vartype,
+			TypeCacheEntry *tc = lookup_type_cache(exprType((Node *) expr),
 												   TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
 
-			if (!key_type_of(var->vartype, &key_type))
+			if (!ranking_key_of(expr, &key_type, &source, &key_expr))
 				return false;
 			if (sgc->sortop == tc->gt_opr)
 				desc = true;
 			else if (sgc->sortop != tc->lt_opr)
 				return false;
 		}
-		attnos = lappend_int(attnos, var->varattno);
+		attnos = lappend_int(attnos, IsA(expr, Var) ? ((Var *) expr)->varattno : 0);
 		ops = lappend_oid(ops, sgc->sortop);
-		collations = lappend_oid(collations, exprCollation((Node *) var));
+		collations = lappend_oid(collations, exprCollation((Node *) expr));
 		nulls_first = lappend_int(nulls_first, sgc->nulls_first);
+		exprs = lappend(exprs, expr);
 	}
 	*private = list_make4(makeInteger(key_type), makeInteger(desc),
 						  makeInteger(parse->limitOption == LIMIT_OPTION_WITH_TIES),
@@ -174,6 +221,8 @@ sort_keys_of(PlannerInfo *root, RelOptInfo *rel, List **private)
 	*private = lappend(*private, ops);
 	*private = lappend(*private, collations);
 	*private = lappend(*private, nulls_first);
+	*private = lappend(*private, makeInteger(source));
+	*private = lappend(*private, lcons(key_expr, exprs));
 	return true;
 }
 
@@ -209,7 +258,7 @@ parallel_divisor(int workers)
 /*
  * Cost: a sequential scan of the table (pages, tuples, the WHERE clause),
  * a key per qualifying row for the top-k backend, and for the bound's rows
- * a page fetch and their sort.  All of it happens before the first row.
+ * their pages read again (in block order) and their sort.  All of it happens before the first row.
  * A partial path's process does its share of the per-row work.
  */
 static void
@@ -220,16 +269,14 @@ cost_topk_path(PlannerInfo *root, RelOptInfo *rel, Path *path)
 		parallel_divisor(path->parallel_workers) : 1.0;
 	Cost		run;
 	double		spc_seq_page_cost;
-	double		spc_random_page_cost;
 
-	get_tablespace_page_costs(rel->reltablespace, &spc_random_page_cost,
-							  &spc_seq_page_cost);
+	get_tablespace_page_costs(rel->reltablespace, NULL, &spc_seq_page_cost);
 	/* as for a parallel sequential scan, the pages are not divided */
 	run = spc_seq_page_cost * rel->pages +
 		((cpu_tuple_cost + rel->baserestrictcost.per_tuple) * rel->tuples +
 		 TOPK_PUSH_COST_FACTOR * cpu_operator_cost * rel->rows) / divisor +
-		bound * (spc_random_page_cost + cpu_tuple_cost +
-				 2.0 * cpu_operator_cost * log2(bound + 1.0)) +
+		spc_seq_page_cost * Min(bound, rel->pages) +
+		bound * (cpu_tuple_cost + 2.0 * cpu_operator_cost * log2(bound + 1.0)) +
 		path->pathtarget->cost.per_tuple * bound;
 	path->rows = clamp_row_est(rel->rows / divisor);
 	path->startup_cost = rel->baserestrictcost.startup + path->pathtarget->cost.startup + run;
@@ -249,7 +296,7 @@ make_topk_path(PlannerInfo *root, RelOptInfo *rel, List *private, int workers)
 	path->path.parallel_safe = workers > 0;
 	path->path.parallel_workers = workers;
 	path->path.pathkeys = root->sort_pathkeys;
-	path->flags = 0;
+	path->flags = CUSTOMPATH_SUPPORT_PROJECTION;
 	path->custom_paths = NIL;
 	path->custom_private = private;
 	path->methods = &topk_path_methods;
@@ -317,9 +364,10 @@ plan_topk_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->scan.scanrelid = rel->relid;
 	cscan->flags = best_path->flags;
 	cscan->custom_plans = NIL;
-	cscan->custom_exprs = list_make2(copyObject(root->parse->limitCount),
-									 copyObject(root->parse->limitOffset));
-	cscan->custom_private = best_path->custom_private;
+	cscan->custom_exprs = list_concat(list_make2(copyObject(root->parse->limitCount),
+												 copyObject(root->parse->limitOffset)),
+									  copyObject(llast(best_path->custom_private)));
+	cscan->custom_private = list_copy_head(best_path->custom_private, TOPK_FIELD_EXPRS);
 	cscan->custom_scan_tlist = NIL;
 	cscan->methods = &topk_scan_methods;
 	return &cscan->scan.plan;

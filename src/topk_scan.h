@@ -4,9 +4,11 @@
  *	  The GpuTopK custom scan: what the planner (topk_path.c) hands the
  *	  executor (topk_exec.c).
  *
- * The plan's custom_private is a list of TopkScanField entries in order;
- * custom_exprs holds the LIMIT count and OFFSET expressions (either may be
- * NULL), evaluated when the scan starts.
+ * The plan's custom_private is a list of TopkScanField entries in order up
+ * to TOPK_FIELD_EXPRS; custom_exprs holds the LIMIT count and OFFSET
+ * expressions (either may be NULL, evaluated when the scan starts), the
+ * ranking key's expression and the ORDER BY's expressions, in that order.
+ * The path's custom_private has those expressions in its last field.
  *
  *-------------------------------------------------------------------------
  */
@@ -22,11 +24,25 @@ typedef enum TopkScanField
 	TOPK_FIELD_KEY_TYPE,		/* Integer: KeyType of the first sort key */
 	TOPK_FIELD_DESC,			/* Integer: first sort key descending */
 	TOPK_FIELD_WITH_TIES,		/* Integer: FETCH FIRST ... WITH TIES */
-	TOPK_FIELD_SORT_ATTNOS,		/* IntList: columns of the ORDER BY */
+	TOPK_FIELD_SORT_ATTNOS,		/* IntList: columns of the ORDER BY, 0 for an expression */
 	TOPK_FIELD_SORT_OPS,		/* OidList: their ordering operators */
 	TOPK_FIELD_SORT_COLLATIONS, /* OidList */
-	TOPK_FIELD_SORT_NULLS_FIRST /* IntList */
+	TOPK_FIELD_SORT_NULLS_FIRST,	/* IntList */
+	TOPK_FIELD_KEY_SOURCE,		/* Integer: TopkKeySource */
+	TOPK_FIELD_EXPRS			/* the path's only: key and ORDER BY exprs */
 } TopkScanField;
+
+/* custom_exprs: LIMIT, OFFSET, key, then the ORDER BY */
+#define TOPK_EXPR_KEY 2
+#define TOPK_EXPR_SORT 3
+
+/* How the ranking key's value becomes the engine's key. */
+typedef enum TopkKeySource
+{
+	KEY_SOURCE_VALUE,			/* the first ORDER BY item, of a key type */
+	KEY_SOURCE_EXACT_FLOAT8,	/* numeric arithmetic that float8 does exactly */
+	KEY_SOURCE_LOSSY_NUMERIC	/* numeric rounded to float8: ties kept */
+} TopkKeySource;
 
 #define TOPK_SCAN_NAME "GpuTopK"
 
@@ -34,6 +50,9 @@ extern const CustomScanMethods topk_scan_methods;
 
 /* topk_path.c */
 extern void topk_path_init(void);
+
+/* rank_key.c */
+extern Expr *exact_float8_of_numeric(Expr *expr);
 
 /* topk_exec.c */
 extern Node *topk_create_scan_state(CustomScan *cscan);
