@@ -294,11 +294,10 @@ key_of(TopkScanState *ts, Datum d, bool isnull)
 	pg_unreachable();
 }
 
+/* Record that block's qualifying rows start at ordinal first. */
 static void
 note_block(TopkScanState *ts, BlockNumber block, uint64 first)
 {
-	if (ts->nblocks > 0 && ts->blocks[ts->nblocks - 1].block == block)
-		return;
 	if (ts->nblocks == ts->blocks_cap)
 	{
 		ts->blocks_cap = Max(ts->blocks_cap * 2, 1024);
@@ -433,10 +432,11 @@ scan_keys(TopkScanState *ts, KeySink *sink)
 			else
 				d = eval_on_row(ts, ts->key_expr, &isnull);
 
-			note_block(ts, block, ordinal);
 			key_sink_add(sink, key_of(ts, d, isnull));
 			ordinal++;
 		}
+		if (ordinal > page_first)
+			note_block(ts, block, page_first);
 		ts->rows_scanned += ts->scan->rs_ntuples;
 		InstrCountFiltered1(ts, ts->scan->rs_ntuples - (ordinal - page_first));
 	}
@@ -450,6 +450,16 @@ compare_ordinals(const void *a, const void *b)
 	uint64		y = *(const uint64 *) b;
 
 	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/* The first natts columns of src into the cleared virtual slot dst, not yet stored. */
+static void
+copy_columns(TupleTableSlot *dst, TupleTableSlot *src, int natts)
+{
+	slot_getallattrs(src);
+	ExecClearTuple(dst);
+	memcpy(dst->tts_values, src->tts_values, sizeof(Datum) * natts);
+	memcpy(dst->tts_isnull, src->tts_isnull, sizeof(bool) * natts);
 }
 
 /* The current row into the tuplesort, with its computed ORDER BY items. */
@@ -467,10 +477,7 @@ put_candidate(TopkScanState *ts)
 		tuplesort_puttupleslot(ts->sort, row);
 		return;
 	}
-	slot_getallattrs(row);
-	ExecClearTuple(in);
-	memcpy(in->tts_values, row->tts_values, sizeof(Datum) * natts);
-	memcpy(in->tts_isnull, row->tts_isnull, sizeof(bool) * natts);
+	copy_columns(in, row, natts);
 	econtext->ecxt_scantuple = row;
 	ResetExprContext(econtext);
 	for (int i = 0; i < ts->nsort; i++)
@@ -618,16 +625,9 @@ next_sorted(ScanState *ss)
 	if (ts->sort_input == NULL)
 		return ExecCopySlot(ss->ss_ScanTupleSlot, ts->sorted_slot);
 	/* the table's columns of the sorted row */
-	{
-		TupleTableSlot *out = ss->ss_ScanTupleSlot;
-		int			natts = out->tts_tupleDescriptor->natts;
-
-		slot_getallattrs(ts->sorted_slot);
-		ExecClearTuple(out);
-		memcpy(out->tts_values, ts->sorted_slot->tts_values, sizeof(Datum) * natts);
-		memcpy(out->tts_isnull, ts->sorted_slot->tts_isnull, sizeof(bool) * natts);
-		return ExecStoreVirtualTuple(out);
-	}
+	copy_columns(ss->ss_ScanTupleSlot, ts->sorted_slot,
+				 ss->ss_ScanTupleSlot->tts_tupleDescriptor->natts);
+	return ExecStoreVirtualTuple(ss->ss_ScanTupleSlot);
 }
 
 static bool
