@@ -130,6 +130,7 @@ SELECT topk_check('SELECT * FROM tk_expr WHERE g < 4 ORDER BY a * b - i2 DESC, l
 SELECT topk_check('SELECT a FROM tk_expr ORDER BY abs(a - 500) FETCH FIRST 5 ROWS WITH TIES');
 SELECT topk_check('SELECT s, id FROM tk_expr ORDER BY i2::float8 / 3 DESC NULLS FIRST, s DESC, id LIMIT 9');
 SELECT topk_check('SELECT id, 2 * a - 0.25 * b + 1.5 AS r FROM tk_expr WHERE n > 0 ORDER BY 2 * a - 0.25 * b + 1.5, id LIMIT 30');
+SELECT topk_check('SELECT id FROM tk_expr ORDER BY a * 1e400 DESC, id LIMIT 5');
 
 -- parameters: prepared statements with a generic plan
 SET plan_cache_mode = force_generic_plan;

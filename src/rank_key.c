@@ -60,8 +60,10 @@ exact_constant(Const *c, ExactRange *range)
 	num = DatumGetNumeric(c->constvalue);
 	if (numeric_is_nan(num) || numeric_is_inf(num))
 		return NULL;
-	v = DatumGetFloat8(DirectFunctionCall1(numeric_float8, c->constvalue));
-	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, c->constvalue,
+	/* out of float8's range: infinite, not an error */
+	v = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, c->constvalue));
+	if (isinf(v) ||
+		DatumGetInt32(DirectFunctionCall2(numeric_cmp, c->constvalue,
 										  DirectFunctionCall1(float8_numeric,
 															  Float8GetDatum(v)))) != 0)
 		return NULL;
