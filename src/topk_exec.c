@@ -27,6 +27,7 @@
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "portability/instr_time.h"
 #include "storage/bufmgr.h"
@@ -40,6 +41,7 @@
 #include "utils/timestamp.h"
 #include "utils/tuplesort.h"
 
+#include "filter_program.h"
 #include "gputopk.h"
 #include "key_sink.h"
 #include "topk_scan.h"
@@ -87,7 +89,8 @@ typedef struct TopkScanState
 	ExprState  *limit_count;
 	ExprState  *limit_offset;
 	TupleTableSlot *table_slot; /* the table's rows, while scanning */
-	ExprState  *table_qual;		/* the WHERE clause over table_slot */
+	FilterProgram *filter;		/* the WHERE clauses it compiles, or NULL */
+	ExprState  *table_qual;		/* the others, over table_slot */
 
 	/* reading pages */
 	TopkShared *shared;			/* of a parallel scan, or NULL */
@@ -233,13 +236,17 @@ begin_topk_scan(CustomScanState *node, EState *estate, int eflags)
 	/*
 	 * The node's own quals are compiled for its (virtual) scan slot; the
 	 * scan needs them, the key and the ORDER BY for the table's slots,
-	 * compiled for any slot type.
+	 * compiled for any slot type.  The quals that can be are compiled into
+	 * a filter program.
 	 */
 	{
 		bool		fixed = node->ss.ps.scanopsfixed;
+		List	   *interpreted;
 
 		node->ss.ps.scanopsfixed = false;
-		ts->table_qual = ExecInitQual(cscan->scan.plan.qual, &node->ss.ps);
+		ts->filter = filter_program_compile(cscan->scan.plan.qual, cscan->scan.scanrelid,
+											&node->ss.ps, &interpreted);
+		ts->table_qual = ExecInitQual(interpreted, &node->ss.ps);
 		init_sort_exprs(ts, cscan, estate);
 		node->ss.ps.scanopsfixed = fixed;
 	}
@@ -325,7 +332,8 @@ read_page(TopkScanState *ts, BlockNumber block)
 
 /*
  * The page's next visible row that passes the quals, in ts->tuple (and in
- * table_slot when there are quals); false at the end of the page.
+ * table_slot when there are interpreted quals); false at the end of the
+ * page.
  */
 static bool
 next_row(TopkScanState *ts)
@@ -333,6 +341,7 @@ next_row(TopkScanState *ts)
 	HeapScanDesc scan = ts->scan;
 	Page		page = BufferGetPage(scan->rs_cbuf);
 	ExprContext *econtext = ts->css.ss.ps.ps_ExprContext;
+	TupleDesc	desc = RelationGetDescr(ts->css.ss.ss_currentRelation);
 
 	while (ts->next_row < scan->rs_ntuples)
 	{
@@ -342,6 +351,8 @@ next_row(TopkScanState *ts)
 		ts->tuple.t_data = (HeapTupleHeader) PageGetItem(page, item);
 		ts->tuple.t_len = ItemIdGetLength(item);
 		ItemPointerSet(&ts->tuple.t_self, scan->rs_cblock, off);
+		if (ts->filter && !filter_program_passes(ts->filter, &ts->tuple, desc))
+			continue;
 		if (ts->table_qual == NULL)
 			return true;
 		ExecStoreBufferHeapTuple(&ts->tuple, ts->table_slot, scan->rs_cbuf);
@@ -569,6 +580,8 @@ run_topk(TopkScanState *ts)
 	old = MemoryContextSwitchTo(run_cxt);
 	INSTR_TIME_SET_CURRENT(start);
 
+	if (ts->filter)
+		filter_program_bind(ts->filter, econtext);
 	/* a bound above the rows the table can hold is no bound */
 	begin_table_scan(ts);
 	sink = key_sink_create(key_width(ts->key_type),
@@ -755,6 +768,11 @@ explain_topk_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 						 nulls_first != desc ? (nulls_first ? " NULLS FIRST" : " NULLS LAST") : "");
 	}
 	ExplainPropertyText("Top-k Key", keys.data, es);
+	if (ts->filter)
+		ExplainPropertyText("Compiled Filter",
+							deparse_expression((Node *) make_ands_explicit(filter_program_clauses(ts->filter)),
+											   context, prefix, false),
+							es);
 	if (ts->key_source == KEY_SOURCE_EXACT_FLOAT8)
 		ExplainPropertyText("Ranking Key", "float8, exact", es);
 	else if (ts->key_source == KEY_SOURCE_LOSSY_NUMERIC)

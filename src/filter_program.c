@@ -1,0 +1,745 @@
+/*-------------------------------------------------------------------------
+ *
+ * filter_program.c
+ *	  The WHERE clauses of a GpuTopK scan that have a simple form, compiled
+ *	  into a program that a row is checked with without PostgreSQL's
+ *	  expression interpreter.
+ *
+ * A clause compiles when it is built from comparisons of columns and run
+ * constants, IN lists (= ANY, <> ALL), IS [NOT] NULL, boolean columns,
+ * IS [NOT] TRUE/FALSE/UNKNOWN, AND, OR and NOT, over int2, int4, int8,
+ * float4, float8, date, timestamp, timestamptz and boolean values.  A run
+ * constant is an expression without columns, volatile functions or
+ * subplans: a constant, a parameter, or something like now() - interval
+ * '1 day'; it is evaluated once per run.  A comparison compiles only when
+ * its operator is a member of the btree operator family of its operands'
+ * types (or the negator of its equality), so it means what the index
+ * order means.  Values are compared as the top-k engine's order-preserving
+ * keys (keys.h), which give exactly those operators' answers: NaN equals
+ * NaN and is above every number, -0 equals +0, and integers (and floats)
+ * of different widths compare by value.
+ *
+ * The program is a postfix list of steps over SQL's three truth values, so
+ * NULLs behave as in the interpreter; it is plain data (registers, steps,
+ * sorted value sets) that a device could run as well.  Clauses that do not
+ * compile are left to the interpreter, and a row qualifies when both
+ * accept it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/stratnum.h"
+#include "catalog/pg_am_d.h"
+#include "catalog/pg_type_d.h"
+#include "commands/defrem.h"
+#include "executor/executor.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
+#include "optimizer/optimizer.h"
+#include "utils/array.h"
+#include "utils/date.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "filter_program.h"
+#include "keys.h"
+
+/* values that compare with each other */
+typedef enum ValueDomain
+{
+	DOMAIN_NONE,
+	DOMAIN_INTEGER,
+	DOMAIN_FLOAT,
+	DOMAIN_DATE,
+	DOMAIN_TIMESTAMP,
+	DOMAIN_TIMESTAMPTZ,
+	DOMAIN_BOOL
+} ValueDomain;
+
+typedef enum Truth
+{
+	TRUTH_FALSE,
+	TRUTH_TRUE,
+	TRUTH_NULL
+} Truth;
+
+typedef enum Comparison
+{
+	CMP_LT,
+	CMP_LE,
+	CMP_EQ,
+	CMP_GE,
+	CMP_GT,
+	CMP_NE
+} Comparison;
+
+typedef enum StepKind
+{
+	STEP_COMPARE,				/* left arg right: a Comparison of registers */
+	STEP_IN,					/* left = ANY (set right); arg: <> ALL instead */
+	STEP_IS_NULL,				/* left IS NULL; arg: IS NOT NULL instead */
+	STEP_TRUTH,					/* the boolean in left */
+	STEP_BOOL_TEST,				/* a BoolTestType (arg) of the last result */
+	STEP_NOT,					/* NOT of the last result */
+	STEP_AND,					/* AND of the last arg results */
+	STEP_OR						/* OR of the last arg results */
+} StepKind;
+
+typedef struct FilterStep
+{
+	StepKind	kind;
+	int			arg;
+	int			left;
+	int			right;
+} FilterStep;
+
+typedef struct Register
+{
+	uint64		value;			/* the value's key */
+	bool		isnull;
+} Register;
+
+/* a column read into a register for each row */
+typedef struct ColumnLoad
+{
+	AttrNumber	attno;
+	Oid			type;
+	bool		value_needed;	/* or only whether it is NULL */
+	int			reg;
+} ColumnLoad;
+
+/* a run constant: a value for a register, or an array for a value set */
+typedef struct RunConstant
+{
+	ExprState  *expr;
+	Oid			type;			/* of the value, or of the array's elements */
+	bool		is_set;
+	int			target;			/* register, or value set */
+} RunConstant;
+
+/* an IN list: its non-NULL elements' keys, sorted and distinct */
+typedef struct ValueSet
+{
+	bool		isnull;			/* the array itself */
+	int			nitems;			/* elements, NULLs included */
+	bool		has_null;
+	int			nvalues;
+	uint64	   *values;
+} ValueSet;
+
+struct FilterProgram
+{
+	List	   *clauses;		/* the clauses compiled */
+	int			ncolumns;
+	ColumnLoad *columns;
+	int			nconstants;
+	RunConstant *constants;
+	int			nsteps;
+	FilterStep *steps;
+	Register   *registers;
+	ValueSet   *sets;
+	Truth	   *stack;
+	MemoryContext sets_cxt;		/* the value sets of the current run */
+};
+
+/* the program while it is compiled, clause by clause */
+typedef struct Builder
+{
+	Index		scanrelid;
+	PlanState  *parent;
+	List	   *columns;		/* ColumnLoad * */
+	List	   *constants;		/* RunConstant * */
+	List	   *steps;			/* FilterStep * */
+	int			nregisters;
+	int			nsets;
+} Builder;
+
+static bool compile_node(Builder *b, Node *node);
+
+static ValueDomain
+domain_of(Oid type)
+{
+	switch (type)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+			return DOMAIN_INTEGER;
+		case FLOAT4OID:
+		case FLOAT8OID:
+			return DOMAIN_FLOAT;
+		case DATEOID:
+			return DOMAIN_DATE;
+		case TIMESTAMPOID:
+			return DOMAIN_TIMESTAMP;
+		case TIMESTAMPTZOID:
+			return DOMAIN_TIMESTAMPTZ;
+		case BOOLOID:
+			return DOMAIN_BOOL;
+		default:
+			return DOMAIN_NONE;
+	}
+}
+
+/* The key of a value of a type with a domain; keys of one domain compare as the values do. */
+static uint64
+encode(Oid type, Datum d)
+{
+	switch (type)
+	{
+		case INT2OID:
+			return key_from_int64(DatumGetInt16(d), true);
+		case INT4OID:
+			return key_from_int64(DatumGetInt32(d), true);
+		case INT8OID:
+			return key_from_int64(DatumGetInt64(d), true);
+		case FLOAT4OID:
+			return key_from_float8(DatumGetFloat4(d), true);
+		case FLOAT8OID:
+			return key_from_float8(DatumGetFloat8(d), true);
+		case DATEOID:
+			return key_from_int64(DatumGetDateADT(d), true);
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return key_from_int64(DatumGetTimestamp(d), true);
+		case BOOLOID:
+			return DatumGetBool(d) ? 1 : 0;
+	}
+	pg_unreachable();
+}
+
+static void
+add_step(Builder *b, StepKind kind, int arg, int left, int right)
+{
+	FilterStep *step = palloc(sizeof(FilterStep));
+
+	step->kind = kind;
+	step->arg = arg;
+	step->left = left;
+	step->right = right;
+	b->steps = lappend(b->steps, step);
+}
+
+/* The register of a column of the scanned table, added when first used. */
+static int
+column_register(Builder *b, Var *var, bool value_needed)
+{
+	ColumnLoad *load;
+	ListCell   *lc;
+
+	foreach(lc, b->columns)
+	{
+		load = lfirst(lc);
+		if (load->attno == var->varattno)
+		{
+			load->value_needed |= value_needed;
+			return load->reg;
+		}
+	}
+	load = palloc(sizeof(ColumnLoad));
+	load->attno = var->varattno;
+	load->type = var->vartype;
+	load->value_needed = value_needed;
+	load->reg = b->nregisters++;
+	b->columns = lappend(b->columns, load);
+	return load->reg;
+}
+
+static bool
+is_column(Builder *b, Node *node)
+{
+	Var		   *var = (Var *) node;
+
+	return IsA(node, Var) && var->varno == b->scanrelid &&
+		var->varlevelsup == 0 && var->varattno > 0;
+}
+
+/* Whether an expression has one value for the whole run. */
+static bool
+is_run_constant(Node *node)
+{
+	return !contain_var_clause(node) && !contain_volatile_functions(node) &&
+		!contain_subplans(node);
+}
+
+static void
+add_constant(Builder *b, Node *expr, Oid type, bool is_set, int target)
+{
+	RunConstant *c = palloc(sizeof(RunConstant));
+
+	c->expr = ExecInitExpr((Expr *) expr, b->parent);
+	c->type = type;
+	c->is_set = is_set;
+	c->target = target;
+	b->constants = lappend(b->constants, c);
+}
+
+/* A column or a run constant of a type with a domain, in a register. */
+static bool
+compile_operand(Builder *b, Node *node, ValueDomain *domain, int *reg)
+{
+	Oid			type = exprType(node);
+
+	*domain = domain_of(type);
+	if (*domain == DOMAIN_NONE)
+		return false;
+	if (is_column(b, node))
+		*reg = column_register(b, (Var *) node, true);
+	else if (is_run_constant(node))
+	{
+		*reg = b->nregisters++;
+		add_constant(b, node, type, false, *reg);
+	}
+	else
+		return false;
+	return true;
+}
+
+/*
+ * What an operator over values of these types means in their btree
+ * operator family, or -1 when it is not one of its comparisons.
+ */
+static int
+comparison_of(Oid opno, Oid lefttype, Oid righttype)
+{
+	Oid			opclass = GetDefaultOpClass(lefttype, BTREE_AM_OID);
+	Oid			family;
+	Oid			negator;
+	Oid			oprleft;
+	Oid			oprright;
+
+	if (!OidIsValid(opclass))
+		return -1;
+	op_input_types(opno, &oprleft, &oprright);
+	if (oprleft != lefttype || oprright != righttype)
+		return -1;
+	family = get_opclass_family(opclass);
+	switch (get_op_opfamily_strategy(opno, family))
+	{
+		case BTLessStrategyNumber:
+			return CMP_LT;
+		case BTLessEqualStrategyNumber:
+			return CMP_LE;
+		case BTEqualStrategyNumber:
+			return CMP_EQ;
+		case BTGreaterEqualStrategyNumber:
+			return CMP_GE;
+		case BTGreaterStrategyNumber:
+			return CMP_GT;
+	}
+	negator = get_negator(opno);
+	if (OidIsValid(negator) &&
+		get_op_opfamily_strategy(negator, family) == BTEqualStrategyNumber)
+		return CMP_NE;
+	return -1;
+}
+
+static bool
+compile_comparison(Builder *b, OpExpr *op)
+{
+	Node	   *left;
+	Node	   *right;
+	ValueDomain left_domain;
+	ValueDomain right_domain;
+	int			left_reg;
+	int			right_reg;
+	int			cmp;
+
+	if (list_length(op->args) != 2)
+		return false;
+	left = linitial(op->args);
+	right = lsecond(op->args);
+	cmp = comparison_of(op->opno, exprType(left), exprType(right));
+	if (cmp < 0 ||
+		!compile_operand(b, left, &left_domain, &left_reg) ||
+		!compile_operand(b, right, &right_domain, &right_reg) ||
+		left_domain != right_domain)
+		return false;
+	add_step(b, STEP_COMPARE, cmp, left_reg, right_reg);
+	return true;
+}
+
+/* x = ANY (array) and x <> ALL (array), the array a run constant */
+static bool
+compile_in_list(Builder *b, ScalarArrayOpExpr *saop)
+{
+	Node	   *left = linitial(saop->args);
+	Node	   *array = lsecond(saop->args);
+	Oid			elemtype = get_element_type(exprType(array));
+	ValueDomain domain;
+	int			reg;
+	int			cmp;
+
+	if (!OidIsValid(elemtype) || domain_of(elemtype) == DOMAIN_NONE ||
+		!is_run_constant(array))
+		return false;
+	cmp = comparison_of(saop->opno, exprType(left), elemtype);
+	if (!(saop->useOr ? cmp == CMP_EQ : cmp == CMP_NE) ||
+		!compile_operand(b, left, &domain, &reg) || domain != domain_of(elemtype))
+		return false;
+	add_constant(b, array, elemtype, true, b->nsets);
+	add_step(b, STEP_IN, !saop->useOr, reg, b->nsets++);
+	return true;
+}
+
+/* Steps that leave one truth value for node; false if it does not compile. */
+static bool
+compile_node(Builder *b, Node *node)
+{
+	switch (nodeTag(node))
+	{
+		case T_OpExpr:
+			return compile_comparison(b, (OpExpr *) node);
+		case T_ScalarArrayOpExpr:
+			return compile_in_list(b, (ScalarArrayOpExpr *) node);
+		case T_NullTest:
+			{
+				NullTest   *nt = (NullTest *) node;
+
+				if (nt->argisrow || !is_column(b, (Node *) nt->arg) ||
+					type_is_rowtype(exprType((Node *) nt->arg)))
+					return false;
+				add_step(b, STEP_IS_NULL, nt->nulltesttype == IS_NOT_NULL,
+						 column_register(b, (Var *) nt->arg, false), 0);
+				return true;
+			}
+		case T_BooleanTest:
+			{
+				BooleanTest *bt = (BooleanTest *) node;
+
+				if (!compile_node(b, (Node *) bt->arg))
+					return false;
+				add_step(b, STEP_BOOL_TEST, bt->booltesttype, 0, 0);
+				return true;
+			}
+		case T_Var:
+			if (!is_column(b, node) || exprType(node) != BOOLOID)
+				return false;
+			add_step(b, STEP_TRUTH, 0, column_register(b, (Var *) node, true), 0);
+			return true;
+		case T_BoolExpr:
+			{
+				BoolExpr   *be = (BoolExpr *) node;
+				ListCell   *lc;
+
+				foreach(lc, be->args)
+					if (!compile_node(b, lfirst(lc)))
+						return false;
+				if (be->boolop == NOT_EXPR)
+					add_step(b, STEP_NOT, 0, 0, 0);
+				else
+					add_step(b, be->boolop == AND_EXPR ? STEP_AND : STEP_OR,
+							 list_length(be->args), 0, 0);
+				return true;
+			}
+		default:
+			return false;
+	}
+}
+
+/*
+ * Compile those of the (implicitly ANDed) clauses that can be; the others
+ * go to *rest.  NULL when none can.
+ */
+FilterProgram *
+filter_program_compile(List *clauses, Index scanrelid, PlanState *parent, List **rest)
+{
+	Builder		b = {.scanrelid = scanrelid,.parent = parent};
+	List	   *compiled = NIL;
+	FilterProgram *program;
+	ListCell   *lc;
+	int			i;
+
+	*rest = NIL;
+	foreach(lc, clauses)
+	{
+		int			ncolumns = list_length(b.columns);
+		int			nconstants = list_length(b.constants);
+		int			nsteps = list_length(b.steps);
+		int			nregisters = b.nregisters;
+		int			nsets = b.nsets;
+
+		if (compile_node(&b, lfirst(lc)))
+		{
+			compiled = lappend(compiled, lfirst(lc));
+			continue;
+		}
+		/* forget the clause's part; a column it shared only widens its load */
+		b.columns = list_truncate(b.columns, ncolumns);
+		b.constants = list_truncate(b.constants, nconstants);
+		b.steps = list_truncate(b.steps, nsteps);
+		b.nregisters = nregisters;
+		b.nsets = nsets;
+		*rest = lappend(*rest, lfirst(lc));
+	}
+	if (compiled == NIL)
+		return NULL;
+	add_step(&b, STEP_AND, list_length(compiled), 0, 0);
+
+	program = palloc0(sizeof(FilterProgram));
+	program->clauses = compiled;
+	program->ncolumns = list_length(b.columns);
+	program->columns = palloc(sizeof(ColumnLoad) * program->ncolumns);
+	i = 0;
+	foreach(lc, b.columns)
+		program->columns[i++] = *(ColumnLoad *) lfirst(lc);
+	program->nconstants = list_length(b.constants);
+	program->constants = palloc(sizeof(RunConstant) * Max(program->nconstants, 1));
+	i = 0;
+	foreach(lc, b.constants)
+		program->constants[i++] = *(RunConstant *) lfirst(lc);
+	program->nsteps = list_length(b.steps);
+	program->steps = palloc(sizeof(FilterStep) * program->nsteps);
+	i = 0;
+	foreach(lc, b.steps)
+		program->steps[i++] = *(FilterStep *) lfirst(lc);
+	program->registers = palloc0(sizeof(Register) * Max(b.nregisters, 1));
+	program->sets = palloc0(sizeof(ValueSet) * Max(b.nsets, 1));
+	program->stack = palloc(sizeof(Truth) * program->nsteps);
+	program->sets_cxt = AllocSetContextCreate(CurrentMemoryContext, "GpuTopK filter sets",
+											  ALLOCSET_SMALL_SIZES);
+	return program;
+}
+
+/* The clauses the program checks, for EXPLAIN. */
+List *
+filter_program_clauses(FilterProgram *program)
+{
+	return program->clauses;
+}
+
+static int
+compare_keys(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a;
+	uint64		y = *(const uint64 *) b;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/* An array's elements as a value set (in the program's sets context). */
+static void
+build_set(ValueSet *set, Oid elemtype, Datum array, bool isnull)
+{
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n = 0;
+
+	memset(set, 0, sizeof(ValueSet));
+	set->isnull = isnull;
+	if (isnull)
+		return;
+	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
+	deconstruct_array(DatumGetArrayTypeP(array), elemtype, typlen, typbyval, typalign,
+					  &elems, &nulls, &set->nitems);
+	set->values = palloc(sizeof(uint64) * Max(set->nitems, 1));
+	for (int i = 0; i < set->nitems; i++)
+	{
+		if (nulls[i])
+			set->has_null = true;
+		else
+			set->values[n++] = encode(elemtype, elems[i]);
+	}
+	qsort(set->values, n, sizeof(uint64), compare_keys);
+	set->nvalues = n == 0 ? 0 : 1;
+	for (int i = 1; i < n; i++)
+		if (set->values[i] != set->values[set->nvalues - 1])
+			set->values[set->nvalues++] = set->values[i];
+}
+
+/* Evaluate the run constants: before each run, as parameters may change. */
+void
+filter_program_bind(FilterProgram *program, ExprContext *econtext)
+{
+	MemoryContextReset(program->sets_cxt);
+	for (int i = 0; i < program->nconstants; i++)
+	{
+		RunConstant *c = &program->constants[i];
+		bool		isnull;
+		Datum		d = ExecEvalExprSwitchContext(c->expr, econtext, &isnull);
+
+		if (c->is_set)
+		{
+			MemoryContext old = MemoryContextSwitchTo(program->sets_cxt);
+
+			build_set(&program->sets[c->target], c->type, d, isnull);
+			MemoryContextSwitchTo(old);
+		}
+		else
+		{
+			program->registers[c->target].isnull = isnull;
+			if (!isnull)
+				program->registers[c->target].value = encode(c->type, d);
+		}
+	}
+	ResetExprContext(econtext);
+}
+
+static Truth
+compare(const Register *l, const Register *r, Comparison cmp)
+{
+	bool		result = false;
+
+	if (l->isnull || r->isnull)
+		return TRUTH_NULL;
+	switch (cmp)
+	{
+		case CMP_LT:
+			result = l->value < r->value;
+			break;
+		case CMP_LE:
+			result = l->value <= r->value;
+			break;
+		case CMP_EQ:
+			result = l->value == r->value;
+			break;
+		case CMP_GE:
+			result = l->value >= r->value;
+			break;
+		case CMP_GT:
+			result = l->value > r->value;
+			break;
+		case CMP_NE:
+			result = l->value != r->value;
+			break;
+	}
+	return result ? TRUTH_TRUE : TRUTH_FALSE;
+}
+
+/* x = ANY (set), or with not_in x <> ALL (set), as ScalarArrayOpExpr gives it */
+static Truth
+in_set(const Register *x, const ValueSet *set, bool not_in)
+{
+	int			lo = 0;
+	int			hi = set->nvalues;
+
+	if (set->isnull)
+		return TRUTH_NULL;
+	if (set->nitems == 0)
+		return not_in ? TRUTH_TRUE : TRUTH_FALSE;
+	if (x->isnull)
+		return TRUTH_NULL;
+	while (lo < hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (set->values[mid] < x->value)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < set->nvalues && set->values[lo] == x->value)
+		return not_in ? TRUTH_FALSE : TRUTH_TRUE;
+	if (set->has_null)
+		return TRUTH_NULL;
+	return not_in ? TRUTH_TRUE : TRUTH_FALSE;
+}
+
+static Truth
+bool_test(Truth t, BoolTestType test)
+{
+	bool		result = false;
+
+	switch (test)
+	{
+		case IS_TRUE:
+			result = t == TRUTH_TRUE;
+			break;
+		case IS_NOT_TRUE:
+			result = t != TRUTH_TRUE;
+			break;
+		case IS_FALSE:
+			result = t == TRUTH_FALSE;
+			break;
+		case IS_NOT_FALSE:
+			result = t != TRUTH_FALSE;
+			break;
+		case IS_UNKNOWN:
+			result = t == TRUTH_NULL;
+			break;
+		case IS_NOT_UNKNOWN:
+			result = t != TRUTH_NULL;
+			break;
+	}
+	return result ? TRUTH_TRUE : TRUTH_FALSE;
+}
+
+/* AND (or OR) of n truth values: a FALSE (TRUE) decides, else a NULL */
+static Truth
+combine(const Truth *values, int n, Truth deciding)
+{
+	Truth		result = deciding == TRUTH_FALSE ? TRUTH_TRUE : TRUTH_FALSE;
+
+	for (int i = 0; i < n; i++)
+	{
+		if (values[i] == deciding)
+			return deciding;
+		if (values[i] == TRUTH_NULL)
+			result = TRUTH_NULL;
+	}
+	return result;
+}
+
+/* Whether the row satisfies every compiled clause (is TRUE, not FALSE or NULL). */
+bool
+filter_program_passes(FilterProgram *program, HeapTuple tuple, TupleDesc desc)
+{
+	Register   *regs = program->registers;
+	Truth	   *stack = program->stack;
+	int			top = 0;
+
+	for (int i = 0; i < program->ncolumns; i++)
+	{
+		ColumnLoad *load = &program->columns[i];
+		Register   *reg = &regs[load->reg];
+		Datum		d = heap_getattr(tuple, load->attno, desc, &reg->isnull);
+
+		if (!reg->isnull && load->value_needed)
+			reg->value = encode(load->type, d);
+	}
+	for (int i = 0; i < program->nsteps; i++)
+	{
+		FilterStep *step = &program->steps[i];
+
+		switch (step->kind)
+		{
+			case STEP_COMPARE:
+				stack[top++] = compare(&regs[step->left], &regs[step->right],
+									   (Comparison) step->arg);
+				break;
+			case STEP_IN:
+				stack[top++] = in_set(&regs[step->left], &program->sets[step->right],
+									  step->arg != 0);
+				break;
+			case STEP_IS_NULL:
+				stack[top++] = regs[step->left].isnull != (step->arg != 0) ?
+					TRUTH_TRUE : TRUTH_FALSE;
+				break;
+			case STEP_TRUTH:
+				stack[top++] = regs[step->left].isnull ? TRUTH_NULL :
+					(regs[step->left].value ? TRUTH_TRUE : TRUTH_FALSE);
+				break;
+			case STEP_BOOL_TEST:
+				stack[top - 1] = bool_test(stack[top - 1], (BoolTestType) step->arg);
+				break;
+			case STEP_NOT:
+				if (stack[top - 1] != TRUTH_NULL)
+					stack[top - 1] = stack[top - 1] == TRUTH_TRUE ? TRUTH_FALSE : TRUTH_TRUE;
+				break;
+			case STEP_AND:
+			case STEP_OR:
+				top -= step->arg;
+				stack[top] = combine(&stack[top], step->arg,
+									 step->kind == STEP_AND ? TRUTH_FALSE : TRUTH_TRUE);
+				top++;
+				break;
+		}
+	}
+	return stack[0] == TRUTH_TRUE;
+}

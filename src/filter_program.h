@@ -1,0 +1,23 @@
+/*-------------------------------------------------------------------------
+ *
+ * filter_program.h
+ *	  WHERE clauses compiled into a program over a row's columns.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FILTER_PROGRAM_H
+#define FILTER_PROGRAM_H
+
+#include "access/htup.h"
+#include "nodes/execnodes.h"
+
+typedef struct FilterProgram FilterProgram;
+
+extern FilterProgram *filter_program_compile(List *clauses, Index scanrelid,
+											 PlanState *parent, List **rest);
+extern List *filter_program_clauses(FilterProgram *program);
+extern void filter_program_bind(FilterProgram *program, ExprContext *econtext);
+extern bool filter_program_passes(FilterProgram *program, HeapTuple tuple,
+								  TupleDesc desc);
+
+#endif							/* FILTER_PROGRAM_H */
