@@ -122,6 +122,16 @@ key_from_float8(double v, bool desc)
 	return desc ? k : ~k;
 }
 
+/* qsort's comparison of 64-bit keys (or any uint64_t), ascending */
+KEY_FN int
+key_compare_u64(const void *a, const void *b)
+{
+	uint64_t	x = *(const uint64_t *) a;
+	uint64_t	y = *(const uint64_t *) b;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
 /*
  * The key of NULL: the largest key when NULLs come first in the query's
  * order, else the smallest.

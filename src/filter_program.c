@@ -511,15 +511,6 @@ filter_program_clauses(FilterProgram *program)
 	return program->clauses;
 }
 
-static int
-compare_keys(const void *a, const void *b)
-{
-	uint64		x = *(const uint64 *) a;
-	uint64		y = *(const uint64 *) b;
-
-	return x < y ? -1 : (x > y ? 1 : 0);
-}
-
 /* An array's elements as a value set (in the program's sets context). */
 static void
 build_set(ValueSet *set, Oid elemtype, Datum array, bool isnull)
@@ -546,7 +537,7 @@ build_set(ValueSet *set, Oid elemtype, Datum array, bool isnull)
 		else
 			set->values[n++] = encode(elemtype, elems[i]);
 	}
-	qsort(set->values, n, sizeof(uint64), compare_keys);
+	qsort(set->values, n, sizeof(uint64), key_compare_u64);
 	set->nvalues = n == 0 ? 0 : 1;
 	for (int i = 1; i < n; i++)
 		if (set->values[i] != set->values[set->nvalues - 1])

@@ -454,15 +454,6 @@ scan_keys(TopkScanState *ts, KeySink *sink)
 	return ordinal;
 }
 
-static int
-compare_ordinals(const void *a, const void *b)
-{
-	uint64		x = *(const uint64 *) a;
-	uint64		y = *(const uint64 *) b;
-
-	return x < y ? -1 : (x > y ? 1 : 0);
-}
-
 /* The first natts columns of src into the cleared virtual slot dst, not yet stored. */
 static void
 copy_columns(TupleTableSlot *dst, TupleTableSlot *src, int natts)
@@ -610,7 +601,7 @@ run_topk(TopkScanState *ts)
 	ordinals = palloc_extended(sizeof(uint64) * Max(result.count, 1), MCXT_ALLOC_HUGE);
 	for (size_t i = 0; i < result.count; i++)
 		ordinals[i] = result.items[i].ref;
-	qsort(ordinals, result.count, sizeof(uint64), compare_ordinals);
+	qsort(ordinals, result.count, sizeof(uint64), key_compare_u64);
 	MemoryContextSwitchTo(old);
 	fetch_rows(ts, ordinals, result.count);
 	table_endscan(&ts->scan->rs_base);
