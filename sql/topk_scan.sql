@@ -198,6 +198,8 @@ BEGIN
   END LOOP;
 END $$;
 SELECT result, count(*) FROM checks GROUP BY result ORDER BY result;
+-- a plain Gather under a Sort reads each process's rows to the end
+SELECT topk_check('SELECT ts + interval ''1 hour'', i2 FROM tk WHERE ts IS NULL ORDER BY ts + interval ''1 hour'' DESC, i2 LIMIT 1');
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;

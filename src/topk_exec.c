@@ -104,6 +104,8 @@ typedef struct TopkScanState
 	uint64		bound;			/* k + m, or PG_UINT64_MAX for no limit */
 	TopkMode	mode;
 	Tuplesortstate *sort;
+	bool		sort_bounded;	/* the tuplesort keeps only the bound's rows */
+	uint64		returned;		/* rows returned from it */
 	TupleTableSlot *sorted_slot;
 	BlockStart *blocks;
 	uint64		nblocks;
@@ -557,8 +559,11 @@ run_topk(TopkScanState *ts)
 									ts->nsort, ts->sort_attnos, ts->sort_ops,
 									ts->sort_collations, ts->sort_nulls_first,
 									work_mem, NULL, TUPLESORT_NONE);
-	if (ts->bound != PG_UINT64_MAX && !ts->limit_with_ties && ts->bound <= INT64_MAX)
+	ts->sort_bounded = ts->bound != PG_UINT64_MAX && !ts->limit_with_ties &&
+		ts->bound <= INT64_MAX;
+	if (ts->sort_bounded)
 		tuplesort_set_bound(ts->sort, (int64) ts->bound);
+	ts->returned = 0;
 	ts->done = true;
 	if (ts->bound == 0)
 	{
@@ -624,8 +629,15 @@ next_sorted(ScanState *ss)
 
 	if (!ts->done)
 		run_topk(ts);
-	if (!tuplesort_gettupleslot(ts->sort, true, false, ts->sorted_slot, NULL))
+
+	/*
+	 * A bounded tuplesort must not be asked for more rows than its bound;
+	 * a consumer without a limit (a Gather under a Sort) asks until the end.
+	 */
+	if ((ts->sort_bounded && ts->returned >= ts->bound) ||
+		!tuplesort_gettupleslot(ts->sort, true, false, ts->sorted_slot, NULL))
 		return ExecClearTuple(ss->ss_ScanTupleSlot);
+	ts->returned++;
 	if (ts->sort_input == NULL)
 		return ExecCopySlot(ss->ss_ScanTupleSlot, ts->sorted_slot);
 	/* the table's columns of the sorted row */
