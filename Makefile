@@ -19,7 +19,7 @@ SRC_OBJS = src/gputopk.o src/device.o src/info.o src/cpu_topk.o src/key_sink.o s
 # pg_regress tests in sql/ and expected/; two need a particular server set-up
 # and are run by test/run on their own: device_absent (no usable GPU) and
 # load_modes (library not preloaded).
-REGRESS = install gucs devices topk_scan topk_filter topk_random
+REGRESS = install gucs devices topk_scan topk_filter topk_partition topk_random
 REGRESS_OPTS = --inputdir=. --load-extension=gputopk
 
 PG_CONFIG ?= pg_config

@@ -771,10 +771,11 @@ explain_topk_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 						 nulls_first != desc ? (nulls_first ? " NULLS FIRST" : " NULLS LAST") : "");
 	}
 	ExplainPropertyText("Top-k Key", keys.data, es);
+	/* prefixed as EXPLAIN prefixes the Filter line */
 	if (ts->filter)
 		ExplainPropertyText("Compiled Filter",
 							deparse_expression((Node *) make_ands_explicit(filter_program_clauses(ts->filter)),
-											   context, prefix, false),
+											   context, es->verbose, false),
 							es);
 	if (ts->key_source == KEY_SOURCE_EXACT_FLOAT8)
 		ExplainPropertyText("Ranking Key", "float8, exact", es);

@@ -11,7 +11,9 @@
  * or a parallel plan, and keeps its Limit node above whichever it picks.
  * It is offered only when nothing but that Limit can consume the scan: one
  * table, no grouping, aggregates, window functions, DISTINCT, set
- * operations or row locks.
+ * operations or row locks.  For a partitioned or inheritance table each
+ * heap child is offered one with the same pathkeys, so that a Merge Append
+ * of the children's top k + m rows can feed the Limit.
  *
  *-------------------------------------------------------------------------
  */
@@ -25,6 +27,7 @@
 #include "catalog/pg_type_d.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/appendinfo.h"
 #include "optimizer/clauses.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
@@ -32,6 +35,7 @@
 #include "optimizer/paths.h"
 #include "optimizer/restrictinfo.h"
 #include "optimizer/tlist.h"
+#include "parser/parsetree.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/spccache.h"
@@ -113,8 +117,18 @@ query_is_topk(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 	/* LIMIT NULL or LIMIT ALL: nothing to bound */
 	if (IsA(parse->limitCount, Const) && ((Const *) parse->limitCount)->constisnull)
 		return false;
-	if (bms_membership(root->all_baserels) != BMS_SINGLETON ||
-		rel->reloptkind != RELOPT_BASEREL || rel->lateral_relids != NULL)
+	if (bms_membership(root->all_baserels) != BMS_SINGLETON || rel->lateral_relids != NULL)
+		return false;
+	/* the table, or a partition or inheritance child of it (not of a UNION ALL) */
+	if (rel->reloptkind == RELOPT_OTHER_MEMBER_REL)
+	{
+		RangeTblEntry *top = planner_rt_fetch(bms_singleton_member(rel->top_parent_relids),
+											  root);
+
+		if (top->rtekind != RTE_RELATION)
+			return false;
+	}
+	else if (rel->reloptkind != RELOPT_BASEREL)
 		return false;
 	if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION || rte->inh ||
 		rte->tablesample != NULL)
@@ -194,6 +208,11 @@ sort_keys_of(PlannerInfo *root, RelOptInfo *rel, List **private)
 		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
 		TargetEntry *tle = get_sortgroupclause_tle(sgc, parse->targetList);
 		Expr	   *expr = tle->expr;
+
+		/* a child's columns for a partition or inheritance child */
+		if (rel->reloptkind == RELOPT_OTHER_MEMBER_REL)
+			expr = (Expr *) adjust_appendrel_attrs_multilevel(root, (Node *) expr, rel->relids,
+															  rel->top_parent_relids);
 
 		if (!OidIsValid(sgc->sortop) || !sortable_from_row(root, rel, expr))
 			return false;
@@ -350,7 +369,9 @@ topk_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	}
 
 	add_path(rel, &make_topk_path(root, rel, private, 0)->path);
-	add_partial_topk_path(root, rel, private);
+	/* a child's partial paths would go to a Parallel Append, which does not keep order */
+	if (rel->reloptkind == RELOPT_BASEREL)
+		add_partial_topk_path(root, rel, private);
 }
 
 static Plan *
