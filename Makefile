@@ -21,6 +21,9 @@ SRC_OBJS = src/gputopk.o src/device.o src/info.o src/cpu_topk.o src/key_sink.o s
 # load_modes (library not preloaded).
 REGRESS = install gucs devices topk_scan topk_filter topk_partition topk_random
 REGRESS_OPTS = --inputdir=. --load-extension=gputopk
+# isolation tests in specs/ (with concurrent sessions), also run by installcheck
+ISOLATION = topk_snapshot
+ISOLATION_OPTS = --load-extension=gputopk
 
 PG_CONFIG ?= pg_config
 CUDA_HOME ?= /usr/local/cuda
