@@ -1,9 +1,9 @@
 --
--- Random top-k queries over tk, each run with gputopk off and on and
--- compared (needs topk_check and tk from topk_scan).  gputopk_test.seed
--- and gputopk_test.queries give the seed and the number of queries;
--- test/run sets them, prints the seed and reports the counts from
--- random_checks, which stays behind for that.
+-- Random top-k queries over tk and a partitioned copy, each run with
+-- gputopk off and on and compared (needs topk_check and tk from
+-- topk_scan).  gputopk_test.seed and gputopk_test.queries give the seed
+-- and the number of queries; test/run sets them, prints the seed and
+-- reports the counts from random_checks, which stays behind for that.
 --
 -- The answers are compared row by row: either the ORDER BY ends with the
 -- unique id, or the query returns only its ORDER BY items (floats plus 0,
@@ -12,6 +12,15 @@
 --
 SELECT setseed((coalesce(current_setting('gputopk_test.seed', true), '1')::int8 % 1000000)
                / 1000000.0);
+
+-- tk, and a copy partitioned by g
+SET gputopk.min_table_rows = 1000;
+CREATE TABLE tk_rp (LIKE tk) PARTITION BY RANGE (g);
+CREATE TABLE tk_rp0 PARTITION OF tk_rp FOR VALUES FROM (MINVALUE) TO (3);
+CREATE TABLE tk_rp1 PARTITION OF tk_rp FOR VALUES FROM (3) TO (6);
+CREATE TABLE tk_rp2 PARTITION OF tk_rp DEFAULT;
+INSERT INTO tk_rp SELECT * FROM tk;
+ANALYZE tk_rp;
 
 CREATE FUNCTION pick(VARIADIC choices text[]) RETURNS text LANGUAGE sql AS
 $$ SELECT choices[1 + floor(random() * array_length(choices, 1))::int] $$;
@@ -86,7 +95,7 @@ BEGIN
                            THEN item || ' + 0' ELSE item END, ', ')
       INTO target FROM unnest(items) item;
   END IF;
-  q := 'SELECT ' || target || ' FROM tk';
+  q := 'SELECT ' || target || ' FROM ' || pick('tk', 'tk', 'tk_rp');
   FOR i IN 1 .. pick('0', '1', '1', '2', '3')::int LOOP
     q := q || CASE WHEN i = 1 THEN ' WHERE ' ELSE ' AND ' END || random_clause(2);
   END LOOP;
@@ -129,4 +138,4 @@ SELECT n, q, settings, result FROM random_checks WHERE result NOT IN ('gputopk',
 
 DROP FUNCTION random_query(), random_clause(int), random_value(text), pick(text[]);
 DROP FUNCTION topk_check(text);
-DROP TABLE tk, tk_small, tk_empty, tk_nulls, tk_expr;
+DROP TABLE tk, tk_small, tk_empty, tk_nulls, tk_expr, tk_rp;
