@@ -149,7 +149,7 @@ struct FilterProgram
 typedef struct Builder
 {
 	Index		scanrelid;
-	PlanState  *parent;
+	PlanState  *parent;			/* NULL: only find out whether clauses compile */
 	List	   *columns;		/* ColumnLoad * */
 	List	   *constants;		/* RunConstant * */
 	List	   *steps;			/* FilterStep * */
@@ -270,7 +270,7 @@ add_constant(Builder *b, Node *expr, Oid type, bool is_set, int target)
 {
 	RunConstant *c = palloc(sizeof(RunConstant));
 
-	c->expr = ExecInitExpr((Expr *) expr, b->parent);
+	c->expr = b->parent ? ExecInitExpr((Expr *) expr, b->parent) : NULL;
 	c->type = type;
 	c->is_set = is_set;
 	c->target = target;
@@ -502,6 +502,15 @@ filter_program_compile(List *clauses, Index scanrelid, PlanState *parent, List *
 	program->sets_cxt = AllocSetContextCreate(CurrentMemoryContext, "GpuTopK filter sets",
 											  ALLOCSET_SMALL_SIZES);
 	return program;
+}
+
+/* Whether a clause compiles: for the planner, which costs it less. */
+bool
+filter_program_compiles(Node *clause, Index scanrelid)
+{
+	Builder		b = {.scanrelid = scanrelid};
+
+	return compile_node(&b, clause);
 }
 
 /* The clauses the program checks, for EXPLAIN. */

@@ -15,6 +15,7 @@ typedef struct FilterProgram FilterProgram;
 
 extern FilterProgram *filter_program_compile(List *clauses, Index scanrelid,
 											 PlanState *parent, List **rest);
+extern bool filter_program_compiles(Node *clause, Index scanrelid);
 extern List *filter_program_clauses(FilterProgram *program);
 extern void filter_program_bind(FilterProgram *program, ExprContext *econtext);
 extern bool filter_program_passes(FilterProgram *program, HeapTuple tuple,

@@ -41,6 +41,7 @@
 #include "utils/spccache.h"
 #include "utils/typcache.h"
 
+#include "filter_program.h"
 #include "gputopk.h"
 #include "topk_scan.h"
 
@@ -49,6 +50,9 @@
 
 /* cost of handing one row's key to the top-k backend, in cpu_operator_cost */
 #define TOPK_PUSH_COST_FACTOR 0.25
+
+/* cost of a WHERE clause the filter program checks, per row, in cpu_operator_cost */
+#define TOPK_COMPILED_CLAUSE_COST_FACTOR 0.25
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 
@@ -275,6 +279,37 @@ parallel_divisor(int workers)
 }
 
 /*
+ * The cost of the WHERE clause: clauses the filter program checks cost a
+ * fraction of an operator per row (their run constants are evaluated once),
+ * the others what PostgreSQL's interpreter costs.
+ */
+static QualCost
+where_clause_cost(PlannerInfo *root, RelOptInfo *rel)
+{
+	QualCost	total = {0, 0};
+	ListCell   *lc;
+
+	foreach(lc, rel->baserestrictinfo)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		QualCost	cost;
+
+		cost_qual_eval_node(&cost, (Node *) rinfo, root);
+		if (filter_program_compiles((Node *) rinfo->clause, rel->relid))
+		{
+			total.startup += cost.startup + cost.per_tuple;
+			total.per_tuple += TOPK_COMPILED_CLAUSE_COST_FACTOR * cpu_operator_cost;
+		}
+		else
+		{
+			total.startup += cost.startup;
+			total.per_tuple += cost.per_tuple;
+		}
+	}
+	return total;
+}
+
+/*
  * Cost: a sequential scan of the table (pages, tuples, the WHERE clause),
  * a key per qualifying row for the top-k backend, and for the bound's rows
  * their pages read again (in block order) and their sort.  All of it happens before the first row.
@@ -286,19 +321,20 @@ cost_topk_path(PlannerInfo *root, RelOptInfo *rel, Path *path)
 	double		bound = Min(estimated_bound(root), Max(rel->rows, 1.0));
 	double		divisor = path->parallel_workers > 0 ?
 		parallel_divisor(path->parallel_workers) : 1.0;
+	QualCost	where = where_clause_cost(root, rel);
 	Cost		run;
 	double		spc_seq_page_cost;
 
 	get_tablespace_page_costs(rel->reltablespace, NULL, &spc_seq_page_cost);
 	/* as for a parallel sequential scan, the pages are not divided */
 	run = spc_seq_page_cost * rel->pages +
-		((cpu_tuple_cost + rel->baserestrictcost.per_tuple) * rel->tuples +
+		((cpu_tuple_cost + where.per_tuple) * rel->tuples +
 		 TOPK_PUSH_COST_FACTOR * cpu_operator_cost * rel->rows) / divisor +
 		spc_seq_page_cost * Min(bound, rel->pages) +
 		bound * (cpu_tuple_cost + 2.0 * cpu_operator_cost * log2(bound + 1.0)) +
 		path->pathtarget->cost.per_tuple * bound;
 	path->rows = clamp_row_est(rel->rows / divisor);
-	path->startup_cost = rel->baserestrictcost.startup + path->pathtarget->cost.startup + run;
+	path->startup_cost = where.startup + path->pathtarget->cost.startup + run;
 	path->total_cost = path->startup_cost;
 }
 
