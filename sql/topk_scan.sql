@@ -27,7 +27,7 @@ INSERT INTO tk (id, i2, i4, i8, f4, f8, d, ts, tz, g) VALUES
   (20005, NULL, NULL, NULL, 'Infinity', 'Infinity', NULL, NULL, NULL, NULL),
   (20006, NULL, NULL, NULL, 'NaN', 'NaN', NULL, NULL, NULL, NULL);
 ANALYZE tk;
-CREATE TABLE tk_small AS SELECT * FROM tk WHERE id <= 500;
+CREATE TABLE tk_small AS SELECT * FROM tk WHERE id <= 1000;
 ANALYZE tk_small;
 CREATE TABLE tk_empty (id int, v float8);
 ALTER TABLE tk_empty SET (autovacuum_enabled = off);
@@ -38,7 +38,10 @@ ANALYZE tk_nulls;
 -- (on the CPU backend, so that the output is the same on every machine)
 SET gputopk.device = cpu;
 EXPLAIN (COSTS OFF) SELECT id, f8 FROM tk WHERE g < 3 ORDER BY f8 DESC LIMIT 10;
+-- a 1,000-row table under the default gputopk.min_table_rows
+RESET gputopk.min_table_rows;
 EXPLAIN (COSTS OFF) SELECT id, f8 FROM tk_small ORDER BY f8 DESC LIMIT 10;
+SET gputopk.min_table_rows = 1000;
 CREATE INDEX tk_i4 ON tk (i4);
 EXPLAIN (COSTS OFF) SELECT id, i4 FROM tk ORDER BY i4 LIMIT 10;
 DROP INDEX tk_i4;
