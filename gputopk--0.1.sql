@@ -25,3 +25,164 @@ LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED ROWS 2;
 
 COMMENT ON FUNCTION gputopk_devices() IS
 'CUDA devices and the CPU backend; selected marks where top-k work runs under gputopk.device';
+
+-- Top-k aggregates (src/topk_agg.c): gpu_topk(value, k), the k largest values
+-- in descending order, gpu_bottomk(value, k), the k smallest in ascending order.
+
+CREATE FUNCTION gputopk_topk_trans(internal, anyelement, integer)
+RETURNS internal
+AS 'MODULE_PATHNAME'
+LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_bottomk_trans(internal, anyelement, integer)
+RETURNS internal
+AS 'MODULE_PATHNAME'
+LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_topk_combine(internal, internal)
+RETURNS internal
+AS 'MODULE_PATHNAME'
+LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_topk_serialize(internal)
+RETURNS bytea
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_topk_deserialize(bytea, internal)
+RETURNS internal
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_topk_final(internal, anyelement, integer)
+RETURNS anyarray
+AS 'MODULE_PATHNAME'
+LANGUAGE C PARALLEL SAFE;
+
+CREATE AGGREGATE gpu_topk(value smallint, k integer) (
+    SFUNC = gputopk_topk_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_combine,
+    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
+    FINALFUNC = gputopk_topk_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
+    PARALLEL = SAFE);
+COMMENT ON AGGREGATE gpu_topk(smallint, integer) IS 'the k largest values, in descending order';
+
+CREATE AGGREGATE gpu_topk(value integer, k integer) (
+    SFUNC = gputopk_topk_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_combine,
+    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
+    FINALFUNC = gputopk_topk_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
+    PARALLEL = SAFE);
+COMMENT ON AGGREGATE gpu_topk(integer, integer) IS 'the k largest values, in descending order';
+
+CREATE AGGREGATE gpu_topk(value bigint, k integer) (
+    SFUNC = gputopk_topk_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_combine,
+    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
+    FINALFUNC = gputopk_topk_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
+    PARALLEL = SAFE);
+COMMENT ON AGGREGATE gpu_topk(bigint, integer) IS 'the k largest values, in descending order';
+
+CREATE AGGREGATE gpu_topk(value real, k integer) (
+    SFUNC = gputopk_topk_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_combine,
+    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
+    FINALFUNC = gputopk_topk_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
+    PARALLEL = SAFE);
+COMMENT ON AGGREGATE gpu_topk(real, integer) IS 'the k largest values, in descending order';
+
+CREATE AGGREGATE gpu_topk(value double precision, k integer) (
+    SFUNC = gputopk_topk_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_combine,
+    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
+    FINALFUNC = gputopk_topk_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
+    PARALLEL = SAFE);
+COMMENT ON AGGREGATE gpu_topk(double precision, integer) IS 'the k largest values, in descending order';
+
+CREATE AGGREGATE gpu_topk(value date, k integer) (
+    SFUNC = gputopk_topk_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_combine,
+    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
+    FINALFUNC = gputopk_topk_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
+    PARALLEL = SAFE);
+COMMENT ON AGGREGATE gpu_topk(date, integer) IS 'the k largest values, in descending order';
+
+CREATE AGGREGATE gpu_topk(value timestamp, k integer) (
+    SFUNC = gputopk_topk_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_combine,
+    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
+    FINALFUNC = gputopk_topk_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
+    PARALLEL = SAFE);
+COMMENT ON AGGREGATE gpu_topk(timestamp, integer) IS 'the k largest values, in descending order';
+
+CREATE AGGREGATE gpu_topk(value timestamptz, k integer) (
+    SFUNC = gputopk_topk_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_combine,
+    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
+    FINALFUNC = gputopk_topk_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
+    PARALLEL = SAFE);
+COMMENT ON AGGREGATE gpu_topk(timestamptz, integer) IS 'the k largest values, in descending order';
+
+CREATE AGGREGATE gpu_bottomk(value smallint, k integer) (
+    SFUNC = gputopk_bottomk_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_combine,
+    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
+    FINALFUNC = gputopk_topk_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
+    PARALLEL = SAFE);
+COMMENT ON AGGREGATE gpu_bottomk(smallint, integer) IS 'the k smallest values, in ascending order';
+
+CREATE AGGREGATE gpu_bottomk(value integer, k integer) (
+    SFUNC = gputopk_bottomk_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_combine,
+    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
+    FINALFUNC = gputopk_topk_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
+    PARALLEL = SAFE);
+COMMENT ON AGGREGATE gpu_bottomk(integer, integer) IS 'the k smallest values, in ascending order';
+
+CREATE AGGREGATE gpu_bottomk(value bigint, k integer) (
+    SFUNC = gputopk_bottomk_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_combine,
+    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
+    FINALFUNC = gputopk_topk_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
+    PARALLEL = SAFE);
+COMMENT ON AGGREGATE gpu_bottomk(bigint, integer) IS 'the k smallest values, in ascending order';
+
+CREATE AGGREGATE gpu_bottomk(value real, k integer) (
+    SFUNC = gputopk_bottomk_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_combine,
+    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
+    FINALFUNC = gputopk_topk_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
+    PARALLEL = SAFE);
+COMMENT ON AGGREGATE gpu_bottomk(real, integer) IS 'the k smallest values, in ascending order';
+
+CREATE AGGREGATE gpu_bottomk(value double precision, k integer) (
+    SFUNC = gputopk_bottomk_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_combine,
+    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
+    FINALFUNC = gputopk_topk_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
+    PARALLEL = SAFE);
+COMMENT ON AGGREGATE gpu_bottomk(double precision, integer) IS 'the k smallest values, in ascending order';
+
+CREATE AGGREGATE gpu_bottomk(value date, k integer) (
+    SFUNC = gputopk_bottomk_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_combine,
+    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
+    FINALFUNC = gputopk_topk_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
+    PARALLEL = SAFE);
+COMMENT ON AGGREGATE gpu_bottomk(date, integer) IS 'the k smallest values, in ascending order';
+
+CREATE AGGREGATE gpu_bottomk(value timestamp, k integer) (
+    SFUNC = gputopk_bottomk_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_combine,
+    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
+    FINALFUNC = gputopk_topk_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
+    PARALLEL = SAFE);
+COMMENT ON AGGREGATE gpu_bottomk(timestamp, integer) IS 'the k smallest values, in ascending order';
+
+CREATE AGGREGATE gpu_bottomk(value timestamptz, k integer) (
+    SFUNC = gputopk_bottomk_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_combine,
+    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
+    FINALFUNC = gputopk_topk_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
+    PARALLEL = SAFE);
+COMMENT ON AGGREGATE gpu_bottomk(timestamptz, integer) IS 'the k smallest values, in ascending order';

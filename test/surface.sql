@@ -1,6 +1,6 @@
 -- pgTAP: the SQL surface of gputopk and the error codes of its settings.
 BEGIN;
-SELECT plan(14);
+SELECT plan(18);
 
 SELECT has_extension('gputopk');
 SELECT has_function('gputopk_version', '{}'::name[]);
@@ -27,6 +27,16 @@ SELECT is((SELECT backend FROM gputopk_devices() WHERE selected), 'cpu',
           'cpu selects the CPU backend');
 SELECT is((SELECT count(*)::int FROM gputopk_devices() WHERE backend = 'cpu'), 1,
           'exactly one CPU row');
+
+SELECT has_function('gpu_topk', ARRAY['double precision', 'integer'], 'gpu_topk(float8, int) exists');
+SELECT has_function('gpu_bottomk', ARRAY['timestamp with time zone', 'integer'],
+                    'gpu_bottomk(timestamptz, int) exists');
+SELECT is((SELECT count(*)::int FROM pg_aggregate a JOIN pg_proc p ON p.oid = a.aggfnoid
+           WHERE p.proname IN ('gpu_topk', 'gpu_bottomk') AND p.proparallel = 's'
+             AND a.aggcombinefn <> 0 AND a.aggserialfn <> 0 AND a.aggdeserialfn <> 0),
+          16, 'the 16 top-k aggregates are parallel safe and combine');
+SELECT throws_ok('SELECT gpu_topk(1, 0)', '22023', 'k must be positive',
+                 'k = 0 is invalid_parameter_value');
 
 SELECT * FROM finish();
 ROLLBACK;
