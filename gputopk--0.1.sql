@@ -27,7 +27,9 @@ COMMENT ON FUNCTION gputopk_devices() IS
 'CUDA devices and the CPU backend; selected marks where top-k work runs under gputopk.device';
 
 -- Top-k aggregates (src/topk_agg.c): gpu_topk(value, k), the k largest values
--- in descending order, gpu_bottomk(value, k), the k smallest in ascending order.
+-- in descending order, gpu_bottomk(value, k), the k smallest in ascending
+-- order; gpu_topk_by(result, value, k) and gpu_bottomk_by(result, value, k),
+-- the results of those rows in that order.
 
 CREATE FUNCTION gputopk_topk_trans(internal, anyelement, integer)
 RETURNS internal
@@ -35,6 +37,16 @@ AS 'MODULE_PATHNAME'
 LANGUAGE C PARALLEL SAFE;
 
 CREATE FUNCTION gputopk_bottomk_trans(internal, anyelement, integer)
+RETURNS internal
+AS 'MODULE_PATHNAME'
+LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_topk_by_trans(internal, anyelement, "any", integer)
+RETURNS internal
+AS 'MODULE_PATHNAME'
+LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_bottomk_by_trans(internal, anyelement, "any", integer)
 RETURNS internal
 AS 'MODULE_PATHNAME'
 LANGUAGE C PARALLEL SAFE;
@@ -57,6 +69,11 @@ LANGUAGE C STRICT PARALLEL SAFE;
 CREATE FUNCTION gputopk_topk_final(internal, anyelement, integer)
 RETURNS anyarray
 AS 'MODULE_PATHNAME'
+LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_topk_by_final(internal, anyelement, "any", integer)
+RETURNS anyarray
+AS 'MODULE_PATHNAME', 'gputopk_topk_final'
 LANGUAGE C PARALLEL SAFE;
 
 CREATE AGGREGATE gpu_topk(value smallint, k integer) (
@@ -186,3 +203,131 @@ CREATE AGGREGATE gpu_bottomk(value timestamptz, k integer) (
     FINALFUNC = gputopk_topk_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_bottomk(timestamptz, integer) IS 'the k smallest values, in ascending order';
+
+CREATE AGGREGATE gpu_topk_by(result anyelement, value smallint, k integer) (
+    SFUNC = gputopk_topk_by_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_combine,
+    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
+    FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
+    PARALLEL = SAFE);
+COMMENT ON AGGREGATE gpu_topk_by(anyelement, smallint, integer) IS 'the results of the k rows with the largest values, largest first (ties: results ascending)';
+
+CREATE AGGREGATE gpu_topk_by(result anyelement, value integer, k integer) (
+    SFUNC = gputopk_topk_by_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_combine,
+    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
+    FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
+    PARALLEL = SAFE);
+COMMENT ON AGGREGATE gpu_topk_by(anyelement, integer, integer) IS 'the results of the k rows with the largest values, largest first (ties: results ascending)';
+
+CREATE AGGREGATE gpu_topk_by(result anyelement, value bigint, k integer) (
+    SFUNC = gputopk_topk_by_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_combine,
+    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
+    FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
+    PARALLEL = SAFE);
+COMMENT ON AGGREGATE gpu_topk_by(anyelement, bigint, integer) IS 'the results of the k rows with the largest values, largest first (ties: results ascending)';
+
+CREATE AGGREGATE gpu_topk_by(result anyelement, value real, k integer) (
+    SFUNC = gputopk_topk_by_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_combine,
+    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
+    FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
+    PARALLEL = SAFE);
+COMMENT ON AGGREGATE gpu_topk_by(anyelement, real, integer) IS 'the results of the k rows with the largest values, largest first (ties: results ascending)';
+
+CREATE AGGREGATE gpu_topk_by(result anyelement, value double precision, k integer) (
+    SFUNC = gputopk_topk_by_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_combine,
+    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
+    FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
+    PARALLEL = SAFE);
+COMMENT ON AGGREGATE gpu_topk_by(anyelement, double precision, integer) IS 'the results of the k rows with the largest values, largest first (ties: results ascending)';
+
+CREATE AGGREGATE gpu_topk_by(result anyelement, value date, k integer) (
+    SFUNC = gputopk_topk_by_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_combine,
+    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
+    FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
+    PARALLEL = SAFE);
+COMMENT ON AGGREGATE gpu_topk_by(anyelement, date, integer) IS 'the results of the k rows with the largest values, largest first (ties: results ascending)';
+
+CREATE AGGREGATE gpu_topk_by(result anyelement, value timestamp, k integer) (
+    SFUNC = gputopk_topk_by_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_combine,
+    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
+    FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
+    PARALLEL = SAFE);
+COMMENT ON AGGREGATE gpu_topk_by(anyelement, timestamp, integer) IS 'the results of the k rows with the largest values, largest first (ties: results ascending)';
+
+CREATE AGGREGATE gpu_topk_by(result anyelement, value timestamptz, k integer) (
+    SFUNC = gputopk_topk_by_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_combine,
+    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
+    FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
+    PARALLEL = SAFE);
+COMMENT ON AGGREGATE gpu_topk_by(anyelement, timestamptz, integer) IS 'the results of the k rows with the largest values, largest first (ties: results ascending)';
+
+CREATE AGGREGATE gpu_bottomk_by(result anyelement, value smallint, k integer) (
+    SFUNC = gputopk_bottomk_by_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_combine,
+    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
+    FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
+    PARALLEL = SAFE);
+COMMENT ON AGGREGATE gpu_bottomk_by(anyelement, smallint, integer) IS 'the results of the k rows with the smallest values, smallest first (ties: results ascending)';
+
+CREATE AGGREGATE gpu_bottomk_by(result anyelement, value integer, k integer) (
+    SFUNC = gputopk_bottomk_by_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_combine,
+    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
+    FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
+    PARALLEL = SAFE);
+COMMENT ON AGGREGATE gpu_bottomk_by(anyelement, integer, integer) IS 'the results of the k rows with the smallest values, smallest first (ties: results ascending)';
+
+CREATE AGGREGATE gpu_bottomk_by(result anyelement, value bigint, k integer) (
+    SFUNC = gputopk_bottomk_by_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_combine,
+    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
+    FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
+    PARALLEL = SAFE);
+COMMENT ON AGGREGATE gpu_bottomk_by(anyelement, bigint, integer) IS 'the results of the k rows with the smallest values, smallest first (ties: results ascending)';
+
+CREATE AGGREGATE gpu_bottomk_by(result anyelement, value real, k integer) (
+    SFUNC = gputopk_bottomk_by_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_combine,
+    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
+    FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
+    PARALLEL = SAFE);
+COMMENT ON AGGREGATE gpu_bottomk_by(anyelement, real, integer) IS 'the results of the k rows with the smallest values, smallest first (ties: results ascending)';
+
+CREATE AGGREGATE gpu_bottomk_by(result anyelement, value double precision, k integer) (
+    SFUNC = gputopk_bottomk_by_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_combine,
+    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
+    FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
+    PARALLEL = SAFE);
+COMMENT ON AGGREGATE gpu_bottomk_by(anyelement, double precision, integer) IS 'the results of the k rows with the smallest values, smallest first (ties: results ascending)';
+
+CREATE AGGREGATE gpu_bottomk_by(result anyelement, value date, k integer) (
+    SFUNC = gputopk_bottomk_by_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_combine,
+    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
+    FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
+    PARALLEL = SAFE);
+COMMENT ON AGGREGATE gpu_bottomk_by(anyelement, date, integer) IS 'the results of the k rows with the smallest values, smallest first (ties: results ascending)';
+
+CREATE AGGREGATE gpu_bottomk_by(result anyelement, value timestamp, k integer) (
+    SFUNC = gputopk_bottomk_by_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_combine,
+    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
+    FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
+    PARALLEL = SAFE);
+COMMENT ON AGGREGATE gpu_bottomk_by(anyelement, timestamp, integer) IS 'the results of the k rows with the smallest values, smallest first (ties: results ascending)';
+
+CREATE AGGREGATE gpu_bottomk_by(result anyelement, value timestamptz, k integer) (
+    SFUNC = gputopk_bottomk_by_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_combine,
+    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
+    FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
+    PARALLEL = SAFE);
+COMMENT ON AGGREGATE gpu_bottomk_by(anyelement, timestamptz, integer) IS 'the results of the k rows with the smallest values, smallest first (ties: results ascending)';

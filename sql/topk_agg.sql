@@ -1,7 +1,9 @@
 --
 -- Top-k aggregates: gpu_topk and gpu_bottomk against PostgreSQL's own
 -- answer, (array_agg(v ORDER BY v DESC) FILTER (WHERE v IS NOT NULL))[1:k],
--- compared with the type's equality (so -0 = 0 and NaN = NaN)
+-- compared with the type's equality (so -0 = 0 and NaN = NaN), and
+-- gpu_topk_by and gpu_bottomk_by against
+-- (array_agg(r ORDER BY v DESC, r) FILTER (WHERE v IS NOT NULL))[1:k]
 --
 SELECT setseed(0.23);
 CREATE TABLE ta AS
@@ -58,6 +60,40 @@ END $$;
 SELECT same, count(*) FROM agg_checks GROUP BY same;
 SELECT q FROM agg_checks WHERE NOT same;
 
+-- the _by forms: the results of the top rows, ties ordered by the result
+-- (f4 and d have many ties; s has NULLs and a collation)
+TRUNCATE agg_checks;
+DO $$
+DECLARE
+  col text;
+  k int;
+  grp text;
+  res text;
+  mismatches int;
+BEGIN
+  FOREACH col IN ARRAY ARRAY['i2', 'i4', 'i8', 'f4', 'f8', 'd', 'ts', 'tz'] LOOP
+    FOREACH res IN ARRAY ARRAY['id', 's'] LOOP
+      FOREACH k IN ARRAY ARRAY[1, 7, 1000] LOOP
+        FOREACH grp IN ARRAY ARRAY['()', 'g'] LOOP
+          EXECUTE format($q$
+            SELECT count(*) FILTER (WHERE top IS DISTINCT FROM ref_top OR bottom IS DISTINCT FROM ref_bottom)
+            FROM (SELECT gpu_topk_by(%4$s, %1$s, %2$s) AS top, gpu_bottomk_by(%4$s, %1$s, %2$s) AS bottom,
+                         (array_agg(%4$s ORDER BY %1$s DESC, %4$s) FILTER (WHERE %1$s IS NOT NULL))[1:%2$s] AS ref_top,
+                         (array_agg(%4$s ORDER BY %1$s, %4$s) FILTER (WHERE %1$s IS NOT NULL))[1:%2$s] AS ref_bottom
+                  FROM (SELECT *, CASE WHEN id %% 10 = 0 THEN NULL ELSE 'r' || (id %% 997) END AS s FROM ta) t
+                  GROUP BY %3$s) s$q$, col, k, grp, res) INTO mismatches;
+          INSERT INTO agg_checks VALUES (format('%s by %s, k = %s, GROUP BY %s', res, col, k, grp), mismatches = 0);
+        END LOOP;
+      END LOOP;
+    END LOOP;
+  END LOOP;
+END $$;
+SELECT same, count(*) FROM agg_checks GROUP BY same;
+SELECT q FROM agg_checks WHERE NOT same;
+SELECT gpu_topk_by(name, v, 3), gpu_bottomk_by(name, v, 3)
+FROM (VALUES ('a', 1.5::float8), ('b', 'NaN'), ('c', '-0'), (NULL, 0), ('e', NULL), ('f', 2), ('g', 0)) s(name, v);
+SELECT gpu_topk_by(x, v, 2) FROM (VALUES ('{"a": 1}'::json, 1)) s(x, v);
+
 -- a million groups of two rows
 SELECT count(*) FILTER (WHERE top IS DISTINCT FROM ref) AS mismatches, count(*) AS groups
 FROM (SELECT gpu_topk((i::int8 * 7919 % 100003), 1) AS top,
@@ -98,6 +134,10 @@ EXPLAIN (COSTS OFF) SELECT gpu_bottomk(tz, 10) FROM ta;
 SELECT gpu_bottomk(tz, 10) = (SELECT array_agg(tz ORDER BY tz) FROM
                               (SELECT tz FROM ta WHERE tz IS NOT NULL ORDER BY tz LIMIT 10) s)
 FROM ta;
+SELECT count(*) FILTER (WHERE top IS NOT DISTINCT FROM ref) AS same, count(*)
+FROM (SELECT g1000, gpu_topk_by('r' || id, i2, 3) AS top,
+             (array_agg('r' || id ORDER BY i2 DESC, 'r' || id) FILTER (WHERE i2 IS NOT NULL))[1:3] AS ref
+      FROM ta GROUP BY g1000) s;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;

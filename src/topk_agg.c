@@ -1,23 +1,27 @@
 /*-------------------------------------------------------------------------
  *
  * topk_agg.c
- *	  The top-k aggregates: gpu_topk(value, k), the k largest values as an
- *	  array in descending order, and gpu_bottomk(value, k), the k smallest
- *	  in ascending order, over the key types; on the CPU.
+ *	  The top-k aggregates, on the CPU: gpu_topk(value, k), the k largest
+ *	  values as an array in descending order, gpu_bottomk(value, k), the k
+ *	  smallest in ascending order, and gpu_topk_by(result, value, k) and
+ *	  gpu_bottomk_by(result, value, k), the results of the rows with those
+ *	  values, in the same order; the values of the key types.
  *
- * A group's state is its best values so far, at most k of them, in a
- * binary heap whose root is the worst kept, so that a value that does not
- * beat it costs one comparison.  The heap grows with the group, so many
- * small groups with a large k cost what their rows need.  Values compare
- * by their order-preserving keys (keys.h), which is PostgreSQL's order:
- * NaN above every number, -0 equal to 0.  Values that compare equal but
- * differ (-0 and 0) are ranked by their bits, so which of them is kept, and
- * where it stands, does not depend on the order of the rows, nor on how a
- * parallel aggregation splits them.
+ * A group's state is its best rows so far, at most k of them, in a binary
+ * heap whose root is the worst kept, so that a row that does not beat it
+ * costs one comparison.  The heap grows with the group, so many small
+ * groups with a large k cost what their rows need.  Values compare by
+ * their order-preserving keys (keys.h), which is PostgreSQL's order: NaN
+ * above every number, -0 equal to 0.  Rows whose values are equal are
+ * ranked by the result, ascending in its type's order with NULLs last (as
+ * array_agg(result ORDER BY value DESC, result) does); gpu_topk's result is
+ * the value itself, and of values that are equal but differ (-0 and 0) the
+ * one with the larger bits ranks first.  So the answer never depends on
+ * the order of the rows, nor on how a parallel aggregation splits them.
  *
- * NULL values are skipped, and a group without other values gives NULL.
- * The states of a parallel aggregation are combined by merging heaps and
- * travel serialized as bytea.  All key types are passed by value.
+ * Rows whose value is NULL are skipped, and a group without other rows
+ * gives NULL.  The states of a parallel aggregation are combined by merging
+ * heaps and travel serialized as bytea.
  *
  *-------------------------------------------------------------------------
  */
@@ -25,31 +29,40 @@
 
 #include "catalog/pg_type_d.h"
 #include "fmgr.h"
-#include "libpq/pqformat.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/date.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
+#include "utils/typcache.h"
 
 #include "keys.h"
 
-/* a kept value and its key: larger (key, value bits) ranks better */
+/* a kept row: its value's key and its result */
 typedef struct AggEntry
 {
-	uint64		key;
-	Datum		value;
+	uint64		key;			/* larger for the better value */
+	Datum		result;
+	bool		result_isnull;
 } AggEntry;
 
 typedef struct TopkAggState
 {
-	Oid			type;			/* the values' type */
-	bool		largest;		/* gpu_topk, or gpu_bottomk */
+	Oid			value_type;
+	bool		largest;		/* gpu_topk*, or gpu_bottomk* */
 	int32		k;
 	int32		count;			/* entries kept, at most k */
 	int32		capacity;
 	AggEntry   *entries;		/* a heap: entries[0] ranks worst */
+	/* the results: the values themselves, or another column (the _by forms) */
+	bool		by;
+	Oid			result_type;
+	int16		result_typlen;
+	bool		result_byval;
+	Oid			collation;
+	FmgrInfo	result_cmp;		/* the _by forms' btree comparison */
 } TopkAggState;
 
 /* the largest k: the answer is an array, and a state must fit in memory */
@@ -57,15 +70,26 @@ typedef struct TopkAggState
 
 PG_FUNCTION_INFO_V1(gputopk_topk_trans);
 PG_FUNCTION_INFO_V1(gputopk_bottomk_trans);
+PG_FUNCTION_INFO_V1(gputopk_topk_by_trans);
+PG_FUNCTION_INFO_V1(gputopk_bottomk_by_trans);
 PG_FUNCTION_INFO_V1(gputopk_topk_combine);
 PG_FUNCTION_INFO_V1(gputopk_topk_serialize);
 PG_FUNCTION_INFO_V1(gputopk_topk_deserialize);
 PG_FUNCTION_INFO_V1(gputopk_topk_final);
 
+/* Whether entry a ranks below entry b. */
 static bool
-ranks_below(const AggEntry *a, const AggEntry *b)
+ranks_below(TopkAggState *state, const AggEntry *a, const AggEntry *b)
 {
-	return a->key < b->key || (a->key == b->key && a->value < b->value);
+	if (a->key != b->key)
+		return a->key < b->key;
+	if (!state->by)
+		return a->result < b->result;
+	/* equal values: the larger result, NULL the largest, ranks below */
+	if (a->result_isnull || b->result_isnull)
+		return a->result_isnull && !b->result_isnull;
+	return DatumGetInt32(FunctionCall2Coll(&state->result_cmp, state->collation,
+										   a->result, b->result)) > 0;
 }
 
 /* the key of a value, larger for the better of the aggregate's order */
@@ -97,8 +121,10 @@ agg_key(Oid type, Datum d, bool largest)
 }
 
 static void
-sift_down(AggEntry *heap, int32 count, int32 i)
+sift_down(TopkAggState *state, int32 i)
 {
+	AggEntry   *heap = state->entries;
+	int32		count = state->count;
 	AggEntry	moving = heap[i];
 
 	for (;;)
@@ -107,9 +133,9 @@ sift_down(AggEntry *heap, int32 count, int32 i)
 
 		if (child >= count)
 			break;
-		if (child + 1 < count && ranks_below(&heap[child + 1], &heap[child]))
+		if (child + 1 < count && ranks_below(state, &heap[child + 1], &heap[child]))
 			child++;
-		if (!ranks_below(&heap[child], &moving))
+		if (!ranks_below(state, &heap[child], &moving))
 			break;
 		heap[i] = heap[child];
 		i = child;
@@ -117,19 +143,38 @@ sift_down(AggEntry *heap, int32 count, int32 i)
 	heap[i] = moving;
 }
 
-/* Keep an entry if it is among the best k. */
+/* An entry's result, copied into the current memory context if it is passed by reference. */
 static void
-offer(TopkAggState *state, AggEntry entry)
+keep_result(TopkAggState *state, AggEntry *entry)
 {
+	if (!state->result_byval && !entry->result_isnull)
+		entry->result = datumCopy(entry->result, false, state->result_typlen);
+}
+
+static void
+free_result(TopkAggState *state, AggEntry *entry)
+{
+	if (!state->result_byval && !entry->result_isnull)
+		pfree(DatumGetPointer(entry->result));
+}
+
+/* Keep an entry if it is among the best k; context holds the state. */
+static void
+offer(TopkAggState *state, AggEntry entry, MemoryContext context)
+{
+	MemoryContext old;
 	int32		i;
 
 	if (state->count == state->k)
 	{
-		if (ranks_below(&entry, &state->entries[0]) ||
-			(entry.key == state->entries[0].key && entry.value == state->entries[0].value))
+		if (!ranks_below(state, &state->entries[0], &entry))
 			return;
+		free_result(state, &state->entries[0]);
+		old = MemoryContextSwitchTo(context);
+		keep_result(state, &entry);
+		MemoryContextSwitchTo(old);
 		state->entries[0] = entry;
-		sift_down(state->entries, state->count, 0);
+		sift_down(state, 0);
 		return;
 	}
 	if (state->count == state->capacity)
@@ -137,9 +182,12 @@ offer(TopkAggState *state, AggEntry entry)
 		state->capacity = Min(Max(state->capacity * 2, 8), state->k);
 		state->entries = repalloc(state->entries, sizeof(AggEntry) * state->capacity);
 	}
+	old = MemoryContextSwitchTo(context);
+	keep_result(state, &entry);
+	MemoryContextSwitchTo(old);
 	/* sift up */
 	i = state->count++;
-	while (i > 0 && ranks_below(&entry, &state->entries[(i - 1) / 2]))
+	while (i > 0 && ranks_below(state, &entry, &state->entries[(i - 1) / 2]))
 	{
 		state->entries[i] = state->entries[(i - 1) / 2];
 		i = (i - 1) / 2;
@@ -148,28 +196,46 @@ offer(TopkAggState *state, AggEntry entry)
 }
 
 static TopkAggState *
-new_state(MemoryContext context, Oid type, bool largest, int32 k)
+new_state(MemoryContext context, Oid value_type, bool largest, int32 k,
+		  bool by, Oid result_type, Oid collation)
 {
 	TopkAggState *state = MemoryContextAllocZero(context, sizeof(TopkAggState));
 
-	state->type = type;
+	state->value_type = value_type;
 	state->largest = largest;
 	state->k = k;
 	state->capacity = Min(k, 8);
 	state->entries = MemoryContextAlloc(context, sizeof(AggEntry) * state->capacity);
+	state->by = by;
+	state->result_type = result_type;
+	state->collation = collation;
+	get_typlenbyval(result_type, &state->result_typlen, &state->result_byval);
+	if (by)
+	{
+		TypeCacheEntry *tc = lookup_type_cache(result_type, TYPECACHE_CMP_PROC_FINFO);
+
+		if (!OidIsValid(tc->cmp_proc_finfo.fn_oid))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_FUNCTION),
+					 errmsg("could not identify a comparison function for type %s",
+							format_type_be(result_type)),
+					 errdetail("Rows with equal values are ordered by the result, so its type needs a btree order.")));
+		fmgr_info_cxt(tc->cmp_proc_finfo.fn_oid, &state->result_cmp, context);
+	}
 	return state;
 }
 
+/* The k in argument arg, checked. */
 static int32
-checked_k(FunctionCallInfo fcinfo)
+checked_k(FunctionCallInfo fcinfo, int arg)
 {
 	int32		k;
 
-	if (PG_ARGISNULL(2))
+	if (PG_ARGISNULL(arg))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("k must not be null")));
-	k = PG_GETARG_INT32(2);
+	k = PG_GETARG_INT32(arg);
 	if (k <= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -183,41 +249,60 @@ checked_k(FunctionCallInfo fcinfo)
 	return k;
 }
 
+/*
+ * A row into the group's state: the value is argument value_arg, its
+ * result the argument before it in the _by forms (by), else the value.
+ */
 static Datum
-topk_trans(FunctionCallInfo fcinfo, bool largest)
+topk_trans(FunctionCallInfo fcinfo, bool largest, bool by)
 {
 	MemoryContext aggcontext;
 	TopkAggState *state = PG_ARGISNULL(0) ? NULL : (TopkAggState *) PG_GETARG_POINTER(0);
-	int32		k = checked_k(fcinfo);
+	int			value_arg = by ? 2 : 1;
+	int32		k = checked_k(fcinfo, value_arg + 1);
 	AggEntry	entry;
 
 	if (!AggCheckCallContext(fcinfo, &aggcontext))
 		elog(ERROR, "gputopk: top-k transition function called in a non-aggregate context");
 	if (state == NULL)
-		state = new_state(aggcontext, get_fn_expr_argtype(fcinfo->flinfo, 1), largest, k);
+		state = new_state(aggcontext, get_fn_expr_argtype(fcinfo->flinfo, value_arg), largest, k,
+						  by, get_fn_expr_argtype(fcinfo->flinfo, 1), PG_GET_COLLATION());
 	else if (k != state->k)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("k must be the same for all rows of a group"),
 				 errdetail("k changed from %d to %d.", state->k, k)));
-	if (PG_ARGISNULL(1))
+	if (PG_ARGISNULL(value_arg))
 		PG_RETURN_POINTER(state);
-	entry.value = PG_GETARG_DATUM(1);
-	entry.key = agg_key(state->type, entry.value, largest);
-	offer(state, entry);
+	entry.key = agg_key(state->value_type, PG_GETARG_DATUM(value_arg), largest);
+	entry.result = PG_GETARG_DATUM(1);
+	entry.result_isnull = PG_ARGISNULL(1);
+	offer(state, entry, aggcontext);
 	PG_RETURN_POINTER(state);
 }
 
 Datum
 gputopk_topk_trans(PG_FUNCTION_ARGS)
 {
-	return topk_trans(fcinfo, true);
+	return topk_trans(fcinfo, true, false);
 }
 
 Datum
 gputopk_bottomk_trans(PG_FUNCTION_ARGS)
 {
-	return topk_trans(fcinfo, false);
+	return topk_trans(fcinfo, false, false);
+}
+
+Datum
+gputopk_topk_by_trans(PG_FUNCTION_ARGS)
+{
+	return topk_trans(fcinfo, true, true);
+}
+
+Datum
+gputopk_bottomk_by_trans(PG_FUNCTION_ARGS)
+{
+	return topk_trans(fcinfo, false, true);
 }
 
 /* Merge two groups' states (partial aggregates of one group). */
@@ -233,34 +318,57 @@ gputopk_topk_combine(PG_FUNCTION_ARGS)
 	if (from == NULL)
 		PG_RETURN_POINTER(into);
 	if (into == NULL)
-		into = new_state(aggcontext, from->type, from->largest, from->k);
+		into = new_state(aggcontext, from->value_type, from->largest, from->k,
+						 from->by, from->result_type, from->collation);
 	else if (into->k != from->k)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("k must be the same for all rows of a group"),
 				 errdetail("k changed from %d to %d.", into->k, from->k)));
 	for (int32 i = 0; i < from->count; i++)
-		offer(into, from->entries[i]);
+		offer(into, from->entries[i], aggcontext);
 	PG_RETURN_POINTER(into);
 }
+
+/* what a serialized state starts with; the entries follow */
+typedef struct SerializedHeader
+{
+	Oid			value_type;
+	Oid			result_type;
+	Oid			collation;
+	bool		largest;
+	bool		by;
+	int32		k;
+	int32		count;
+} SerializedHeader;
 
 Datum
 gputopk_topk_serialize(PG_FUNCTION_ARGS)
 {
 	TopkAggState *state = (TopkAggState *) PG_GETARG_POINTER(0);
-	StringInfoData buf;
+	SerializedHeader header = {state->value_type, state->result_type, state->collation,
+	state->largest, state->by, state->k, state->count};
+	Size		size = VARHDRSZ + sizeof(header);
+	bytea	   *bytes;
+	char	   *p;
 
-	pq_begintypsend(&buf);
-	pq_sendint32(&buf, state->type);
-	pq_sendbyte(&buf, state->largest);
-	pq_sendint32(&buf, state->k);
-	pq_sendint32(&buf, state->count);
+	for (int32 i = 0; i < state->count; i++)
+		size += sizeof(uint64) +
+			datumEstimateSpace(state->entries[i].result, state->entries[i].result_isnull,
+							   state->result_byval, state->result_typlen);
+	bytes = palloc(size);
+	SET_VARSIZE(bytes, size);
+	p = VARDATA(bytes);
+	memcpy(p, &header, sizeof(header));
+	p += sizeof(header);
 	for (int32 i = 0; i < state->count; i++)
 	{
-		pq_sendint64(&buf, state->entries[i].key);
-		pq_sendint64(&buf, (int64) state->entries[i].value);
+		memcpy(p, &state->entries[i].key, sizeof(uint64));
+		p += sizeof(uint64);
+		datumSerialize(state->entries[i].result, state->entries[i].result_isnull,
+					   state->result_byval, state->result_typlen, &p);
 	}
-	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
+	PG_RETURN_BYTEA_P(bytes);
 }
 
 Datum
@@ -268,68 +376,69 @@ gputopk_topk_deserialize(PG_FUNCTION_ARGS)
 {
 	bytea	   *bytes = PG_GETARG_BYTEA_PP(0);
 	MemoryContext aggcontext;
-	StringInfoData buf;
+	SerializedHeader header;
 	TopkAggState *state;
-	Oid			type;
-	bool		largest;
-	int32		k;
-	int32		count;
+	char	   *p = VARDATA_ANY(bytes);
 
 	if (!AggCheckCallContext(fcinfo, &aggcontext))
 		elog(ERROR, "gputopk: top-k deserialize function called in a non-aggregate context");
-	buf.data = VARDATA_ANY(bytes);
-	buf.len = VARSIZE_ANY_EXHDR(bytes);
-	buf.maxlen = buf.len;
-	buf.cursor = 0;
-	type = pq_getmsgint(&buf, 4);
-	largest = pq_getmsgbyte(&buf) != 0;
-	k = pq_getmsgint(&buf, 4);
-	count = pq_getmsgint(&buf, 4);
-	state = new_state(aggcontext, type, largest, k);
-	for (int32 i = 0; i < count; i++)
+	memcpy(&header, p, sizeof(header));
+	p += sizeof(header);
+	state = new_state(aggcontext, header.value_type, header.largest, header.k,
+					  header.by, header.result_type, header.collation);
+	for (int32 i = 0; i < header.count; i++)
 	{
 		AggEntry	entry;
 
-		entry.key = (uint64) pq_getmsgint64(&buf);
-		entry.value = (Datum) pq_getmsgint64(&buf);
-		offer(state, entry);
+		memcpy(&entry.key, p, sizeof(uint64));
+		p += sizeof(uint64);
+		entry.result = datumRestore(&p, &entry.result_isnull);
+		offer(state, entry, aggcontext);
 	}
-	pq_getmsgend(&buf);
 	PG_RETURN_POINTER(state);
 }
+
+/* the state that qsort compares entries for */
+static TopkAggState *sorting_state;
 
 static int
 compare_best_first(const void *a, const void *b)
 {
-	const AggEntry *x = a;
-	const AggEntry *y = b;
-
-	if (ranks_below(x, y))
+	if (ranks_below(sorting_state, a, b))
 		return 1;
-	return ranks_below(y, x) ? -1 : 0;
+	return ranks_below(sorting_state, b, a) ? -1 : 0;
 }
 
-/* The kept values, best first, as an array; NULL without any. */
+/* The kept results, best first, as an array; NULL without any. */
 Datum
 gputopk_topk_final(PG_FUNCTION_ARGS)
 {
 	TopkAggState *state = PG_ARGISNULL(0) ? NULL : (TopkAggState *) PG_GETARG_POINTER(0);
 	AggEntry   *sorted;
-	Datum	   *values;
+	Datum	   *results;
+	bool	   *nulls;
 	int16		typlen;
 	bool		typbyval;
 	char		typalign;
+	int			dims[1];
+	int			lbs[1] = {1};
 
 	if (state == NULL || state->count == 0)
 		PG_RETURN_NULL();
 	/* the state stays as it is: a window aggregate goes on with it */
 	sorted = palloc(sizeof(AggEntry) * state->count);
 	memcpy(sorted, state->entries, sizeof(AggEntry) * state->count);
+	sorting_state = state;
 	qsort(sorted, state->count, sizeof(AggEntry), compare_best_first);
-	values = palloc(sizeof(Datum) * state->count);
+	results = palloc(sizeof(Datum) * state->count);
+	nulls = palloc(sizeof(bool) * state->count);
 	for (int32 i = 0; i < state->count; i++)
-		values[i] = sorted[i].value;
-	get_typlenbyvalalign(state->type, &typlen, &typbyval, &typalign);
-	PG_RETURN_ARRAYTYPE_P(construct_array(values, state->count, state->type,
-										  typlen, typbyval, typalign));
+	{
+		results[i] = sorted[i].result;
+		nulls[i] = sorted[i].result_isnull;
+	}
+	get_typlenbyvalalign(state->result_type, &typlen, &typbyval, &typalign);
+	dims[0] = state->count;
+	PG_RETURN_ARRAYTYPE_P(construct_md_array(results, nulls, 1, dims, lbs, state->result_type,
+											 typlen, typbyval, typalign));
 }

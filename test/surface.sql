@@ -32,9 +32,10 @@ SELECT has_function('gpu_topk', ARRAY['double precision', 'integer'], 'gpu_topk(
 SELECT has_function('gpu_bottomk', ARRAY['timestamp with time zone', 'integer'],
                     'gpu_bottomk(timestamptz, int) exists');
 SELECT is((SELECT count(*)::int FROM pg_aggregate a JOIN pg_proc p ON p.oid = a.aggfnoid
-           WHERE p.proname IN ('gpu_topk', 'gpu_bottomk') AND p.proparallel = 's'
+           WHERE p.proname IN ('gpu_topk', 'gpu_bottomk', 'gpu_topk_by', 'gpu_bottomk_by')
+             AND p.proparallel = 's'
              AND a.aggcombinefn <> 0 AND a.aggserialfn <> 0 AND a.aggdeserialfn <> 0),
-          16, 'the 16 top-k aggregates are parallel safe and combine');
+          32, 'the 32 top-k aggregates are parallel safe and combine');
 SELECT throws_ok('SELECT gpu_topk(1, 0)', '22023', 'k must be positive',
                  'k = 0 is invalid_parameter_value');
 
