@@ -55,15 +55,28 @@ typedef struct TopkAggState
 	int32		k;
 	int32		count;			/* entries kept, at most k */
 	int32		capacity;
-	AggEntry   *entries;		/* a heap: entries[0] ranks worst */
+	AggEntry   *entries;		/* a heap: entries[0] ranks worst; at first
+								 * the few that follow the state */
 	/* the results: the values themselves, or another column (the _by forms) */
 	bool		by;
 	Oid			result_type;
 	int16		result_typlen;
 	bool		result_byval;
 	Oid			collation;
-	FmgrInfo	result_cmp;		/* the _by forms' btree comparison */
+	FmgrInfo   *result_cmp;		/* the _by forms' btree comparison */
 } TopkAggState;
+
+/*
+ * The entries a state starts with, in its own allocation: groups are often
+ * small, and a million groups should cost what their rows need.
+ */
+#define INLINE_ENTRIES 2
+
+static inline AggEntry *
+inline_entries(TopkAggState *state)
+{
+	return (AggEntry *) ((char *) state + MAXALIGN(sizeof(TopkAggState)));
+}
 
 /* the largest k: the answer is an array, and a state must fit in memory */
 #define TOPK_AGG_MAX_K ((int32) (MaxAllocSize / sizeof(AggEntry)))
@@ -88,7 +101,7 @@ ranks_below(TopkAggState *state, const AggEntry *a, const AggEntry *b)
 	/* equal values: the larger result, NULL the largest, ranks below */
 	if (a->result_isnull || b->result_isnull)
 		return a->result_isnull && !b->result_isnull;
-	return DatumGetInt32(FunctionCall2Coll(&state->result_cmp, state->collation,
+	return DatumGetInt32(FunctionCall2Coll(state->result_cmp, state->collation,
 										   a->result, b->result)) > 0;
 }
 
@@ -179,8 +192,16 @@ offer(TopkAggState *state, AggEntry entry, MemoryContext context)
 	}
 	if (state->count == state->capacity)
 	{
-		state->capacity = Min(Max(state->capacity * 2, 8), state->k);
-		state->entries = repalloc(state->entries, sizeof(AggEntry) * state->capacity);
+		AggEntry   *first = state->entries;
+
+		state->capacity = Min(state->capacity * 2, state->k);
+		if (first == inline_entries(state))
+		{
+			state->entries = MemoryContextAlloc(context, sizeof(AggEntry) * state->capacity);
+			memcpy(state->entries, first, sizeof(AggEntry) * state->count);
+		}
+		else
+			state->entries = repalloc(first, sizeof(AggEntry) * state->capacity);
 	}
 	old = MemoryContextSwitchTo(context);
 	keep_result(state, &entry);
@@ -199,13 +220,15 @@ static TopkAggState *
 new_state(MemoryContext context, Oid value_type, bool largest, int32 k,
 		  bool by, Oid result_type, Oid collation)
 {
-	TopkAggState *state = MemoryContextAllocZero(context, sizeof(TopkAggState));
+	int32		capacity = Min(k, INLINE_ENTRIES);
+	TopkAggState *state = MemoryContextAllocZero(context, MAXALIGN(sizeof(TopkAggState)) +
+												 sizeof(AggEntry) * capacity);
 
 	state->value_type = value_type;
 	state->largest = largest;
 	state->k = k;
-	state->capacity = Min(k, 8);
-	state->entries = MemoryContextAlloc(context, sizeof(AggEntry) * state->capacity);
+	state->capacity = capacity;
+	state->entries = inline_entries(state);
 	state->by = by;
 	state->result_type = result_type;
 	state->collation = collation;
@@ -220,7 +243,8 @@ new_state(MemoryContext context, Oid value_type, bool largest, int32 k,
 					 errmsg("could not identify a comparison function for type %s",
 							format_type_be(result_type)),
 					 errdetail("Rows with equal values are ordered by the result, so its type needs a btree order.")));
-		fmgr_info_cxt(tc->cmp_proc_finfo.fn_oid, &state->result_cmp, context);
+		state->result_cmp = MemoryContextAlloc(context, sizeof(FmgrInfo));
+		fmgr_info_cxt(tc->cmp_proc_finfo.fn_oid, state->result_cmp, context);
 	}
 	return state;
 }

@@ -1,0 +1,84 @@
+# bench/bench_lib.sh: what the benchmarks that run a PostgreSQL cluster
+# share (sourced after test/cluster.sh): tools, a cluster with the
+# benchmark's settings, timing and report helpers, and the exit handler.
+# The caller sets LOG (the log file), SHARED_BUFFERS, LOADERS (sessions that
+# load data concurrently) and WORK (a scratch directory).
+
+now_s() { date +%s.%N; }
+
+since() { awk -v a="$1" -v b="$(now_s)" 'BEGIN { printf "%.1f", b - a }'; }
+
+# log: stdin appended to the log
+log() { cat >>"$LOG"; }
+
+# What is needed: the server, its build files, make and a compiler.  Like
+# ensure_packages, but pg_prove (only for the tests) is not demanded where
+# the PostgreSQL is not Debian's: the GPU machine has no network to get it.
+prepare_tools() {
+	if pg_is_debian_default || command -v pg_prove >/dev/null; then
+		ensure_packages
+		return
+	fi
+	PGXS=$("$PG_CONFIG" --pgxs 2>/dev/null) && [ -f "$PGXS" ] ||
+		die "PostgreSQL server development files not found for PG_CONFIG=$PG_CONFIG"
+	command -v make >/dev/null && command -v gcc >/dev/null || die "make and gcc are needed"
+	PGBIN=$("$PG_CONFIG" --bindir)
+	export PATH="$PGBIN:$PATH"
+}
+
+# A cluster with gputopk preloaded and the benchmark's settings (restart:
+# shared_buffers, wal_level and the worker limits need one).
+start_bench_cluster() {
+	cluster_start preload
+	local max_connections=$((LOADERS + 10))
+	[ "$max_connections" -ge 20 ] || max_connections=20
+	psql_q <<-EOF
+		ALTER SYSTEM SET shared_buffers = '$SHARED_BUFFERS';
+		ALTER SYSTEM SET max_parallel_workers = 16;
+		ALTER SYSTEM SET max_worker_processes = 20;
+		ALTER SYSTEM SET jit = off;
+		ALTER SYSTEM SET max_connections = $max_connections;
+		ALTER SYSTEM SET wal_level = minimal;
+		ALTER SYSTEM SET max_wal_senders = 0;
+		ALTER SYSTEM SET max_wal_size = '16GB';
+	EOF
+	cluster_restart preload
+	psql_q -c 'CREATE EXTENSION gputopk' -c 'CREATE EXTENSION pg_prewarm' \
+		-c 'CREATE EXTENSION pg_buffercache'
+}
+
+# sql VALUE_QUERY: one value, unaligned.
+sql() { psql_q -At -c "$1"; }
+
+# stats: median and best of the numbers on stdin, "MEDIAN BEST".
+stats() {
+	sort -g | awk '{ v[NR] = $1 }
+		END {
+			if (NR == 0) { print "- -"; exit }
+			m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+			printf "%.1f %.1f\n", m, v[1]
+		}'
+}
+
+machine() {
+	local gpu cpu mem
+	gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | sort | uniq -c |
+		awk '{ $1 = $1 "x"; print }' | paste -sd, -) || true
+	cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+	mem=$(awk '/^MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)
+	echo "${gpu:-no GPU (nvidia-smi absent or silent)}; $(nproc) cores ($cpu); $mem memory"
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.1fx", a / b; else print "-" }'; }
+
+# On exit: on failure say where to look; stop the cluster (cluster_stop keeps
+# its directory and shows the server log when the status is not 0).
+on_exit() {
+	local status=$?
+	if [ "$status" != 0 ]; then
+		tail -n 20 "$LOG" 2>/dev/null || true
+		say "failed (status $status); log: $LOG; work files: ${WORK:-}"
+	fi
+	(exit "$status")
+	cluster_stop
+}
