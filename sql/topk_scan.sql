@@ -134,6 +134,11 @@ SELECT topk_check('SELECT a FROM tk_expr ORDER BY abs(a - 500) FETCH FIRST 5 ROW
 SELECT topk_check('SELECT s, id FROM tk_expr ORDER BY i2::float8 / 3 DESC NULLS FIRST, s DESC, id LIMIT 9');
 SELECT topk_check('SELECT id, 2 * a - 0.25 * b + 1.5 AS r FROM tk_expr WHERE n > 0 ORDER BY 2 * a - 0.25 * b + 1.5, id LIMIT 30');
 SELECT topk_check('SELECT id FROM tk_expr ORDER BY a * 1e400 DESC, id LIMIT 5');
+-- compiled exact keys: int2 and int4 columns, NULLs, negation, both NULL orders
+SELECT topk_check('SELECT id, -(a + 0.5 * i2) AS r FROM tk_expr ORDER BY -(a + 0.5 * i2), id LIMIT 15');
+SELECT topk_check('SELECT id FROM tk_expr ORDER BY i2 * 0.5 - a * 0.25 DESC NULLS LAST, id LIMIT 15');
+SELECT topk_check('SELECT id FROM tk_expr WHERE g <> 2 ORDER BY (a - b) * 0.125 + i2 NULLS FIRST, id LIMIT 15');
+SELECT topk_check('SELECT (a - b) * 0.125 + i2 FROM tk_expr ORDER BY (a - b) * 0.125 + i2 DESC FETCH FIRST 9 ROWS WITH TIES');
 
 -- parameters: prepared statements with a generic plan
 SET plan_cache_mode = force_generic_plan;

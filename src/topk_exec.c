@@ -43,6 +43,7 @@
 
 #include "filter_program.h"
 #include "gputopk.h"
+#include "key_program.h"
 #include "key_sink.h"
 #include "topk_scan.h"
 
@@ -74,7 +75,8 @@ typedef struct TopkScanState
 	/* from the plan */
 	KeyType		key_type;
 	TopkKeySource key_source;
-	AttrNumber	key_attno;		/* the key's column, or 0: key_expr */
+	AttrNumber	key_attno;		/* the key's column, or 0: key_program or key_expr */
+	KeyProgram *key_program;	/* the key's expression compiled, or NULL */
 	ExprState  *key_expr;
 	bool		desc;
 	bool		limit_with_ties;
@@ -172,6 +174,8 @@ init_sort_exprs(TopkScanState *ts, CustomScan *cscan, EState *estate)
 	int			nexprs = 0;
 
 	ts->key_attno = IsA(key, Var) ? ((Var *) key)->varattno : 0;
+	if (ts->key_source == KEY_SOURCE_EXACT_FLOAT8)
+		ts->key_program = key_program_compile(key, cscan->scan.scanrelid);
 	ts->key_expr = ExecInitExpr(key, &ts->css.ss.ps);
 	ts->sort_exprs = palloc0(sizeof(ExprState *) * ts->nsort);
 	for (int i = 0; i < ts->nsort; i++)
@@ -442,6 +446,13 @@ scan_keys(TopkScanState *ts, KeySink *sink)
 
 			if (attno > 0)
 				d = heap_getattr(&ts->tuple, attno, desc, &isnull);
+			else if (ts->key_program)
+			{
+				double		value = 0;
+
+				isnull = !key_program_eval(ts->key_program, &ts->tuple, desc, &value);
+				d = Float8GetDatum(value);
+			}
 			else
 				d = eval_on_row(ts, ts->key_expr, &isnull);
 
@@ -778,7 +789,8 @@ explain_topk_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 											   context, es->verbose, false),
 							es);
 	if (ts->key_source == KEY_SOURCE_EXACT_FLOAT8)
-		ExplainPropertyText("Ranking Key", "float8, exact", es);
+		ExplainPropertyText("Ranking Key", ts->key_program ? "float8, exact, compiled" :
+							"float8, exact", es);
 	else if (ts->key_source == KEY_SOURCE_LOSSY_NUMERIC)
 		ExplainPropertyText("Ranking Key", "numeric rounded to float8, ties kept", es);
 	if (!(es->analyze && ts->done))
