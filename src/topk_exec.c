@@ -754,6 +754,26 @@ backend_name(TopkBackend backend)
 	return "none usable";
 }
 
+/* Without a run: k + m where LIMIT and OFFSET are constants. */
+static void
+explain_planned_bound(CustomScan *cscan, ExplainState *es)
+{
+	Node	   *count = linitial(cscan->custom_exprs);
+	Node	   *offset = lsecond(cscan->custom_exprs);
+	int64		bound;
+
+	if (!IsA(count, Const) || (offset != NULL && !IsA(offset, Const)))
+	{
+		ExplainPropertyText("Bound", "at run time", es);
+		return;
+	}
+	/* the planner offers no path for LIMIT NULL */
+	bound = DatumGetInt64(((Const *) count)->constvalue);
+	if (offset != NULL && !((Const *) offset)->constisnull)
+		bound += DatumGetInt64(((Const *) offset)->constvalue);
+	ExplainPropertyInteger("Bound", NULL, bound, es);
+}
+
 static void
 explain_topk_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 {
@@ -796,6 +816,7 @@ explain_topk_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	if (!(es->analyze && ts->done))
 	{
 		ExplainPropertyText("Backend", backend_name(device_selected_backend()), es);
+		explain_planned_bound(cscan, es);
 		return;
 	}
 	ExplainPropertyText("Backend", backend_name(ts->backend), es);
