@@ -89,9 +89,15 @@ struct GpuTopk
 	bool		streaming;
 	uint64_t	pushed;
 	DevBuf		slot[STREAM_SLOTS];
+	cudaEvent_t copy_begun[STREAM_SLOTS];
 	cudaEvent_t copied[STREAM_SLOTS];
+	cudaEvent_t kernels_begun[STREAM_SLOTS];
 	cudaEvent_t consumed[STREAM_SLOTS];
 	bool		slot_busy[STREAM_SLOTS];
+	cudaEvent_t finish_begun;
+	cudaEvent_t finished;
+	double		copy_ms;		/* the streamed run's copies, summed */
+	double		kernel_ms;		/* and its kernels */
 	int			next_slot;
 	DevBuf		set_keys[2];
 	DevBuf		set_refs[2];
@@ -484,7 +490,23 @@ start_streaming(GpuTopk *t)
 	t->set = 0;
 	t->set_bound = 0;
 	t->pushed = 0;
+	t->copy_ms = 0;
+	t->kernel_ms = 0;
 	t->streaming = true;
+	return GPU_OK;
+}
+
+/* The time a batch slot's copy and kernels took on the device, once they are done. */
+static GpuStatus
+add_slot_times(GpuTopk *t, int i)
+{
+	float		ms;
+
+	GPU_CHECK(cudaEventElapsedTime(&ms, t->copy_begun[i], t->copied[i]), "Timing a copy");
+	t->copy_ms += ms;
+	GPU_CHECK(cudaEventElapsedTime(&ms, t->kernels_begun[i], t->consumed[i]), "Timing kernels");
+	t->kernel_ms += ms;
+	t->slot_busy[i] = false;
 	return GPU_OK;
 }
 
@@ -567,12 +589,17 @@ push_keys(GpuTopk *t, const K *host, size_t n)
 		Sink<K>		set;
 
 		if (t->slot_busy[i])
+		{
 			GPU_CHECK(cudaEventSynchronize(t->consumed[i]), "Waiting for a batch slot");
+			TRY(add_slot_times(t, i));
+		}
+		GPU_CHECK(cudaEventRecord(t->copy_begun[i], t->copy_stream), "Recording an event");
 		GPU_CHECK(cudaMemcpyAsync(t->slot[i].ptr, host, chunk * sizeof(K),
 								  cudaMemcpyHostToDevice, t->copy_stream),
 				  "Copying keys to the device");
 		GPU_CHECK(cudaEventRecord(t->copied[i], t->copy_stream), "Recording an event");
 		GPU_CHECK(cudaStreamWaitEvent(t->dev.stream, t->copied[i], 0), "Waiting for an event");
+		GPU_CHECK(cudaEventRecord(t->kernels_begun[i], t->dev.stream), "Recording an event");
 		if (t->set_bound + chunk > t->set_cap)
 			TRY(compact<K>(t));
 		in.keys = (const K *) t->slot[i].ptr;
@@ -610,6 +637,7 @@ finish_streaming(GpuTopk *t)
 		t->answer_count = 0;
 		return GPU_OK;
 	}
+	GPU_CHECK(cudaEventRecord(t->finish_begun, t->dev.stream), "Recording an event");
 	TRY(compact<K>(t));
 	TRY(read_count(t, &t->sc->set_count[t->set], &count));
 	TRY(ensure_answer<K>(t, count));
@@ -620,8 +648,19 @@ finish_streaming(GpuTopk *t)
 	t->ans = 0;
 	t->answer_count = count;
 	TRY(sort_answer<K>(t));
+	GPU_CHECK(cudaEventRecord(t->finished, t->dev.stream), "Recording an event");
 	t->streaming = false;
-	return wait_stream(t->dev.stream);
+	TRY(wait_stream(t->dev.stream));
+	for (int i = 0; i < STREAM_SLOTS; i++)
+		if (t->slot_busy[i])
+			TRY(add_slot_times(t, i));
+	{
+		float		ms;
+
+		GPU_CHECK(cudaEventElapsedTime(&ms, t->finish_begun, t->finished), "Timing kernels");
+		t->kernel_ms += ms;
+	}
+	return GPU_OK;
 }
 
 /* ----------------------------------------------------------- cost model */
@@ -1241,9 +1280,13 @@ setup(GpuTopk *t)
 			  "Allocating pinned memory");
 	for (int i = 0; i < STREAM_SLOTS; i++)
 	{
-		GPU_CHECK(cudaEventCreateWithFlags(&t->copied[i], cudaEventDisableTiming), "Creating an event");
-		GPU_CHECK(cudaEventCreateWithFlags(&t->consumed[i], cudaEventDisableTiming), "Creating an event");
+		GPU_CHECK(cudaEventCreate(&t->copy_begun[i]), "Creating an event");
+		GPU_CHECK(cudaEventCreate(&t->copied[i]), "Creating an event");
+		GPU_CHECK(cudaEventCreate(&t->kernels_begun[i]), "Creating an event");
+		GPU_CHECK(cudaEventCreate(&t->consumed[i]), "Creating an event");
 	}
+	GPU_CHECK(cudaEventCreate(&t->finish_begun), "Creating an event");
+	GPU_CHECK(cudaEventCreate(&t->finished), "Creating an event");
 	return GPU_OK;
 }
 
@@ -1295,11 +1338,19 @@ gpu_topk_destroy(GpuTopk *t)
 	for (int i = 0; i < STREAM_SLOTS; i++)
 	{
 		release(&t->slot[i]);
+		if (t->copy_begun[i])
+			cudaEventDestroy(t->copy_begun[i]);
 		if (t->copied[i])
 			cudaEventDestroy(t->copied[i]);
+		if (t->kernels_begun[i])
+			cudaEventDestroy(t->kernels_begun[i]);
 		if (t->consumed[i])
 			cudaEventDestroy(t->consumed[i]);
 	}
+	if (t->finish_begun)
+		cudaEventDestroy(t->finish_begun);
+	if (t->finished)
+		cudaEventDestroy(t->finished);
 	if (t->sc)
 		cudaFree(t->sc);
 	if (t->host_items)
@@ -1350,6 +1401,13 @@ extern "C" GpuTopkPlan
 gpu_topk_last_plan(const GpuTopk *t)
 {
 	return t->last_plan;
+}
+
+extern "C" void
+gpu_topk_stream_times(const GpuTopk *t, double *copy_ms, double *kernel_ms)
+{
+	*copy_ms = t->copy_ms;
+	*kernel_ms = t->kernel_ms;
 }
 
 extern "C" GpuStatus

@@ -119,6 +119,12 @@ extern void gpu_topk_set_algorithm(GpuTopk *t, GpuTopkAlgorithm algorithm);
 extern GpuTopkPlan gpu_topk_last_plan(const GpuTopk *t);
 
 /*
+ * The device time of the last streamed run, in ms, once its result is
+ * back: its copies to the device and its kernels, each summed over batches.
+ */
+extern void gpu_topk_stream_times(const GpuTopk *t, double *copy_ms, double *kernel_ms);
+
+/*
  * Add n keys from host memory.  Copies run asynchronously: the memory must
  * stay unchanged until gpu_topk_wait_input or gpu_topk_result returns.
  * After gpu_topk_result, the next push starts a new top-k (references from

@@ -138,6 +138,7 @@ key_sink_result(KeySink *sink, TopkResult *result)
 	INSTR_TIME_SET_CURRENT(start);
 	gpu_check_timed(sink, gpu_topk_result(sink->gpu, result), start,
 					"select the top k on the GPU");
+	gpu_topk_stream_times(sink->gpu, &sink->copy_ms, &sink->kernel_ms);
 }
 
 /* What the GPU ran last, for EXPLAIN; NULL on the CPU backend. */

@@ -34,6 +34,8 @@ typedef struct KeySink
 	int			filling;		/* which pinned buffer is batch */
 	bool		copying;		/* the other one may still be copied */
 	double		wait_ms;		/* waiting for the GPU */
+	double		copy_ms;		/* the GPU's copies and kernels, from key_sink_result */
+	double		kernel_ms;
 	MemoryContextCallback callback;
 } KeySink;
 

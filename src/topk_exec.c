@@ -118,6 +118,8 @@ typedef struct TopkScanState
 	const char *algorithm;
 	uint64		bytes_shipped;
 	double		gpu_wait_ms;
+	double		gpu_copy_ms;
+	double		gpu_kernel_ms;
 	/* summed over runs */
 	uint64		rows_scanned;
 	uint64		rows_keyed;
@@ -605,6 +607,8 @@ run_topk(TopkScanState *ts)
 	ts->algorithm = key_sink_algorithm(sink);
 	ts->bytes_shipped = sink->backend == BACKEND_GPU ? sink->keys_added * sink->key_width : 0;
 	ts->gpu_wait_ms = sink->wait_ms;
+	ts->gpu_copy_ms = sink->copy_ms;
+	ts->gpu_kernel_ms = sink->kernel_ms;
 	ts->candidates += result.count;
 	if (ts->shared && IsParallelWorker())
 	{
@@ -838,7 +842,11 @@ explain_topk_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	{
 		ExplainPropertyFloat("Scan and Select Time", "ms", ts->scan_ms, 3, es);
 		if (ts->backend == BACKEND_GPU)
+		{
+			ExplainPropertyFloat("GPU Transfer Time", "ms", ts->gpu_copy_ms, 3, es);
+			ExplainPropertyFloat("GPU Kernel Time", "ms", ts->gpu_kernel_ms, 3, es);
 			ExplainPropertyFloat("GPU Wait Time", "ms", ts->gpu_wait_ms, 3, es);
+		}
 		ExplainPropertyFloat("Fetch and Sort Time", "ms", ts->fetch_ms, 3, es);
 	}
 }
