@@ -32,13 +32,11 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
-#include "utils/date.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "utils/timestamp.h"
 #include "utils/typcache.h"
 
-#include "keys.h"
+#include "datum_key.h"
 
 /* a kept row: its value's key and its result */
 typedef struct AggEntry
@@ -51,6 +49,7 @@ typedef struct AggEntry
 typedef struct TopkAggState
 {
 	Oid			value_type;
+	KeyType		key_type;		/* value_type's */
 	bool		largest;		/* gpu_topk*, or gpu_bottomk* */
 	int32		k;
 	int32		count;			/* entries kept, at most k */
@@ -103,34 +102,6 @@ ranks_below(TopkAggState *state, const AggEntry *a, const AggEntry *b)
 		return a->result_isnull && !b->result_isnull;
 	return DatumGetInt32(FunctionCall2Coll(state->result_cmp, state->collation,
 										   a->result, b->result)) > 0;
-}
-
-/* the key of a value, larger for the better of the aggregate's order */
-static uint64
-agg_key(Oid type, Datum d, bool largest)
-{
-	switch (type)
-	{
-		case INT2OID:
-			return key_from_int32(DatumGetInt16(d), largest);
-		case INT4OID:
-			return key_from_int32(DatumGetInt32(d), largest);
-		case DATEOID:
-			return key_from_int32(DatumGetDateADT(d), largest);
-		case INT8OID:
-			return key_from_int64(DatumGetInt64(d), largest);
-		case TIMESTAMPOID:
-		case TIMESTAMPTZOID:
-			return key_from_int64(DatumGetTimestamp(d), largest);
-		case FLOAT4OID:
-			return key_from_float4(DatumGetFloat4(d), largest);
-		case FLOAT8OID:
-			return key_from_float8(DatumGetFloat8(d), largest);
-	}
-	ereport(ERROR,
-			(errcode(ERRCODE_DATATYPE_MISMATCH),
-			 errmsg("top-k aggregates do not support type %s", format_type_be(type))));
-	pg_unreachable();
 }
 
 static void
@@ -225,6 +196,10 @@ new_state(MemoryContext context, Oid value_type, bool largest, int32 k,
 												 sizeof(AggEntry) * capacity);
 
 	state->value_type = value_type;
+	if (!key_type_of(value_type, &state->key_type))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("top-k aggregates do not support type %s", format_type_be(value_type))));
 	state->largest = largest;
 	state->k = k;
 	state->capacity = capacity;
@@ -298,7 +273,7 @@ topk_trans(FunctionCallInfo fcinfo, bool largest, bool by)
 				 errdetail("k changed from %d to %d.", state->k, k)));
 	if (PG_ARGISNULL(value_arg))
 		PG_RETURN_POINTER(state);
-	entry.key = agg_key(state->value_type, PG_GETARG_DATUM(value_arg), largest);
+	entry.key = key_of_datum(state->key_type, PG_GETARG_DATUM(value_arg), largest);
 	entry.result = PG_GETARG_DATUM(1);
 	entry.result_isnull = PG_ARGISNULL(1);
 	offer(state, entry, aggcontext);

@@ -33,14 +33,13 @@
 #include "storage/bufmgr.h"
 #include "utils/builtins.h"
 #include "utils/ruleutils.h"
-#include "utils/date.h"
 #include "utils/memutils.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
-#include "utils/timestamp.h"
 #include "utils/tuplesort.h"
 
+#include "datum_key.h"
 #include "filter_program.h"
 #include "gputopk.h"
 #include "key_program.h"
@@ -288,25 +287,7 @@ key_of(TopkScanState *ts, Datum d, bool isnull)
 		return key_null(ts->key_type, ts->sort_nulls_first[0]);
 	if (ts->key_source == KEY_SOURCE_LOSSY_NUMERIC)
 		d = DirectFunctionCall1(numeric_float8_no_overflow, d);
-	switch (ts->key_type)
-	{
-		case KEY_INT2:
-			return key_from_int32(DatumGetInt16(d), ts->desc);
-		case KEY_INT4:
-			return key_from_int32(DatumGetInt32(d), ts->desc);
-		case KEY_DATE:
-			return key_from_int32(DatumGetDateADT(d), ts->desc);
-		case KEY_INT8:
-			return key_from_int64(DatumGetInt64(d), ts->desc);
-		case KEY_TIMESTAMP:
-		case KEY_TIMESTAMPTZ:
-			return key_from_int64(DatumGetTimestamp(d), ts->desc);
-		case KEY_FLOAT4:
-			return key_from_float4(DatumGetFloat4(d), ts->desc);
-		case KEY_FLOAT8:
-			return key_from_float8(DatumGetFloat8(d), ts->desc);
-	}
-	pg_unreachable();
+	return key_of_datum(ts->key_type, d, ts->desc);
 }
 
 /* Record that block's qualifying rows start at ordinal first. */

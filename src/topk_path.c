@@ -41,6 +41,7 @@
 #include "utils/spccache.h"
 #include "utils/typcache.h"
 
+#include "datum_key.h"
 #include "filter_program.h"
 #include "gputopk.h"
 #include "topk_scan.h"
@@ -69,41 +70,6 @@ const CustomScanMethods topk_scan_methods = {
 	.CustomName = TOPK_SCAN_NAME,
 	.CreateCustomScanState = topk_create_scan_state,
 };
-
-/* The key type of a column type, or false if it has none. */
-static bool
-key_type_of(Oid type, KeyType *key_type)
-{
-	switch (type)
-	{
-		case INT2OID:
-			*key_type = KEY_INT2;
-			return true;
-		case INT4OID:
-			*key_type = KEY_INT4;
-			return true;
-		case INT8OID:
-			*key_type = KEY_INT8;
-			return true;
-		case FLOAT4OID:
-			*key_type = KEY_FLOAT4;
-			return true;
-		case FLOAT8OID:
-			*key_type = KEY_FLOAT8;
-			return true;
-		case DATEOID:
-			*key_type = KEY_DATE;
-			return true;
-		case TIMESTAMPOID:
-			*key_type = KEY_TIMESTAMP;
-			return true;
-		case TIMESTAMPTZOID:
-			*key_type = KEY_TIMESTAMPTZ;
-			return true;
-		default:
-			return false;
-	}
-}
 
 /* Whether the query's shape lets the scan of its one table return top-k rows. */
 static bool
