@@ -299,7 +299,8 @@ cost_topk_path(PlannerInfo *root, RelOptInfo *rel, Path *path)
 		spc_seq_page_cost * Min(bound, rel->pages) +
 		bound * (cpu_tuple_cost + 2.0 * cpu_operator_cost * log2(bound + 1.0)) +
 		path->pathtarget->cost.per_tuple * bound;
-	path->rows = clamp_row_est(rel->rows / divisor);
+	/* each process returns at most its own bound's rows */
+	path->rows = clamp_row_est(Min(bound, rel->rows / divisor));
 	path->startup_cost = where.startup + path->pathtarget->cost.startup + run;
 	path->total_cost = path->startup_cost;
 }
