@@ -74,6 +74,15 @@ SELECT topk_check('SELECT id FROM tk_f WHERE i2 < i4 AND i8 > i2 ORDER BY f4 DES
 SELECT topk_check('SELECT id FROM tk_f WHERE f4 > f8 OR f4 = f8 ORDER BY i4, id LIMIT 10');
 SELECT topk_check('SELECT id FROM tk_f WHERE f8 = ''NaN'' OR f4 = ''-0'' OR i2 > 0 ORDER BY i4, id LIMIT 10');
 SELECT topk_check('SELECT id FROM tk_f WHERE d < ts::date AND tz > ''2001-01-01'' ORDER BY i4, id LIMIT 10');
+-- casts of columns that cannot fail: wider integers, float4 to float8, integers to float8
+SET gputopk.device = cpu;
+EXPLAIN (COSTS OFF)
+  SELECT id FROM tk_f WHERE i2::int8 < i8 AND i4::float8 > f8 AND f4::float8 <> 0.5 ORDER BY i4 LIMIT 5;
+RESET gputopk.device;
+SELECT topk_check('SELECT id FROM tk_f WHERE i2::int8 < i8 OR i2::int4 = 0 ORDER BY f8, id LIMIT 10');
+SELECT topk_check('SELECT id FROM tk_f WHERE i4::float8 > f8 * 1000 ORDER BY f8, id LIMIT 10');
+SELECT topk_check('SELECT id FROM tk_f WHERE i8::float8 >= 9.007199254740992e15 ORDER BY f8, id LIMIT 10');
+SELECT topk_check('SELECT id FROM tk_f WHERE f4::float8 = ''NaN'' OR f4::float8 = ''-0'' OR i2::float8 IN (1, 2, 3) ORDER BY f8 DESC, id LIMIT 10');
 SELECT topk_check('SELECT id FROM tk_f WHERE i4 NOT IN (SELECT i4 FROM tk_f WHERE id < 100) ORDER BY i4, id LIMIT 10');
 SELECT topk_check('SELECT id FROM tk_f WHERE i4 > (SELECT avg(i4) FROM tk_f) ORDER BY f8, id LIMIT 10');
 

@@ -62,7 +62,8 @@ BEGIN
                           pick('', ', NULL'))
     WHEN 'notin' THEN format('%s NOT IN (%s%s)', col, random_value(col), pick('', ', NULL'))
     WHEN 'null' THEN col || pick(' IS NULL', ' IS NOT NULL')
-    WHEN 'columns' THEN pick('i2 < i4', 'i8 >= i4', 'f4 <> f8', 'f4 > f8', 'g = i2', 'ts > d::timestamp')
+    WHEN 'columns' THEN pick('i2 < i4', 'i8 >= i4', 'f4 <> f8', 'f4 > f8', 'g = i2', 'ts > d::timestamp',
+                             'i2::int8 < i8', 'i4::float8 > f8', 'f4::float8 <= f8 / 3', 'i8::float8 < f8')
     WHEN 'test' THEN format('(%s < %s) IS %s', col, random_value(col),
                             pick('TRUE', 'NOT TRUE', 'FALSE', 'NOT FALSE', 'UNKNOWN', 'NOT UNKNOWN'))
     ELSE pick('i4 % 3 = 1', 'length(wide) > 1000', 'wide <> ''''', 'i2::int4 * 2 > 100',

@@ -5,8 +5,8 @@
  *	  into a program that a row is checked with without PostgreSQL's
  *	  expression interpreter.
  *
- * A clause compiles when it is built from comparisons of columns and run
- * constants, IN lists (= ANY, <> ALL), IS [NOT] NULL, boolean columns,
+ * A clause compiles when it is built from comparisons of columns (or casts
+ * of them that cannot fail) and run constants, IN lists (= ANY, <> ALL), IS [NOT] NULL, boolean columns,
  * IS [NOT] TRUE/FALSE/UNKNOWN, AND, OR and NOT, over int2, int4, int8,
  * float4, float8, date, timestamp, timestamptz and boolean values.  A run
  * constant is an expression without columns, volatile functions or
@@ -40,6 +40,7 @@
 #include "optimizer/optimizer.h"
 #include "utils/array.h"
 #include "utils/date.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
@@ -102,11 +103,12 @@ typedef struct Register
 	bool		isnull;
 } Register;
 
-/* a column read into a register for each row */
+/* a column read into a register for each row, maybe cast */
 typedef struct ColumnLoad
 {
 	AttrNumber	attno;
-	Oid			type;
+	Oid			type;			/* the column's */
+	Oid			as_type;		/* the value's: the column's, or a cast's */
 	bool		value_needed;	/* or only whether it is NULL */
 	int			reg;
 } ColumnLoad;
@@ -211,6 +213,24 @@ encode(Oid type, Datum d)
 	pg_unreachable();
 }
 
+/*
+ * The key of a column's value as_type: the same as its own within a domain
+ * (casts between integer widths, float4 to float8), else an integer cast to
+ * float8, as C and PostgreSQL's casts convert it.
+ */
+static uint64
+encode_as(Oid type, Oid as_type, Datum d)
+{
+	if (domain_of(type) == DOMAIN_INTEGER && domain_of(as_type) == DOMAIN_FLOAT)
+	{
+		int64		v = type == INT2OID ? DatumGetInt16(d) :
+			type == INT4OID ? DatumGetInt32(d) : DatumGetInt64(d);
+
+		return key_from_float8((double) v, true);
+	}
+	return encode(type, d);
+}
+
 static void
 add_step(Builder *b, StepKind kind, int arg, int left, int right)
 {
@@ -223,9 +243,9 @@ add_step(Builder *b, StepKind kind, int arg, int left, int right)
 	b->steps = lappend(b->steps, step);
 }
 
-/* The register of a column of the scanned table, added when first used. */
+/* The register of a column of the scanned table as as_type, added when first used. */
 static int
-column_register(Builder *b, Var *var, bool value_needed)
+column_register(Builder *b, Var *var, Oid as_type, bool value_needed)
 {
 	ColumnLoad *load;
 	ListCell   *lc;
@@ -233,7 +253,7 @@ column_register(Builder *b, Var *var, bool value_needed)
 	foreach(lc, b->columns)
 	{
 		load = lfirst(lc);
-		if (load->attno == var->varattno)
+		if (load->attno == var->varattno && load->as_type == as_type)
 		{
 			load->value_needed |= value_needed;
 			return load->reg;
@@ -242,6 +262,7 @@ column_register(Builder *b, Var *var, bool value_needed)
 	load = palloc(sizeof(ColumnLoad));
 	load->attno = var->varattno;
 	load->type = var->vartype;
+	load->as_type = as_type;
 	load->value_needed = value_needed;
 	load->reg = b->nregisters++;
 	b->columns = lappend(b->columns, load);
@@ -277,7 +298,33 @@ add_constant(Builder *b, Node *expr, Oid type, bool is_set, int target)
 	b->constants = lappend(b->constants, c);
 }
 
-/* A column or a run constant of a type with a domain, in a register. */
+/*
+ * Whether node is a cast of a column that never fails: to a wider integer,
+ * float4 to float8, or an integer to float8.
+ */
+static bool
+is_cast_column(Builder *b, Node *node)
+{
+	FuncExpr   *f = (FuncExpr *) node;
+
+	if (!IsA(node, FuncExpr) || list_length(f->args) != 1 || !is_column(b, linitial(f->args)))
+		return false;
+	switch (f->funcid)
+	{
+		case F_INT4_INT2:
+		case F_INT8_INT2:
+		case F_INT8_INT4:
+		case F_FLOAT8_FLOAT4:
+		case F_FLOAT8_INT2:
+		case F_FLOAT8_INT4:
+		case F_FLOAT8_INT8:
+			return true;
+		default:
+			return false;
+	}
+}
+
+/* A column (maybe cast) or a run constant of a type with a domain, in a register. */
 static bool
 compile_operand(Builder *b, Node *node, ValueDomain *domain, int *reg)
 {
@@ -287,7 +334,9 @@ compile_operand(Builder *b, Node *node, ValueDomain *domain, int *reg)
 	if (*domain == DOMAIN_NONE)
 		return false;
 	if (is_column(b, node))
-		*reg = column_register(b, (Var *) node, true);
+		*reg = column_register(b, (Var *) node, type, true);
+	else if (is_cast_column(b, node))
+		*reg = column_register(b, linitial(((FuncExpr *) node)->args), type, true);
 	else if (is_run_constant(node))
 	{
 		*reg = b->nregisters++;
@@ -403,7 +452,7 @@ compile_node(Builder *b, Node *node)
 					type_is_rowtype(exprType((Node *) nt->arg)))
 					return false;
 				add_step(b, STEP_IS_NULL, nt->nulltesttype == IS_NOT_NULL,
-						 column_register(b, (Var *) nt->arg, false), 0);
+						 column_register(b, (Var *) nt->arg, exprType((Node *) nt->arg), false), 0);
 				return true;
 			}
 		case T_BooleanTest:
@@ -418,7 +467,7 @@ compile_node(Builder *b, Node *node)
 		case T_Var:
 			if (!is_column(b, node) || exprType(node) != BOOLOID)
 				return false;
-			add_step(b, STEP_TRUTH, 0, column_register(b, (Var *) node, true), 0);
+			add_step(b, STEP_TRUTH, 0, column_register(b, (Var *) node, BOOLOID, true), 0);
 			return true;
 		case T_BoolExpr:
 			{
@@ -701,7 +750,7 @@ filter_program_passes(FilterProgram *program, HeapTuple tuple, TupleDesc desc)
 		Datum		d = heap_getattr(tuple, load->attno, desc, &reg->isnull);
 
 		if (!reg->isnull && load->value_needed)
-			reg->value = encode(load->type, d);
+			reg->value = encode_as(load->type, load->as_type, d);
 	}
 	for (int i = 0; i < program->nsteps; i++)
 	{
