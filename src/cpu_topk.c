@@ -107,6 +107,21 @@ swap_items(TopkItem *a, TopkItem *b)
 	*b = tmp;
 }
 
+/* Sort a[lo, hi) by key, descending: for short ranges. */
+static void
+insertion_sort_desc(TopkItem *a, size_t lo, size_t hi)
+{
+	for (size_t i = lo + 1; i < hi; i++)
+	{
+		TopkItem	item = a[i];
+		size_t		j = i;
+
+		for (; j > lo && a[j - 1].key < item.key; j--)
+			a[j] = a[j - 1];
+		a[j] = item;
+	}
+}
+
 /*
  * Rearrange a[0..n) so that a[nth] holds the key of descending rank nth,
  * with no smaller key before it and no larger key after it.
@@ -140,16 +155,7 @@ select_nth(CpuTopk *t, TopkItem *a, size_t n, size_t nth)
 		else
 			return;
 	}
-	/* insertion sort, descending, of the rest */
-	for (size_t i = lo + 1; i < hi; i++)
-	{
-		TopkItem	item = a[i];
-		size_t		j = i;
-
-		for (; j > lo && a[j - 1].key < item.key; j--)
-			a[j] = a[j - 1];
-		a[j] = item;
-	}
+	insertion_sort_desc(a, lo, hi);
 }
 
 /* Keep the k largest (and, with ties, all keys equal to the k-th). */
@@ -357,15 +363,7 @@ sort_desc(CpuTopk *t)
 
 	if (n < 64)
 	{
-		for (size_t i = 1; i < n; i++)
-		{
-			TopkItem	item = a[i];
-			size_t		j = i;
-
-			for (; j > 0 && a[j - 1].key < item.key; j--)
-				a[j] = a[j - 1];
-			a[j] = item;
-		}
+		insertion_sort_desc(a, 0, n);
 		return true;
 	}
 	b = malloc(n * sizeof(TopkItem));

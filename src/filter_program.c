@@ -31,10 +31,9 @@
 
 #include "access/htup_details.h"
 #include "access/stratnum.h"
-#include "catalog/pg_am_d.h"
 #include "catalog/pg_type_d.h"
-#include "commands/defrem.h"
 #include "executor/executor.h"
+#include "lib/qunique.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
@@ -44,6 +43,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
+#include "utils/typcache.h"
 
 #include "filter_program.h"
 #include "keys.h"
@@ -108,7 +108,7 @@ typedef struct ColumnLoad
 {
 	AttrNumber	attno;
 	Oid			type;			/* the column's */
-	Oid			as_type;		/* the value's: the column's, or a cast's */
+	bool		to_float8;		/* an integer column cast to float8 */
 	bool		value_needed;	/* or only whether it is NULL */
 	int			reg;
 } ColumnLoad;
@@ -126,7 +126,6 @@ typedef struct RunConstant
 typedef struct ValueSet
 {
 	bool		isnull;			/* the array itself */
-	int			nitems;			/* elements, NULLs included */
 	bool		has_null;
 	int			nvalues;
 	uint64	   *values;
@@ -214,21 +213,16 @@ encode(Oid type, Datum d)
 }
 
 /*
- * The key of a column's value as_type: the same as its own within a domain
- * (casts between integer widths, float4 to float8), else an integer cast to
- * float8, as C and PostgreSQL's casts convert it.
+ * The key of an integer column's value cast to float8, as C and
+ * PostgreSQL's casts convert it.  (Casts within a domain keep the key.)
  */
 static uint64
-encode_as(Oid type, Oid as_type, Datum d)
+encode_as_float8(Oid type, Datum d)
 {
-	if (domain_of(type) == DOMAIN_INTEGER && domain_of(as_type) == DOMAIN_FLOAT)
-	{
-		int64		v = type == INT2OID ? DatumGetInt16(d) :
-			type == INT4OID ? DatumGetInt32(d) : DatumGetInt64(d);
+	int64		v = type == INT2OID ? DatumGetInt16(d) :
+		type == INT4OID ? DatumGetInt32(d) : DatumGetInt64(d);
 
-		return key_from_float8((double) v, true);
-	}
-	return encode(type, d);
+	return key_from_float8((double) v, true);
 }
 
 static void
@@ -243,17 +237,22 @@ add_step(Builder *b, StepKind kind, int arg, int left, int right)
 	b->steps = lappend(b->steps, step);
 }
 
-/* The register of a column of the scanned table as as_type, added when first used. */
+/*
+ * The register of a column of the scanned table as as_type (its own type
+ * or a cast's), added when first used.
+ */
 static int
 column_register(Builder *b, Var *var, Oid as_type, bool value_needed)
 {
+	bool		to_float8 = domain_of(var->vartype) == DOMAIN_INTEGER &&
+		domain_of(as_type) == DOMAIN_FLOAT;
 	ColumnLoad *load;
 	ListCell   *lc;
 
 	foreach(lc, b->columns)
 	{
 		load = lfirst(lc);
-		if (load->attno == var->varattno && load->as_type == as_type)
+		if (load->attno == var->varattno && load->to_float8 == to_float8)
 		{
 			load->value_needed |= value_needed;
 			return load->reg;
@@ -262,7 +261,7 @@ column_register(Builder *b, Var *var, Oid as_type, bool value_needed)
 	load = palloc(sizeof(ColumnLoad));
 	load->attno = var->varattno;
 	load->type = var->vartype;
-	load->as_type = as_type;
+	load->to_float8 = to_float8;
 	load->value_needed = value_needed;
 	load->reg = b->nregisters++;
 	b->columns = lappend(b->columns, load);
@@ -354,18 +353,16 @@ compile_operand(Builder *b, Node *node, ValueDomain *domain, int *reg)
 static int
 comparison_of(Oid opno, Oid lefttype, Oid righttype)
 {
-	Oid			opclass = GetDefaultOpClass(lefttype, BTREE_AM_OID);
-	Oid			family;
+	Oid			family = lookup_type_cache(lefttype, TYPECACHE_BTREE_OPFAMILY)->btree_opf;
 	Oid			negator;
 	Oid			oprleft;
 	Oid			oprright;
 
-	if (!OidIsValid(opclass))
+	if (!OidIsValid(family))
 		return -1;
 	op_input_types(opno, &oprleft, &oprright);
 	if (oprleft != lefttype || oprright != righttype)
 		return -1;
-	family = get_opclass_family(opclass);
 	switch (get_op_opfamily_strategy(opno, family))
 	{
 		case BTLessStrategyNumber:
@@ -578,6 +575,7 @@ build_set(ValueSet *set, Oid elemtype, Datum array, bool isnull)
 	char		typalign;
 	Datum	   *elems;
 	bool	   *nulls;
+	int			nitems;
 	int			n = 0;
 
 	memset(set, 0, sizeof(ValueSet));
@@ -586,9 +584,9 @@ build_set(ValueSet *set, Oid elemtype, Datum array, bool isnull)
 		return;
 	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
 	deconstruct_array(DatumGetArrayTypeP(array), elemtype, typlen, typbyval, typalign,
-					  &elems, &nulls, &set->nitems);
-	set->values = palloc(sizeof(uint64) * Max(set->nitems, 1));
-	for (int i = 0; i < set->nitems; i++)
+					  &elems, &nulls, &nitems);
+	set->values = palloc(sizeof(uint64) * Max(nitems, 1));
+	for (int i = 0; i < nitems; i++)
 	{
 		if (nulls[i])
 			set->has_null = true;
@@ -596,10 +594,7 @@ build_set(ValueSet *set, Oid elemtype, Datum array, bool isnull)
 			set->values[n++] = encode(elemtype, elems[i]);
 	}
 	qsort(set->values, n, sizeof(uint64), key_compare_u64);
-	set->nvalues = n == 0 ? 0 : 1;
-	for (int i = 1; i < n; i++)
-		if (set->values[i] != set->values[set->nvalues - 1])
-			set->values[set->nvalues++] = set->values[i];
+	set->nvalues = qunique(set->values, n, sizeof(uint64), key_compare_u64);
 }
 
 /* Evaluate the run constants: before each run, as parameters may change. */
@@ -670,7 +665,7 @@ in_set(const Register *x, const ValueSet *set, bool not_in)
 
 	if (set->isnull)
 		return TRUTH_NULL;
-	if (set->nitems == 0)
+	if (set->nvalues == 0 && !set->has_null)
 		return not_in ? TRUTH_TRUE : TRUTH_FALSE;
 	if (x->isnull)
 		return TRUTH_NULL;
@@ -750,7 +745,8 @@ filter_program_passes(FilterProgram *program, HeapTuple tuple, TupleDesc desc)
 		Datum		d = heap_getattr(tuple, load->attno, desc, &reg->isnull);
 
 		if (!reg->isnull && load->value_needed)
-			reg->value = encode_as(load->type, load->as_type, d);
+			reg->value = load->to_float8 ? encode_as_float8(load->type, d) :
+				encode(load->type, d);
 	}
 	for (int i = 0; i < program->nsteps; i++)
 	{

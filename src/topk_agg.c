@@ -27,12 +27,10 @@
  */
 #include "postgres.h"
 
-#include "catalog/pg_type_d.h"
 #include "fmgr.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
-#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/typcache.h"
 
@@ -61,8 +59,9 @@ typedef struct TopkAggState
 	Oid			result_type;
 	int16		result_typlen;
 	bool		result_byval;
+	char		result_typalign;
 	Oid			collation;
-	FmgrInfo   *result_cmp;		/* the _by forms' btree comparison */
+	FmgrInfo   *result_cmp;		/* the _by forms' btree comparison (the type cache's) */
 } TopkAggState;
 
 /*
@@ -194,6 +193,7 @@ new_state(MemoryContext context, Oid value_type, bool largest, int32 k,
 	int32		capacity = Min(k, INLINE_ENTRIES);
 	TopkAggState *state = MemoryContextAllocZero(context, MAXALIGN(sizeof(TopkAggState)) +
 												 sizeof(AggEntry) * capacity);
+	TypeCacheEntry *tc;
 
 	state->value_type = value_type;
 	if (!key_type_of(value_type, &state->key_type))
@@ -207,19 +207,19 @@ new_state(MemoryContext context, Oid value_type, bool largest, int32 k,
 	state->by = by;
 	state->result_type = result_type;
 	state->collation = collation;
-	get_typlenbyval(result_type, &state->result_typlen, &state->result_byval);
+	tc = lookup_type_cache(result_type, by ? TYPECACHE_CMP_PROC_FINFO : 0);
+	state->result_typlen = tc->typlen;
+	state->result_byval = tc->typbyval;
+	state->result_typalign = tc->typalign;
 	if (by)
 	{
-		TypeCacheEntry *tc = lookup_type_cache(result_type, TYPECACHE_CMP_PROC_FINFO);
-
 		if (!OidIsValid(tc->cmp_proc_finfo.fn_oid))
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_FUNCTION),
 					 errmsg("could not identify a comparison function for type %s",
 							format_type_be(result_type)),
 					 errdetail("Rows with equal values are ordered by the result, so its type needs a btree order.")));
-		state->result_cmp = MemoryContextAlloc(context, sizeof(FmgrInfo));
-		fmgr_info_cxt(tc->cmp_proc_finfo.fn_oid, state->result_cmp, context);
+		state->result_cmp = &tc->cmp_proc_finfo;
 	}
 	return state;
 }
@@ -375,6 +375,7 @@ gputopk_topk_deserialize(PG_FUNCTION_ARGS)
 {
 	bytea	   *bytes = PG_GETARG_BYTEA_PP(0);
 	MemoryContext aggcontext;
+	MemoryContext old;
 	SerializedHeader header;
 	TopkAggState *state;
 	char	   *p = VARDATA_ANY(bytes);
@@ -385,27 +386,30 @@ gputopk_topk_deserialize(PG_FUNCTION_ARGS)
 	p += sizeof(header);
 	state = new_state(aggcontext, header.value_type, header.largest, header.k,
 					  header.by, header.result_type, header.collation);
+	/* the entries were serialized as a heap: they are restored as they were */
+	old = MemoryContextSwitchTo(aggcontext);
+	if (header.count > state->capacity)
+	{
+		state->capacity = header.count;
+		state->entries = palloc(sizeof(AggEntry) * state->capacity);
+	}
 	for (int32 i = 0; i < header.count; i++)
 	{
-		AggEntry	entry;
-
-		memcpy(&entry.key, p, sizeof(uint64));
+		memcpy(&state->entries[i].key, p, sizeof(uint64));
 		p += sizeof(uint64);
-		entry.result = datumRestore(&p, &entry.result_isnull);
-		offer(state, entry, aggcontext);
+		state->entries[i].result = datumRestore(&p, &state->entries[i].result_isnull);
 	}
+	state->count = header.count;
+	MemoryContextSwitchTo(old);
 	PG_RETURN_POINTER(state);
 }
 
-/* the state that qsort compares entries for */
-static TopkAggState *sorting_state;
-
 static int
-compare_best_first(const void *a, const void *b)
+compare_best_first(const void *a, const void *b, void *state)
 {
-	if (ranks_below(sorting_state, a, b))
+	if (ranks_below(state, a, b))
 		return 1;
-	return ranks_below(sorting_state, b, a) ? -1 : 0;
+	return ranks_below(state, b, a) ? -1 : 0;
 }
 
 /* The kept results, best first, as an array; NULL without any. */
@@ -416,9 +420,6 @@ gputopk_topk_final(PG_FUNCTION_ARGS)
 	AggEntry   *sorted;
 	Datum	   *results;
 	bool	   *nulls;
-	int16		typlen;
-	bool		typbyval;
-	char		typalign;
 	int			dims[1];
 	int			lbs[1] = {1};
 
@@ -427,8 +428,7 @@ gputopk_topk_final(PG_FUNCTION_ARGS)
 	/* the state stays as it is: a window aggregate goes on with it */
 	sorted = palloc(sizeof(AggEntry) * state->count);
 	memcpy(sorted, state->entries, sizeof(AggEntry) * state->count);
-	sorting_state = state;
-	qsort(sorted, state->count, sizeof(AggEntry), compare_best_first);
+	qsort_arg(sorted, state->count, sizeof(AggEntry), compare_best_first, state);
 	results = palloc(sizeof(Datum) * state->count);
 	nulls = palloc(sizeof(bool) * state->count);
 	for (int32 i = 0; i < state->count; i++)
@@ -436,8 +436,8 @@ gputopk_topk_final(PG_FUNCTION_ARGS)
 		results[i] = sorted[i].result;
 		nulls[i] = sorted[i].result_isnull;
 	}
-	get_typlenbyvalalign(state->result_type, &typlen, &typbyval, &typalign);
 	dims[0] = state->count;
 	PG_RETURN_ARRAYTYPE_P(construct_md_array(results, nulls, 1, dims, lbs, state->result_type,
-											 typlen, typbyval, typalign));
+											 state->result_typlen, state->result_byval,
+											 state->result_typalign));
 }

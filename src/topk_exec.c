@@ -177,7 +177,8 @@ init_sort_exprs(TopkScanState *ts, CustomScan *cscan, EState *estate)
 	ts->key_attno = IsA(key, Var) ? ((Var *) key)->varattno : 0;
 	if (ts->key_source == KEY_SOURCE_EXACT_FLOAT8)
 		ts->key_program = key_program_compile(key, cscan->scan.scanrelid);
-	ts->key_expr = ExecInitExpr(key, &ts->css.ss.ps);
+	if (ts->key_attno == 0 && ts->key_program == NULL)
+		ts->key_expr = ExecInitExpr(key, &ts->css.ss.ps);
 	ts->sort_exprs = palloc0(sizeof(ExprState *) * ts->nsort);
 	for (int i = 0; i < ts->nsort; i++)
 		if (ts->sort_attnos[i] == 0)

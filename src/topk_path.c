@@ -282,12 +282,11 @@ where_clause_cost(PlannerInfo *root, RelOptInfo *rel)
  * A partial path's process does its share of the per-row work.
  */
 static void
-cost_topk_path(PlannerInfo *root, RelOptInfo *rel, Path *path)
+cost_topk_path(PlannerInfo *root, RelOptInfo *rel, Path *path, QualCost where)
 {
 	double		bound = Min(estimated_bound(root), Max(rel->rows, 1.0));
 	double		divisor = path->parallel_workers > 0 ?
 		parallel_divisor(path->parallel_workers) : 1.0;
-	QualCost	where = where_clause_cost(root, rel);
 	Cost		run;
 	double		spc_seq_page_cost;
 
@@ -306,7 +305,8 @@ cost_topk_path(PlannerInfo *root, RelOptInfo *rel, Path *path)
 }
 
 static CustomPath *
-make_topk_path(PlannerInfo *root, RelOptInfo *rel, List *private, int workers)
+make_topk_path(PlannerInfo *root, RelOptInfo *rel, List *private, int workers,
+			   QualCost where)
 {
 	CustomPath *path = makeNode(CustomPath);
 
@@ -322,7 +322,7 @@ make_topk_path(PlannerInfo *root, RelOptInfo *rel, List *private, int workers)
 	path->custom_paths = NIL;
 	path->custom_private = private;
 	path->methods = &topk_path_methods;
-	cost_topk_path(root, rel, &path->path);
+	cost_topk_path(root, rel, &path->path, where);
 	return path;
 }
 
@@ -333,7 +333,7 @@ make_topk_path(PlannerInfo *root, RelOptInfo *rel, List *private, int workers)
  * are among the union of every process's.
  */
 static void
-add_partial_topk_path(PlannerInfo *root, RelOptInfo *rel, List *private)
+add_partial_topk_path(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost where)
 {
 	Query	   *parse = root->parse;
 	int			workers;
@@ -346,7 +346,7 @@ add_partial_topk_path(PlannerInfo *root, RelOptInfo *rel, List *private)
 									  max_parallel_workers_per_gather);
 	if (workers <= 0)
 		return;
-	add_partial_path(rel, &make_topk_path(root, rel, private, workers)->path);
+	add_partial_path(rel, &make_topk_path(root, rel, private, workers, where)->path);
 }
 
 static void
@@ -354,6 +354,7 @@ topk_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 					  RangeTblEntry *rte)
 {
 	List	   *private;
+	QualCost	where;
 
 	if (prev_set_rel_pathlist_hook)
 		prev_set_rel_pathlist_hook(root, rel, rti, rte);
@@ -371,10 +372,11 @@ topk_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 			return;
 	}
 
-	add_path(rel, &make_topk_path(root, rel, private, 0)->path);
+	where = where_clause_cost(root, rel);
+	add_path(rel, &make_topk_path(root, rel, private, 0, where)->path);
 	/* a child's partial paths would go to a Parallel Append, which does not keep order */
 	if (rel->reloptkind == RELOPT_BASEREL)
-		add_partial_topk_path(root, rel, private);
+		add_partial_topk_path(root, rel, private, where);
 }
 
 static Plan *
