@@ -469,8 +469,9 @@ template <typename K>
 static GpuStatus
 start_streaming(GpuTopk *t)
 {
-	/* compactions consult the cost model: calibrate before copies start */
-	TRY(ensure_calibrated());
+	/* compactions consult the cost model, unless forced: calibrate before copies start */
+	if (t->algorithm == GPU_TOPK_AUTO)
+		TRY(ensure_calibrated());
 	t->set_cap = (size_t) t->k + SET_BATCHES * STREAM_BATCH_KEYS;
 	if (t->set_cap > UINT32_MAX / 2)
 		t->set_cap = UINT32_MAX / 2;
@@ -496,16 +497,23 @@ start_streaming(GpuTopk *t)
 	return GPU_OK;
 }
 
+/* The device time from event begun to event ended, once both are done, added to *ms. */
+static GpuStatus
+add_elapsed(double *ms, cudaEvent_t begun, cudaEvent_t ended)
+{
+	float		elapsed;
+
+	GPU_CHECK(cudaEventElapsedTime(&elapsed, begun, ended), "Timing the device");
+	*ms += elapsed;
+	return GPU_OK;
+}
+
 /* The time a batch slot's copy and kernels took on the device, once they are done. */
 static GpuStatus
 add_slot_times(GpuTopk *t, int i)
 {
-	float		ms;
-
-	GPU_CHECK(cudaEventElapsedTime(&ms, t->copy_begun[i], t->copied[i]), "Timing a copy");
-	t->copy_ms += ms;
-	GPU_CHECK(cudaEventElapsedTime(&ms, t->kernels_begun[i], t->consumed[i]), "Timing kernels");
-	t->kernel_ms += ms;
+	TRY(add_elapsed(&t->copy_ms, t->copy_begun[i], t->copied[i]));
+	TRY(add_elapsed(&t->kernel_ms, t->kernels_begun[i], t->consumed[i]));
 	t->slot_busy[i] = false;
 	return GPU_OK;
 }
@@ -537,9 +545,10 @@ compact(GpuTopk *t)
 	out.refs = (Ref *) t->set_refs[other].ptr;
 	out.cap = (uint32_t) t->set_cap;
 	out.d_count = &t->sc->set_count[other];
-	t->last_plan = plan_without_delegates(in.n, t->k, sizeof(K), t->mode);
-	if (t->algorithm != GPU_TOPK_AUTO)
-		t->last_plan.algorithm = t->algorithm;
+	if (t->algorithm == GPU_TOPK_AUTO)
+		t->last_plan = plan_without_delegates(in.n, t->k, sizeof(K), t->mode);
+	else
+		t->last_plan = {t->algorithm, 0};
 	t->last_plan.algorithm = valid_algorithm(t->last_plan.algorithm, t->k);
 	TRY(run_plan<K>(t, in, t->last_plan, out));
 	min_key<K>(t->dev, out.keys, out.d_count, out.cap, t->k, (K *) &t->sc->cut, &t->sc->has_cut);
@@ -654,13 +663,7 @@ finish_streaming(GpuTopk *t)
 	for (int i = 0; i < STREAM_SLOTS; i++)
 		if (t->slot_busy[i])
 			TRY(add_slot_times(t, i));
-	{
-		float		ms;
-
-		GPU_CHECK(cudaEventElapsedTime(&ms, t->finish_begun, t->finished), "Timing kernels");
-		t->kernel_ms += ms;
-	}
-	return GPU_OK;
+	return add_elapsed(&t->kernel_ms, t->finish_begun, t->finished);
 }
 
 /* ----------------------------------------------------------- cost model */
@@ -669,16 +672,6 @@ static int
 width_index(int key_width)
 {
 	return key_width == 8 ? 1 : 0;
-}
-
-static int
-log2_ceil64(uint64_t x)
-{
-	int			l = 0;
-
-	while (((uint64_t) 1 << l) < x)
-		l++;
-	return l;
 }
 
 /*
@@ -775,7 +768,7 @@ line_cost(const GpuTopkCalibration *c, int w, GpuTopkFamily f, size_t n, uint64_
 	double		t = 0;
 
 	if (f == GPU_TOPK_FAMILY_BITONIC)
-		return c->bitonic[w][log2_ceil64(k)][0] + c->bitonic[w][log2_ceil64(k)][1] * n;
+		return c->bitonic[w][log2_ceil(k)][0] + c->bitonic[w][log2_ceil(k)][1] * n;
 	coef = f == GPU_TOPK_FAMILY_RADIX ? c->radix[w] : c->delegates[w];
 	plan_features(n, k, f != GPU_TOPK_FAMILY_RADIX, x);
 	for (int j = 0; j < 5; j++)

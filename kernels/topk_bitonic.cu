@@ -328,16 +328,6 @@ bitonic_emit(Keys<K> in, const typename Item<K>::T *run, uint64_t k, Sink<K> out
 		*out.d_count = (uint32_t) count;
 }
 
-static int
-log2_ceil(uint64_t x)
-{
-	int			l = 0;
-
-	while (((uint64_t) 1 << l) < x)
-		l++;
-	return l;
-}
-
 static constexpr size_t
 smem_bytes(size_t item_bytes)
 {

@@ -201,6 +201,34 @@ struct AppendStorage
 };
 
 /*
+ * Reserve places for the items a block's threads flag with one atomic on
+ * *d_counter for the whole block: offset gets this thread's first place.
+ * False, after one barrier, when no thread flags any; else the caller ends
+ * with a barrier before tmp is used again.  Every thread of the block must
+ * call it.
+ */
+template <int THREADS, int N>
+__device__ __forceinline__ bool
+block_reserve(const bool (&flag)[N], uint32_t *d_counter, AppendStorage<THREADS> &tmp,
+			  uint32_t &offset)
+{
+	uint32_t	mine = 0;
+	uint32_t	total;
+
+#pragma unroll
+	for (int j = 0; j < N; j++)
+		mine += flag[j];
+	if (!__syncthreads_or(mine))
+		return false;
+	cub::BlockScan<uint32_t, THREADS>(tmp.scan).ExclusiveSum(mine, offset, total);
+	if (threadIdx.x == 0)
+		tmp.base = atomicAdd(d_counter, total);
+	__syncthreads();
+	offset += tmp.base;
+	return true;
+}
+
+/*
  * Append the items a block's threads take to a sink with one atomic for the
  * whole block; blocks with nothing to append return after one barrier.
  * Every thread of the block must call it.
@@ -210,20 +238,10 @@ __device__ __forceinline__ void
 block_append(const K (&key)[N], const Ref (&ref)[N], const bool (&take)[N],
 			 Sink<K> sink, AppendStorage<THREADS> &tmp)
 {
-	uint32_t	mine = 0;
 	uint32_t	offset;
-	uint32_t	total;
 
-#pragma unroll
-	for (int j = 0; j < N; j++)
-		mine += take[j];
-	if (!__syncthreads_or(mine))
+	if (!block_reserve(take, sink.d_count, tmp, offset))
 		return;
-	cub::BlockScan<uint32_t, THREADS>(tmp.scan).ExclusiveSum(mine, offset, total);
-	if (threadIdx.x == 0)
-		tmp.base = atomicAdd(sink.d_count, total);
-	__syncthreads();
-	offset += tmp.base;
 #pragma unroll
 	for (int j = 0; j < N; j++)
 	{
@@ -243,32 +261,42 @@ block_append(const K (&key)[N], const Ref (&ref)[N], const bool (&take)[N],
 /*
  * Of the keys a block's threads flag as equal (to a pivot or a floor), take
  * those whose rank among all equal keys taken so far (*d_taken, shared by
- * every block) is below cap.  Every thread of the block must call it.
+ * every block) is below cap; with no cap (UINT64_MAX, the same for the whole
+ * block) all of them, without counting.  Every thread of the block must
+ * call it.
  */
 template <int THREADS, int N>
 __device__ __forceinline__ void
 block_ration(const bool (&equal)[N], bool (&take)[N], uint32_t *d_taken,
 			 uint64_t cap, AppendStorage<THREADS> &tmp)
 {
-	uint32_t	mine = 0;
 	uint32_t	offset;
-	uint32_t	total;
 
+	if (cap == UINT64_MAX)
+	{
 #pragma unroll
-	for (int j = 0; j < N; j++)
-		mine += equal[j];
-	if (!__syncthreads_or(mine))
+		for (int j = 0; j < N; j++)
+			take[j] |= equal[j];
 		return;
-	cub::BlockScan<uint32_t, THREADS>(tmp.scan).ExclusiveSum(mine, offset, total);
-	if (threadIdx.x == 0)
-		tmp.base = atomicAdd(d_taken, total);
-	__syncthreads();
-	offset += tmp.base;
+	}
+	if (!block_reserve(equal, d_taken, tmp, offset))
+		return;
 #pragma unroll
 	for (int j = 0; j < N; j++)
 		if (equal[j])
 			take[j] |= offset++ < cap;
 	__syncthreads();
+}
+
+/* the smallest l with 2^l >= x */
+static inline int
+log2_ceil(uint64_t x)
+{
+	int			l = 0;
+
+	while (((uint64_t) 1 << l) < x)
+		l++;
+	return l;
 }
 
 /* grid size for a kernel that walks n keys in block tiles */
