@@ -92,7 +92,7 @@ ifneq ($(NVCC),)
 ENGINE_TESTS += test/engine/test_gpu
 CUDA_LIBS = -L$(CUDA_ROOT)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++ -lm
 test/engine/test_gpu: test/engine/test_gpu.c test/engine/testlib.c src/cpu_topk.c $(CU_OBJS) $(ENGINE_HEADERS)
-	$(CC) $(ENGINE_CFLAGS) -o $@ $(filter %.c %.o,$^) $(CUDA_LIBS) -lm
+	$(CC) $(ENGINE_CFLAGS) -o $@ $(filter %.c %.o,$^) $(CUDA_LIBS)
 
 # The library bench/gpu_bench.py loads: the engine plus bench helpers.
 bench/libgputopk_bench.so: bench/bench_lib.cu src/cpu_topk.c $(CU_OBJS) $(ENGINE_HEADERS)

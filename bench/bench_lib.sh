@@ -30,6 +30,8 @@ prepare_tools() {
 # shared_buffers, wal_level and the worker limits need one).
 start_bench_cluster() {
 	cluster_start preload
+	# cluster_start's trap stops the cluster; on_exit also reports a failure
+	trap on_exit EXIT
 	local max_connections=$((LOADERS + 10))
 	[ "$max_connections" -ge 20 ] || max_connections=20
 	psql_q <<-EOF

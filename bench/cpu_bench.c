@@ -121,6 +121,28 @@ postgres_heap_topk(const void *keys, size_t n, int width, uint64_t k, SortTuple 
 	return size;
 }
 
+/* item into the min-heap heap[0..size) at its root, moved down to its place */
+static void
+sift_down_items(TopkItem *heap, size_t size, TopkItem item)
+{
+	size_t		at = 0;
+
+	for (;;)
+	{
+		size_t		child = 2 * at + 1;
+
+		if (child >= size)
+			break;
+		if (child + 1 < size && heap[child + 1].key < heap[child].key)
+			child++;
+		if (heap[child].key >= item.key)
+			break;
+		heap[at] = heap[child];
+		at = child;
+	}
+	heap[at] = item;
+}
+
 /* a min-heap of the k largest keys seen, then sorted by heapsort */
 static size_t
 heap_topk(const void *keys, size_t n, int width, uint64_t k, TopkItem *heap)
@@ -149,53 +171,22 @@ heap_topk(const void *keys, size_t n, int width, uint64_t k, TopkItem *heap)
 		if (item.key <= heap[0].key)
 			continue;
 		/* replace the root and sift down */
-		at = 0;
-		for (;;)
-		{
-			size_t		child = 2 * at + 1;
-
-			if (child >= size)
-				break;
-			if (child + 1 < size && heap[child + 1].key < heap[child].key)
-				child++;
-			if (heap[child].key >= item.key)
-				break;
-			heap[at] = heap[child];
-			at = child;
-		}
-		heap[at] = item;
+		sift_down_items(heap, size, item);
 	}
 	/* heapsort: the smallest goes last, so the answer is descending */
 	for (size_t end = size; end > 1; end--)
 	{
 		TopkItem	last = heap[end - 1];
-		size_t		at = 0;
 
 		heap[end - 1] = heap[0];
-		for (;;)
-		{
-			size_t		child = 2 * at + 1;
-
-			if (child >= end - 1)
-				break;
-			if (child + 1 < end - 1 && heap[child + 1].key < heap[child].key)
-				child++;
-			if (heap[child].key >= last.key)
-				break;
-			heap[at] = heap[child];
-			at = child;
-		}
-		heap[at] = last;
+		sift_down_items(heap, end - 1, last);
 	}
 	return size;
 }
 
+/* one configuration's times, in seconds */
 typedef struct Row
 {
-	int			width;
-	size_t		n;
-	Distribution d;
-	uint64_t	k;
 	double		ours;
 	double		heap;
 	double		pg_heap;
@@ -262,7 +253,6 @@ main(int argc, char **argv)
 	TopkItem   *heap = malloc(((size_t) 1 << 20) * sizeof(TopkItem));
 	SortTuple  *pg_heap = malloc(((size_t) 1 << 20) * sizeof(SortTuple));
 	TestRng		rng = {42};
-	Row		   *rows = malloc(2000 * sizeof(Row));
 	int			nrows = 0;
 	int			wrong = 0;
 	double		worst_ratio = 1e9;
@@ -286,32 +276,28 @@ main(int argc, char **argv)
 				fill_keys(keys, n, width, (Distribution) d, true, width == 8, &rng);
 				for (size_t ki = 0; ki < sizeof(ks) / sizeof(ks[0]); ki++)
 				{
-					Row		   *row = &rows[nrows];
+					Row			row;
 					bool		sorted_like = d == DIST_SORTED || d == DIST_REVERSED;
 
 					if (ks[ki] > n)
 						continue;
 					if (d != DIST_UNIFORM && ks[ki] != 32 && ks[ki] != 1024 && ks[ki] != 262144)
 						continue;
-					row->width = width;
-					row->n = n;
-					row->d = (Distribution) d;
-					row->k = ks[ki];
-					if (!bench_one(keys, n, width, ks[ki], row, heap, pg_heap))
+					if (!bench_one(keys, n, width, ks[ki], &row, heap, pg_heap))
 						wrong++;
 					printf("| %d-byte | 2^%d | %s | %llu | %.2f | %.2f | %.1f | %.2f | %.1f |\n", width, lg,
-						   distribution_name(row->d), (unsigned long long) row->k,
-						   row->ours * 1e3, row->pg_heap * 1e3, row->pg_heap / row->ours,
-						   row->heap * 1e3, row->heap / row->ours);
+						   distribution_name((Distribution) d), (unsigned long long) ks[ki],
+						   row.ours * 1e3, row.pg_heap * 1e3, row.pg_heap / row.ours,
+						   row.heap * 1e3, row.heap / row.ours);
 					fflush(stdout);
-					if (row->pg_heap / row->ours < worst_ratio)
-						worst_ratio = row->pg_heap / row->ours;
-					if ((row->k >= 1024 || sorted_like) && row->pg_heap / row->ours < worst_big_k)
-						worst_big_k = row->pg_heap / row->ours;
-					if (row->heap / row->ours < worst_tight)
-						worst_tight = row->heap / row->ours;
-					if ((row->k >= 1024 || sorted_like) && row->heap / row->ours < worst_tight_big_k)
-						worst_tight_big_k = row->heap / row->ours;
+					if (row.pg_heap / row.ours < worst_ratio)
+						worst_ratio = row.pg_heap / row.ours;
+					if ((ks[ki] >= 1024 || sorted_like) && row.pg_heap / row.ours < worst_big_k)
+						worst_big_k = row.pg_heap / row.ours;
+					if (row.heap / row.ours < worst_tight)
+						worst_tight = row.heap / row.ours;
+					if ((ks[ki] >= 1024 || sorted_like) && row.heap / row.ours < worst_tight_big_k)
+						worst_tight_big_k = row.heap / row.ours;
 					nrows++;
 				}
 			}
@@ -325,6 +311,5 @@ main(int argc, char **argv)
 	free(keys);
 	free(heap);
 	free(pg_heap);
-	free(rows);
 	return wrong ? 1 : 0;
 }
