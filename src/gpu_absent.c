@@ -5,12 +5,13 @@
  *
  * Linked in place of kernels/ when nvcc was not found: no device exists, so
  * src/device.c never gets past gpu_device_count and everything runs on the
- * CPU backend.  The other entry points, the top-k engine's among them, are
- * here so that the same code links.
+ * CPU backend.  The other entry points, the top-k engine's and the grouped
+ * top-k's among them, are here so that the same code links.
  *
  *-------------------------------------------------------------------------
  */
 #include "gpu_api.h"
+#include "gpu_grouped.h"
 #include "gpu_topk.h"
 
 const char *
@@ -152,4 +153,43 @@ GpuStatus
 gpu_topk_result(GpuTopk *t, TopkResult *result)
 {
 	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_grouped_create(uint64_t k, size_t batch_cap, GpuGroupedTopk **out)
+{
+	*out = NULL;
+	return GPU_NOT_BUILT;
+}
+
+void
+gpu_grouped_destroy(GpuGroupedTopk *t)
+{
+}
+
+GpuStatus
+gpu_grouped_push(GpuGroupedTopk *t, const GroupedKey *keys, const uint64_t *payloads,
+				 size_t n)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_grouped_wait_input(GpuGroupedTopk *t)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_grouped_result(GpuGroupedTopk *t, const GroupedKey **keys, const uint64_t **payloads,
+				   size_t *count)
+{
+	return GPU_NOT_BUILT;
+}
+
+void
+gpu_grouped_times(const GpuGroupedTopk *t, double *copy_ms, double *kernel_ms)
+{
+	*copy_ms = 0;
+	*kernel_ms = 0;
 }

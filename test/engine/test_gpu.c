@@ -3,13 +3,17 @@
  *	  The GPU top-k backend against the CPU backend (and against a plain sort
  *	  for the smaller inputs), on a machine with a GPU.
  *
- * Usage: test_gpu [SEED] [CASES] [MAX_LOG_N] [forced]; the seed is printed.
- * Cases draw n, k, key width, mode, distribution, and either a
+ * Usage: test_gpu [SEED] [CASES] [MAX_LOG_N] [forced|grouped]; the seed is
+ * printed.  Cases draw n, k, key width, mode, distribution, and either a
  * device-resident run with a random plan (bitonic or radix, with or without
  * delegates, or the cost model's) or a streamed run in batches of odd
  * sizes.  With "forced", every case is resident with a random plan: the
  * cost model is never calibrated (for runs under compute-sanitizer's
  * slower tools).
+ *
+ * Then the grouped top-k (kernels/gpu_grouped.h) runs a fixed list of
+ * cases on rows drawn from the same seed, at most 2^MAX_LOG_N rows each,
+ * against a plain sort; with "grouped", only those.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +22,7 @@
 
 #include "cpu_topk.h"
 #include "gpu_api.h"
+#include "gpu_grouped.h"
 #include "gpu_topk.h"
 #include "testlib.h"
 
@@ -127,6 +132,330 @@ draw_k(TestRng *rng, size_t n)
 	}
 }
 
+/* ------------------------------------------------------ grouped top-k */
+
+/* a row of the grouped top-k with its payload, for the reference */
+typedef struct GroupedRow
+{
+	uint64_t	group;
+	uint64_t	key;
+	uint64_t	payload;
+} GroupedRow;
+
+/* how a grouped case draws its rows */
+typedef enum GroupedShape
+{
+	SHAPE_ONE_GROUP,			/* every row in one group */
+	SHAPE_MANY_GROUPS,			/* about 3 rows a group, few distinct keys */
+	SHAPE_SKEWED,				/* half the rows in one group, 1 or 2 in the others */
+	SHAPE_EQUAL_KEYS,			/* about 10 rows a group, one key each */
+	SHAPE_SMALL_GROUPS			/* about 20 rows a group */
+} GroupedShape;
+
+static const char *const shape_names[] = {
+	"one-group", "many-groups", "skewed", "equal-keys", "small-groups"
+};
+
+typedef struct GroupedCase
+{
+	GroupedShape shape;
+	size_t		n;				/* rows of the first run; later runs halve it */
+	uint64_t	k;
+	size_t		batch_cap;
+	size_t		sizes[4];		/* the pushes' sizes, cycled; 0 ends the list */
+	int			runs;			/* on one object */
+} GroupedCase;
+
+#define MEBI ((size_t) 1 << 20)
+
+static const GroupedCase grouped_cases[] = {
+	{SHAPE_MANY_GROUPS, 0, 3, 1000, {1000}, 1},
+	{SHAPE_ONE_GROUP, 200000, 7, MEBI, {MEBI}, 1},
+	{SHAPE_ONE_GROUP, 100000, 1, MEBI, {MEBI}, 1},
+	{SHAPE_MANY_GROUPS, 3000000, 2, MEBI, {MEBI}, 2},
+	{SHAPE_SKEWED, 4000000, 10, MEBI, {MEBI}, 1},
+	{SHAPE_EQUAL_KEYS, 1000000, 3, MEBI, {MEBI}, 1},
+	{SHAPE_MANY_GROUPS, 2000000, 1, MEBI, {MEBI}, 1},
+	{SHAPE_SMALL_GROUPS, 1000000, 1000, MEBI, {MEBI}, 1},
+	/* past the floor of 8 batches: a compaction mid-run */
+	{SHAPE_MANY_GROUPS, 10000000, 3, 1000003, {1, 1000003, 7}, 1},
+	/* a floor of 64Ki rows: many compactions, and the ring of copy events */
+	{SHAPE_SKEWED, 600000, 4, 4099, {1, 4099, 7, 1234}, 2},
+};
+
+/* a bijection of 64-bit words (splitmix64's finalizer): distinct groups */
+static uint64_t
+mix64(uint64_t x)
+{
+	x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return x ^ (x >> 31);
+}
+
+/* the group word of group id: 0 and all ones among them */
+static uint64_t
+group_word(uint64_t id, uint64_t salt)
+{
+	if (id == 1)
+		return UINT64_MAX;
+	return id == 0 ? 0 : mix64(id ^ salt);
+}
+
+/* a key from few distinct values, extremes among them */
+static uint64_t
+narrow_key(TestRng *rng, uint64_t values)
+{
+	uint64_t	v = rng_next(rng) % (values + 2);
+
+	return v == values ? UINT64_MAX : (v == values + 1 ? 0 : v * UINT64_C(0x0101010101));
+}
+
+static void
+fill_grouped(GroupedKey *keys, uint64_t *payloads, size_t n, GroupedShape shape,
+			 TestRng *rng)
+{
+	uint64_t	salt = rng_next(rng);
+	bool		wide = rng_next(rng) & 1;
+
+	for (size_t i = 0; i < n; i++)
+	{
+		uint64_t	id = 0;
+		uint64_t	key = 0;
+
+		switch (shape)
+		{
+			case SHAPE_ONE_GROUP:
+				id = 2;
+				key = wide ? rng_next(rng) : narrow_key(rng, 64);
+				break;
+			case SHAPE_MANY_GROUPS:
+				id = rng_next(rng) % (n / 3 + 1);
+				key = narrow_key(rng, 16);
+				break;
+			case SHAPE_SKEWED:
+				id = (rng_next(rng) & 1) ? 2 : 3 + rng_next(rng) % (n / 2 + 1);
+				key = narrow_key(rng, 1000);
+				break;
+			case SHAPE_EQUAL_KEYS:
+				id = rng_next(rng) % (n / 10 + 1);
+				key = mix64(id + salt);
+				break;
+			case SHAPE_SMALL_GROUPS:
+				id = rng_next(rng) % (n / 20 + 1);
+				key = rng_next(rng);
+				break;
+		}
+		keys[i].group = group_word(id, salt);
+		keys[i].key = key;
+		payloads[i] = i;
+	}
+}
+
+/* by group, then key, then payload, all descending */
+static int
+compare_rows(const void *a, const void *b)
+{
+	const GroupedRow *x = a;
+	const GroupedRow *y = b;
+
+	if (x->group != y->group)
+		return x->group < y->group ? 1 : -1;
+	if (x->key != y->key)
+		return x->key < y->key ? 1 : -1;
+	if (x->payload != y->payload)
+		return x->payload < y->payload ? 1 : -1;
+	return 0;
+}
+
+static int
+compare_u64(const void *a, const void *b)
+{
+	uint64_t	x = *(const uint64_t *) a;
+	uint64_t	y = *(const uint64_t *) b;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/*
+ * The expected answer, sorted by compare_rows: in each group, the rows
+ * ranked below k and those whose key is the k-th's.
+ */
+static GroupedRow *
+grouped_reference(const GroupedKey *keys, const uint64_t *payloads, size_t n, uint64_t k,
+				  size_t *count)
+{
+	GroupedRow *rows = malloc((n ? n : 1) * sizeof(GroupedRow));
+	size_t		kept = 0;
+	size_t		start = 0;
+
+	for (size_t i = 0; i < n; i++)
+	{
+		rows[i].group = keys[i].group;
+		rows[i].key = keys[i].key;
+		rows[i].payload = payloads[i];
+	}
+	qsort(rows, n, sizeof(GroupedRow), compare_rows);
+	for (size_t i = 0; i < n; i++)
+	{
+		if (i > 0 && rows[i].group != rows[i - 1].group)
+			start = i;
+		if (i - start < k || rows[i].key == rows[start + k - 1].key)
+			rows[kept++] = rows[i];
+	}
+	*count = kept;
+	return rows;
+}
+
+/*
+ * Check the GPU's answer: each group's rows adjacent and best first, and
+ * the same rows (group, key, payload) as the reference, in any order.
+ */
+static bool
+check_grouped(const GroupedKey *keys, const uint64_t *payloads, size_t n, uint64_t k,
+			  const GroupedKey *gkeys, const uint64_t *gpayloads, size_t gcount,
+			  const char *label)
+{
+	size_t		count;
+	GroupedRow *expect = grouped_reference(keys, payloads, n, k, &count);
+	GroupedRow *got = malloc((gcount ? gcount : 1) * sizeof(GroupedRow));
+	uint64_t   *heads = malloc((gcount ? gcount : 1) * sizeof(uint64_t));
+	size_t		nheads = 0;
+	bool		ok = true;
+
+	if (gcount != count)
+	{
+		fprintf(stderr, "%s: GPU gave %zu rows, expected %zu\n", label, gcount, count);
+		ok = false;
+	}
+	for (size_t i = 0; ok && i < gcount; i++)
+	{
+		if (i == 0 || gkeys[i].group != gkeys[i - 1].group)
+			heads[nheads++] = gkeys[i].group;
+		else if (gkeys[i].key > gkeys[i - 1].key)
+		{
+			fprintf(stderr, "%s: row %zu out of order in its group\n", label, i);
+			ok = false;
+		}
+		got[i].group = gkeys[i].group;
+		got[i].key = gkeys[i].key;
+		got[i].payload = gpayloads[i];
+	}
+	if (ok)
+	{
+		qsort(heads, nheads, sizeof(uint64_t), compare_u64);
+		for (size_t i = 1; ok && i < nheads; i++)
+			if (heads[i] == heads[i - 1])
+			{
+				fprintf(stderr, "%s: the rows of group %llx are not adjacent\n", label,
+						(unsigned long long) heads[i]);
+				ok = false;
+			}
+	}
+	if (ok)
+	{
+		qsort(got, gcount, sizeof(GroupedRow), compare_rows);
+		for (size_t i = 0; ok && i < gcount; i++)
+			if (compare_rows(&got[i], &expect[i]) != 0)
+			{
+				fprintf(stderr, "%s: row %zu of the sorted answer is (%llx, %llx, %llu), expected (%llx, %llx, %llu)\n",
+						label, i, (unsigned long long) got[i].group,
+						(unsigned long long) got[i].key, (unsigned long long) got[i].payload,
+						(unsigned long long) expect[i].group,
+						(unsigned long long) expect[i].key,
+						(unsigned long long) expect[i].payload);
+				ok = false;
+			}
+	}
+	free(expect);
+	free(got);
+	free(heads);
+	return ok;
+}
+
+/* Push n rows in batches of the case's sizes, waiting for the input every other push. */
+static void
+push_grouped(GpuGroupedTopk *g, const GroupedCase *gc, const GroupedKey *keys,
+			 const uint64_t *payloads, size_t n)
+{
+	int			nsizes = 0;
+	size_t		done = 0;
+
+	while (nsizes < 4 && gc->sizes[nsizes] > 0)
+		nsizes++;
+	REQUIRE(gpu_grouped_push(g, keys, payloads, 0));
+	for (int b = 0; done < n; b++)
+	{
+		size_t		batch = gc->sizes[b % nsizes];
+
+		if (batch > n - done)
+			batch = n - done;
+		REQUIRE(gpu_grouped_push(g, keys + done, payloads + done, batch));
+		if (b & 1)
+			REQUIRE(gpu_grouped_wait_input(g));
+		done += batch;
+	}
+}
+
+/* The grouped cases; returns how many runs were checked. */
+static int
+test_grouped(uint64_t seed, size_t max_n)
+{
+	int			ncases = sizeof(grouped_cases) / sizeof(grouped_cases[0]);
+	TestRng		rng = {seed};
+	size_t		most = 1;
+	GroupedKey *keys;
+	uint64_t   *payloads;
+	int			runs = 0;
+
+	for (int c = 0; c < ncases; c++)
+		if (grouped_cases[c].n > most)
+			most = grouped_cases[c].n;
+	most = most < max_n ? most : max_n;
+	REQUIRE(gpu_host_alloc(most * sizeof(GroupedKey), (void **) &keys));
+	REQUIRE(gpu_host_alloc(most * sizeof(uint64_t), (void **) &payloads));
+
+	for (int c = 0; c < ncases; c++)
+	{
+		const GroupedCase *gc = &grouped_cases[c];
+		GpuGroupedTopk *g;
+
+		REQUIRE(gpu_grouped_create(gc->k, gc->batch_cap, &g));
+		for (int r = 0; r < gc->runs; r++)
+		{
+			size_t		n = (gc->n < max_n ? gc->n : max_n) >> r;
+			const GroupedKey *gkeys;
+			const uint64_t *gpayloads;
+			size_t		gcount;
+			double		copy_ms;
+			double		kernel_ms;
+			char		label[256];
+
+			fill_grouped(keys, payloads, n, gc->shape, &rng);
+			push_grouped(g, gc, keys, payloads, n);
+			REQUIRE(gpu_grouped_result(g, &gkeys, &gpayloads, &gcount));
+			gpu_grouped_times(g, &copy_ms, &kernel_ms);
+			snprintf(label, sizeof(label),
+					 "grouped case %d (%s n=%zu k=%llu batch=%zu run %d)", c,
+					 shape_names[gc->shape], n, (unsigned long long) gc->k,
+					 gc->batch_cap, r + 1);
+			if (!check_grouped(keys, payloads, n, gc->k, gkeys, gpayloads, gcount, label))
+				failures++;
+			else if (!(copy_ms >= 0 && kernel_ms >= 0) ||
+					 (n >= MEBI && (copy_ms <= 0 || kernel_ms <= 0)))
+			{
+				fprintf(stderr, "%s: device times %g ms (copies), %g ms (kernels)\n",
+						label, copy_ms, kernel_ms);
+				failures++;
+			}
+			runs++;
+		}
+		gpu_grouped_destroy(g);
+	}
+	gpu_host_free(keys);
+	gpu_host_free(payloads);
+	return runs;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -134,6 +463,7 @@ main(int argc, char **argv)
 	int			cases = argc > 2 ? atoi(argv[2]) : 300;
 	int			max_log_n = argc > 3 ? atoi(argv[3]) : 26;
 	bool		forced = argc > 4 && strcmp(argv[4], "forced") == 0;
+	bool		grouped_only = argc > 4 && strcmp(argv[4], "grouped") == 0;
 	size_t		max_n = (size_t) 1 << max_log_n;
 	TestRng		rng = {seed};
 	void	   *host;
@@ -141,6 +471,7 @@ main(int argc, char **argv)
 	int			count;
 	int			resident = 0;
 	int			streamed = 0;
+	int			grouped;
 
 	printf("test_gpu: seed %llu, %d cases, n up to 2^%d\n", (unsigned long long) seed,
 		   cases, max_log_n);
@@ -149,7 +480,7 @@ main(int argc, char **argv)
 	REQUIRE(gpu_host_alloc(max_n * 8, &host));
 	REQUIRE(gpu_device_alloc(max_n * 8, &dev));
 
-	for (int c = 0; c < cases; c++)
+	for (int c = 0; c < cases && !grouped_only; c++)
 	{
 		size_t		n = draw_n(&rng, max_log_n);
 		uint64_t	k = draw_k(&rng, n);
@@ -222,7 +553,9 @@ main(int argc, char **argv)
 	}
 	gpu_host_free(host);
 	gpu_device_free(dev);
-	printf("test_gpu: %d resident and %d streamed cases\n", resident, streamed);
+	grouped = test_grouped(seed, max_n);
+	printf("test_gpu: %d resident and %d streamed cases, %d grouped runs\n", resident,
+		   streamed, grouped);
 	if (failures)
 	{
 		printf("test_gpu: %d FAILED (seed %llu)\n", failures, (unsigned long long) seed);
