@@ -417,3 +417,19 @@ device_pinned_acquire(MemoryContext owner, size_t size)
 	buf->pool_slot = best;
 	return buf;
 }
+
+/* A backend as EXPLAIN names it. */
+const char *
+device_backend_name(TopkBackend backend)
+{
+	switch (backend)
+	{
+		case BACKEND_CPU:
+			return "cpu";
+		case BACKEND_GPU:
+			return "gpu";
+		case BACKEND_NONE:
+			break;
+	}
+	return "none usable";
+}

@@ -47,6 +47,7 @@ extern TopkBackend device_selected_backend(void);
 /* The backend for a piece of work; errors when the GPU is demanded and absent. */
 extern TopkBackend device_choose_backend(void);
 
+extern const char *device_backend_name(TopkBackend backend);
 extern void device_check(GpuStatus status, const char *action);
 extern DeviceBuffer *device_alloc(MemoryContext owner, size_t size);
 extern DeviceBuffer *device_pinned_acquire(MemoryContext owner, size_t size);

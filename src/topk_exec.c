@@ -44,6 +44,7 @@
 #include "gputopk.h"
 #include "key_program.h"
 #include "key_sink.h"
+#include "row_reader.h"
 #include "topk_scan.h"
 
 /*
@@ -89,16 +90,8 @@ typedef struct TopkScanState
 	bool	   *sort_nulls_first;
 	ExprState  *limit_count;
 	ExprState  *limit_offset;
-	TupleTableSlot *table_slot; /* the table's rows, while scanning */
-	FilterProgram *filter;		/* the WHERE clauses it compiles, or NULL */
-	ExprState  *table_qual;		/* the others, over table_slot */
-
-	/* reading pages */
+	RowReader	reader;			/* its table_slot, filter and table_qual */
 	TopkShared *shared;			/* of a parallel scan, or NULL */
-	HeapScanDesc scan;
-	BlockNumber next_block;		/* of a scan in one process */
-	HeapTupleData tuple;		/* the current row, on the scan's page */
-	int			next_row;		/* among the page's visible rows */
 
 	/* per run */
 	bool		done;			/* the sorted rows are ready */
@@ -239,7 +232,9 @@ begin_topk_scan(CustomScanState *node, EState *estate, int eflags)
 	}
 	ts->limit_count = ExecInitExpr(linitial(cscan->custom_exprs), &node->ss.ps);
 	ts->limit_offset = ExecInitExpr(lsecond(cscan->custom_exprs), &node->ss.ps);
-	ts->table_slot = table_slot_create(node->ss.ss_currentRelation, &estate->es_tupleTable);
+	ts->reader.rel = node->ss.ss_currentRelation;
+	ts->reader.econtext = node->ss.ps.ps_ExprContext;
+	ts->reader.table_slot = table_slot_create(node->ss.ss_currentRelation, &estate->es_tupleTable);
 
 	/*
 	 * The node's own quals are compiled for its (virtual) scan slot; the
@@ -252,9 +247,9 @@ begin_topk_scan(CustomScanState *node, EState *estate, int eflags)
 		List	   *interpreted;
 
 		node->ss.ps.scanopsfixed = false;
-		ts->filter = filter_program_compile(cscan->scan.plan.qual, cscan->scan.scanrelid,
+		ts->reader.filter = filter_program_compile(cscan->scan.plan.qual, cscan->scan.scanrelid,
 											&node->ss.ps, &interpreted);
-		ts->table_qual = ExecInitQual(interpreted, &node->ss.ps);
+		ts->reader.table_qual = ExecInitQual(interpreted, &node->ss.ps);
 		init_sort_exprs(ts, cscan, estate);
 		node->ss.ps.scanopsfixed = fixed;
 	}
@@ -308,104 +303,6 @@ note_block(TopkScanState *ts, BlockNumber block, uint64 first)
 }
 
 /*
- * Read a block: its tuples visible to the snapshot, found by the heap's
- * own page-at-a-time code (which also prunes the page and takes the
- * predicate locks of serializable transactions).
- */
-static void
-read_page(TopkScanState *ts, BlockNumber block)
-{
-	CHECK_FOR_INTERRUPTS();
-	heapgetpage(&ts->scan->rs_base, block);
-	ts->next_row = 0;
-}
-
-/*
- * The page's next visible row that passes the quals, in ts->tuple (and in
- * table_slot when there are interpreted quals); false at the end of the
- * page.
- */
-static bool
-next_row(TopkScanState *ts)
-{
-	HeapScanDesc scan = ts->scan;
-	Page		page = BufferGetPage(scan->rs_cbuf);
-	ExprContext *econtext = ts->css.ss.ps.ps_ExprContext;
-	TupleDesc	desc = RelationGetDescr(ts->css.ss.ss_currentRelation);
-
-	while (ts->next_row < scan->rs_ntuples)
-	{
-		OffsetNumber off = scan->rs_vistuples[ts->next_row++];
-		ItemId		item = PageGetItemId(page, off);
-
-		ts->tuple.t_data = (HeapTupleHeader) PageGetItem(page, item);
-		ts->tuple.t_len = ItemIdGetLength(item);
-		ItemPointerSet(&ts->tuple.t_self, scan->rs_cblock, off);
-		if (ts->filter && !filter_program_passes(ts->filter, &ts->tuple, desc))
-			continue;
-		if (ts->table_qual == NULL)
-			return true;
-		ExecStoreBufferHeapTuple(&ts->tuple, ts->table_slot, scan->rs_cbuf);
-		econtext->ecxt_scantuple = ts->table_slot;
-		ResetExprContext(econtext);
-		if (ExecQual(ts->table_qual, econtext))
-			return true;
-	}
-	return false;
-}
-
-/* An expression's value on the current row (in table_slot if quals ran). */
-static Datum
-eval_on_row(TopkScanState *ts, ExprState *expr, bool *isnull)
-{
-	ExprContext *econtext = ts->css.ss.ps.ps_ExprContext;
-
-	if (ts->table_qual == NULL)
-	{
-		ExecStoreBufferHeapTuple(&ts->tuple, ts->table_slot, ts->scan->rs_cbuf);
-		econtext->ecxt_scantuple = ts->table_slot;
-		ResetExprContext(econtext);
-	}
-	return ExecEvalExpr(expr, econtext, isnull);
-}
-
-/* Start reading the table, in this process alone or in parallel. */
-static void
-begin_table_scan(TopkScanState *ts)
-{
-	Relation	rel = ts->css.ss.ss_currentRelation;
-
-	if (ts->shared)
-	{
-		ParallelTableScanDesc pscan = (ParallelTableScanDesc)
-		((char *) ts->shared + SHARED_SCAN_OFFSET);
-
-		ts->scan = (HeapScanDesc) table_beginscan_parallel(rel, pscan);
-		table_block_parallelscan_startblock_init(rel, ts->scan->rs_parallelworkerdata,
-												 (ParallelBlockTableScanDesc) pscan);
-	}
-	else
-		ts->scan = (HeapScanDesc) table_beginscan_strat(rel, ts->css.ss.ps.state->es_snapshot,
-														0, NULL, true, false);
-	if (!(ts->scan->rs_base.rs_flags & SO_ALLOW_PAGEMODE))
-		elog(ERROR, "gputopk: the scan's snapshot is not an MVCC snapshot");
-	ts->next_block = 0;
-}
-
-/* The next block this process scans, or InvalidBlockNumber. */
-static BlockNumber
-next_block(TopkScanState *ts)
-{
-	HeapScanDesc scan = ts->scan;
-
-	if (ts->shared)
-		return table_block_parallelscan_nextpage(scan->rs_base.rs_rd,
-												 scan->rs_parallelworkerdata,
-												 (ParallelBlockTableScanDesc) scan->rs_base.rs_parallel);
-	return ts->next_block < scan->rs_nblocks ? ts->next_block++ : InvalidBlockNumber;
-}
-
-/*
  * Scan the table, keying every qualifying row; returns their count.  The
  * block map records blocks in the order read, which in a parallel scan need
  * not be the table's.
@@ -418,35 +315,35 @@ scan_keys(TopkScanState *ts, KeySink *sink)
 	uint64		ordinal = 0;
 	BlockNumber block;
 
-	while ((block = next_block(ts)) != InvalidBlockNumber)
+	while ((block = row_reader_next_block(&ts->reader)) != InvalidBlockNumber)
 	{
 		uint64		page_first = ordinal;
 
-		read_page(ts, block);
-		while (next_row(ts))
+		row_reader_read_page(&ts->reader, block);
+		while (row_reader_next_row(&ts->reader))
 		{
 			bool		isnull;
 			Datum		d;
 
 			if (attno > 0)
-				d = heap_getattr(&ts->tuple, attno, desc, &isnull);
+				d = heap_getattr(&ts->reader.tuple, attno, desc, &isnull);
 			else if (ts->key_program)
 			{
 				double		value = 0;
 
-				isnull = !key_program_eval(ts->key_program, &ts->tuple, desc, &value);
+				isnull = !key_program_eval(ts->key_program, &ts->reader.tuple, desc, &value);
 				d = Float8GetDatum(value);
 			}
 			else
-				d = eval_on_row(ts, ts->key_expr, &isnull);
+				d = row_reader_eval(&ts->reader, ts->key_expr, &isnull);
 
 			key_sink_add(sink, key_of(ts, d, isnull));
 			ordinal++;
 		}
 		if (ordinal > page_first)
 			note_block(ts, block, page_first);
-		ts->rows_scanned += ts->scan->rs_ntuples;
-		InstrCountFiltered1(ts, ts->scan->rs_ntuples - (ordinal - page_first));
+		ts->rows_scanned += ts->reader.scan->rs_ntuples;
+		InstrCountFiltered1(ts, ts->reader.scan->rs_ntuples - (ordinal - page_first));
 	}
 	return ordinal;
 }
@@ -466,11 +363,11 @@ static void
 put_candidate(TopkScanState *ts)
 {
 	ExprContext *econtext = ts->css.ss.ps.ps_ExprContext;
-	TupleTableSlot *row = ts->table_slot;
+	TupleTableSlot *row = ts->reader.table_slot;
 	TupleTableSlot *in = ts->sort_input;
 	int			natts = RelationGetDescr(ts->css.ss.ss_currentRelation)->natts;
 
-	ExecStoreBufferHeapTuple(&ts->tuple, row, ts->scan->rs_cbuf);
+	ExecStoreBufferHeapTuple(&ts->reader.tuple, row, ts->reader.scan->rs_cbuf);
 	if (in == NULL)
 	{
 		tuplesort_puttupleslot(ts->sort, row);
@@ -506,12 +403,12 @@ fetch_rows(TopkScanState *ts, uint64 *ordinals, size_t count)
 		/* the block of ordinals[i]: the last one starting at or before it */
 		while (b + 1 < ts->nblocks && ts->blocks[b + 1].first <= ordinals[i])
 			b++;
-		read_page(ts, ts->blocks[b].block);
+		row_reader_read_page(&ts->reader, ts->blocks[b].block);
 		ordinal = ts->blocks[b].first;
 		while (i < count &&
 			   (b + 1 >= ts->nblocks || ordinals[i] < ts->blocks[b + 1].first))
 		{
-			if (!next_row(ts))
+			if (!row_reader_next_row(&ts->reader))
 				elog(ERROR, "gputopk: row " UINT64_FORMAT " of block %u is no longer visible",
 					 ordinals[i], ts->blocks[b].block);
 			if (ordinal == ordinals[i])
@@ -522,7 +419,6 @@ fetch_rows(TopkScanState *ts, uint64 *ordinals, size_t count)
 			ordinal++;
 		}
 	}
-	ExecClearTuple(ts->table_slot);
 }
 
 /* One run: scan, select, fetch and sort. */
@@ -571,12 +467,14 @@ run_topk(TopkScanState *ts)
 	old = MemoryContextSwitchTo(run_cxt);
 	INSTR_TIME_SET_CURRENT(start);
 
-	if (ts->filter)
-		filter_program_bind(ts->filter, econtext);
+	if (ts->reader.filter)
+		filter_program_bind(ts->reader.filter, econtext);
 	/* a bound above the rows the table can hold is no bound */
-	begin_table_scan(ts);
+	ts->reader.parallel = ts->shared ?
+		(ParallelTableScanDesc) ((char *) ts->shared + SHARED_SCAN_OFFSET) : NULL;
+	row_reader_begin(&ts->reader, ts->css.ss.ps.state->es_snapshot);
 	sink = key_sink_create(key_width(ts->key_type),
-						   Min(ts->bound, (uint64) ts->scan->rs_nblocks * MaxHeapTuplesPerPage),
+						   Min(ts->bound, (uint64) ts->reader.scan->rs_nblocks * MaxHeapTuplesPerPage),
 						   ts->mode, (GpuTopkAlgorithm) gputopk_algorithm);
 	ts->nblocks = 0;
 	ts->blocks_cap = 0;
@@ -606,8 +504,7 @@ run_topk(TopkScanState *ts)
 	qsort(ordinals, result.count, sizeof(uint64), key_compare_u64);
 	MemoryContextSwitchTo(old);
 	fetch_rows(ts, ordinals, result.count);
-	table_endscan(&ts->scan->rs_base);
-	ts->scan = NULL;
+	row_reader_end(&ts->reader);
 	tuplesort_performsort(ts->sort);
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, mid);
@@ -725,21 +622,6 @@ shutdown_topk_scan(CustomScanState *node)
 	ts->shared = NULL;
 }
 
-static const char *
-backend_name(TopkBackend backend)
-{
-	switch (backend)
-	{
-		case BACKEND_CPU:
-			return "cpu";
-		case BACKEND_GPU:
-			return "gpu";
-		case BACKEND_NONE:
-			break;
-	}
-	return "none usable";
-}
-
 /* Without a run: k + m where LIMIT and OFFSET are constants. */
 static void
 explain_planned_bound(CustomScan *cscan, ExplainState *es)
@@ -789,9 +671,9 @@ explain_topk_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	}
 	ExplainPropertyText("Top-k Key", keys.data, es);
 	/* prefixed as EXPLAIN prefixes the Filter line */
-	if (ts->filter)
+	if (ts->reader.filter)
 		ExplainPropertyText("Compiled Filter",
-							deparse_expression((Node *) make_ands_explicit(filter_program_clauses(ts->filter)),
+							deparse_expression((Node *) make_ands_explicit(filter_program_clauses(ts->reader.filter)),
 											   context, es->verbose, false),
 							es);
 	if (ts->key_source == KEY_SOURCE_EXACT_FLOAT8)
@@ -801,11 +683,11 @@ explain_topk_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyText("Ranking Key", "numeric rounded to float8, ties kept", es);
 	if (!(es->analyze && ts->done))
 	{
-		ExplainPropertyText("Backend", backend_name(device_selected_backend()), es);
+		ExplainPropertyText("Backend", device_backend_name(device_selected_backend()), es);
 		explain_planned_bound(cscan, es);
 		return;
 	}
-	ExplainPropertyText("Backend", backend_name(ts->backend), es);
+	ExplainPropertyText("Backend", device_backend_name(ts->backend), es);
 	if (node->ss.ps.plan->parallel_aware)
 		ExplainPropertyText("Worker Backend", "cpu", es);
 	if (ts->algorithm)

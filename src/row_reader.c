@@ -1,0 +1,120 @@
+/*-------------------------------------------------------------------------
+ *
+ * row_reader.c
+ *	  Reading a heap table's rows page by page under the query's snapshot,
+ *	  with the WHERE clause applied.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/tableam.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "utils/rel.h"
+
+#include "row_reader.h"
+
+/* Start reading the table, in this process alone or in parallel. */
+void
+row_reader_begin(RowReader *reader, Snapshot snapshot)
+{
+	Relation	rel = reader->rel;
+
+	if (reader->parallel)
+	{
+		reader->scan = (HeapScanDesc) table_beginscan_parallel(rel, reader->parallel);
+		table_block_parallelscan_startblock_init(rel, reader->scan->rs_parallelworkerdata,
+												 (ParallelBlockTableScanDesc) reader->parallel);
+	}
+	else
+		reader->scan = (HeapScanDesc) table_beginscan_strat(rel, snapshot, 0, NULL, true, false);
+	if (!(reader->scan->rs_base.rs_flags & SO_ALLOW_PAGEMODE))
+		elog(ERROR, "gputopk: the scan's snapshot is not an MVCC snapshot");
+	reader->next_block = 0;
+	reader->next_row = 0;
+}
+
+void
+row_reader_end(RowReader *reader)
+{
+	ExecClearTuple(reader->table_slot);
+	table_endscan(&reader->scan->rs_base);
+	reader->scan = NULL;
+}
+
+/* The next block this process reads, or InvalidBlockNumber. */
+BlockNumber
+row_reader_next_block(RowReader *reader)
+{
+	HeapScanDesc scan = reader->scan;
+
+	if (reader->parallel)
+		return table_block_parallelscan_nextpage(scan->rs_base.rs_rd,
+												 scan->rs_parallelworkerdata,
+												 (ParallelBlockTableScanDesc) scan->rs_base.rs_parallel);
+	return reader->next_block < scan->rs_nblocks ? reader->next_block++ : InvalidBlockNumber;
+}
+
+/*
+ * Read a block: its tuples visible to the snapshot, found by the heap's
+ * own page-at-a-time code (which also prunes the page and takes the
+ * predicate locks of serializable transactions).
+ */
+void
+row_reader_read_page(RowReader *reader, BlockNumber block)
+{
+	CHECK_FOR_INTERRUPTS();
+	heapgetpage(&reader->scan->rs_base, block);
+	reader->next_row = 0;
+}
+
+/*
+ * The page's next visible row that passes the quals, in reader->tuple (and
+ * in table_slot when there are interpreted quals); false at the end of the
+ * page.
+ */
+bool
+row_reader_next_row(RowReader *reader)
+{
+	HeapScanDesc scan = reader->scan;
+	Page		page = BufferGetPage(scan->rs_cbuf);
+	TupleDesc	desc = RelationGetDescr(reader->rel);
+
+	while (reader->next_row < scan->rs_ntuples)
+	{
+		OffsetNumber off = scan->rs_vistuples[reader->next_row++];
+		ItemId		item = PageGetItemId(page, off);
+
+		reader->tuple.t_data = (HeapTupleHeader) PageGetItem(page, item);
+		reader->tuple.t_len = ItemIdGetLength(item);
+		ItemPointerSet(&reader->tuple.t_self, scan->rs_cblock, off);
+		if (reader->filter && !filter_program_passes(reader->filter, &reader->tuple, desc))
+			continue;
+		if (reader->table_qual == NULL)
+			return true;
+		row_reader_store(reader);
+		if (ExecQual(reader->table_qual, reader->econtext))
+			return true;
+	}
+	return false;
+}
+
+/* The current row into table_slot, as the expression context's scan tuple. */
+void
+row_reader_store(RowReader *reader)
+{
+	ExecStoreBufferHeapTuple(&reader->tuple, reader->table_slot, reader->scan->rs_cbuf);
+	reader->econtext->ecxt_scantuple = reader->table_slot;
+	ResetExprContext(reader->econtext);
+}
+
+/* An expression's value on the current row (already in table_slot if quals ran). */
+Datum
+row_reader_eval(RowReader *reader, ExprState *expr, bool *isnull)
+{
+	if (reader->table_qual == NULL)
+		row_reader_store(reader);
+	return ExecEvalExpr(expr, reader->econtext, isnull);
+}
