@@ -14,12 +14,12 @@ MODULE_big = gputopk
 DATA = gputopk--0.1.sql
 PGFILEDESC = "gputopk - top-k queries on the GPU"
 
-SRC_OBJS = src/gputopk.o src/device.o src/info.o src/cpu_topk.o src/key_sink.o src/rank_key.o src/filter_program.o src/key_program.o src/topk_path.o src/topk_exec.o src/topk_agg.o
+SRC_OBJS = src/gputopk.o src/device.o src/info.o src/cpu_topk.o src/key_sink.o src/rank_key.o src/filter_program.o src/key_program.o src/topk_path.o src/row_reader.o src/topk_exec.o src/topk_agg.o src/topk_agg_path.o src/topk_agg_exec.o src/group_sink.o
 
 # pg_regress tests in sql/ and expected/; two need a particular server set-up
 # and are run by test/run on their own: device_absent (no usable GPU) and
 # load_modes (library not preloaded).
-REGRESS = install gucs devices topk_scan topk_filter topk_partition topk_random topk_agg
+REGRESS = install gucs devices topk_scan topk_filter topk_partition topk_random topk_agg topk_agg_scan
 REGRESS_OPTS = --inputdir=. --load-extension=gputopk
 # isolation tests in specs/ (with concurrent sessions), also run by installcheck
 ISOLATION = topk_snapshot

@@ -120,7 +120,9 @@ SELECT gpu_topk(i4, 100000000) FROM ta;
 SELECT gpu_topk(i4, (id % 2)::int + 1) FROM ta;
 SELECT gpu_topk(v, 2) FROM (VALUES ('a'::text)) s(v);
 
--- parallel aggregation: partial states are serialized and combined
+-- parallel aggregation: partial states are serialized and combined (by
+-- PostgreSQL's Agg: GpuTopKAgg, tested in topk_agg_scan, would take these)
+SET gputopk.enabled = off;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
@@ -142,6 +144,7 @@ RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
+RESET gputopk.enabled;
 
 -- as a window aggregate over a frame
 SELECT v, gpu_topk(v, 2) OVER w, gpu_bottomk(v, 2) OVER w

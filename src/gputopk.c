@@ -21,6 +21,7 @@
 #include "device.h"
 #include "gpu_topk.h"
 #include "gputopk.h"
+#include "topk_agg_scan.h"
 #include "topk_scan.h"
 
 PG_MODULE_MAGIC;
@@ -130,4 +131,5 @@ _PG_init(void)
 
 	MarkGUCPrefixReserved("gputopk");
 	topk_path_init();
+	topk_agg_path_init();
 }

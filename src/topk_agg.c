@@ -14,9 +14,10 @@
  * their order-preserving keys (keys.h), which is PostgreSQL's order: NaN
  * above every number, -0 equal to 0.  Rows whose values are equal are
  * ranked by the result, ascending in its type's order with NULLs last (as
- * array_agg(result ORDER BY value DESC, result) does); gpu_topk's result is
- * the value itself, and of values that are equal but differ (-0 and 0) the
- * one with the larger bits ranks first.  So the answer never depends on
+ * array_agg(result ORDER BY value DESC, result) does), and results that
+ * are equal but differ (-0 and 0) by their stored images, ascending;
+ * gpu_topk's result is the value itself, and of values that are equal but
+ * differ the one with the larger bits ranks first.  So the answer never depends on
  * the order of the rows, nor on how a parallel aggregation splits them.
  *
  * Rows whose value is NULL are skipped, and a group without other rows
@@ -35,6 +36,7 @@
 #include "utils/typcache.h"
 
 #include "datum_key.h"
+#include "topk_agg.h"
 
 /* a kept row: its value's key and its result */
 typedef struct AggEntry
@@ -44,7 +46,7 @@ typedef struct AggEntry
 	bool		result_isnull;
 } AggEntry;
 
-typedef struct TopkAggState
+struct TopkAggState
 {
 	Oid			value_type;
 	KeyType		key_type;		/* value_type's */
@@ -62,7 +64,7 @@ typedef struct TopkAggState
 	char		result_typalign;
 	Oid			collation;
 	FmgrInfo   *result_cmp;		/* the _by forms' btree comparison (the type cache's) */
-} TopkAggState;
+};
 
 /*
  * The entries a state starts with, in its own allocation: groups are often
@@ -88,10 +90,28 @@ PG_FUNCTION_INFO_V1(gputopk_topk_serialize);
 PG_FUNCTION_INFO_V1(gputopk_topk_deserialize);
 PG_FUNCTION_INFO_V1(gputopk_topk_final);
 
+/* Two results' stored images compared: by value as words, else by length and bytes. */
+static int
+compare_images(TopkAggState *state, Datum a, Datum b)
+{
+	Size		a_size;
+	Size		b_size;
+
+	if (state->result_byval)
+		return a < b ? -1 : a > b;
+	a_size = datumGetSize(a, false, state->result_typlen);
+	b_size = datumGetSize(b, false, state->result_typlen);
+	if (a_size != b_size)
+		return a_size < b_size ? -1 : 1;
+	return memcmp(DatumGetPointer(a), DatumGetPointer(b), a_size);
+}
+
 /* Whether entry a ranks below entry b. */
 static bool
 ranks_below(TopkAggState *state, const AggEntry *a, const AggEntry *b)
 {
+	int			order;
+
 	if (a->key != b->key)
 		return a->key < b->key;
 	if (!state->by)
@@ -99,8 +119,12 @@ ranks_below(TopkAggState *state, const AggEntry *a, const AggEntry *b)
 	/* equal values: the larger result, NULL the largest, ranks below */
 	if (a->result_isnull || b->result_isnull)
 		return a->result_isnull && !b->result_isnull;
-	return DatumGetInt32(FunctionCall2Coll(state->result_cmp, state->collation,
-										   a->result, b->result)) > 0;
+	order = DatumGetInt32(FunctionCall2Coll(state->result_cmp, state->collation,
+											a->result, b->result));
+	if (order != 0)
+		return order > 0;
+	/* results that are equal but differ (-0 and 0): the larger image ranks below */
+	return compare_images(state, a->result, b->result) > 0;
 }
 
 static void
@@ -141,6 +165,25 @@ free_result(TopkAggState *state, AggEntry *entry)
 		pfree(DatumGetPointer(entry->result));
 }
 
+/* Room for n entries (at most k) in a state; context holds it. */
+void
+topk_agg_reserve(TopkAggState *state, int32 n, MemoryContext context)
+{
+	AggEntry   *first = state->entries;
+
+	n = Min(n, state->k);
+	if (n <= state->capacity)
+		return;
+	state->capacity = n;
+	if (first == inline_entries(state))
+	{
+		state->entries = MemoryContextAlloc(context, sizeof(AggEntry) * state->capacity);
+		memcpy(state->entries, first, sizeof(AggEntry) * state->count);
+	}
+	else
+		state->entries = repalloc(first, sizeof(AggEntry) * state->capacity);
+}
+
 /* Keep an entry if it is among the best k; context holds the state. */
 static void
 offer(TopkAggState *state, AggEntry entry, MemoryContext context)
@@ -161,18 +204,7 @@ offer(TopkAggState *state, AggEntry entry, MemoryContext context)
 		return;
 	}
 	if (state->count == state->capacity)
-	{
-		AggEntry   *first = state->entries;
-
-		state->capacity = Min(state->capacity * 2, state->k);
-		if (first == inline_entries(state))
-		{
-			state->entries = MemoryContextAlloc(context, sizeof(AggEntry) * state->capacity);
-			memcpy(state->entries, first, sizeof(AggEntry) * state->count);
-		}
-		else
-			state->entries = repalloc(first, sizeof(AggEntry) * state->capacity);
-	}
+		topk_agg_reserve(state, state->capacity * 2, context);
 	old = MemoryContextSwitchTo(context);
 	keep_result(state, &entry);
 	MemoryContextSwitchTo(old);
@@ -186,8 +218,17 @@ offer(TopkAggState *state, AggEntry entry, MemoryContext context)
 	state->entries[i] = entry;
 }
 
-static TopkAggState *
-new_state(MemoryContext context, Oid value_type, bool largest, int32 k,
+void
+topk_agg_offer(TopkAggState *state, uint64 key, Datum result, bool result_isnull,
+			   MemoryContext context)
+{
+	AggEntry	entry = {key, result, result_isnull};
+
+	offer(state, entry, context);
+}
+
+TopkAggState *
+topk_agg_state_create(MemoryContext context, Oid value_type, bool largest, int32 k,
 		  bool by, Oid result_type, Oid collation)
 {
 	int32		capacity = Min(k, INLINE_ENTRIES);
@@ -222,6 +263,20 @@ new_state(MemoryContext context, Oid value_type, bool largest, int32 k,
 		state->result_cmp = &tc->cmp_proc_finfo;
 	}
 	return state;
+}
+
+bool
+topk_agg_k_is_valid(int32 k)
+{
+	return k > 0 && k <= TOPK_AGG_MAX_K;
+}
+
+bool
+topk_agg_transfn(PGFunction transfn, bool *largest, bool *by)
+{
+	*largest = transfn == gputopk_topk_trans || transfn == gputopk_topk_by_trans;
+	*by = transfn == gputopk_topk_by_trans || transfn == gputopk_bottomk_by_trans;
+	return *largest || *by || transfn == gputopk_bottomk_trans;
 }
 
 /* The k in argument arg, checked. */
@@ -264,7 +319,7 @@ topk_trans(FunctionCallInfo fcinfo, bool largest, bool by)
 	if (!AggCheckCallContext(fcinfo, &aggcontext))
 		elog(ERROR, "gputopk: top-k transition function called in a non-aggregate context");
 	if (state == NULL)
-		state = new_state(aggcontext, get_fn_expr_argtype(fcinfo->flinfo, value_arg), largest, k,
+		state = topk_agg_state_create(aggcontext, get_fn_expr_argtype(fcinfo->flinfo, value_arg), largest, k,
 						  by, get_fn_expr_argtype(fcinfo->flinfo, 1), PG_GET_COLLATION());
 	else if (k != state->k)
 		ereport(ERROR,
@@ -317,7 +372,7 @@ gputopk_topk_combine(PG_FUNCTION_ARGS)
 	if (from == NULL)
 		PG_RETURN_POINTER(into);
 	if (into == NULL)
-		into = new_state(aggcontext, from->value_type, from->largest, from->k,
+		into = topk_agg_state_create(aggcontext, from->value_type, from->largest, from->k,
 						 from->by, from->result_type, from->collation);
 	else if (into->k != from->k)
 		ereport(ERROR,
@@ -384,7 +439,7 @@ gputopk_topk_deserialize(PG_FUNCTION_ARGS)
 		elog(ERROR, "gputopk: top-k deserialize function called in a non-aggregate context");
 	memcpy(&header, p, sizeof(header));
 	p += sizeof(header);
-	state = new_state(aggcontext, header.value_type, header.largest, header.k,
+	state = topk_agg_state_create(aggcontext, header.value_type, header.largest, header.k,
 					  header.by, header.result_type, header.collation);
 	/* the entries were serialized as a heap: they are restored as they were */
 	old = MemoryContextSwitchTo(aggcontext);
@@ -412,19 +467,18 @@ compare_best_first(const void *a, const void *b, void *state)
 	return ranks_below(state, b, a) ? -1 : 0;
 }
 
-/* The kept results, best first, as an array; NULL without any. */
 Datum
-gputopk_topk_final(PG_FUNCTION_ARGS)
+topk_agg_result(TopkAggState *state, bool *isnull)
 {
-	TopkAggState *state = PG_ARGISNULL(0) ? NULL : (TopkAggState *) PG_GETARG_POINTER(0);
 	AggEntry   *sorted;
 	Datum	   *results;
 	bool	   *nulls;
 	int			dims[1];
 	int			lbs[1] = {1};
 
-	if (state == NULL || state->count == 0)
-		PG_RETURN_NULL();
+	*isnull = state == NULL || state->count == 0;
+	if (*isnull)
+		return (Datum) 0;
 	/* the state stays as it is: a window aggregate goes on with it */
 	sorted = palloc(sizeof(AggEntry) * state->count);
 	memcpy(sorted, state->entries, sizeof(AggEntry) * state->count);
@@ -437,7 +491,20 @@ gputopk_topk_final(PG_FUNCTION_ARGS)
 		nulls[i] = sorted[i].result_isnull;
 	}
 	dims[0] = state->count;
-	PG_RETURN_ARRAYTYPE_P(construct_md_array(results, nulls, 1, dims, lbs, state->result_type,
-											 state->result_typlen, state->result_byval,
-											 state->result_typalign));
+	return PointerGetDatum(construct_md_array(results, nulls, 1, dims, lbs, state->result_type,
+											  state->result_typlen, state->result_byval,
+											  state->result_typalign));
+}
+
+/* The kept results, best first, as an array; NULL without any. */
+Datum
+gputopk_topk_final(PG_FUNCTION_ARGS)
+{
+	bool		isnull;
+	Datum		result = topk_agg_result(PG_ARGISNULL(0) ? NULL :
+										 (TopkAggState *) PG_GETARG_POINTER(0), &isnull);
+
+	if (isnull)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(result);
 }

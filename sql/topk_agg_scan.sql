@@ -1,0 +1,162 @@
+--
+-- GpuTopKAgg: the top-k aggregates computed by the node that scans and
+-- groups itself, against the same queries with gputopk.enabled = off (the
+-- aggregates through PostgreSQL's Agg).  Rows are compared as text, so -0
+-- and 0 differ; groups in any order.
+--
+SET gputopk.min_table_rows = 0;
+SELECT setseed(0.57);
+CREATE TABLE tg AS
+SELECT i AS id,
+       floor(1 / sqrt(random()))::int AS g,
+       (i % 1000)::int8 AS g1000,
+       CASE WHEN random() < 0.02 THEN NULL ELSE i % 37 END::int2 AS g37,
+       CASE WHEN random() < 0.02 THEN NULL ELSE random() < 0.5 END AS b,
+       date '2020-01-01' + i % 50 AS gd,
+       CASE WHEN random() < 0.05 THEN NULL ELSE (random() * 200 - 100)::int2 END AS i2,
+       CASE WHEN random() < 0.05 THEN NULL ELSE (random() * 4e9 - 2e9)::int4 END AS i4,
+       CASE WHEN random() < 0.05 THEN NULL ELSE (random() * 9e18 - 4.5e18)::int8 END AS i8,
+       CASE WHEN random() < 0.05 THEN NULL ELSE (random() * 10 - 5)::int::float4 END AS f4,
+       CASE WHEN random() < 0.05 THEN NULL ELSE round(random() * 20 - 10)::float8 END AS f8,
+       CASE WHEN random() < 0.05 THEN NULL ELSE date '2000-01-01' + (random() * 100)::int END AS d,
+       CASE WHEN random() < 0.05 THEN NULL
+            ELSE timestamp '2000-01-01' + random() * interval '10000 days' END AS ts,
+       CASE WHEN random() < 0.05 THEN NULL
+            ELSE timestamptz '2000-01-01 UTC' + random() * interval '10000 days' END AS tz,
+       CASE WHEN random() < 0.1 THEN NULL ELSE (random() * 1000)::int END AS r,
+       CASE WHEN random() < 0.1 THEN NULL ELSE md5(i::text) END AS name
+FROM generate_series(1, 30000) i;
+INSERT INTO tg (id, g, g1000, g37, b, gd, i2, i4, i8, f4, f8, d, ts, tz, r, name) VALUES
+  (30001, 1, 1, 1, true, '2020-01-01', 32767, 2147483647, 9223372036854775807, 'NaN', 'NaN',
+   'infinity', 'infinity', 'infinity', 1, 'a'),
+  (30002, 1, 1, 1, true, '2020-01-01', -32768, -2147483648, -9223372036854775808, '-Infinity',
+   '-Infinity', '-infinity', '-infinity', '-infinity', 2, 'b'),
+  (30003, 1, 1, 1, true, '2020-01-01', 0, 0, 0, '-0', '-0', NULL, NULL, NULL, 3, 'c'),
+  (30004, 1, 1, 1, true, '2020-01-01', 0, 0, 0, '0', '0', NULL, NULL, NULL, 4, 'd'),
+  (30005, 1, 1, 1, true, '2020-01-01', 0, 0, 0, 'Infinity', 'NaN', NULL, NULL, NULL, NULL, NULL),
+  -- groups of NULL values only, in every grouping column
+  (30006, -1, -1, -1, NULL, '1999-01-01', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 5, 'e'),
+  (30007, -2, -2, -2, false, '1999-01-02', 5, 5, 5, 5, 5, '2000-01-05', '2000-01-05',
+   '2000-01-05 UTC', NULL, 'f');
+ANALYZE tg;
+CREATE TABLE tg_empty (LIKE tg);
+ANALYZE tg_empty;
+
+-- q's rows with GpuTopKAgg and without, as text; whether the plan has the node
+CREATE FUNCTION agg_scan_check(q text, OUT used boolean, OUT same boolean)
+LANGUAGE plpgsql AS $$
+DECLARE
+  line text;
+BEGIN
+  used := false;
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    used := used OR line LIKE '%GpuTopKAgg%';
+  END LOOP;
+  EXECUTE format('CREATE TEMP TABLE agg_on AS SELECT s::text AS row FROM (%s) s', q);
+  SET LOCAL gputopk.enabled = off;
+  EXECUTE format('CREATE TEMP TABLE agg_off AS SELECT s::text AS row FROM (%s) s', q);
+  SET LOCAL gputopk.enabled = on;
+  EXECUTE 'SELECT NOT EXISTS (SELECT * FROM agg_on EXCEPT ALL SELECT * FROM agg_off)
+              AND NOT EXISTS (SELECT * FROM agg_off EXCEPT ALL SELECT * FROM agg_on)
+              AND (SELECT count(*) FROM agg_on) = (SELECT count(*) FROM agg_off)'
+    INTO same;
+  DROP TABLE agg_on;
+  DROP TABLE agg_off;
+END $$;
+CREATE TEMP TABLE scan_checks (q text, used boolean, same boolean);
+
+-- every value type, every grouping column and none, k from 1 to beyond every group
+DO $$
+DECLARE
+  col text;
+  k int;
+  grp text;
+BEGIN
+  FOREACH col IN ARRAY ARRAY['i2', 'i4', 'i8', 'f4', 'f8', 'd', 'ts', 'tz'] LOOP
+    FOREACH k IN ARRAY ARRAY[1, 3, 100, 40000] LOOP
+      FOREACH grp IN ARRAY ARRAY['', 'g', 'g1000', 'g37', 'b', 'gd'] LOOP
+        INSERT INTO scan_checks
+        SELECT q, c.* FROM (SELECT format(
+          'SELECT %3$s gpu_topk(%1$s, %2$s), gpu_bottomk(%1$s, %2$s) FROM tg %4$s',
+          col, k, CASE WHEN grp = '' THEN '' ELSE grp || ',' END,
+          CASE WHEN grp = '' THEN '' ELSE 'GROUP BY ' || grp END) AS q) s,
+          agg_scan_check(q) c;
+      END LOOP;
+    END LOOP;
+  END LOOP;
+END $$;
+SELECT used, same, count(*) FROM scan_checks GROUP BY used, same;
+
+-- the _by forms: results passed by value (NULLs among them) and by reference
+TRUNCATE scan_checks;
+DO $$
+DECLARE
+  col text;
+  res text;
+  k int;
+  grp text;
+BEGIN
+  FOREACH col IN ARRAY ARRAY['i4', 'f4', 'f8', 'ts'] LOOP
+    FOREACH res IN ARRAY ARRAY['id', 'r', 'name', 'f8'] LOOP
+      FOREACH k IN ARRAY ARRAY[1, 5, 40000] LOOP
+        FOREACH grp IN ARRAY ARRAY['', 'g', 'g37'] LOOP
+          INSERT INTO scan_checks
+          SELECT q, c.* FROM (SELECT format(
+            'SELECT %4$s gpu_topk_by(%2$s, %1$s, %3$s), gpu_bottomk_by(%2$s, %1$s, %3$s) FROM tg %5$s',
+            col, res, k, CASE WHEN grp = '' THEN '' ELSE grp || ',' END,
+            CASE WHEN grp = '' THEN '' ELSE 'GROUP BY ' || grp END) AS q) s,
+            agg_scan_check(q) c;
+        END LOOP;
+      END LOOP;
+    END LOOP;
+  END LOOP;
+END $$;
+SELECT used, same, count(*) FROM scan_checks GROUP BY used, same;
+
+-- WHERE clauses (compiled, interpreted, matching nothing), empty tables,
+-- expressions over the aggregates, several aggregates, ORDER BY and LIMIT above
+TRUNCATE scan_checks;
+INSERT INTO scan_checks
+SELECT q, c.* FROM unnest(ARRAY[
+  'SELECT g, gpu_topk(f8, 4) FROM tg WHERE i4 > 0 GROUP BY g',
+  'SELECT g37, gpu_topk(i8, 4) FROM tg WHERE i2 BETWEEN -10 AND 10 OR f4 IS NULL GROUP BY g37',
+  'SELECT g37, gpu_bottomk_by(name, ts, 2) FROM tg WHERE id % 7 = 3 GROUP BY g37',
+  'SELECT g37, gpu_topk(i4, 3) FROM tg WHERE length(name) > 31 AND i2 < 0 GROUP BY g37',
+  'SELECT gd, gpu_topk(i4, 3) FROM tg WHERE id < 0 GROUP BY gd',
+  'SELECT gpu_topk(i4, 3) FROM tg WHERE id < 0',
+  'SELECT g, gpu_topk(i4, 3) FROM tg_empty GROUP BY g',
+  'SELECT gpu_topk(i4, 3), gpu_bottomk_by(name, f8, 2) FROM tg_empty',
+  'SELECT g1000 + 1 AS g, (gpu_topk(f8, 5))[2], cardinality(gpu_bottomk(d, 3)) FROM tg GROUP BY g1000',
+  'SELECT b, gpu_topk(i2, 2), gpu_topk(i2, 7), gpu_bottomk_by(r, tz, 3), gpu_topk_by(id, f4, 2) FROM tg GROUP BY b',
+  'SELECT g, gpu_topk(i8, 2) AS top FROM tg GROUP BY g ORDER BY top DESC NULLS LAST, g LIMIT 5',
+  'SELECT x.g, x.top FROM (SELECT g, gpu_topk(f4, 3) AS top FROM tg GROUP BY g) x JOIN generate_series(1, 5) s ON s = x.g'
+]) AS q, agg_scan_check(q) c;
+SELECT q, used, same FROM scan_checks WHERE NOT (used AND same);
+SELECT used, same, count(*) FROM scan_checks GROUP BY used, same;
+
+-- the plans (on the CPU backend, so that the output is the same on every machine)
+SET gputopk.device = cpu;
+EXPLAIN (COSTS OFF) SELECT g, gpu_topk(f8, 10) FROM tg WHERE i4 > 0 AND id % 2 = 0 GROUP BY g;
+EXPLAIN (COSTS OFF) SELECT gpu_bottomk_by(name, ts, 2), gpu_topk(i8, 3) FROM tg;
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF)
+SELECT g37, gpu_topk(f8, 10) FROM tg GROUP BY g37;
+
+-- what the node does not take: PostgreSQL's Agg answers
+EXPLAIN (COSTS OFF) SELECT g, gpu_topk(f8, 10) FROM tg GROUP BY g HAVING count(*) > 1;
+EXPLAIN (COSTS OFF) SELECT name, gpu_topk(f8, 10) FROM tg GROUP BY name;
+EXPLAIN (COSTS OFF) SELECT g, gpu_topk(f8, 10), count(*) FROM tg GROUP BY g;
+EXPLAIN (COSTS OFF) SELECT g, gpu_topk(f8 + 1, 10) FROM tg GROUP BY g;
+EXPLAIN (COSTS OFF) SELECT g, gpu_topk(f8, 0) FROM tg GROUP BY g;
+EXPLAIN (COSTS OFF) SELECT g, gpu_topk(f8, 10) FROM tg GROUP BY g, b;
+EXPLAIN (COSTS OFF) SELECT g, gpu_topk(f8, 10 ORDER BY f8) FROM tg GROUP BY g;
+-- nor groups whose states would not fit in hash_mem
+SET work_mem = '64kB';
+EXPLAIN (COSTS OFF) SELECT id, gpu_topk(f8, 10) FROM tg GROUP BY id;
+RESET work_mem;
+RESET gputopk.device;
+-- bad k still gets the aggregates' own errors
+SELECT g, gpu_topk(f8, 0) FROM tg GROUP BY g;
+
+DROP FUNCTION agg_scan_check(text);
+DROP TABLE tg, tg_empty;
+RESET gputopk.min_table_rows;

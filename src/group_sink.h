@@ -1,0 +1,55 @@
+/*-------------------------------------------------------------------------
+ *
+ * group_sink.h
+ *	  The rows of one grouped top-k on the GPU, handed over in batches.
+ *
+ * A caller adds one row at a time (its group's word, its key, a payload
+ * word) and asks for the answer once: for every group its k best rows and
+ * those tied with the k-th (gpu_grouped.h).  Batches go through two pinned
+ * buffers, one filled while the other is copied.  Everything is freed with
+ * the memory context that was current at group_sink_create, errors
+ * included.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GROUP_SINK_H
+#define GROUP_SINK_H
+
+#include "device.h"
+#include "gpu_grouped.h"
+
+typedef struct GroupSink
+{
+	GroupedKey *keys;			/* the batch being filled */
+	uint64	   *payloads;
+	size_t		nbatch;
+	size_t		batch_cap;
+	uint64		rows_added;
+
+	/* private to group_sink.c */
+	GpuGroupedTopk *gpu;
+	DeviceBuffer *pinned[2];	/* keys, then payloads */
+	int			filling;		/* which pinned buffer is the batch */
+	bool		copying;		/* the other one may still be copied */
+	double		wait_ms;		/* waiting for the GPU */
+	double		copy_ms;		/* the GPU's copies and kernels, from group_sink_result */
+	double		kernel_ms;
+	MemoryContextCallback callback;
+} GroupSink;
+
+extern GroupSink *group_sink_create(uint64 k);
+extern void group_sink_flush(GroupSink *sink);
+extern void group_sink_result(GroupSink *sink, const GroupedKey **keys,
+							  const uint64 **payloads, size_t *count);
+
+static inline void
+group_sink_add(GroupSink *sink, uint64 group, uint64 key, uint64 payload)
+{
+	sink->keys[sink->nbatch].group = group;
+	sink->keys[sink->nbatch].key = key;
+	sink->payloads[sink->nbatch] = payload;
+	if (++sink->nbatch == sink->batch_cap)
+		group_sink_flush(sink);
+}
+
+#endif							/* GROUP_SINK_H */

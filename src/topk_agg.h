@@ -1,0 +1,44 @@
+/*-------------------------------------------------------------------------
+ *
+ * topk_agg.h
+ *	  The state of one group of a top-k aggregate (topk_agg.c), for the
+ *	  aggregates' own functions and for GpuTopKAgg, which keeps a state per
+ *	  group without PostgreSQL's Agg node.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TOPK_AGG_H
+#define TOPK_AGG_H
+
+#include "fmgr.h"
+
+typedef struct TopkAggState TopkAggState;
+
+/*
+ * Whether a transition function is one of the top-k aggregates', and
+ * which: gpu_topk* (largest) or gpu_bottomk*, the _by forms (by) or not.
+ */
+extern bool topk_agg_transfn(PGFunction transfn, bool *largest, bool *by);
+
+/* Whether k is one the aggregates accept (else their transition functions raise an error). */
+extern bool topk_agg_k_is_valid(int32 k);
+
+extern TopkAggState *topk_agg_state_create(MemoryContext context, Oid value_type,
+										   bool largest, int32 k, bool by,
+										   Oid result_type, Oid collation);
+
+/* Room for n entries (at most k) in a state; context holds it. */
+extern void topk_agg_reserve(TopkAggState *state, int32 n, MemoryContext context);
+
+/*
+ * Offer a row: key is its value's key (larger for the better value), result
+ * its result (the value itself but for the _by forms).  A kept result is
+ * copied into context.
+ */
+extern void topk_agg_offer(TopkAggState *state, uint64 key, Datum result,
+						   bool result_isnull, MemoryContext context);
+
+/* The kept results, best first, as an array; NULL without any. */
+extern Datum topk_agg_result(TopkAggState *state, bool *isnull);
+
+#endif							/* TOPK_AGG_H */

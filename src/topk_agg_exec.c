@@ -1,0 +1,535 @@
+/*-------------------------------------------------------------------------
+ *
+ * topk_agg_exec.c
+ *	  Executing GpuTopKAgg: scan the table once under the query's snapshot,
+ *	  keep the top k of each group, and return one tuple per group: the
+ *	  grouping column's value and each aggregate's array.
+ *
+ * Groups live in a hash table keyed by the grouping column's Datum (every
+ * grouping type the planner accepts is passed by value, and its equality
+ * is equality of that word); the NULL group, and the single group of a
+ * query without GROUP BY, have their own entry.  Each group keeps one state
+ * per aggregate (topk_agg.c), so the answers and their order of ties are
+ * the aggregates' own.
+ *
+ * On the CPU backend every row is offered to its group's states.  On the
+ * GPU, each aggregate streams (group, key, payload) rows to a grouped top-k
+ * (gpu_grouped.h), the payload being the value or the _by form's result,
+ * both passed by value; the GPU is a filter that returns each group's k
+ * best rows and those tied with the k-th, and only these are offered to
+ * the states, which decide the final order exactly.  Rows the GPU cannot
+ * carry (a NULL group, a NULL result) are offered on the CPU, and a row
+ * that gives the GPU nothing still makes its group exist.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "portability/instr_time.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+
+#include "datum_key.h"
+#include "device.h"
+#include "filter_program.h"
+#include "group_sink.h"
+#include "row_reader.h"
+#include "topk_agg.h"
+#include "topk_agg_scan.h"
+
+/* one aggregate of the node */
+typedef struct AggSpec
+{
+	AttrNumber	value_attno;
+	AttrNumber	result_attno;	/* the _by forms' result, or 0: the value */
+	int32		k;
+	bool		largest;
+	Oid			value_type;
+	KeyType		key_type;
+	Oid			result_type;
+	bool		result_byval;
+	Oid			collation;
+	GroupSink  *gpu;			/* during a run on the GPU */
+} AggSpec;
+
+typedef struct GroupEntry
+{
+	uint64		group;			/* the grouping column's Datum */
+	char		status;			/* simplehash's */
+	TopkAggState **states;		/* one per aggregate, NULL before its first value */
+} GroupEntry;
+
+/* a 64-bit finalizer (MurmurHash3's): the Datums of integers are not random */
+static inline uint32
+hash_group(uint64 group)
+{
+	group ^= group >> 33;
+	group *= UINT64CONST(0xff51afd7ed558ccd);
+	group ^= group >> 33;
+	group *= UINT64CONST(0xc4ceb9fe1a85ec53);
+	group ^= group >> 33;
+	return (uint32) group;
+}
+
+#define SH_PREFIX groups
+#define SH_ELEMENT_TYPE GroupEntry
+#define SH_KEY_TYPE uint64
+#define SH_KEY group
+#define SH_HASH_KEY(tb, key) hash_group(key)
+#define SH_EQUAL(tb, a, b) ((a) == (b))
+#define SH_SCOPE static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+typedef struct TopkAggScanState
+{
+	CustomScanState css;
+
+	/* from the plan */
+	AttrNumber	group_attno;	/* 0: one group */
+	int			naggs;
+	AggSpec    *aggs;
+	bool		gpu_capable;	/* every result is passed by value */
+	RowReader	reader;
+	List	   *interpreted;	/* the WHERE clauses table_qual evaluates */
+
+	/* per run */
+	bool		done;			/* the groups are ready */
+	MemoryContext run_cxt;		/* the groups and their states */
+	groups_hash *groups;
+	GroupEntry *single;			/* the NULL group, or the only one */
+	groups_iterator iter;
+	bool		single_returned;
+
+	/* for EXPLAIN ANALYZE: the last run's */
+	TopkBackend backend;
+	uint64		ngroups;
+	uint64		candidates;
+	uint64		bytes_shipped;
+	double		gpu_wait_ms;
+	double		gpu_copy_ms;
+	double		gpu_kernel_ms;
+	Size		memory_used;
+	/* summed over runs */
+	uint64		rows_scanned;
+	double		scan_ms;
+	double		merge_ms;		/* the GPU's candidates into the states */
+} TopkAggScanState;
+
+static void begin_topk_agg_scan(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *exec_topk_agg_scan(CustomScanState *node);
+static void end_topk_agg_scan(CustomScanState *node);
+static void rescan_topk_agg_scan(CustomScanState *node);
+static void explain_topk_agg_scan(CustomScanState *node, List *ancestors, ExplainState *es);
+
+static const CustomExecMethods topk_agg_exec_methods = {
+	.CustomName = TOPK_AGG_SCAN_NAME,
+	.BeginCustomScan = begin_topk_agg_scan,
+	.ExecCustomScan = exec_topk_agg_scan,
+	.EndCustomScan = end_topk_agg_scan,
+	.ReScanCustomScan = rescan_topk_agg_scan,
+	.ExplainCustomScan = explain_topk_agg_scan,
+};
+
+Node *
+topk_agg_create_scan_state(CustomScan *cscan)
+{
+	TopkAggScanState *ts = (TopkAggScanState *) newNode(sizeof(TopkAggScanState),
+														T_CustomScanState);
+
+	ts->css.methods = &topk_agg_exec_methods;
+	return (Node *) ts;
+}
+
+static void
+begin_topk_agg_scan(CustomScanState *node, EState *estate, int eflags)
+{
+	TopkAggScanState *ts = (TopkAggScanState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	List	   *private = cscan->custom_private;
+	TupleDesc	table_desc = RelationGetDescr(node->ss.ss_currentRelation);
+	bool		fixed = node->ss.ps.scanopsfixed;
+
+	ts->group_attno = linitial_int(list_nth(private, AGG_FIELD_GROUP_ATTNO));
+	ts->naggs = list_length(list_nth(private, AGG_FIELD_KS));
+	ts->aggs = palloc0(sizeof(AggSpec) * ts->naggs);
+	ts->gpu_capable = true;
+	for (int i = 0; i < ts->naggs; i++)
+	{
+		AggSpec    *agg = &ts->aggs[i];
+		AttrNumber	result_attno;
+
+		agg->value_attno = list_nth_int(list_nth(private, AGG_FIELD_VALUE_ATTNOS), i);
+		agg->result_attno = list_nth_int(list_nth(private, AGG_FIELD_RESULT_ATTNOS), i);
+		agg->k = list_nth_int(list_nth(private, AGG_FIELD_KS), i);
+		agg->largest = list_nth_int(list_nth(private, AGG_FIELD_LARGEST), i) != 0;
+		agg->collation = list_nth_oid(list_nth(private, AGG_FIELD_COLLATIONS), i);
+		agg->value_type = TupleDescAttr(table_desc, agg->value_attno - 1)->atttypid;
+		if (!key_type_of(agg->value_type, &agg->key_type))
+			elog(ERROR, "gputopk: no keys for type %s", format_type_be(agg->value_type));
+		result_attno = agg->result_attno ? agg->result_attno : agg->value_attno;
+		agg->result_type = TupleDescAttr(table_desc, result_attno - 1)->atttypid;
+		agg->result_byval = TupleDescAttr(table_desc, result_attno - 1)->attbyval;
+		ts->gpu_capable &= agg->result_byval;
+	}
+
+	ts->reader.rel = node->ss.ss_currentRelation;
+	ts->reader.econtext = node->ss.ps.ps_ExprContext;
+	ts->reader.table_slot = table_slot_create(node->ss.ss_currentRelation,
+											  &estate->es_tupleTable);
+	/* the WHERE clause is over the table's slots, of any type */
+	node->ss.ps.scanopsfixed = false;
+	ts->reader.filter = filter_program_compile(list_nth(private, AGG_FIELDS),
+											   linitial_int(list_nth(private, AGG_FIELD_RELID)),
+											   &node->ss.ps,
+											   &ts->interpreted);
+	ts->reader.table_qual = ExecInitQual(ts->interpreted, &node->ss.ps);
+	node->ss.ps.scanopsfixed = fixed;
+}
+
+/* The group's entry, made if it is new. */
+static GroupEntry *
+group_entry(TopkAggScanState *ts, uint64 group, bool isnull)
+{
+	GroupEntry *entry;
+	bool		found;
+
+	if (isnull || ts->group_attno == 0)
+	{
+		entry = ts->single;
+		found = entry->states != NULL;
+	}
+	else
+		entry = groups_insert(ts->groups, group, &found);
+	/* a new entry of the hash table holds what a moved one left there */
+	if (!found)
+		entry->states = MemoryContextAllocZero(ts->run_cxt,
+											   sizeof(TopkAggState *) * ts->naggs);
+	return entry;
+}
+
+/* Offer a row (its value's key and its result) to aggregate i's state of a group. */
+static void
+offer(TopkAggScanState *ts, GroupEntry *entry, int i, uint64 key, Datum result,
+	  bool result_isnull)
+{
+	AggSpec    *agg = &ts->aggs[i];
+
+	if (entry->states[i] == NULL)
+		entry->states[i] = topk_agg_state_create(ts->run_cxt, agg->value_type, agg->largest,
+												 agg->k, agg->result_attno != 0,
+												 agg->result_type, agg->collation);
+	topk_agg_offer(entry->states[i], key, result, result_isnull, ts->run_cxt);
+}
+
+/* The current row into its group's states. */
+static void
+offer_row(TopkAggScanState *ts, GroupEntry *entry)
+{
+	HeapTuple	tuple = &ts->reader.tuple;
+	TupleDesc	desc = RelationGetDescr(ts->css.ss.ss_currentRelation);
+
+	for (int i = 0; i < ts->naggs; i++)
+	{
+		AggSpec    *agg = &ts->aggs[i];
+		bool		isnull;
+		Datum		value = heap_getattr(tuple, agg->value_attno, desc, &isnull);
+		Datum		result = value;
+
+		if (isnull)
+			continue;
+		if (agg->result_attno)
+			result = heap_getattr(tuple, agg->result_attno, desc, &isnull);
+		offer(ts, entry, i, key_of_datum(agg->key_type, value, agg->largest), result, isnull);
+	}
+}
+
+/*
+ * The current row to the GPU, aggregate by aggregate; what the GPU cannot
+ * carry is offered here, and a row that gives the GPU nothing makes its
+ * group exist.
+ */
+static void
+ship_row(TopkAggScanState *ts, Datum group)
+{
+	HeapTuple	tuple = &ts->reader.tuple;
+	TupleDesc	desc = RelationGetDescr(ts->css.ss.ss_currentRelation);
+	bool		shipped = false;
+
+	for (int i = 0; i < ts->naggs; i++)
+	{
+		AggSpec    *agg = &ts->aggs[i];
+		bool		isnull;
+		Datum		value = heap_getattr(tuple, agg->value_attno, desc, &isnull);
+		Datum		result = value;
+		uint64		key;
+
+		if (isnull)
+			continue;
+		key = key_of_datum(agg->key_type, value, agg->largest);
+		if (agg->result_attno)
+		{
+			result = heap_getattr(tuple, agg->result_attno, desc, &isnull);
+			if (isnull)
+			{
+				offer(ts, group_entry(ts, group, false), i, key, result, true);
+				continue;
+			}
+		}
+		group_sink_add(agg->gpu, group, key, result);
+		shipped = true;
+	}
+	if (!shipped)
+		group_entry(ts, group, false);
+}
+
+/*
+ * The GPU's candidates of every aggregate into the groups' states.  A
+ * group's candidates are adjacent, best first: they are offered worst
+ * first, so that each one entering a state's heap stays where it lands.
+ */
+static void
+offer_candidates(TopkAggScanState *ts)
+{
+	for (int i = 0; i < ts->naggs; i++)
+	{
+		const GroupedKey *keys;
+		const uint64 *payloads;
+		size_t		count;
+		size_t		end;
+		GroupSink  *sink = ts->aggs[i].gpu;
+
+		group_sink_result(sink, &keys, &payloads, &count);
+		ts->candidates += count;
+		ts->bytes_shipped += sink->rows_added * (sizeof(GroupedKey) + sizeof(uint64));
+		ts->gpu_wait_ms += sink->wait_ms;
+		ts->gpu_copy_ms += sink->copy_ms;
+		ts->gpu_kernel_ms += sink->kernel_ms;
+		for (size_t start = 0; start < count; start = end)
+		{
+			GroupEntry *entry = group_entry(ts, keys[start].group, false);
+
+			CHECK_FOR_INTERRUPTS();
+			for (end = start + 1; end < count && keys[end].group == keys[start].group; end++)
+				;
+			offer(ts, entry, i, keys[end - 1].key, (Datum) payloads[end - 1], false);
+			topk_agg_reserve(entry->states[i], (int32) Min(end - start, (size_t) PG_INT32_MAX),
+							 ts->run_cxt);
+			for (size_t j = end - 1; j-- > start;)
+				offer(ts, entry, i, keys[j].key, (Datum) payloads[j], false);
+		}
+	}
+}
+
+/* One run: scan the table into the groups. */
+static void
+run_groups(TopkAggScanState *ts)
+{
+	TupleDesc	desc = RelationGetDescr(ts->css.ss.ss_currentRelation);
+	ExprContext *econtext = ts->css.ss.ps.ps_ExprContext;
+	MemoryContext old;
+	BlockNumber block;
+	instr_time	start;
+	instr_time	mid;
+	instr_time	end;
+
+	INSTR_TIME_SET_CURRENT(start);
+	ts->run_cxt = AllocSetContextCreate(CurrentMemoryContext, "GpuTopKAgg groups",
+										ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(ts->run_cxt);
+	ts->groups = groups_create(ts->run_cxt, 256, NULL);
+	ts->single = palloc0(sizeof(GroupEntry));
+	ts->backend = ts->gpu_capable ? device_choose_backend() : BACKEND_CPU;
+	ts->candidates = 0;
+	ts->bytes_shipped = 0;
+	ts->gpu_wait_ms = ts->gpu_copy_ms = ts->gpu_kernel_ms = 0;
+	if (ts->backend == BACKEND_GPU)
+		for (int i = 0; i < ts->naggs; i++)
+			ts->aggs[i].gpu = group_sink_create(ts->aggs[i].k);
+	if (ts->group_attno == 0)
+		group_entry(ts, 0, true);
+
+	if (ts->reader.filter)
+		filter_program_bind(ts->reader.filter, econtext);
+	row_reader_begin(&ts->reader, ts->css.ss.ps.state->es_snapshot);
+	while ((block = row_reader_next_block(&ts->reader)) != InvalidBlockNumber)
+	{
+		row_reader_read_page(&ts->reader, block);
+		while (row_reader_next_row(&ts->reader))
+		{
+			bool		isnull = false;
+			Datum		group = 0;
+
+			if (ts->group_attno)
+				group = heap_getattr(&ts->reader.tuple, ts->group_attno, desc, &isnull);
+			if (ts->backend == BACKEND_GPU && !isnull)
+				ship_row(ts, group);
+			else
+				offer_row(ts, group_entry(ts, group, isnull));
+		}
+		ts->rows_scanned += ts->reader.scan->rs_ntuples;
+	}
+	row_reader_end(&ts->reader);
+	INSTR_TIME_SET_CURRENT(mid);
+	if (ts->backend == BACKEND_GPU)
+		offer_candidates(ts);
+	MemoryContextSwitchTo(old);
+	ts->ngroups = ts->groups->members + (ts->single->states != NULL);
+	ts->memory_used = MemoryContextMemAllocated(ts->run_cxt, true);
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, mid);
+	INSTR_TIME_SUBTRACT(mid, start);
+	ts->scan_ms += INSTR_TIME_GET_MILLISEC(mid);
+	ts->merge_ms += INSTR_TIME_GET_MILLISEC(end);
+	groups_start_iterate(ts->groups, &ts->iter);
+	ts->single_returned = false;
+	ts->done = true;
+}
+
+/* A group's tuple: its grouping value and each aggregate's array. */
+static TupleTableSlot *
+group_tuple(TopkAggScanState *ts, GroupEntry *entry, bool group_isnull)
+{
+	TupleTableSlot *slot = ts->css.ss.ss_ScanTupleSlot;
+	int			col = 0;
+
+	ExecClearTuple(slot);
+	if (ts->group_attno)
+	{
+		slot->tts_values[col] = (Datum) entry->group;
+		slot->tts_isnull[col++] = group_isnull;
+	}
+	/* the arrays are made in the per-tuple memory, reset for each tuple */
+	for (int i = 0; i < ts->naggs; i++, col++)
+		slot->tts_values[col] = topk_agg_result(entry->states[i], &slot->tts_isnull[col]);
+	return ExecStoreVirtualTuple(slot);
+}
+
+static TupleTableSlot *
+next_group(ScanState *ss)
+{
+	TopkAggScanState *ts = (TopkAggScanState *) ss;
+	MemoryContext old;
+	GroupEntry *entry;
+	TupleTableSlot *slot = NULL;
+
+	if (!ts->done)
+		run_groups(ts);
+	old = MemoryContextSwitchTo(ss->ps.ps_ExprContext->ecxt_per_tuple_memory);
+	if ((entry = groups_iterate(ts->groups, &ts->iter)) != NULL)
+		slot = group_tuple(ts, entry, false);
+	else if (!ts->single_returned && ts->single->states != NULL)
+	{
+		ts->single_returned = true;
+		slot = group_tuple(ts, ts->single, ts->group_attno != 0);
+	}
+	MemoryContextSwitchTo(old);
+	return slot ? slot : ExecClearTuple(ss->ss_ScanTupleSlot);
+}
+
+static bool
+recheck_group(ScanState *ss, TupleTableSlot *slot)
+{
+	return true;
+}
+
+static TupleTableSlot *
+exec_topk_agg_scan(CustomScanState *node)
+{
+	return ExecScan(&node->ss, next_group, recheck_group);
+}
+
+static void
+reset_run(TopkAggScanState *ts)
+{
+	/* frees the groups and the GPU's resources (the sinks' reset callbacks) */
+	if (ts->run_cxt)
+		MemoryContextDelete(ts->run_cxt);
+	ts->run_cxt = NULL;
+	ts->groups = NULL;
+	for (int i = 0; i < ts->naggs; i++)
+		ts->aggs[i].gpu = NULL;
+	ts->done = false;
+}
+
+static void
+end_topk_agg_scan(CustomScanState *node)
+{
+	reset_run((TopkAggScanState *) node);
+}
+
+static void
+rescan_topk_agg_scan(CustomScanState *node)
+{
+	reset_run((TopkAggScanState *) node);
+}
+
+static void
+explain_topk_agg_scan(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	TopkAggScanState *ts = (TopkAggScanState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	List	   *context = set_deparse_context_plan(es->deparse_cxt, &cscan->scan.plan,
+												   ancestors);
+	bool		prefix = es->verbose || list_length(es->rtable) > 1;
+	List	   *aggs = NIL;
+	ListCell   *lc;
+
+	foreach(lc, cscan->custom_scan_tlist)
+	{
+		Node	   *expr = (Node *) lfirst_node(TargetEntry, lc)->expr;
+
+		if (IsA(expr, Aggref))
+			aggs = lappend(aggs, deparse_expression(expr, context, prefix, false));
+		else
+			ExplainPropertyText("Group Key", deparse_expression(expr, context, prefix, false),
+								es);
+	}
+	ExplainPropertyList("Aggregates", aggs, es);
+	if (ts->reader.filter)
+		ExplainPropertyText("Compiled Filter",
+							deparse_expression((Node *) make_ands_explicit(filter_program_clauses(ts->reader.filter)),
+											   context, es->verbose, false),
+							es);
+	if (ts->interpreted != NIL)
+		ExplainPropertyText("Filter",
+							deparse_expression((Node *) make_ands_explicit(ts->interpreted),
+											   context, es->verbose, false),
+							es);
+	if (!(es->analyze && ts->done))
+	{
+		ExplainPropertyText("Backend", device_backend_name(ts->gpu_capable ?
+														   device_selected_backend() :
+														   BACKEND_CPU), es);
+		return;
+	}
+	ExplainPropertyText("Backend", device_backend_name(ts->backend), es);
+	ExplainPropertyUInteger("Rows Scanned", NULL, ts->rows_scanned, es);
+	ExplainPropertyUInteger("Groups", NULL, ts->ngroups, es);
+	ExplainPropertyInteger("Memory Used", "kB", (int64) ((ts->memory_used + 1023) / 1024), es);
+	if (ts->backend == BACKEND_GPU)
+	{
+		ExplainPropertyUInteger("Bytes Shipped", NULL, ts->bytes_shipped, es);
+		ExplainPropertyUInteger("Candidates", NULL, ts->candidates, es);
+	}
+	if (es->timing)
+	{
+		ExplainPropertyFloat("Scan Time", "ms", ts->scan_ms, 3, es);
+		if (ts->backend == BACKEND_GPU)
+		{
+			ExplainPropertyFloat("GPU Transfer Time", "ms", ts->gpu_copy_ms, 3, es);
+			ExplainPropertyFloat("GPU Kernel Time", "ms", ts->gpu_kernel_ms, 3, es);
+			ExplainPropertyFloat("GPU Wait Time", "ms", ts->gpu_wait_ms, 3, es);
+			ExplainPropertyFloat("Merge Time", "ms", ts->merge_ms, 3, es);
+		}
+	}
+}

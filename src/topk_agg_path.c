@@ -1,0 +1,408 @@
+/*-------------------------------------------------------------------------
+ *
+ * topk_agg_path.c
+ *	  Planning GpuTopKAgg: SELECT [g,] gpu_topk(v, k), ... FROM t [WHERE ...]
+ *	  [GROUP BY g] as one scan of t that groups its rows and keeps each
+ *	  group's top k itself, without PostgreSQL's Agg node.
+ *
+ * The path is offered to the grouping relation (create_upper_paths_hook at
+ * UPPERREL_GROUP_AGG) beside PostgreSQL's own Agg paths, and wins or loses
+ * on cost.  It is offered when:
+ *	 - the query reads one heap table, with no HAVING, grouping sets or
+ *	   set-returning functions in its target list;
+ *	 - it groups by nothing or by one column of a type whose equality is
+ *	   equality of the stored value (integers, date, timestamps, bool);
+ *	 - every aggregate is one of the top-k aggregates, over columns of the
+ *	   table, with a constant valid k and no DISTINCT, ORDER BY or FILTER;
+ *	 - the WHERE clause has no subqueries and no outer references;
+ *	 - the groups' states, as estimated, fit in hash_mem (work_mem times
+ *	   hash_mem_multiplier): the node does not spill, so larger groupings
+ *	   are left to PostgreSQL's HashAggregate, which does.
+ *
+ * The plan's custom_scan_tlist holds the grouping column and the Aggrefs;
+ * the node returns one tuple of those per group and projects the query's
+ * target list over it.  The WHERE clause travels in custom_private (it is
+ * over the table's rows, not the node's tuples).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/table.h"
+#include "catalog/pg_aggregate.h"
+#include "catalog/pg_am_d.h"
+#include "catalog/pg_class_d.h"
+#include "catalog/pg_type_d.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/planner.h"
+#include "optimizer/restrictinfo.h"
+#include "optimizer/tlist.h"
+#include "parser/parsetree.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/selfuncs.h"
+#include "utils/spccache.h"
+#include "utils/syscache.h"
+#include "utils/typcache.h"
+
+#include "datum_key.h"
+#include "filter_program.h"
+#include "gputopk.h"
+#include "topk_agg.h"
+#include "topk_agg_scan.h"
+
+/*
+ * Per-row costs in fractions of PostgreSQL's, as measured by bench/agg_bench
+ * and bench/scan_bench: the node reads a row's columns from its page in
+ * about a fifth of the time a sequential scan and a HashAggregate spend on
+ * it, and a row that does not enter its group's top k costs a comparison.
+ */
+#define TOPK_AGG_TUPLE_COST_FACTOR 0.25
+#define TOPK_AGG_GROUP_COST_FACTOR 0.5
+#define TOPK_AGG_OFFER_COST_FACTOR 0.25
+
+/* a group's state without its entries, and an entry, in bytes (topk_agg.c) */
+#define TOPK_AGG_STATE_BYTES 128.0
+#define TOPK_AGG_ENTRY_BYTES 24.0
+
+static create_upper_paths_hook_type prev_create_upper_paths_hook = NULL;
+
+static Plan *plan_topk_agg_path(PlannerInfo *root, RelOptInfo *rel,
+								CustomPath *best_path, List *tlist,
+								List *clauses, List *custom_plans);
+
+static const CustomPathMethods topk_agg_path_methods = {
+	.CustomName = TOPK_AGG_SCAN_NAME,
+	.PlanCustomPath = plan_topk_agg_path,
+};
+
+const CustomScanMethods topk_agg_scan_methods = {
+	.CustomName = TOPK_AGG_SCAN_NAME,
+	.CreateCustomScanState = topk_agg_create_scan_state,
+};
+
+/* The table's column that expr is, or 0. */
+static AttrNumber
+column_of(Expr *expr, Index relid)
+{
+	Var		   *var = (Var *) expr;
+
+	if (!IsA(expr, Var) || var->varno != relid || var->varlevelsup != 0 || var->varattno <= 0)
+		return 0;
+	return var->varattno;
+}
+
+/* The one table the query reads, as a heap relation's RTE; NULL if not. */
+static RangeTblEntry *
+heap_table_of(PlannerInfo *root, RelOptInfo *input_rel)
+{
+	RangeTblEntry *rte;
+	Relation	r;
+	bool		heap;
+
+	if (input_rel->reloptkind != RELOPT_BASEREL ||
+		bms_membership(root->all_baserels) != BMS_SINGLETON ||
+		input_rel->lateral_relids != NULL)
+		return NULL;
+	rte = planner_rt_fetch(input_rel->relid, root);
+	if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION || rte->inh ||
+		rte->tablesample != NULL)
+		return NULL;
+	r = table_open(rte->relid, NoLock);
+	heap = r->rd_rel->relam == HEAP_TABLE_AM_OID;
+	table_close(r, NoLock);
+	return heap ? rte : NULL;
+}
+
+/*
+ * The grouping column: 0 for no GROUP BY; false if the grouping is not one
+ * column whose equality is the equality of its stored values.
+ */
+static bool
+group_column_of(PlannerInfo *root, Index relid, AttrNumber *attno)
+{
+	Query	   *parse = root->parse;
+	SortGroupClause *sgc;
+	Expr	   *expr;
+
+	*attno = 0;
+	if (parse->groupClause == NIL)
+		return true;
+	if (list_length(parse->groupClause) != 1)
+		return false;
+	sgc = linitial_node(SortGroupClause, parse->groupClause);
+	expr = (Expr *) get_sortgroupclause_expr(sgc, root->processed_tlist);
+	*attno = column_of(expr, relid);
+	if (*attno == 0)
+		return false;
+	switch (exprType((Node *) expr))
+	{
+		case BOOLOID:
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case DATEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			break;
+		default:
+			return false;
+	}
+	return sgc->eqop == lookup_type_cache(exprType((Node *) expr), TYPECACHE_EQ_OPR)->eq_opr;
+}
+
+/*
+ * An aggregate of the target list, if it is a top-k aggregate the node can
+ * compute: appended to the plan's lists in *private.
+ */
+static bool
+add_aggregate(Aggref *aggref, Index relid, List **private)
+{
+	HeapTuple	tuple;
+	Oid			transfn;
+	FmgrInfo	finfo;
+	bool		largest;
+	bool		by;
+	TargetEntry *value_tle;
+	TargetEntry *k_tle;
+	Const	   *k;
+	AttrNumber	value_attno;
+	AttrNumber	result_attno;
+	KeyType		key_type;
+
+	if (aggref->aggdistinct != NIL || aggref->aggorder != NIL || aggref->aggfilter != NULL ||
+		aggref->aggkind != AGGKIND_NORMAL || aggref->agglevelsup != 0 ||
+		aggref->aggsplit != AGGSPLIT_SIMPLE)
+		return false;
+	tuple = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggref->aggfnoid));
+	if (!HeapTupleIsValid(tuple))
+		return false;
+	transfn = ((Form_pg_aggregate) GETSTRUCT(tuple))->aggtransfn;
+	ReleaseSysCache(tuple);
+	fmgr_info(transfn, &finfo);
+	if (!topk_agg_transfn(finfo.fn_addr, &largest, &by) ||
+		list_length(aggref->args) != (by ? 3 : 2))
+		return false;
+	value_tle = list_nth_node(TargetEntry, aggref->args, by ? 1 : 0);
+	k_tle = llast_node(TargetEntry, aggref->args);
+	value_attno = column_of(value_tle->expr, relid);
+	result_attno = by ? column_of(linitial_node(TargetEntry, aggref->args)->expr, relid) :
+		value_attno;
+	k = (Const *) k_tle->expr;
+	if (value_attno == 0 || result_attno == 0 ||
+		!key_type_of(exprType((Node *) value_tle->expr), &key_type) ||
+		!IsA(k, Const) || k->constisnull || k->consttype != INT4OID ||
+		!topk_agg_k_is_valid(DatumGetInt32(k->constvalue)))
+		return false;
+	/* the _by forms order equal values by the result: its type needs a btree order */
+	if (by)
+	{
+		Oid			result_type = exprType((Node *) linitial_node(TargetEntry, aggref->args)->expr);
+
+		if (!OidIsValid(lookup_type_cache(result_type, TYPECACHE_CMP_PROC)->cmp_proc))
+			return false;
+	}
+	private[AGG_FIELD_VALUE_ATTNOS] = lappend_int(private[AGG_FIELD_VALUE_ATTNOS], value_attno);
+	private[AGG_FIELD_RESULT_ATTNOS] = lappend_int(private[AGG_FIELD_RESULT_ATTNOS],
+												   by ? result_attno : 0);
+	private[AGG_FIELD_KS] = lappend_int(private[AGG_FIELD_KS], DatumGetInt32(k->constvalue));
+	private[AGG_FIELD_LARGEST] = lappend_int(private[AGG_FIELD_LARGEST], largest);
+	private[AGG_FIELD_COLLATIONS] = lappend_oid(private[AGG_FIELD_COLLATIONS], aggref->inputcollid);
+	return true;
+}
+
+/*
+ * The plan's lists for the query, and the columns of the node's tuples
+ * (the grouping column, then the aggregates); false if the node cannot
+ * compute the target list.
+ */
+static bool
+private_of(PlannerInfo *root, RelOptInfo *grouped_rel, Index relid, List **private,
+		   List **scan_exprs)
+{
+	AttrNumber	group_attno;
+	List	   *vars;
+	ListCell   *lc;
+
+	if (!group_column_of(root, relid, &group_attno))
+		return false;
+	for (int i = 0; i < AGG_FIELDS; i++)
+		private[i] = NIL;
+	private[AGG_FIELD_RELID] = list_make1_int(relid);
+	private[AGG_FIELD_GROUP_ATTNO] = list_make1_int(group_attno);
+	*scan_exprs = NIL;
+	if (group_attno != 0)
+		*scan_exprs = list_make1(get_sortgroupclause_expr(linitial(root->parse->groupClause),
+														  root->processed_tlist));
+	vars = pull_var_clause((Node *) grouped_rel->reltarget->exprs,
+						   PVC_INCLUDE_AGGREGATES | PVC_RECURSE_WINDOWFUNCS |
+						   PVC_RECURSE_PLACEHOLDERS);
+	foreach(lc, vars)
+	{
+		Node	   *node = lfirst(lc);
+
+		if (list_member(*scan_exprs, node))
+			continue;
+		/* a column other than the grouping one would need to be grouped by */
+		if (!IsA(node, Aggref) || !add_aggregate((Aggref *) node, relid, private))
+			return false;
+		*scan_exprs = lappend(*scan_exprs, node);
+	}
+	return private[AGG_FIELD_KS] != NIL;
+}
+
+static bool
+contains_exec_param(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Param))
+		return ((Param *) node)->paramkind == PARAM_EXEC;
+	return expression_tree_walker(node, contains_exec_param, context);
+}
+
+/*
+ * Whether the WHERE clause can be evaluated on the table's rows alone: no
+ * subqueries, no values from outside the query level.
+ */
+static bool
+where_clause_is_local(RelOptInfo *rel)
+{
+	ListCell   *lc;
+
+	foreach(lc, rel->baserestrictinfo)
+	{
+		Node	   *clause = (Node *) lfirst_node(RestrictInfo, lc)->clause;
+
+		if (contain_subplans(clause) || contains_exec_param(clause, NULL))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Cost: the table's pages; per row a fraction of what a sequential scan
+ * and a HashAggregate cost, and the WHERE clause; per group its output.
+ * Nothing comes out before the scan ends.
+ */
+static void
+cost_topk_agg_path(PlannerInfo *root, RelOptInfo *input_rel, Path *path, int naggs)
+{
+	double		spc_seq_page_cost;
+	QualCost	where;
+	Cost		run;
+
+	get_tablespace_page_costs(input_rel->reltablespace, NULL, &spc_seq_page_cost);
+	cost_qual_eval(&where, input_rel->baserestrictinfo, root);
+	run = spc_seq_page_cost * input_rel->pages +
+		(TOPK_AGG_TUPLE_COST_FACTOR * cpu_tuple_cost + where.per_tuple) * input_rel->tuples +
+		(TOPK_AGG_GROUP_COST_FACTOR + TOPK_AGG_OFFER_COST_FACTOR * naggs) *
+		cpu_operator_cost * input_rel->rows +
+		(cpu_tuple_cost + path->pathtarget->cost.per_tuple) * path->rows;
+	path->startup_cost = where.startup + path->pathtarget->cost.startup + run;
+	path->total_cost = path->startup_cost;
+}
+
+static void
+topk_agg_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
+							RelOptInfo *input_rel, RelOptInfo *output_rel,
+							void *extra)
+{
+	Query	   *parse = root->parse;
+	List	   *private[AGG_FIELDS];
+	List	   *scan_exprs;
+	List	   *path_private;
+	CustomPath *path;
+	double		groups;
+	double		rows_per_group;
+	double		state_bytes = 0;
+	ListCell   *lc;
+
+	if (prev_create_upper_paths_hook)
+		prev_create_upper_paths_hook(root, stage, input_rel, output_rel, extra);
+
+	if (stage != UPPERREL_GROUP_AGG || !gputopk_enabled ||
+		parse->commandType != CMD_SELECT || parse->groupingSets != NIL ||
+		parse->havingQual != NULL || parse->hasTargetSRFs ||
+		input_rel->tuples < gputopk_min_table_rows ||
+		heap_table_of(root, input_rel) == NULL || !where_clause_is_local(input_rel) ||
+		!private_of(root, output_rel, input_rel->relid, private, &scan_exprs))
+		return;
+
+	groups = parse->groupClause == NIL ? 1.0 :
+		estimate_num_groups(root, scan_exprs == NIL ? NIL : list_make1(linitial(scan_exprs)),
+							input_rel->rows, NULL, NULL);
+	rows_per_group = Max(input_rel->rows, 1.0) / Max(groups, 1.0);
+	foreach(lc, private[AGG_FIELD_KS])
+		state_bytes += TOPK_AGG_STATE_BYTES +
+			TOPK_AGG_ENTRY_BYTES * Min((double) lfirst_int(lc), rows_per_group);
+	if (groups * state_bytes > (double) get_hash_memory_limit())
+		return;
+
+	path_private = NIL;
+	for (int i = 0; i < AGG_FIELDS; i++)
+		path_private = lappend(path_private, private[i]);
+	path_private = lappend(path_private, extract_actual_clauses(input_rel->baserestrictinfo,
+																false));
+	path_private = lappend(path_private, scan_exprs);
+
+	path = makeNode(CustomPath);
+	path->path.pathtype = T_CustomScan;
+	path->path.parent = output_rel;
+	path->path.pathtarget = output_rel->reltarget;
+	path->path.param_info = NULL;
+	path->path.parallel_aware = false;
+	path->path.parallel_safe = false;
+	path->path.parallel_workers = 0;
+	path->path.pathkeys = NIL;
+	path->path.rows = clamp_row_est(groups);
+	path->flags = CUSTOMPATH_SUPPORT_PROJECTION;
+	path->custom_paths = NIL;
+	path->custom_private = path_private;
+	path->methods = &topk_agg_path_methods;
+	cost_topk_agg_path(root, input_rel, &path->path, list_length(private[AGG_FIELD_KS]));
+	add_path(output_rel, &path->path);
+}
+
+static Plan *
+plan_topk_agg_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+				   List *tlist, List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	List	   *private = best_path->custom_private;
+	List	   *where = copyObject(list_nth(private, AGG_FIELDS));
+	List	   *scan_exprs = llast(private);
+	List	   *scan_tlist = NIL;
+	ListCell   *lc;
+
+	foreach(lc, scan_exprs)
+		scan_tlist = lappend(scan_tlist, makeTargetEntry(copyObject(lfirst(lc)),
+														 list_length(scan_tlist) + 1,
+														 NULL, false));
+	/* the WHERE clause is not seen by set_plan_references: its functions are looked up here */
+	fix_opfuncids((Node *) where);
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = NIL;
+	cscan->scan.scanrelid = bms_singleton_member(root->all_baserels);
+	cscan->flags = best_path->flags;
+	cscan->custom_plans = NIL;
+	cscan->custom_exprs = NIL;
+	cscan->custom_private = lappend(list_copy_head(private, AGG_FIELDS), where);
+	cscan->custom_scan_tlist = scan_tlist;
+	cscan->methods = &topk_agg_scan_methods;
+	return &cscan->scan.plan;
+}
+
+void
+topk_agg_path_init(void)
+{
+	RegisterCustomScanMethods(&topk_agg_scan_methods);
+	prev_create_upper_paths_hook = create_upper_paths_hook;
+	create_upper_paths_hook = topk_agg_create_upper_paths;
+}

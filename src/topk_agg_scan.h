@@ -1,0 +1,42 @@
+/*-------------------------------------------------------------------------
+ *
+ * topk_agg_scan.h
+ *	  The GpuTopKAgg custom scan: what the planner (topk_agg_path.c) hands
+ *	  the executor (topk_agg_exec.c).
+ *
+ * The plan's custom_private is a list of TopkAggField entries in order,
+ * then the WHERE clause's expressions.  Its custom_scan_tlist is the
+ * grouping column (when there is one) and then the aggregates, in the
+ * order of the per-aggregate lists.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TOPK_AGG_SCAN_H
+#define TOPK_AGG_SCAN_H
+
+#include "nodes/extensible.h"
+
+typedef enum TopkAggField
+{
+	AGG_FIELD_RELID,			/* IntList of one: the table's range table index
+								 * as planned (the WHERE clause's Vars') */
+	AGG_FIELD_GROUP_ATTNO,		/* IntList of one: the grouping column, or 0 */
+	AGG_FIELD_VALUE_ATTNOS,		/* IntList: each aggregate's value column */
+	AGG_FIELD_RESULT_ATTNOS,	/* IntList: its result column (_by forms), or 0 */
+	AGG_FIELD_KS,				/* IntList: its k */
+	AGG_FIELD_LARGEST,			/* IntList: gpu_topk* (1) or gpu_bottomk* (0) */
+	AGG_FIELD_COLLATIONS,		/* OidList: its input collation */
+	AGG_FIELDS
+} TopkAggField;
+
+#define TOPK_AGG_SCAN_NAME "GpuTopKAgg"
+
+extern const CustomScanMethods topk_agg_scan_methods;
+
+/* topk_agg_path.c */
+extern void topk_agg_path_init(void);
+
+/* topk_agg_exec.c */
+extern Node *topk_agg_create_scan_state(CustomScan *cscan);
+
+#endif							/* TOPK_AGG_SCAN_H */
