@@ -70,37 +70,6 @@ row_reader_read_page(RowReader *reader, BlockNumber block)
 	reader->next_row = 0;
 }
 
-/*
- * The page's next visible row that passes the quals, in reader->tuple (and
- * in table_slot when there are interpreted quals); false at the end of the
- * page.
- */
-bool
-row_reader_next_row(RowReader *reader)
-{
-	HeapScanDesc scan = reader->scan;
-	Page		page = BufferGetPage(scan->rs_cbuf);
-	TupleDesc	desc = RelationGetDescr(reader->rel);
-
-	while (reader->next_row < scan->rs_ntuples)
-	{
-		OffsetNumber off = scan->rs_vistuples[reader->next_row++];
-		ItemId		item = PageGetItemId(page, off);
-
-		reader->tuple.t_data = (HeapTupleHeader) PageGetItem(page, item);
-		reader->tuple.t_len = ItemIdGetLength(item);
-		ItemPointerSet(&reader->tuple.t_self, scan->rs_cblock, off);
-		if (reader->filter && !filter_program_passes(reader->filter, &reader->tuple, desc))
-			continue;
-		if (reader->table_qual == NULL)
-			return true;
-		row_reader_store(reader);
-		if (ExecQual(reader->table_qual, reader->econtext))
-			return true;
-	}
-	return false;
-}
-
 /* The current row into table_slot, as the expression context's scan tuple. */
 void
 row_reader_store(RowReader *reader)

@@ -17,7 +17,10 @@
 
 #include "access/heapam.h"
 #include "access/relscan.h"
+#include "executor/executor.h"
 #include "executor/tuptable.h"
+#include "storage/bufmgr.h"
+#include "utils/rel.h"
 #include "nodes/execnodes.h"
 
 #include "filter_program.h"
@@ -43,8 +46,52 @@ extern void row_reader_begin(RowReader *reader, Snapshot snapshot);
 extern void row_reader_end(RowReader *reader);
 extern BlockNumber row_reader_next_block(RowReader *reader);
 extern void row_reader_read_page(RowReader *reader, BlockNumber block);
-extern bool row_reader_next_row(RowReader *reader);
 extern Datum row_reader_eval(RowReader *reader, ExprState *expr, bool *isnull);
 extern void row_reader_store(RowReader *reader);
+
+/*
+ * The page's next visible row that passes the quals, in reader->tuple (and
+ * in table_slot when there are interpreted quals); false at the end of the
+ * page.
+ */
+static inline bool
+row_reader_next_row(RowReader *reader)
+{
+	HeapScanDesc scan = reader->scan;
+	Page		page = BufferGetPage(scan->rs_cbuf);
+	TupleDesc	desc = RelationGetDescr(reader->rel);
+
+	while (reader->next_row < scan->rs_ntuples)
+	{
+		OffsetNumber off = scan->rs_vistuples[reader->next_row++];
+		ItemId		item = PageGetItemId(page, off);
+
+		reader->tuple.t_data = (HeapTupleHeader) PageGetItem(page, item);
+		reader->tuple.t_len = ItemIdGetLength(item);
+		ItemPointerSet(&reader->tuple.t_self, scan->rs_cblock, off);
+		if (reader->filter && !filter_program_passes(reader->filter, &reader->tuple, desc))
+			continue;
+		if (reader->table_qual == NULL)
+			return true;
+		row_reader_store(reader);
+		if (ExecQual(reader->table_qual, reader->econtext))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A column of the current row, as heap_getattr gives it, with the common
+ * case inlined: the scan loops call this for every row.
+ */
+static pg_attribute_always_inline Datum
+row_reader_column(RowReader *reader, AttrNumber attno, TupleDesc desc, bool *isnull)
+{
+	HeapTuple	tuple = &reader->tuple;
+
+	if (likely(attno <= HeapTupleHeaderGetNatts(tuple->t_data)))
+		return fastgetattr(tuple, attno, desc, isnull);
+	return heap_getattr(tuple, attno, desc, isnull);
+}
 
 #endif							/* ROW_READER_H */

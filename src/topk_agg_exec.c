@@ -235,20 +235,19 @@ offer(TopkAggScanState *ts, GroupEntry *entry, int i, uint64 key, Datum result,
 static void
 offer_row(TopkAggScanState *ts, GroupEntry *entry)
 {
-	HeapTuple	tuple = &ts->reader.tuple;
 	TupleDesc	desc = RelationGetDescr(ts->css.ss.ss_currentRelation);
 
 	for (int i = 0; i < ts->naggs; i++)
 	{
 		AggSpec    *agg = &ts->aggs[i];
 		bool		isnull;
-		Datum		value = heap_getattr(tuple, agg->value_attno, desc, &isnull);
+		Datum		value = row_reader_column(&ts->reader, agg->value_attno, desc, &isnull);
 		Datum		result = value;
 
 		if (isnull)
 			continue;
 		if (agg->result_attno)
-			result = heap_getattr(tuple, agg->result_attno, desc, &isnull);
+			result = row_reader_column(&ts->reader, agg->result_attno, desc, &isnull);
 		offer(ts, entry, i, key_of_datum(agg->key_type, value, agg->largest), result, isnull);
 	}
 }
@@ -261,7 +260,6 @@ offer_row(TopkAggScanState *ts, GroupEntry *entry)
 static void
 ship_row(TopkAggScanState *ts, Datum group)
 {
-	HeapTuple	tuple = &ts->reader.tuple;
 	TupleDesc	desc = RelationGetDescr(ts->css.ss.ss_currentRelation);
 	bool		shipped = false;
 
@@ -269,7 +267,7 @@ ship_row(TopkAggScanState *ts, Datum group)
 	{
 		AggSpec    *agg = &ts->aggs[i];
 		bool		isnull;
-		Datum		value = heap_getattr(tuple, agg->value_attno, desc, &isnull);
+		Datum		value = row_reader_column(&ts->reader, agg->value_attno, desc, &isnull);
 		Datum		result = value;
 		uint64		key;
 
@@ -278,7 +276,7 @@ ship_row(TopkAggScanState *ts, Datum group)
 		key = key_of_datum(agg->key_type, value, agg->largest);
 		if (agg->result_attno)
 		{
-			result = heap_getattr(tuple, agg->result_attno, desc, &isnull);
+			result = row_reader_column(&ts->reader, agg->result_attno, desc, &isnull);
 			if (isnull)
 			{
 				offer(ts, group_entry(ts, group, false), i, key, result, true);
@@ -370,7 +368,7 @@ run_groups(TopkAggScanState *ts)
 			Datum		group = 0;
 
 			if (ts->group_attno)
-				group = heap_getattr(&ts->reader.tuple, ts->group_attno, desc, &isnull);
+				group = row_reader_column(&ts->reader, ts->group_attno, desc, &isnull);
 			if (ts->backend == BACKEND_GPU && !isnull)
 				ship_row(ts, group);
 			else

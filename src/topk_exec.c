@@ -326,7 +326,7 @@ scan_keys(TopkScanState *ts, KeySink *sink)
 			Datum		d;
 
 			if (attno > 0)
-				d = heap_getattr(&ts->reader.tuple, attno, desc, &isnull);
+				d = row_reader_column(&ts->reader, attno, desc, &isnull);
 			else if (ts->key_program)
 			{
 				double		value = 0;
