@@ -433,3 +433,15 @@ device_backend_name(TopkBackend backend)
 	}
 	return "none usable";
 }
+
+/* Check a GPU call that may have waited for the device; the time since start is added to *wait_ms. */
+void
+device_check_timed(GpuStatus status, instr_time start, double *wait_ms, const char *action)
+{
+	instr_time	end;
+
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, start);
+	*wait_ms += INSTR_TIME_GET_MILLISEC(end);
+	device_check(status, action);
+}

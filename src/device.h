@@ -8,6 +8,8 @@
 #ifndef DEVICE_H
 #define DEVICE_H
 
+#include "portability/instr_time.h"
+
 #include "gpu_api.h"
 
 typedef enum TopkBackend
@@ -49,6 +51,8 @@ extern TopkBackend device_choose_backend(void);
 
 extern const char *device_backend_name(TopkBackend backend);
 extern void device_check(GpuStatus status, const char *action);
+extern void device_check_timed(GpuStatus status, instr_time start, double *wait_ms,
+							   const char *action);
 extern DeviceBuffer *device_alloc(MemoryContext owner, size_t size);
 extern DeviceBuffer *device_pinned_acquire(MemoryContext owner, size_t size);
 extern void device_buffer_release(DeviceBuffer *buf);

@@ -62,18 +62,6 @@ group_sink_create(uint64 k)
 	return sink;
 }
 
-/* Check a GPU call that may wait for the device, and count the wait. */
-static void
-check_timed(GroupSink *sink, GpuStatus status, instr_time start, const char *action)
-{
-	instr_time	end;
-
-	INSTR_TIME_SET_CURRENT(end);
-	INSTR_TIME_SUBTRACT(end, start);
-	sink->wait_ms += INSTR_TIME_GET_MILLISEC(end);
-	device_check(status, action);
-}
-
 /* Hand the batch to the GPU and start a new one. */
 void
 group_sink_flush(GroupSink *sink)
@@ -88,7 +76,8 @@ group_sink_flush(GroupSink *sink)
 	/* the other buffer is about to be filled: its copy must be over */
 	INSTR_TIME_SET_CURRENT(start);
 	if (sink->copying)
-		check_timed(sink, gpu_grouped_wait_input(sink->gpu), start, "copy rows to the GPU");
+		device_check_timed(gpu_grouped_wait_input(sink->gpu), start, &sink->wait_ms,
+						   "copy rows to the GPU");
 	device_check(gpu_grouped_push(sink->gpu, sink->keys, sink->payloads, n),
 				 "copy rows to the GPU");
 	sink->copying = true;
@@ -104,7 +93,7 @@ group_sink_result(GroupSink *sink, const GroupedKey **keys, const uint64 **paylo
 
 	group_sink_flush(sink);
 	INSTR_TIME_SET_CURRENT(start);
-	check_timed(sink, gpu_grouped_result(sink->gpu, keys, payloads, count), start,
+	device_check_timed(gpu_grouped_result(sink->gpu, keys, payloads, count), start, &sink->wait_ms,
 				"select the top k of each group on the GPU");
 	gpu_grouped_times(sink->gpu, &sink->copy_ms, &sink->kernel_ms);
 }

@@ -83,18 +83,6 @@ key_sink_create(int key_width, uint64 k, TopkMode mode, GpuTopkAlgorithm algorit
 	return sink;
 }
 
-/* Check a GPU call that may wait for the device, and count the wait. */
-static void
-gpu_check_timed(KeySink *sink, GpuStatus status, instr_time start, const char *action)
-{
-	instr_time	end;
-
-	INSTR_TIME_SET_CURRENT(end);
-	INSTR_TIME_SUBTRACT(end, start);
-	sink->wait_ms += INSTR_TIME_GET_MILLISEC(end);
-	device_check(status, action);
-}
-
 /* Hand the batch to the backend and start a new one. */
 void
 key_sink_flush(KeySink *sink)
@@ -115,7 +103,8 @@ key_sink_flush(KeySink *sink)
 	/* the other buffer is about to be filled: its copy must be over */
 	INSTR_TIME_SET_CURRENT(start);
 	if (sink->copying)
-		gpu_check_timed(sink, gpu_topk_wait_input(sink->gpu), start, "copy keys to the GPU");
+		device_check_timed(gpu_topk_wait_input(sink->gpu), start, &sink->wait_ms,
+						   "copy keys to the GPU");
 	device_check(gpu_topk_push(sink->gpu, sink->batch, n), "copy keys to the GPU");
 	sink->copying = true;
 	sink->filling = 1 - sink->filling;
@@ -136,7 +125,7 @@ key_sink_result(KeySink *sink, TopkResult *result)
 		return;
 	}
 	INSTR_TIME_SET_CURRENT(start);
-	gpu_check_timed(sink, gpu_topk_result(sink->gpu, result), start,
+	device_check_timed(gpu_topk_result(sink->gpu, result), start, &sink->wait_ms,
 					"select the top k on the GPU");
 	gpu_topk_stream_times(sink->gpu, &sink->copy_ms, &sink->kernel_ms);
 }
