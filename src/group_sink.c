@@ -93,7 +93,7 @@ group_sink_result(GroupSink *sink, const GroupedKey **keys, const uint64 **paylo
 
 	group_sink_flush(sink);
 	INSTR_TIME_SET_CURRENT(start);
-	device_check_timed(gpu_grouped_result(sink->gpu, keys, payloads, count), start, &sink->wait_ms,
-				"select the top k of each group on the GPU");
+	device_check_timed(gpu_grouped_result(sink->gpu, keys, payloads, count), start,
+					   &sink->wait_ms, "select the top k of each group on the GPU");
 	gpu_grouped_times(sink->gpu, &sink->copy_ms, &sink->kernel_ms);
 }

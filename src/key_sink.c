@@ -126,7 +126,7 @@ key_sink_result(KeySink *sink, TopkResult *result)
 	}
 	INSTR_TIME_SET_CURRENT(start);
 	device_check_timed(gpu_topk_result(sink->gpu, result), start, &sink->wait_ms,
-					"select the top k on the GPU");
+					   "select the top k on the GPU");
 	gpu_topk_stream_times(sink->gpu, &sink->copy_ms, &sink->kernel_ms);
 }
 
