@@ -124,6 +124,8 @@ SELECT q, c.* FROM unnest(ARRAY[
   'SELECT g37, gpu_topk(i4, 3) FROM tg WHERE length(name) > 31 AND i2 < 0 GROUP BY g37',
   'SELECT gd, gpu_topk(i4, 3) FROM tg WHERE id < 0 GROUP BY gd',
   'SELECT gpu_topk(i4, 3) FROM tg WHERE id < 0',
+  'SELECT g, gpu_topk(i4, 3) FROM tg WHERE now() < ''2000-01-01''::timestamptz GROUP BY g',
+  'SELECT gpu_topk(i4, 3) FROM tg WHERE now() > ''2000-01-01''::timestamptz AND i2 > 0',
   'SELECT g, gpu_topk(i4, 3) FROM tg_empty GROUP BY g',
   'SELECT gpu_topk(i4, 3), gpu_bottomk_by(name, f8, 2) FROM tg_empty',
   'SELECT g1000 + 1 AS g, (gpu_topk(f8, 5))[2], cardinality(gpu_bottomk(d, 3)) FROM tg GROUP BY g1000',

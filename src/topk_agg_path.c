@@ -106,7 +106,7 @@ heap_table_of(PlannerInfo *root, RelOptInfo *input_rel)
 	Relation	r;
 	bool		heap;
 
-	if (input_rel->reloptkind != RELOPT_BASEREL ||
+	if (input_rel->reloptkind != RELOPT_BASEREL || IS_DUMMY_REL(input_rel) ||
 		bms_membership(root->all_baserels) != BMS_SINGLETON ||
 		input_rel->lateral_relids != NULL)
 		return NULL;
@@ -348,8 +348,10 @@ topk_agg_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 	path_private = NIL;
 	for (int i = 0; i < AGG_FIELDS; i++)
 		path_private = lappend(path_private, private[i]);
-	path_private = lappend(path_private, extract_actual_clauses(input_rel->baserestrictinfo,
-																false));
+	/* clauses without columns (now() < $1) too: no gating Result is made above this path */
+	path_private = lappend(path_private,
+						   list_concat(extract_actual_clauses(input_rel->baserestrictinfo, true),
+									   extract_actual_clauses(input_rel->baserestrictinfo, false)));
 	path_private = lappend(path_private, scan_exprs);
 
 	path = makeNode(CustomPath);
