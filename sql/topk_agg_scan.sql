@@ -113,7 +113,8 @@ BEGIN
 END $$;
 SELECT used, same, count(*) FROM scan_checks GROUP BY used, same;
 
--- WHERE clauses (compiled, interpreted, matching nothing), empty tables,
+-- WHERE clauses (compiled, interpreted, matching nothing), empty tables (the
+-- one grouped is left to PostgreSQL: its column has no statistics),
 -- expressions over the aggregates, several aggregates, ORDER BY and LIMIT above
 TRUNCATE scan_checks;
 INSERT INTO scan_checks
@@ -126,6 +127,7 @@ SELECT q, c.* FROM unnest(ARRAY[
   'SELECT gpu_topk(i4, 3) FROM tg WHERE id < 0',
   'SELECT g, gpu_topk(i4, 3) FROM tg WHERE now() < ''2000-01-01''::timestamptz GROUP BY g',
   'SELECT gpu_topk(i4, 3) FROM tg WHERE now() > ''2000-01-01''::timestamptz AND i2 > 0',
+  'SELECT g, gpu_topk(i4, 3) FROM tg WHERE tableoid = ''tg''::regclass GROUP BY g',
   'SELECT g, gpu_topk(i4, 3) FROM tg_empty GROUP BY g',
   'SELECT gpu_topk(i4, 3), gpu_bottomk_by(name, f8, 2) FROM tg_empty',
   'SELECT g1000 + 1 AS g, (gpu_topk(f8, 5))[2], cardinality(gpu_bottomk(d, 3)) FROM tg GROUP BY g1000',
@@ -143,6 +145,27 @@ EXPLAIN (COSTS OFF) SELECT gpu_bottomk_by(name, ts, 2), gpu_topk(i8, 3) FROM tg;
 EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF)
 SELECT g37, gpu_topk(f8, 10) FROM tg GROUP BY g37;
 
+-- in a subquery, its WHERE clause shown with the table's columns
+EXPLAIN (COSTS OFF)
+SELECT * FROM tg_empty e, (SELECT g, gpu_topk(f8, 3) FROM tg WHERE id % 2 = 0 AND i4 > 0 GROUP BY g) s
+WHERE e.g = s.g;
+-- the rows' tableoid (also for the GpuTopK scan, which reads rows the same
+-- way); the scan is not planned for other system columns
+DO $$
+DECLARE
+  line text;
+  scan boolean := false;
+BEGIN
+  FOR line IN EXPLAIN (COSTS OFF)
+      SELECT id FROM tg WHERE tableoid = 'tg'::regclass ORDER BY f8 DESC LIMIT 3 LOOP
+    scan := scan OR line LIKE '%(GpuTopK)%';
+  END LOOP;
+  RAISE NOTICE 'planned as GpuTopK: %', scan;
+END $$;
+SELECT count(*) FROM (SELECT id FROM tg WHERE tableoid = 'tg'::regclass ORDER BY f8 DESC LIMIT 3) s;
+SELECT tableoid::regclass, id FROM tg ORDER BY f8 DESC NULLS LAST, id LIMIT 2;
+EXPLAIN (COSTS OFF) SELECT ctid, id FROM tg ORDER BY f8 DESC LIMIT 2;
+
 -- what the node does not take: PostgreSQL's Agg answers
 EXPLAIN (COSTS OFF) SELECT g, gpu_topk(f8, 10) FROM tg GROUP BY g HAVING count(*) > 1;
 EXPLAIN (COSTS OFF) SELECT name, gpu_topk(f8, 10) FROM tg GROUP BY name;
@@ -155,10 +178,27 @@ EXPLAIN (COSTS OFF) SELECT g, gpu_topk(f8, 10 ORDER BY f8) FROM tg GROUP BY g;
 SET work_mem = '64kB';
 EXPLAIN (COSTS OFF) SELECT id, gpu_topk(f8, 10) FROM tg GROUP BY id;
 RESET work_mem;
+-- nor a grouping column without statistics (its groups could be any number)
+CREATE TABLE tg_fresh WITH (autovacuum_enabled = off) AS SELECT * FROM tg;
+EXPLAIN (COSTS OFF) SELECT g, gpu_topk(f8, 10) FROM tg_fresh GROUP BY g;
+-- nor a table with row-level security, for a role it applies to: its
+-- policies' clauses must run first
+CREATE TABLE tg_rls AS SELECT * FROM tg;
+ALTER TABLE tg_rls ENABLE ROW LEVEL SECURITY;
+CREATE POLICY even ON tg_rls USING (id % 2 = 0);
+ANALYZE tg_rls;
+CREATE ROLE regress_gputopk_reader;
+GRANT SELECT ON tg_rls TO regress_gputopk_reader;
+GRANT EXECUTE ON FUNCTION agg_scan_check(text) TO regress_gputopk_reader;
+SET ROLE regress_gputopk_reader;
+SELECT * FROM agg_scan_check('SELECT g, gpu_topk(f8, 3) FROM tg_rls GROUP BY g');
+RESET ROLE;
+REVOKE ALL ON tg_rls FROM regress_gputopk_reader;
+DROP ROLE regress_gputopk_reader;
 RESET gputopk.device;
 -- bad k still gets the aggregates' own errors
 SELECT g, gpu_topk(f8, 0) FROM tg GROUP BY g;
 
 DROP FUNCTION agg_scan_check(text);
-DROP TABLE tg, tg_empty;
+DROP TABLE tg, tg_empty, tg_fresh, tg_rls;
 RESET gputopk.min_table_rows;

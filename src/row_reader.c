@@ -34,6 +34,7 @@ row_reader_begin(RowReader *reader, Snapshot snapshot)
 		elog(ERROR, "gputopk: the scan's snapshot is not an MVCC snapshot");
 	reader->next_block = 0;
 	reader->next_row = 0;
+	reader->tuple.t_tableOid = RelationGetRelid(rel);
 }
 
 void

@@ -272,11 +272,12 @@ topk_agg_k_is_valid(int32 k)
 }
 
 bool
-topk_agg_transfn(PGFunction transfn, bool *largest, bool *by)
+topk_agg_functions(PGFunction transfn, PGFunction finalfn, bool *largest, bool *by)
 {
 	*largest = transfn == gputopk_topk_trans || transfn == gputopk_topk_by_trans;
 	*by = transfn == gputopk_topk_by_trans || transfn == gputopk_bottomk_by_trans;
-	return *largest || *by || transfn == gputopk_bottomk_trans;
+	return finalfn == gputopk_topk_final &&
+		(*largest || *by || transfn == gputopk_bottomk_trans);
 }
 
 /* The k in argument arg, checked. */

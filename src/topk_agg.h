@@ -15,10 +15,12 @@
 typedef struct TopkAggState TopkAggState;
 
 /*
- * Whether a transition function is one of the top-k aggregates', and
- * which: gpu_topk* (largest) or gpu_bottomk*, the _by forms (by) or not.
+ * Whether an aggregate's transition and final functions are those of a
+ * top-k aggregate, and which: gpu_topk* (largest) or gpu_bottomk*, the _by
+ * forms (by) or not.
  */
-extern bool topk_agg_transfn(PGFunction transfn, bool *largest, bool *by);
+extern bool topk_agg_functions(PGFunction transfn, PGFunction finalfn, bool *largest,
+							   bool *by);
 
 /* Whether k is one the aggregates accept (else their transition functions raise an error). */
 extern bool topk_agg_k_is_valid(int32 k);

@@ -30,6 +30,7 @@
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "rewrite/rewriteManip.h"
 #include "portability/instr_time.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -157,6 +158,7 @@ begin_topk_agg_scan(CustomScanState *node, EState *estate, int eflags)
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 	List	   *private = cscan->custom_private;
 	TupleDesc	table_desc = RelationGetDescr(node->ss.ss_currentRelation);
+	List	   *where;
 	bool		fixed = node->ss.ps.scanopsfixed;
 
 	ts->group_attno = linitial_int(list_nth(private, AGG_FIELD_GROUP_ATTNO));
@@ -188,9 +190,11 @@ begin_topk_agg_scan(CustomScanState *node, EState *estate, int eflags)
 											  &estate->es_tupleTable);
 	/* the WHERE clause is over the table's slots, of any type */
 	node->ss.ps.scanopsfixed = false;
-	ts->reader.filter = filter_program_compile(list_nth(private, AGG_FIELDS),
-											   linitial_int(list_nth(private, AGG_FIELD_RELID)),
-											   &node->ss.ps,
+	/* the WHERE clause's Vars as planned, renumbered as the scan's (in a subquery they differ) */
+	where = copyObject(list_nth(private, AGG_FIELDS));
+	ChangeVarNodes((Node *) where, linitial_int(list_nth(private, AGG_FIELD_RELID)),
+				   cscan->scan.scanrelid, 0);
+	ts->reader.filter = filter_program_compile(where, cscan->scan.scanrelid, &node->ss.ps,
 											   &ts->interpreted);
 	ts->reader.table_qual = ExecInitQual(ts->interpreted, &node->ss.ps);
 	node->ss.ps.scanopsfixed = fixed;
@@ -341,7 +345,7 @@ run_groups(TopkAggScanState *ts)
 	instr_time	end;
 
 	INSTR_TIME_SET_CURRENT(start);
-	ts->run_cxt = AllocSetContextCreate(CurrentMemoryContext, "GpuTopKAgg groups",
+	ts->run_cxt = AllocSetContextCreate(ts->css.ss.ps.state->es_query_cxt, "GpuTopKAgg groups",
 										ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(ts->run_cxt);
 	ts->groups = groups_create(ts->run_cxt, 256, NULL);

@@ -14,10 +14,12 @@
  *	   equality of the stored value (integers, date, timestamps, bool);
  *	 - every aggregate is one of the top-k aggregates, over columns of the
  *	   table, with a constant valid k and no DISTINCT, ORDER BY or FILTER;
- *	 - the WHERE clause has no subqueries and no outer references;
- *	 - the groups' states, as estimated, fit in hash_mem (work_mem times
- *	   hash_mem_multiplier): the node does not spill, so larger groupings
- *	   are left to PostgreSQL's HashAggregate, which does.
+ *	 - the WHERE clause has no subqueries and no outer references, and the
+ *	   table no row-level security policy or security barrier view;
+ *	 - the groups' states, as estimated from the grouping column's
+ *	   statistics, fit in hash_mem (work_mem times hash_mem_multiplier): the
+ *	   node does not spill, so larger groupings, and groupings of a column
+ *	   without statistics, are left to PostgreSQL's HashAggregate, which does.
  *
  * The plan's custom_scan_tlist holds the grouping column and the Aggrefs;
  * the node returns one tuple of those per group and projects the query's
@@ -165,8 +167,9 @@ static bool
 add_aggregate(Aggref *aggref, Index relid, List **private)
 {
 	HeapTuple	tuple;
-	Oid			transfn;
-	FmgrInfo	finfo;
+	Form_pg_aggregate agg;
+	FmgrInfo	transfn;
+	FmgrInfo	finalfn;
 	bool		largest;
 	bool		by;
 	TargetEntry *value_tle;
@@ -183,10 +186,16 @@ add_aggregate(Aggref *aggref, Index relid, List **private)
 	tuple = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggref->aggfnoid));
 	if (!HeapTupleIsValid(tuple))
 		return false;
-	transfn = ((Form_pg_aggregate) GETSTRUCT(tuple))->aggtransfn;
+	agg = (Form_pg_aggregate) GETSTRUCT(tuple);
+	if (!OidIsValid(agg->aggfinalfn))
+	{
+		ReleaseSysCache(tuple);
+		return false;
+	}
+	fmgr_info(agg->aggtransfn, &transfn);
+	fmgr_info(agg->aggfinalfn, &finalfn);
 	ReleaseSysCache(tuple);
-	fmgr_info(transfn, &finfo);
-	if (!topk_agg_transfn(finfo.fn_addr, &largest, &by) ||
+	if (!topk_agg_functions(transfn.fn_addr, finalfn.fn_addr, &largest, &by) ||
 		list_length(aggref->args) != (by ? 3 : 2))
 		return false;
 	value_tle = list_nth_node(TargetEntry, aggref->args, by ? 1 : 0);
@@ -268,19 +277,22 @@ contains_exec_param(Node *node, void *context)
 }
 
 /*
- * Whether the WHERE clause can be evaluated on the table's rows alone: no
- * subqueries, no values from outside the query level.
+ * Whether the node can evaluate the WHERE clause: on the table's rows alone
+ * (no subqueries, no values from outside the query level), and with no
+ * row-level security policy or security barrier view, whose clauses must run
+ * before the user's (the node runs compiled clauses first).
  */
 static bool
-where_clause_is_local(RelOptInfo *rel)
+where_clause_is_plain(RelOptInfo *rel)
 {
 	ListCell   *lc;
 
 	foreach(lc, rel->baserestrictinfo)
 	{
-		Node	   *clause = (Node *) lfirst_node(RestrictInfo, lc)->clause;
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
 
-		if (contain_subplans(clause) || contains_exec_param(clause, NULL))
+		if (rinfo->security_level > 0 || contain_subplans((Node *) rinfo->clause) ||
+			contains_exec_param((Node *) rinfo->clause, NULL))
 			return false;
 	}
 	return true;
@@ -318,6 +330,8 @@ topk_agg_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 	List	   *private[AGG_FIELDS];
 	List	   *scan_exprs;
 	List	   *path_private;
+	RangeTblEntry *rte;
+	EstimationInfo estimate;
 	CustomPath *path;
 	double		groups;
 	double		rows_per_group;
@@ -331,13 +345,18 @@ topk_agg_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 		parse->commandType != CMD_SELECT || parse->groupingSets != NIL ||
 		parse->havingQual != NULL || parse->hasTargetSRFs ||
 		input_rel->tuples < gputopk_min_table_rows ||
-		heap_table_of(root, input_rel) == NULL || !where_clause_is_local(input_rel) ||
+		(rte = heap_table_of(root, input_rel)) == NULL || rte->securityQuals != NIL ||
+		!where_clause_is_plain(input_rel) ||
 		!private_of(root, output_rel, input_rel->relid, private, &scan_exprs))
 		return;
 
+	/* the node keeps every group in memory: it needs the column's statistics */
+	estimate.flags = 0;
 	groups = parse->groupClause == NIL ? 1.0 :
-		estimate_num_groups(root, scan_exprs == NIL ? NIL : list_make1(linitial(scan_exprs)),
-							input_rel->rows, NULL, NULL);
+		estimate_num_groups(root, list_make1(linitial(scan_exprs)), input_rel->rows, NULL,
+							&estimate);
+	if (estimate.flags & SELFLAG_USED_DEFAULT)
+		return;
 	rows_per_group = Max(input_rel->rows, 1.0) / Max(groups, 1.0);
 	foreach(lc, private[AGG_FIELD_KS])
 		state_bytes += TOPK_AGG_STATE_BYTES +

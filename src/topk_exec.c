@@ -533,11 +533,17 @@ next_sorted(ScanState *ss)
 		return ExecClearTuple(ss->ss_ScanTupleSlot);
 	ts->returned++;
 	if (ts->sort_input == NULL)
-		return ExecCopySlot(ss->ss_ScanTupleSlot, ts->sorted_slot);
-	/* the table's columns of the sorted row */
-	copy_columns(ss->ss_ScanTupleSlot, ts->sorted_slot,
-				 ss->ss_ScanTupleSlot->tts_tupleDescriptor->natts);
-	return ExecStoreVirtualTuple(ss->ss_ScanTupleSlot);
+		ExecCopySlot(ss->ss_ScanTupleSlot, ts->sorted_slot);
+	else
+	{
+		/* the table's columns of the sorted row */
+		copy_columns(ss->ss_ScanTupleSlot, ts->sorted_slot,
+					 ss->ss_ScanTupleSlot->tts_tupleDescriptor->natts);
+		ExecStoreVirtualTuple(ss->ss_ScanTupleSlot);
+	}
+	/* a sorted row is a copy: of the system columns it keeps tableoid (the planner allows no other) */
+	ss->ss_ScanTupleSlot->tts_tableOid = RelationGetRelid(ss->ss_currentRelation);
+	return ss->ss_ScanTupleSlot;
 }
 
 static bool

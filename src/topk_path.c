@@ -21,6 +21,7 @@
 
 #include <math.h>
 
+#include "access/sysattr.h"
 #include "access/table.h"
 #include "catalog/pg_am_d.h"
 #include "catalog/pg_class_d.h"
@@ -76,6 +77,8 @@ static bool
 query_is_topk(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 {
 	Query	   *parse = root->parse;
+	Bitmapset  *attnos = NULL;
+	ListCell   *lc;
 
 	if (parse->commandType != CMD_SELECT || parse->limitCount == NULL ||
 		parse->sortClause == NIL || root->sort_pathkeys == NIL ||
@@ -106,6 +109,17 @@ query_is_topk(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 	/* rows are found again by re-reading their pages: quals must repeat */
 	if (contain_volatile_functions((Node *) rel->baserestrictinfo))
 		return false;
+	/* rows come back as sorted copies, without their ctid, xmin, ... */
+	pull_varattnos((Node *) rel->reltarget->exprs, rel->relid, &attnos);
+	foreach(lc, rel->baserestrictinfo)
+		pull_varattnos((Node *) lfirst_node(RestrictInfo, lc)->clause, rel->relid, &attnos);
+	for (int i = -1; (i = bms_next_member(attnos, i)) >= 0;)
+	{
+		AttrNumber	attno = i + FirstLowInvalidHeapAttributeNumber;
+
+		if (attno < 0 && attno != TableOidAttributeNumber)
+			return false;
+	}
 	return true;
 }
 
