@@ -42,6 +42,7 @@
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
+#include "optimizer/planmain.h"
 #include "optimizer/planner.h"
 #include "optimizer/restrictinfo.h"
 #include "optimizer/tlist.h"
@@ -391,6 +392,31 @@ topk_agg_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 	add_path(output_rel, &path->path);
 }
 
+static bool
+record_function(Oid funcid, void *context)
+{
+	record_plan_function_dependency((PlannerInfo *) context, funcid);
+	return false;
+}
+
+/*
+ * What set_plan_references records for the expressions it sees, for the
+ * WHERE clause, which it does not see: the functions it calls and the
+ * relations it names, so that a cached plan is invalidated when they change.
+ */
+static bool
+record_dependencies(Node *node, PlannerInfo *root)
+{
+	if (node == NULL)
+		return false;
+	check_functions_in_node(node, record_function, root);
+	if (IsA(node, Const) && ((Const *) node)->consttype == REGCLASSOID &&
+		!((Const *) node)->constisnull)
+		root->glob->relationOids = lappend_oid(root->glob->relationOids,
+											   DatumGetObjectId(((Const *) node)->constvalue));
+	return expression_tree_walker(node, record_dependencies, root);
+}
+
 static Plan *
 plan_topk_agg_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 				   List *tlist, List *clauses, List *custom_plans)
@@ -406,8 +432,9 @@ plan_topk_agg_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 		scan_tlist = lappend(scan_tlist, makeTargetEntry(copyObject(lfirst(lc)),
 														 list_length(scan_tlist) + 1,
 														 NULL, false));
-	/* the WHERE clause is not seen by set_plan_references: its functions are looked up here */
+	/* the WHERE clause is not seen by set_plan_references: what it does is done here */
 	fix_opfuncids((Node *) where);
+	record_dependencies((Node *) where, root);
 	cscan->scan.plan.targetlist = tlist;
 	cscan->scan.plan.qual = NIL;
 	cscan->scan.scanrelid = bms_singleton_member(root->all_baserels);
