@@ -108,7 +108,7 @@ _PG_init(void)
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("gputopk.min_table_rows",
-							"Tables with fewer rows than this keep PostgreSQL's own top-k plans.",
+							"Tables with fewer rows than this keep PostgreSQL's own plans (top-k and GROUP BY).",
 							"The planner's estimate of the table's rows is compared.",
 							&gputopk_min_table_rows,
 							10000,
