@@ -8,13 +8,36 @@
  */
 #include "postgres.h"
 
+#include "access/table.h"
 #include "access/tableam.h"
+#include "catalog/pg_am_d.h"
+#include "catalog/pg_class_d.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
 
 #include "row_reader.h"
+
+/*
+ * Whether a range table entry is a table the reader can read: a plain heap
+ * table (its pages in the heap's format), read whole (no inheritance
+ * children, no TABLESAMPLE).  For the planner.
+ */
+bool
+row_reader_can_read(RangeTblEntry *rte)
+{
+	Relation	rel;
+	bool		heap;
+
+	if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION || rte->inh ||
+		rte->tablesample != NULL)
+		return false;
+	rel = table_open(rte->relid, NoLock);
+	heap = rel->rd_rel->relam == HEAP_TABLE_AM_OID;
+	table_close(rel, NoLock);
+	return heap;
+}
 
 /* Start reading the table, in this process alone or in parallel. */
 void

@@ -22,6 +22,7 @@
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
 #include "nodes/execnodes.h"
+#include "nodes/parsenodes.h"
 
 #include "filter_program.h"
 
@@ -42,6 +43,7 @@ typedef struct RowReader
 	int			next_row;		/* among the page's visible rows */
 } RowReader;
 
+extern bool row_reader_can_read(RangeTblEntry *rte);
 extern void row_reader_begin(RowReader *reader, Snapshot snapshot);
 extern void row_reader_end(RowReader *reader);
 extern BlockNumber row_reader_next_block(RowReader *reader);

@@ -280,6 +280,21 @@ topk_agg_functions(PGFunction transfn, PGFunction finalfn, bool *largest, bool *
 		(*largest || *by || transfn == gputopk_bottomk_trans);
 }
 
+/* A new, empty state of the same aggregate as model: its type facts are not looked up again. */
+TopkAggState *
+topk_agg_state_like(const TopkAggState *model, MemoryContext context)
+{
+	int32		capacity = Min(model->k, INLINE_ENTRIES);
+	TopkAggState *state = MemoryContextAlloc(context, MAXALIGN(sizeof(TopkAggState)) +
+											 sizeof(AggEntry) * capacity);
+
+	*state = *model;
+	state->count = 0;
+	state->capacity = capacity;
+	state->entries = inline_entries(state);
+	return state;
+}
+
 /* The k in argument arg, checked. */
 static int32
 checked_k(FunctionCallInfo fcinfo, int arg)
@@ -373,8 +388,7 @@ gputopk_topk_combine(PG_FUNCTION_ARGS)
 	if (from == NULL)
 		PG_RETURN_POINTER(into);
 	if (into == NULL)
-		into = topk_agg_state_create(aggcontext, from->value_type, from->largest, from->k,
-						 from->by, from->result_type, from->collation);
+		into = topk_agg_state_like(from, aggcontext);
 	else if (into->k != from->k)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

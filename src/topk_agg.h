@@ -29,6 +29,9 @@ extern TopkAggState *topk_agg_state_create(MemoryContext context, Oid value_type
 										   bool largest, int32 k, bool by,
 										   Oid result_type, Oid collation);
 
+/* A new, empty state of the same aggregate as model: its type facts are not looked up again. */
+extern TopkAggState *topk_agg_state_like(const TopkAggState *model, MemoryContext context);
+
 /* Room for n entries (at most k) in a state; context holds it. */
 extern void topk_agg_reserve(TopkAggState *state, int32 n, MemoryContext context);
 

@@ -53,11 +53,9 @@ typedef struct AggSpec
 	AttrNumber	result_attno;	/* the _by forms' result, or 0: the value */
 	int32		k;
 	bool		largest;
-	Oid			value_type;
-	KeyType		key_type;
-	Oid			result_type;
+	KeyType		key_type;		/* the value's */
 	bool		result_byval;
-	Oid			collation;
+	TopkAggState *model;		/* an empty state, copied for each group */
 	GroupSink  *gpu;			/* during a run on the GPU */
 } AggSpec;
 
@@ -168,19 +166,22 @@ begin_topk_agg_scan(CustomScanState *node, EState *estate, int eflags)
 	for (int i = 0; i < ts->naggs; i++)
 	{
 		AggSpec    *agg = &ts->aggs[i];
-		AttrNumber	result_attno;
+		Oid			value_type;
+		Form_pg_attribute result;
 
 		agg->value_attno = list_nth_int(list_nth(private, AGG_FIELD_VALUE_ATTNOS), i);
 		agg->result_attno = list_nth_int(list_nth(private, AGG_FIELD_RESULT_ATTNOS), i);
 		agg->k = list_nth_int(list_nth(private, AGG_FIELD_KS), i);
 		agg->largest = list_nth_int(list_nth(private, AGG_FIELD_LARGEST), i) != 0;
-		agg->collation = list_nth_oid(list_nth(private, AGG_FIELD_COLLATIONS), i);
-		agg->value_type = TupleDescAttr(table_desc, agg->value_attno - 1)->atttypid;
-		if (!key_type_of(agg->value_type, &agg->key_type))
-			elog(ERROR, "gputopk: no keys for type %s", format_type_be(agg->value_type));
-		result_attno = agg->result_attno ? agg->result_attno : agg->value_attno;
-		agg->result_type = TupleDescAttr(table_desc, result_attno - 1)->atttypid;
-		agg->result_byval = TupleDescAttr(table_desc, result_attno - 1)->attbyval;
+		value_type = TupleDescAttr(table_desc, agg->value_attno - 1)->atttypid;
+		if (!key_type_of(value_type, &agg->key_type))
+			elog(ERROR, "gputopk: no keys for type %s", format_type_be(value_type));
+		result = TupleDescAttr(table_desc,
+							   (agg->result_attno ? agg->result_attno : agg->value_attno) - 1);
+		agg->result_byval = result->attbyval;
+		agg->model = topk_agg_state_create(CurrentMemoryContext, value_type, agg->largest,
+										   agg->k, agg->result_attno != 0, result->atttypid,
+										   list_nth_oid(list_nth(private, AGG_FIELD_COLLATIONS), i));
 		ts->gpu_capable &= agg->result_byval;
 	}
 
@@ -221,73 +222,78 @@ group_entry(TopkAggScanState *ts, uint64 group, bool isnull)
 	return entry;
 }
 
-/* Offer a row (its value's key and its result) to aggregate i's state of a group. */
-static void
-offer(TopkAggScanState *ts, GroupEntry *entry, int i, uint64 key, Datum result,
-	  bool result_isnull)
+/* Aggregate i's state of a group, made at the group's first value. */
+static TopkAggState *
+state_of(TopkAggScanState *ts, GroupEntry *entry, int i)
 {
-	AggSpec    *agg = &ts->aggs[i];
-
 	if (entry->states[i] == NULL)
-		entry->states[i] = topk_agg_state_create(ts->run_cxt, agg->value_type, agg->largest,
-												 agg->k, agg->result_attno != 0,
-												 agg->result_type, agg->collation);
-	topk_agg_offer(entry->states[i], key, result, result_isnull, ts->run_cxt);
+		entry->states[i] = topk_agg_state_like(ts->aggs[i].model, ts->run_cxt);
+	return entry->states[i];
+}
+
+/*
+ * An aggregate's row of the current table row: its value's key and its
+ * result (the value itself but for the _by forms); false when the value is
+ * NULL, which the aggregates skip.
+ */
+static inline bool
+aggregate_row(TopkAggScanState *ts, AggSpec *agg, uint64 *key, Datum *result,
+			  bool *result_isnull)
+{
+	TupleDesc	desc = RelationGetDescr(ts->css.ss.ss_currentRelation);
+	bool		isnull;
+	Datum		value = row_reader_column(&ts->reader, agg->value_attno, desc, &isnull);
+
+	if (isnull)
+		return false;
+	*key = key_of_datum(agg->key_type, value, agg->largest);
+	*result = value;
+	*result_isnull = false;
+	if (agg->result_attno)
+		*result = row_reader_column(&ts->reader, agg->result_attno, desc, result_isnull);
+	return true;
 }
 
 /* The current row into its group's states. */
 static void
 offer_row(TopkAggScanState *ts, GroupEntry *entry)
 {
-	TupleDesc	desc = RelationGetDescr(ts->css.ss.ss_currentRelation);
-
 	for (int i = 0; i < ts->naggs; i++)
 	{
-		AggSpec    *agg = &ts->aggs[i];
-		bool		isnull;
-		Datum		value = row_reader_column(&ts->reader, agg->value_attno, desc, &isnull);
-		Datum		result = value;
+		uint64		key;
+		Datum		result;
+		bool		result_isnull;
 
-		if (isnull)
-			continue;
-		if (agg->result_attno)
-			result = row_reader_column(&ts->reader, agg->result_attno, desc, &isnull);
-		offer(ts, entry, i, key_of_datum(agg->key_type, value, agg->largest), result, isnull);
+		if (aggregate_row(ts, &ts->aggs[i], &key, &result, &result_isnull))
+			topk_agg_offer(state_of(ts, entry, i), key, result, result_isnull, ts->run_cxt);
 	}
 }
 
 /*
  * The current row to the GPU, aggregate by aggregate; what the GPU cannot
- * carry is offered here, and a row that gives the GPU nothing makes its
- * group exist.
+ * carry (a NULL result) is offered here, and a row that gives the GPU
+ * nothing makes its group exist.
  */
 static void
 ship_row(TopkAggScanState *ts, Datum group)
 {
-	TupleDesc	desc = RelationGetDescr(ts->css.ss.ss_currentRelation);
 	bool		shipped = false;
 
 	for (int i = 0; i < ts->naggs; i++)
 	{
-		AggSpec    *agg = &ts->aggs[i];
-		bool		isnull;
-		Datum		value = row_reader_column(&ts->reader, agg->value_attno, desc, &isnull);
-		Datum		result = value;
 		uint64		key;
+		Datum		result;
+		bool		result_isnull;
 
-		if (isnull)
+		if (!aggregate_row(ts, &ts->aggs[i], &key, &result, &result_isnull))
 			continue;
-		key = key_of_datum(agg->key_type, value, agg->largest);
-		if (agg->result_attno)
+		if (result_isnull)
 		{
-			result = row_reader_column(&ts->reader, agg->result_attno, desc, &isnull);
-			if (isnull)
-			{
-				offer(ts, group_entry(ts, group, false), i, key, result, true);
-				continue;
-			}
+			topk_agg_offer(state_of(ts, group_entry(ts, group, false), i), key, result, true,
+						   ts->run_cxt);
+			continue;
 		}
-		group_sink_add(agg->gpu, group, key, result);
+		group_sink_add(ts->aggs[i].gpu, group, key, result);
 		shipped = true;
 	}
 	if (!shipped)
@@ -318,16 +324,14 @@ offer_candidates(TopkAggScanState *ts)
 		ts->gpu_kernel_ms += sink->kernel_ms;
 		for (size_t start = 0; start < count; start = end)
 		{
-			GroupEntry *entry = group_entry(ts, keys[start].group, false);
+			TopkAggState *state = state_of(ts, group_entry(ts, keys[start].group, false), i);
 
 			CHECK_FOR_INTERRUPTS();
 			for (end = start + 1; end < count && keys[end].group == keys[start].group; end++)
 				;
-			offer(ts, entry, i, keys[end - 1].key, (Datum) payloads[end - 1], false);
-			topk_agg_reserve(entry->states[i], (int32) Min(end - start, (size_t) PG_INT32_MAX),
-							 ts->run_cxt);
-			for (size_t j = end - 1; j-- > start;)
-				offer(ts, entry, i, keys[j].key, (Datum) payloads[j], false);
+			topk_agg_reserve(state, (int32) Min(end - start, (size_t) PG_INT32_MAX), ts->run_cxt);
+			for (size_t j = end; j-- > start;)
+				topk_agg_offer(state, keys[j].key, (Datum) payloads[j], false, ts->run_cxt);
 		}
 	}
 }

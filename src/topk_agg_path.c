@@ -30,10 +30,7 @@
  */
 #include "postgres.h"
 
-#include "access/table.h"
 #include "catalog/pg_aggregate.h"
-#include "catalog/pg_am_d.h"
-#include "catalog/pg_class_d.h"
 #include "catalog/pg_type_d.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
@@ -57,6 +54,7 @@
 #include "datum_key.h"
 #include "filter_program.h"
 #include "gputopk.h"
+#include "row_reader.h"
 #include "topk_agg.h"
 #include "topk_agg_scan.h"
 
@@ -106,21 +104,13 @@ static RangeTblEntry *
 heap_table_of(PlannerInfo *root, RelOptInfo *input_rel)
 {
 	RangeTblEntry *rte;
-	Relation	r;
-	bool		heap;
 
 	if (input_rel->reloptkind != RELOPT_BASEREL || IS_DUMMY_REL(input_rel) ||
 		bms_membership(root->all_baserels) != BMS_SINGLETON ||
 		input_rel->lateral_relids != NULL)
 		return NULL;
 	rte = planner_rt_fetch(input_rel->relid, root);
-	if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION || rte->inh ||
-		rte->tablesample != NULL)
-		return NULL;
-	r = table_open(rte->relid, NoLock);
-	heap = r->rd_rel->relam == HEAP_TABLE_AM_OID;
-	table_close(r, NoLock);
-	return heap ? rte : NULL;
+	return row_reader_can_read(rte) ? rte : NULL;
 }
 
 /*

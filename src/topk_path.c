@@ -22,9 +22,6 @@
 #include <math.h>
 
 #include "access/sysattr.h"
-#include "access/table.h"
-#include "catalog/pg_am_d.h"
-#include "catalog/pg_class_d.h"
 #include "catalog/pg_type_d.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -44,6 +41,7 @@
 
 #include "datum_key.h"
 #include "filter_program.h"
+#include "row_reader.h"
 #include "gputopk.h"
 #include "topk_scan.h"
 
@@ -103,8 +101,8 @@ query_is_topk(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 	}
 	else if (rel->reloptkind != RELOPT_BASEREL)
 		return false;
-	if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION || rte->inh ||
-		rte->tablesample != NULL)
+	/* rows are found again by page and position */
+	if (!row_reader_can_read(rte))
 		return false;
 	/* rows are found again by re-reading their pages: quals must repeat */
 	if (contain_volatile_functions((Node *) rel->baserestrictinfo))
@@ -376,15 +374,6 @@ topk_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	if (!gputopk_enabled || !query_is_topk(root, rel, rte) ||
 		rel->tuples < gputopk_min_table_rows || !sort_keys_of(root, rel, &private))
 		return;
-	/* the rows are found again by page and position: heap tables only */
-	{
-		Relation	r = table_open(rte->relid, NoLock);
-		bool		heap = r->rd_rel->relam == HEAP_TABLE_AM_OID;
-
-		table_close(r, NoLock);
-		if (!heap)
-			return;
-	}
 
 	where = where_clause_cost(root, rel);
 	add_path(rel, &make_topk_path(root, rel, private, 0, where)->path);
