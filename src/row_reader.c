@@ -15,6 +15,7 @@
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "storage/predicate.h"
 #include "utils/rel.h"
 
 #include "row_reader.h"
@@ -82,16 +83,48 @@ row_reader_next_block(RowReader *reader)
 }
 
 /*
- * Read a block: its tuples visible to the snapshot, found by the heap's
- * own page-at-a-time code (which also prunes the page and takes the
- * predicate locks of serializable transactions).
+ * Read a block: the offsets of its tuples visible to the snapshot.  A page
+ * that is all-visible (every tuple on it visible to every snapshot) needs
+ * no check per tuple: its normal line pointers are taken under the share
+ * lock, as the heap's own page-at-a-time code does, without its work per
+ * tuple.  Other pages, and scans that must record serializable conflicts,
+ * go through that code (heapgetpage).  Both prune the page first when it
+ * is worth it.
  */
 void
 row_reader_read_page(RowReader *reader, BlockNumber block)
 {
+	HeapScanDesc scan = reader->scan;
+	Relation	rel = scan->rs_base.rs_rd;
+	Snapshot	snapshot = scan->rs_base.rs_snapshot;
+	Page		page;
+	OffsetNumber lines;
+	int			ntup = 0;
+
 	CHECK_FOR_INTERRUPTS();
-	heapgetpage(&reader->scan->rs_base, block);
 	reader->next_row = 0;
+	if (BufferIsValid(scan->rs_cbuf))
+		ReleaseBuffer(scan->rs_cbuf);
+	scan->rs_cbuf = ReadBufferExtended(rel, MAIN_FORKNUM, block, RBM_NORMAL,
+									   scan->rs_strategy);
+	scan->rs_cblock = block;
+	heap_page_prune_opt(rel, scan->rs_cbuf);
+	LockBuffer(scan->rs_cbuf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(scan->rs_cbuf);
+	TestForOldSnapshot(snapshot, rel, page);
+	if (!PageIsAllVisible(page) || snapshot->takenDuringRecovery ||
+		CheckForSerializableConflictOutNeeded(rel, snapshot))
+	{
+		LockBuffer(scan->rs_cbuf, BUFFER_LOCK_UNLOCK);
+		heapgetpage(&scan->rs_base, block);
+		return;
+	}
+	lines = PageGetMaxOffsetNumber(page);
+	for (OffsetNumber off = FirstOffsetNumber; off <= lines; off++)
+		if (ItemIdIsNormal(PageGetItemId(page, off)))
+			scan->rs_vistuples[ntup++] = off;
+	LockBuffer(scan->rs_cbuf, BUFFER_LOCK_UNLOCK);
+	scan->rs_ntuples = ntup;
 }
 
 /* The current row into table_slot, as the expression context's scan tuple. */
