@@ -187,7 +187,21 @@ SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
 SET gputopk.device = cpu;
+-- the workers GpuTopK asks for: one per 4 * min_parallel_table_scan_size of
+-- table (here any), up to gputopk.max_parallel_workers (default 8)
 EXPLAIN (COSTS OFF) SELECT id, f8 FROM tk WHERE g < 3 ORDER BY f8 DESC, id LIMIT 10;
+SET gputopk.max_parallel_workers = -1;	-- max_parallel_workers_per_gather
+EXPLAIN (COSTS OFF) SELECT id, f8 FROM tk WHERE g < 3 ORDER BY f8 DESC, id LIMIT 10;
+SET max_parallel_workers_per_gather = 0;	-- no parallel plans at all
+EXPLAIN (COSTS OFF) SELECT id, f8 FROM tk WHERE g < 3 ORDER BY f8 DESC, id LIMIT 10;
+SET max_parallel_workers_per_gather = 2;
+ALTER TABLE tk SET (parallel_workers = 3);	-- the table's own setting, up to the cap
+RESET gputopk.max_parallel_workers;
+EXPLAIN (COSTS OFF) SELECT id, f8 FROM tk WHERE g < 3 ORDER BY f8 DESC, id LIMIT 10;
+ALTER TABLE tk RESET (parallel_workers);
+SET min_parallel_table_scan_size = '8MB';	-- tk is smaller: in one process
+EXPLAIN (COSTS OFF) SELECT id, f8 FROM tk WHERE g < 3 ORDER BY f8 DESC, id LIMIT 10;
+SET min_parallel_table_scan_size = 0;
 RESET gputopk.device;
 TRUNCATE checks;
 DO $$

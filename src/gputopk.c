@@ -16,6 +16,7 @@
 #include "access/parallel.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "postmaster/bgworker_internals.h"
 #include "utils/guc.h"
 
 #include "device.h"
@@ -32,6 +33,7 @@ bool		gputopk_enabled = true;
 int			gputopk_device = DEVICE_SETTING_AUTO;
 int			gputopk_pinned_pool_mb = 256;
 int			gputopk_min_table_rows = 10000;
+int			gputopk_max_parallel_workers = 8;
 int			gputopk_algorithm = GPU_TOPK_AUTO;
 
 static const struct config_enum_entry device_options[] = {
@@ -114,6 +116,19 @@ _PG_init(void)
 							10000,
 							0,
 							INT_MAX,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gputopk.max_parallel_workers",
+							"The most parallel workers one GpuTopK scan asks for.",
+							"A scan asks for one worker per four times min_parallel_table_scan_size of table, up to this; -1 follows "
+							"max_parallel_workers_per_gather.  No scan is planned in parallel while "
+							"max_parallel_workers_per_gather is 0.",
+							&gputopk_max_parallel_workers,
+							8,
+							-1,
+							MAX_PARALLEL_WORKER_LIMIT,
 							PGC_USERSET,
 							0,
 							NULL, NULL, NULL);

@@ -54,6 +54,8 @@
  */
 typedef struct TopkShared
 {
+	pg_atomic_uint32 processes;
+	pg_atomic_uint64 pages_read;
 	pg_atomic_uint64 rows_scanned;
 	pg_atomic_uint64 rows_keyed;
 	pg_atomic_uint64 candidates;
@@ -112,7 +114,9 @@ typedef struct TopkScanState
 	double		gpu_wait_ms;
 	double		gpu_copy_ms;
 	double		gpu_kernel_ms;
+	int			processes;		/* that scanned the table */
 	/* summed over runs */
+	uint64		pages_read;
 	uint64		rows_scanned;
 	uint64		rows_keyed;
 	uint64		candidates;
@@ -342,6 +346,7 @@ scan_keys(TopkScanState *ts, KeySink *sink)
 		}
 		if (ordinal > page_first)
 			note_block(ts, block, page_first);
+		ts->pages_read++;
 		ts->rows_scanned += ts->reader.scan->rs_ntuples;
 		InstrCountFiltered1(ts, ts->reader.scan->rs_ntuples - (ordinal - page_first));
 	}
@@ -490,9 +495,14 @@ run_topk(TopkScanState *ts)
 	ts->gpu_copy_ms = sink->copy_ms;
 	ts->gpu_kernel_ms = sink->kernel_ms;
 	ts->candidates += result.count;
+	ts->processes = 1;
+	if (ts->shared)
+		pg_atomic_fetch_add_u32(&ts->shared->processes, 1);
 	if (ts->shared && IsParallelWorker())
 	{
 		/* the leader shows the counts of all processes */
+		pg_atomic_fetch_add_u64(&ts->shared->pages_read, ts->pages_read);
+		ts->pages_read = 0;
 		pg_atomic_fetch_add_u64(&ts->shared->rows_scanned, ts->rows_scanned);
 		pg_atomic_fetch_add_u64(&ts->shared->rows_keyed, keyed);
 		pg_atomic_fetch_add_u64(&ts->shared->candidates, result.count);
@@ -593,6 +603,8 @@ initialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate
 	TopkScanState *ts = (TopkScanState *) node;
 
 	ts->shared = (TopkShared *) coordinate;
+	pg_atomic_init_u32(&ts->shared->processes, 0);
+	pg_atomic_init_u64(&ts->shared->pages_read, 0);
 	pg_atomic_init_u64(&ts->shared->rows_scanned, 0);
 	pg_atomic_init_u64(&ts->shared->rows_keyed, 0);
 	pg_atomic_init_u64(&ts->shared->candidates, 0);
@@ -622,6 +634,8 @@ shutdown_topk_scan(CustomScanState *node)
 
 	if (ts->shared == NULL || IsParallelWorker())
 		return;
+	ts->processes = Max(pg_atomic_exchange_u32(&ts->shared->processes, 0), 1);
+	ts->pages_read += pg_atomic_exchange_u64(&ts->shared->pages_read, 0);
 	ts->rows_scanned += pg_atomic_exchange_u64(&ts->shared->rows_scanned, 0);
 	ts->rows_keyed += pg_atomic_exchange_u64(&ts->shared->rows_keyed, 0);
 	ts->candidates += pg_atomic_exchange_u64(&ts->shared->candidates, 0);
@@ -646,6 +660,21 @@ explain_planned_bound(CustomScan *cscan, ExplainState *es)
 	if (offset != NULL && !((Const *) offset)->constisnull)
 		bound += DatumGetInt64(((Const *) offset)->constvalue);
 	ExplainPropertyInteger("Bound", NULL, bound, es);
+}
+
+/*
+ * How the rows reached the backend: read on the CPU by this many processes,
+ * their keys handed on, at what rate of table pages per second of the scan.
+ */
+static void
+explain_data_path(TopkScanState *ts, ExplainState *es)
+{
+	ExplainPropertyText("Data Path", "heap rows read on the CPU, keys to the backend", es);
+	ExplainPropertyInteger("Scan Processes", NULL, ts->processes, es);
+	ExplainPropertyUInteger("Pages Read", NULL, ts->pages_read, es);
+	if (es->timing && ts->scan_ms > 0)
+		ExplainPropertyFloat("Read Rate", "MB/s",
+							 (double) ts->pages_read * BLCKSZ / (ts->scan_ms * 1000.0), 0, es);
 }
 
 static void
@@ -703,6 +732,7 @@ explain_topk_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	else
 		ExplainPropertyUInteger("Bound", NULL, ts->bound, es);
 	ExplainPropertyText("Mode", ts->mode == TOPK_EXACT ? "exact" : "with ties", es);
+	explain_data_path(ts, es);
 	ExplainPropertyUInteger("Rows Scanned", NULL, ts->rows_scanned, es);
 	ExplainPropertyUInteger("Rows Keyed", NULL, ts->rows_keyed, es);
 	if (ts->backend == BACKEND_GPU)

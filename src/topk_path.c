@@ -51,6 +51,9 @@
 /* cost of handing one row's key to the top-k backend, in cpu_operator_cost */
 #define TOPK_PUSH_COST_FACTOR 0.25
 
+/* parallel workers: one per this many times min_parallel_table_scan_size */
+#define TOPK_WORKER_SHARE 4
+
 /* cost of a WHERE clause the filter program checks, per row, in cpu_operator_cost */
 #define TOPK_COMPILED_CLAUSE_COST_FACTOR 0.25
 
@@ -339,6 +342,32 @@ make_topk_path(PlannerInfo *root, RelOptInfo *rel, List *private, int workers,
 }
 
 /*
+ * The workers a partial path asks for.  GpuTopK reads a table several times
+ * faster than a sequential scan, so where PostgreSQL's heuristic
+ * (compute_parallel_worker) would keep to max_parallel_workers_per_gather,
+ * it asks for a worker per TOPK_WORKER_SHARE times min_parallel_table_scan_size
+ * (32 MB by default: about 10 ms of reading) up to gputopk.max_parallel_workers.  The table's parallel_workers setting
+ * decides where it is set, and max_parallel_workers_per_gather = 0 keeps
+ * every scan in one process, as for PostgreSQL's own scans.
+ */
+static int
+topk_parallel_workers(RelOptInfo *rel)
+{
+	int			cap = gputopk_max_parallel_workers >= 0 ?
+		gputopk_max_parallel_workers : max_parallel_workers_per_gather;
+	double		share;
+
+	if (max_parallel_workers_per_gather == 0)
+		return 0;
+	if (rel->rel_parallel_workers != -1)
+		return Min(rel->rel_parallel_workers, cap);
+	if (rel->pages < (BlockNumber) min_parallel_table_scan_size)
+		return 0;
+	share = Max((double) TOPK_WORKER_SHARE * min_parallel_table_scan_size, 1.0);
+	return (int) Min(cap, Max(1.0, rel->pages / share));
+}
+
+/*
  * Besides the scan in one process, a partial path: each process scans its
  * share of the blocks and returns its own top k + m rows in order, and a
  * Gather Merge above merges them for the Limit.  The true top k + m rows
@@ -354,8 +383,7 @@ add_partial_topk_path(PlannerInfo *root, RelOptInfo *rel, List *private, QualCos
 		!is_parallel_safe(root, parse->limitCount) ||
 		!is_parallel_safe(root, parse->limitOffset))
 		return;
-	workers = compute_parallel_worker(rel, rel->pages, -1,
-									  max_parallel_workers_per_gather);
+	workers = topk_parallel_workers(rel);
 	if (workers <= 0)
 		return;
 	add_partial_path(rel, &make_topk_path(root, rel, private, workers, where)->path);

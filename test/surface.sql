@@ -11,7 +11,8 @@ SELECT volatility_is('gputopk_devices', '{}'::name[], 'volatile');
 
 SELECT results_eq(
     $$SELECT name FROM pg_settings WHERE name LIKE 'gputopk.%' ORDER BY name$$,
-    ARRAY['gputopk.algorithm', 'gputopk.device', 'gputopk.enabled', 'gputopk.min_table_rows',
+    ARRAY['gputopk.algorithm', 'gputopk.device', 'gputopk.enabled', 'gputopk.max_parallel_workers',
+          'gputopk.min_table_rows',
           'gputopk.pinned_pool_size']::text[],
     'the settings are defined');
 SELECT throws_ok('SET gputopk.device = tpu', '22023', NULL,
