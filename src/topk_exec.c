@@ -634,7 +634,7 @@ shutdown_topk_scan(CustomScanState *node)
 
 	if (ts->shared == NULL || IsParallelWorker())
 		return;
-	ts->processes = Max(pg_atomic_exchange_u32(&ts->shared->processes, 0), 1);
+	ts->processes = pg_atomic_exchange_u32(&ts->shared->processes, 0);
 	ts->pages_read += pg_atomic_exchange_u64(&ts->shared->pages_read, 0);
 	ts->rows_scanned += pg_atomic_exchange_u64(&ts->shared->rows_scanned, 0);
 	ts->rows_keyed += pg_atomic_exchange_u64(&ts->shared->rows_keyed, 0);
