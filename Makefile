@@ -76,6 +76,10 @@ endif
 $(shell echo $(VARIANT) | cmp -s - .variant || echo $(VARIANT) > .variant)
 $(shlib): $(CU_OBJS) .variant
 
+# PGXS tracks no header dependencies unless PostgreSQL was configured with
+# --enable-depend: every object is rebuilt when a header changes.
+$(SRC_OBJS) src/gpu_absent.o: $(wildcard src/*.h kernels/*.h)
+
 kernels/%.o: kernels/%.cu $(wildcard kernels/*.h kernels/*.cuh)
 	$(NVCC) $(NVCC_FLAGS) -Ikernels -c $< -o $@
 

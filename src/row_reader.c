@@ -103,6 +103,7 @@ row_reader_read_page(RowReader *reader, BlockNumber block)
 
 	CHECK_FOR_INTERRUPTS();
 	reader->next_row = 0;
+	ItemPointerSetBlockNumber(&reader->tuple.t_self, block);
 	if (BufferIsValid(scan->rs_cbuf))
 		ReleaseBuffer(scan->rs_cbuf);
 	scan->rs_cbuf = ReadBufferExtended(rel, MAIN_FORKNUM, block, RBM_NORMAL,
@@ -117,6 +118,8 @@ row_reader_read_page(RowReader *reader, BlockNumber block)
 	{
 		LockBuffer(scan->rs_cbuf, BUFFER_LOCK_UNLOCK);
 		heapgetpage(&scan->rs_base, block);
+		reader->page = BufferGetPage(scan->rs_cbuf);
+		reader->nrows = scan->rs_ntuples;
 		return;
 	}
 	lines = PageGetMaxOffsetNumber(page);
@@ -125,6 +128,8 @@ row_reader_read_page(RowReader *reader, BlockNumber block)
 			scan->rs_vistuples[ntup++] = off;
 	LockBuffer(scan->rs_cbuf, BUFFER_LOCK_UNLOCK);
 	scan->rs_ntuples = ntup;
+	reader->page = page;
+	reader->nrows = ntup;
 }
 
 /* The current row into table_slot, as the expression context's scan tuple. */

@@ -40,7 +40,10 @@ typedef struct RowReader
 	HeapScanDesc scan;
 	BlockNumber next_block;		/* of a scan in one process */
 	HeapTupleData tuple;		/* the current row, on the scan's page */
-	int			next_row;		/* among the page's visible rows */
+	/* the page being read: its visible rows are scan->rs_vistuples */
+	Page		page;
+	int			nrows;
+	int			next_row;
 } RowReader;
 
 extern bool row_reader_can_read(RangeTblEntry *rte);
@@ -59,19 +62,16 @@ extern void row_reader_store(RowReader *reader);
 static inline bool
 row_reader_next_row(RowReader *reader)
 {
-	HeapScanDesc scan = reader->scan;
-	Page		page = BufferGetPage(scan->rs_cbuf);
-	TupleDesc	desc = RelationGetDescr(reader->rel);
-
-	while (reader->next_row < scan->rs_ntuples)
+	while (reader->next_row < reader->nrows)
 	{
-		OffsetNumber off = scan->rs_vistuples[reader->next_row++];
-		ItemId		item = PageGetItemId(page, off);
+		OffsetNumber off = reader->scan->rs_vistuples[reader->next_row++];
+		ItemId		item = PageGetItemId(reader->page, off);
 
-		reader->tuple.t_data = (HeapTupleHeader) PageGetItem(page, item);
+		reader->tuple.t_data = (HeapTupleHeader) PageGetItem(reader->page, item);
 		reader->tuple.t_len = ItemIdGetLength(item);
-		ItemPointerSet(&reader->tuple.t_self, scan->rs_cblock, off);
-		if (reader->filter && !filter_program_passes(reader->filter, &reader->tuple, desc))
+		ItemPointerSetOffsetNumber(&reader->tuple.t_self, off);
+		if (reader->filter &&
+			!filter_program_passes(reader->filter, &reader->tuple, RelationGetDescr(reader->rel)))
 			continue;
 		if (reader->table_qual == NULL)
 			return true;
