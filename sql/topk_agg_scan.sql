@@ -194,6 +194,7 @@ SET ROLE regress_gputopk_reader;
 SELECT * FROM agg_scan_check('SELECT g, gpu_topk(f8, 3) FROM tg_rls GROUP BY g');
 RESET ROLE;
 REVOKE ALL ON tg_rls FROM regress_gputopk_reader;
+REVOKE ALL ON FUNCTION agg_scan_check(text) FROM regress_gputopk_reader;
 DROP ROLE regress_gputopk_reader;
 RESET gputopk.device;
 -- bad k still gets the aggregates' own errors

@@ -188,9 +188,10 @@ SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
 SET gputopk.device = cpu;
 -- the workers GpuTopK asks for: one per 4 * min_parallel_table_scan_size of
--- table (here any), up to gputopk.max_parallel_workers (default 8)
+-- table (here any), up to gputopk.max_parallel_workers (by default
+-- max_parallel_workers, 8)
 EXPLAIN (COSTS OFF) SELECT id, f8 FROM tk WHERE g < 3 ORDER BY f8 DESC, id LIMIT 10;
-SET gputopk.max_parallel_workers = -1;	-- max_parallel_workers_per_gather
+SET gputopk.max_parallel_workers = 2;
 EXPLAIN (COSTS OFF) SELECT id, f8 FROM tk WHERE g < 3 ORDER BY f8 DESC, id LIMIT 10;
 SET max_parallel_workers_per_gather = 0;	-- no parallel plans at all
 EXPLAIN (COSTS OFF) SELECT id, f8 FROM tk WHERE g < 3 ORDER BY f8 DESC, id LIMIT 10;

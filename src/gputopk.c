@@ -33,7 +33,7 @@ bool		gputopk_enabled = true;
 int			gputopk_device = DEVICE_SETTING_AUTO;
 int			gputopk_pinned_pool_mb = 256;
 int			gputopk_min_table_rows = 10000;
-int			gputopk_max_parallel_workers = 8;
+int			gputopk_max_parallel_workers = -1;
 int			gputopk_algorithm = GPU_TOPK_AUTO;
 
 static const struct config_enum_entry device_options[] = {
@@ -122,11 +122,11 @@ _PG_init(void)
 
 	DefineCustomIntVariable("gputopk.max_parallel_workers",
 							"The most parallel workers one GpuTopK scan asks for.",
-							"A scan asks for one worker per four times min_parallel_table_scan_size of table, up to this; -1 follows "
-							"max_parallel_workers_per_gather.  No scan is planned in parallel while "
-							"max_parallel_workers_per_gather is 0.",
+							"A scan asks for one worker per four times min_parallel_table_scan_size of table, "
+							"up to this; -1 takes max_parallel_workers.  No scan is planned in parallel "
+							"while max_parallel_workers_per_gather is 0.",
 							&gputopk_max_parallel_workers,
-							8,
+							-1,
 							-1,
 							MAX_PARALLEL_WORKER_LIMIT,
 							PGC_USERSET,

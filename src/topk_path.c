@@ -23,6 +23,7 @@
 
 #include "access/sysattr.h"
 #include "catalog/pg_type_d.h"
+#include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/appendinfo.h"
@@ -343,18 +344,21 @@ make_topk_path(PlannerInfo *root, RelOptInfo *rel, List *private, int workers,
 
 /*
  * The workers a partial path asks for.  GpuTopK reads a table several times
- * faster than a sequential scan, so where PostgreSQL's heuristic
- * (compute_parallel_worker) would keep to max_parallel_workers_per_gather,
- * it asks for a worker per TOPK_WORKER_SHARE times min_parallel_table_scan_size
- * (32 MB by default: about 10 ms of reading) up to gputopk.max_parallel_workers.  The table's parallel_workers setting
- * decides where it is set, and max_parallel_workers_per_gather = 0 keeps
- * every scan in one process, as for PostgreSQL's own scans.
+ * faster than a sequential scan and its time falls with every process that
+ * reads, so where PostgreSQL's heuristic (compute_parallel_worker) keeps to
+ * max_parallel_workers_per_gather, it asks for a worker per
+ * TOPK_WORKER_SHARE times min_parallel_table_scan_size of table (32 MB by
+ * default: about 10 ms of reading) up to gputopk.max_parallel_workers, by
+ * default max_parallel_workers: the pool all queries' workers come from.
+ * The table's parallel_workers setting decides where it is set, and
+ * max_parallel_workers_per_gather = 0 keeps every scan in one process, as
+ * for PostgreSQL's own scans.
  */
 static int
 topk_parallel_workers(RelOptInfo *rel)
 {
 	int			cap = gputopk_max_parallel_workers >= 0 ?
-		gputopk_max_parallel_workers : max_parallel_workers_per_gather;
+		gputopk_max_parallel_workers : max_parallel_workers;
 	double		share;
 
 	if (max_parallel_workers_per_gather == 0)
