@@ -138,6 +138,70 @@ SELECT q, c.* FROM unnest(ARRAY[
 SELECT q, used, same FROM scan_checks WHERE NOT (used AND same);
 SELECT used, same, count(*) FROM scan_checks GROUP BY used, same;
 
+-- in parallel: each process groups its share of the table's blocks and
+-- returns its groups' states serialized, and a Finalize Aggregate combines
+-- them (the leader on the GPU where there is one, the workers on the CPU)
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET gputopk.max_parallel_workers = 3;
+TRUNCATE scan_checks;
+DO $$
+DECLARE
+  col text;
+  k int;
+  grp text;
+BEGIN
+  FOREACH col IN ARRAY ARRAY['i2', 'i4', 'i8', 'f4', 'f8', 'd', 'ts', 'tz'] LOOP
+    FOREACH k IN ARRAY ARRAY[1, 5, 40000] LOOP
+      FOREACH grp IN ARRAY ARRAY['', 'g', 'g37', 'b'] LOOP
+        INSERT INTO scan_checks
+        SELECT q, c.* FROM (SELECT format(
+          'SELECT %3$s gpu_topk(%1$s, %2$s), gpu_bottomk_by(id, %1$s, %2$s), gpu_topk_by(name, %1$s, %2$s) FROM tg %4$s',
+          col, k, CASE WHEN grp = '' THEN '' ELSE grp || ',' END,
+          CASE WHEN grp = '' THEN '' ELSE 'GROUP BY ' || grp END) AS q) s,
+          agg_scan_check(q) c;
+      END LOOP;
+    END LOOP;
+  END LOOP;
+END $$;
+INSERT INTO scan_checks
+SELECT q, c.* FROM unnest(ARRAY[
+  'SELECT g, gpu_topk(f8, 4) FROM tg WHERE i4 > 0 GROUP BY g',
+  'SELECT g37, gpu_bottomk_by(name, ts, 2) FROM tg WHERE id % 7 = 3 GROUP BY g37',
+  'SELECT gd, gpu_topk(i4, 3) FROM tg WHERE id < 0 GROUP BY gd',
+  'SELECT gpu_topk(i4, 3) FROM tg WHERE id < 0',
+  'SELECT g, gpu_topk(i4, 3) FROM tg WHERE now() < ''2000-01-01''::timestamptz GROUP BY g',
+  'SELECT g1000 + 1 AS g, (gpu_topk(f8, 5))[2], cardinality(gpu_bottomk(d, 3)) FROM tg GROUP BY g1000',
+  'SELECT g, gpu_topk(i8, 2) AS top FROM tg GROUP BY g ORDER BY top DESC NULLS LAST, g LIMIT 5'
+]) AS q, agg_scan_check(q) c;
+SELECT q, used, same FROM scan_checks WHERE NOT (used AND same);
+SELECT used, same, count(*) FROM scan_checks GROUP BY used, same;
+-- how many of them ran in parallel
+DO $$
+DECLARE
+  q text;
+  line text;
+  parallel int := 0;
+BEGIN
+  FOR q IN SELECT s.q FROM scan_checks s LOOP
+    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+      IF line LIKE '%Parallel Custom Scan (GpuTopKAgg)%' THEN
+        parallel := parallel + 1;
+      END IF;
+    END LOOP;
+  END LOOP;
+  RAISE NOTICE 'parallel GpuTopKAgg plans: % of %', parallel, (SELECT count(*) FROM scan_checks);
+END $$;
+SET gputopk.device = cpu;
+EXPLAIN (COSTS OFF) SELECT g37, gpu_topk(f8, 10) FROM tg WHERE i4 > 0 GROUP BY g37;
+EXPLAIN (COSTS OFF) SELECT gpu_topk(f8, 10), gpu_bottomk_by(name, ts, 2) FROM tg;
+RESET gputopk.device;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET gputopk.max_parallel_workers;
+
 -- the plans (on the CPU backend, so that the output is the same on every machine)
 SET gputopk.device = cpu;
 EXPLAIN (COSTS OFF) SELECT g, gpu_topk(f8, 10) FROM tg WHERE i4 > 0 AND id % 2 = 0 GROUP BY g;

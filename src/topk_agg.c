@@ -411,10 +411,9 @@ typedef struct SerializedHeader
 	int32		count;
 } SerializedHeader;
 
-Datum
-gputopk_topk_serialize(PG_FUNCTION_ARGS)
+bytea *
+topk_agg_serialize(TopkAggState *state)
 {
-	TopkAggState *state = (TopkAggState *) PG_GETARG_POINTER(0);
 	SerializedHeader header = {state->value_type, state->result_type, state->collation,
 	state->largest, state->by, state->k, state->count};
 	Size		size = VARHDRSZ + sizeof(header);
@@ -437,7 +436,13 @@ gputopk_topk_serialize(PG_FUNCTION_ARGS)
 		datumSerialize(state->entries[i].result, state->entries[i].result_isnull,
 					   state->result_byval, state->result_typlen, &p);
 	}
-	PG_RETURN_BYTEA_P(bytes);
+	return bytes;
+}
+
+Datum
+gputopk_topk_serialize(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BYTEA_P(topk_agg_serialize((TopkAggState *) PG_GETARG_POINTER(0)));
 }
 
 Datum

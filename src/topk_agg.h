@@ -46,4 +46,7 @@ extern void topk_agg_offer(TopkAggState *state, uint64 key, Datum result,
 /* The kept results, best first, as an array; NULL without any. */
 extern Datum topk_agg_result(TopkAggState *state, bool *isnull);
 
+/* The state as the aggregates' serialize function gives it, in the current context. */
+extern bytea *topk_agg_serialize(TopkAggState *state);
+
 #endif							/* TOPK_AGG_H */

@@ -21,10 +21,17 @@
  * carry (a NULL group, a NULL result) are offered on the CPU, and a row
  * that gives the GPU nothing still makes its group exist.
  *
+ * In a parallel plan each process groups its share of the table's blocks
+ * (parallel workers on the CPU backend, the leader as gputopk.device says)
+ * and returns its groups' states serialized, for PostgreSQL's Finalize
+ * Aggregate to combine.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
+#include "access/tableam.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
@@ -89,17 +96,33 @@ hash_group(uint64 group)
 #define SH_DEFINE
 #include "lib/simplehash.h"
 
+/*
+ * Shared by the processes of a parallel scan: counts for EXPLAIN ANALYZE,
+ * which the workers add to, and the table scan that hands out blocks (at
+ * AGG_SHARED_SCAN_OFFSET).
+ */
+typedef struct TopkAggShared
+{
+	pg_atomic_uint32 processes;
+	pg_atomic_uint64 rows_scanned;
+	pg_atomic_uint64 groups;
+} TopkAggShared;
+
+#define AGG_SHARED_SCAN_OFFSET MAXALIGN(sizeof(TopkAggShared))
+
 typedef struct TopkAggScanState
 {
 	CustomScanState css;
 
 	/* from the plan */
+	bool		partial;		/* a parallel share: states out, serialized */
 	AttrNumber	group_attno;	/* 0: one group */
 	int			naggs;
 	AggSpec    *aggs;
 	bool		gpu_capable;	/* every result is passed by value */
 	RowReader	reader;
 	List	   *interpreted;	/* the WHERE clauses table_qual evaluates */
+	TopkAggShared *shared;		/* of a parallel scan, or NULL */
 
 	/* per run */
 	bool		done;			/* the groups are ready */
@@ -118,6 +141,7 @@ typedef struct TopkAggScanState
 	double		gpu_copy_ms;
 	double		gpu_kernel_ms;
 	Size		memory_used;
+	int			processes;		/* that scanned the table */
 	/* summed over runs */
 	uint64		rows_scanned;
 	double		scan_ms;
@@ -129,6 +153,11 @@ static TupleTableSlot *exec_topk_agg_scan(CustomScanState *node);
 static void end_topk_agg_scan(CustomScanState *node);
 static void rescan_topk_agg_scan(CustomScanState *node);
 static void explain_topk_agg_scan(CustomScanState *node, List *ancestors, ExplainState *es);
+static Size estimate_shared(CustomScanState *node, ParallelContext *pcxt);
+static void initialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
+static void reinitialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
+static void attach_shared(CustomScanState *node, shm_toc *toc, void *coordinate);
+static void shutdown_topk_agg_scan(CustomScanState *node);
 
 static const CustomExecMethods topk_agg_exec_methods = {
 	.CustomName = TOPK_AGG_SCAN_NAME,
@@ -137,6 +166,11 @@ static const CustomExecMethods topk_agg_exec_methods = {
 	.EndCustomScan = end_topk_agg_scan,
 	.ReScanCustomScan = rescan_topk_agg_scan,
 	.ExplainCustomScan = explain_topk_agg_scan,
+	.EstimateDSMCustomScan = estimate_shared,
+	.InitializeDSMCustomScan = initialize_shared,
+	.ReInitializeDSMCustomScan = reinitialize_shared,
+	.InitializeWorkerCustomScan = attach_shared,
+	.ShutdownCustomScan = shutdown_topk_agg_scan,
 };
 
 Node *
@@ -159,6 +193,7 @@ begin_topk_agg_scan(CustomScanState *node, EState *estate, int eflags)
 	List	   *where;
 	bool		fixed = node->ss.ps.scanopsfixed;
 
+	ts->partial = linitial_int(list_nth(private, AGG_FIELD_PARTIAL)) != 0;
 	ts->group_attno = linitial_int(list_nth(private, AGG_FIELD_GROUP_ATTNO));
 	ts->naggs = list_length(list_nth(private, AGG_FIELD_KS));
 	ts->aggs = palloc0(sizeof(AggSpec) * ts->naggs);
@@ -354,7 +389,8 @@ run_groups(TopkAggScanState *ts)
 	old = MemoryContextSwitchTo(ts->run_cxt);
 	ts->groups = groups_create(ts->run_cxt, 256, NULL);
 	ts->single = palloc0(sizeof(GroupEntry));
-	ts->backend = ts->gpu_capable ? device_choose_backend() : BACKEND_CPU;
+	/* a CUDA context per parallel worker would cost more than it saves */
+	ts->backend = ts->gpu_capable && !IsParallelWorker() ? device_choose_backend() : BACKEND_CPU;
 	ts->candidates = 0;
 	ts->bytes_shipped = 0;
 	ts->gpu_wait_ms = ts->gpu_copy_ms = ts->gpu_kernel_ms = 0;
@@ -366,6 +402,8 @@ run_groups(TopkAggScanState *ts)
 
 	if (ts->reader.filter)
 		filter_program_bind(ts->reader.filter, econtext);
+	ts->reader.parallel = ts->shared ?
+		(ParallelTableScanDesc) ((char *) ts->shared + AGG_SHARED_SCAN_OFFSET) : NULL;
 	row_reader_begin(&ts->reader, ts->css.ss.ps.state->es_snapshot);
 	while ((block = row_reader_next_block(&ts->reader)) != InvalidBlockNumber)
 	{
@@ -391,6 +429,16 @@ run_groups(TopkAggScanState *ts)
 	MemoryContextSwitchTo(old);
 	ts->ngroups = ts->groups->members + (ts->single->states != NULL);
 	ts->memory_used = MemoryContextMemAllocated(ts->run_cxt, true);
+	ts->processes = 1;
+	if (ts->shared)
+		pg_atomic_fetch_add_u32(&ts->shared->processes, 1);
+	if (ts->shared && IsParallelWorker())
+	{
+		/* the leader shows the counts of all processes (groups: of each process) */
+		pg_atomic_fetch_add_u64(&ts->shared->rows_scanned, ts->rows_scanned);
+		pg_atomic_fetch_add_u64(&ts->shared->groups, ts->ngroups);
+		ts->rows_scanned = 0;
+	}
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, mid);
 	INSTR_TIME_SUBTRACT(mid, start);
@@ -401,7 +449,11 @@ run_groups(TopkAggScanState *ts)
 	ts->done = true;
 }
 
-/* A group's tuple: its grouping value and each aggregate's array. */
+/*
+ * A group's tuple: its grouping value and each aggregate's array, or in a
+ * partial aggregation its state serialized (NULL where no value came, as
+ * for a transition state that never started).
+ */
 static TupleTableSlot *
 group_tuple(TopkAggScanState *ts, GroupEntry *entry, bool group_isnull)
 {
@@ -416,7 +468,12 @@ group_tuple(TopkAggScanState *ts, GroupEntry *entry, bool group_isnull)
 	}
 	/* the arrays are made in the per-tuple memory, reset for each tuple */
 	for (int i = 0; i < ts->naggs; i++, col++)
-		slot->tts_values[col] = topk_agg_result(entry->states[i], &slot->tts_isnull[col]);
+	{
+		if (!ts->partial)
+			slot->tts_values[col] = topk_agg_result(entry->states[i], &slot->tts_isnull[col]);
+		else if ((slot->tts_isnull[col] = entry->states[i] == NULL) == false)
+			slot->tts_values[col] = PointerGetDatum(topk_agg_serialize(entry->states[i]));
+	}
 	return ExecStoreVirtualTuple(slot);
 }
 
@@ -479,6 +536,55 @@ rescan_topk_agg_scan(CustomScanState *node)
 	reset_run((TopkAggScanState *) node);
 }
 
+static Size
+estimate_shared(CustomScanState *node, ParallelContext *pcxt)
+{
+	return add_size(AGG_SHARED_SCAN_OFFSET,
+					table_parallelscan_estimate(node->ss.ss_currentRelation,
+												node->ss.ps.state->es_snapshot));
+}
+
+static void
+initialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	TopkAggScanState *ts = (TopkAggScanState *) node;
+
+	ts->shared = (TopkAggShared *) coordinate;
+	pg_atomic_init_u32(&ts->shared->processes, 0);
+	pg_atomic_init_u64(&ts->shared->rows_scanned, 0);
+	pg_atomic_init_u64(&ts->shared->groups, 0);
+	table_parallelscan_initialize(node->ss.ss_currentRelation,
+								  (ParallelTableScanDesc) ((char *) coordinate + AGG_SHARED_SCAN_OFFSET),
+								  node->ss.ps.state->es_snapshot);
+}
+
+static void
+reinitialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	table_parallelscan_reinitialize(node->ss.ss_currentRelation,
+									(ParallelTableScanDesc) ((char *) coordinate + AGG_SHARED_SCAN_OFFSET));
+}
+
+static void
+attach_shared(CustomScanState *node, shm_toc *toc, void *coordinate)
+{
+	((TopkAggScanState *) node)->shared = (TopkAggShared *) coordinate;
+}
+
+/* The workers' counts, before the parallel scan's memory goes. */
+static void
+shutdown_topk_agg_scan(CustomScanState *node)
+{
+	TopkAggScanState *ts = (TopkAggScanState *) node;
+
+	if (ts->shared == NULL || IsParallelWorker())
+		return;
+	ts->processes = pg_atomic_exchange_u32(&ts->shared->processes, 0);
+	ts->rows_scanned += pg_atomic_exchange_u64(&ts->shared->rows_scanned, 0);
+	ts->ngroups += pg_atomic_exchange_u64(&ts->shared->groups, 0);
+	ts->shared = NULL;
+}
+
 static void
 explain_topk_agg_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 {
@@ -519,6 +625,11 @@ explain_topk_agg_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		return;
 	}
 	ExplainPropertyText("Backend", device_backend_name(ts->backend), es);
+	if (node->ss.ps.plan->parallel_aware)
+	{
+		ExplainPropertyText("Worker Backend", "cpu", es);
+		ExplainPropertyInteger("Scan Processes", NULL, ts->processes, es);
+	}
 	ExplainPropertyUInteger("Rows Scanned", NULL, ts->rows_scanned, es);
 	ExplainPropertyUInteger("Groups", NULL, ts->ngroups, es);
 	ExplainPropertyInteger("Memory Used", "kB", (int64) ((ts->memory_used + 1023) / 1024), es);

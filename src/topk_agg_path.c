@@ -7,7 +7,13 @@
  *
  * The path is offered to the grouping relation (create_upper_paths_hook at
  * UPPERREL_GROUP_AGG) beside PostgreSQL's own Agg paths, and wins or loses
- * on cost.  It is offered when:
+ * on cost.  So is a parallel form, built here since PostgreSQL offers no
+ * hook for partial aggregation: a Finalize Aggregate over a Gather over a
+ * partial GpuTopKAgg, whose processes each group their share of the
+ * table's blocks and return their groups' states serialized, which the
+ * Finalize Aggregate combines.  PostgreSQL costs the gathering per group
+ * and process, so this form wins for few groups; it asks for GpuTopK's
+ * number of workers (topk_parallel_workers).  Both are offered when:
  *	 - the query reads one heap table, with no HAVING, grouping sets or
  *	   set-returning functions in its target list;
  *	 - it groups by nothing or by one column of a type whose equality is
@@ -41,6 +47,7 @@
 #include "optimizer/pathnode.h"
 #include "optimizer/planmain.h"
 #include "optimizer/planner.h"
+#include "optimizer/prep.h"
 #include "optimizer/restrictinfo.h"
 #include "optimizer/tlist.h"
 #include "parser/parsetree.h"
@@ -57,6 +64,7 @@
 #include "row_reader.h"
 #include "topk_agg.h"
 #include "topk_agg_scan.h"
+#include "topk_scan.h"
 
 /*
  * Per-row costs in fractions of PostgreSQL's, as measured by bench/agg_bench
@@ -235,6 +243,7 @@ private_of(PlannerInfo *root, RelOptInfo *grouped_rel, Index relid, List **priva
 	for (int i = 0; i < AGG_FIELDS; i++)
 		private[i] = NIL;
 	private[AGG_FIELD_RELID] = list_make1_int(relid);
+	private[AGG_FIELD_PARTIAL] = list_make1_int(0);
 	private[AGG_FIELD_GROUP_ATTNO] = list_make1_int(group_attno);
 	*scan_exprs = NIL;
 	if (group_attno != 0)
@@ -292,11 +301,14 @@ where_clause_is_plain(RelOptInfo *rel)
 /*
  * Cost: the table's pages; per row a fraction of what a sequential scan
  * and a HashAggregate cost, and the WHERE clause; per group its output.
- * Nothing comes out before the scan ends.
+ * Nothing comes out before the scan ends.  A partial path's process does
+ * its share of the per-row work.
  */
 static void
 cost_topk_agg_path(PlannerInfo *root, RelOptInfo *input_rel, Path *path, int naggs)
 {
+	double		divisor = path->parallel_workers > 0 ?
+		topk_parallel_divisor(path->parallel_workers) : 1.0;
 	double		spc_seq_page_cost;
 	QualCost	where;
 	Cost		run;
@@ -304,12 +316,110 @@ cost_topk_agg_path(PlannerInfo *root, RelOptInfo *input_rel, Path *path, int nag
 	get_tablespace_page_costs(input_rel->reltablespace, NULL, &spc_seq_page_cost);
 	cost_qual_eval(&where, input_rel->baserestrictinfo, root);
 	run = spc_seq_page_cost * input_rel->pages +
-		(TOPK_AGG_TUPLE_COST_FACTOR * cpu_tuple_cost + where.per_tuple) * input_rel->tuples +
-		(TOPK_AGG_GROUP_COST_FACTOR + TOPK_AGG_OFFER_COST_FACTOR * naggs) *
-		cpu_operator_cost * input_rel->rows +
+		((TOPK_AGG_TUPLE_COST_FACTOR * cpu_tuple_cost + where.per_tuple) * input_rel->tuples +
+		 (TOPK_AGG_GROUP_COST_FACTOR + TOPK_AGG_OFFER_COST_FACTOR * naggs) *
+		 cpu_operator_cost * input_rel->rows) / divisor +
 		(cpu_tuple_cost + path->pathtarget->cost.per_tuple) * path->rows;
 	path->startup_cost = where.startup + path->pathtarget->cost.startup + run;
 	path->total_cost = path->startup_cost;
+}
+
+/*
+ * A GpuTopKAgg path of rel computing target: private's lists, then the
+ * WHERE clause, then the node's tuple (scan_exprs); parallel with workers.
+ */
+static CustomPath *
+make_topk_agg_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *rel,
+				   PathTarget *target, List **private, List *scan_exprs, int workers,
+				   double rows)
+{
+	CustomPath *path = makeNode(CustomPath);
+	List	   *path_private = NIL;
+
+	for (int i = 0; i < AGG_FIELDS; i++)
+		path_private = lappend(path_private, private[i]);
+	/* clauses without columns (now() < $1) too: no gating Result is made above this path */
+	path_private = lappend(path_private,
+						   list_concat(extract_actual_clauses(input_rel->baserestrictinfo, true),
+									   extract_actual_clauses(input_rel->baserestrictinfo, false)));
+	path_private = lappend(path_private, scan_exprs);
+
+	path->path.pathtype = T_CustomScan;
+	path->path.parent = rel;
+	path->path.pathtarget = target;
+	path->path.param_info = NULL;
+	path->path.parallel_aware = workers > 0;
+	path->path.parallel_safe = workers > 0;
+	path->path.parallel_workers = workers;
+	path->path.pathkeys = NIL;
+	path->path.rows = clamp_row_est(rows);
+	path->flags = CUSTOMPATH_SUPPORT_PROJECTION;
+	path->custom_paths = NIL;
+	path->custom_private = path_private;
+	path->methods = &topk_agg_path_methods;
+	cost_topk_agg_path(root, input_rel, &path->path, list_length(private[AGG_FIELD_KS]));
+	return path;
+}
+
+/*
+ * The parallel form: a partial GpuTopKAgg returning the grouping column and
+ * each aggregate's state serialized (the Aggrefs as PostgreSQL marks them
+ * for a partial aggregation, so that the Finalize Aggregate finds them),
+ * under a Gather and a Finalize Aggregate that combines each group's
+ * states.  Its processes may each see every group.
+ */
+static void
+add_parallel_topk_agg_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grouped_rel,
+						   List **private, List *scan_exprs, double groups)
+{
+	Query	   *parse = root->parse;
+	RelOptInfo *partial_rel;
+	PathTarget *partial_target = create_empty_pathtarget();
+	List	   *partial_exprs = NIL;
+	CustomPath *partial;
+	double		gathered;
+	AggClauseCosts final_costs;
+	int			workers;
+	ListCell   *lc;
+
+	if (!input_rel->consider_parallel || !grouped_rel->consider_parallel ||
+		root->hasNonPartialAggs || root->hasNonSerialAggs ||
+		(workers = topk_parallel_workers(input_rel)) <= 0)
+		return;
+	foreach(lc, scan_exprs)
+	{
+		Expr	   *expr = copyObject(lfirst(lc));
+
+		if (IsA(expr, Aggref))
+		{
+			mark_partial_aggref((Aggref *) expr, AGGSPLIT_INITIAL_SERIAL);
+			add_column_to_pathtarget(partial_target, expr, 0);
+		}
+		else
+			add_column_to_pathtarget(partial_target, expr,
+									 linitial_node(SortGroupClause, parse->groupClause)->tleSortGroupRef);
+		partial_exprs = lappend(partial_exprs, expr);
+	}
+	partial_target = set_pathtarget_cost_width(root, partial_target);
+	partial_rel = fetch_upper_rel(root, UPPERREL_PARTIAL_GROUP_AGG, input_rel->relids);
+	partial_rel->reltarget = partial_target;
+	partial_rel->consider_parallel = true;
+	private[AGG_FIELD_PARTIAL] = list_make1_int(1);
+	partial = make_topk_agg_path(root, input_rel, partial_rel, partial_target, private,
+								 partial_exprs, workers,
+								 Min(groups, input_rel->rows / topk_parallel_divisor(workers)));
+	private[AGG_FIELD_PARTIAL] = list_make1_int(0);
+	gathered = partial->path.rows * workers;
+	MemSet(&final_costs, 0, sizeof(AggClauseCosts));
+	get_agg_clause_costs(root, AGGSPLIT_FINAL_DESERIAL, &final_costs);
+	add_path(grouped_rel, (Path *)
+			 create_agg_path(root, grouped_rel,
+							 (Path *) create_gather_path(root, partial_rel, &partial->path,
+														 partial_target, NULL, &gathered),
+							 grouped_rel->reltarget,
+							 parse->groupClause != NIL ? AGG_HASHED : AGG_PLAIN,
+							 AGGSPLIT_FINAL_DESERIAL, parse->groupClause, NIL,
+							 &final_costs, groups));
 }
 
 static void
@@ -320,10 +430,8 @@ topk_agg_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 	Query	   *parse = root->parse;
 	List	   *private[AGG_FIELDS];
 	List	   *scan_exprs;
-	List	   *path_private;
 	RangeTblEntry *rte;
 	EstimationInfo estimate;
-	CustomPath *path;
 	double		groups;
 	double		rows_per_group;
 	double		state_bytes = 0;
@@ -341,7 +449,7 @@ topk_agg_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 		!private_of(root, output_rel, input_rel->relid, private, &scan_exprs))
 		return;
 
-	/* the node keeps every group in memory: it needs the column's statistics */
+	/* the node (each of its processes) keeps every group in memory: it needs the column's statistics */
 	estimate.flags = 0;
 	groups = parse->groupClause == NIL ? 1.0 :
 		estimate_num_groups(root, list_make1(linitial(scan_exprs)), input_rel->rows, NULL,
@@ -355,31 +463,9 @@ topk_agg_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 	if (groups * state_bytes > (double) get_hash_memory_limit())
 		return;
 
-	path_private = NIL;
-	for (int i = 0; i < AGG_FIELDS; i++)
-		path_private = lappend(path_private, private[i]);
-	/* clauses without columns (now() < $1) too: no gating Result is made above this path */
-	path_private = lappend(path_private,
-						   list_concat(extract_actual_clauses(input_rel->baserestrictinfo, true),
-									   extract_actual_clauses(input_rel->baserestrictinfo, false)));
-	path_private = lappend(path_private, scan_exprs);
-
-	path = makeNode(CustomPath);
-	path->path.pathtype = T_CustomScan;
-	path->path.parent = output_rel;
-	path->path.pathtarget = output_rel->reltarget;
-	path->path.param_info = NULL;
-	path->path.parallel_aware = false;
-	path->path.parallel_safe = false;
-	path->path.parallel_workers = 0;
-	path->path.pathkeys = NIL;
-	path->path.rows = clamp_row_est(groups);
-	path->flags = CUSTOMPATH_SUPPORT_PROJECTION;
-	path->custom_paths = NIL;
-	path->custom_private = path_private;
-	path->methods = &topk_agg_path_methods;
-	cost_topk_agg_path(root, input_rel, &path->path, list_length(private[AGG_FIELD_KS]));
-	add_path(output_rel, &path->path);
+	add_path(output_rel, &make_topk_agg_path(root, input_rel, output_rel, output_rel->reltarget,
+											 private, scan_exprs, 0, groups)->path);
+	add_parallel_topk_agg_path(root, input_rel, output_rel, private, scan_exprs, groups);
 }
 
 static bool

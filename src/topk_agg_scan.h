@@ -20,6 +20,8 @@ typedef enum TopkAggField
 {
 	AGG_FIELD_RELID,			/* IntList of one: the table's range table index
 								 * as planned (the WHERE clause's Vars') */
+	AGG_FIELD_PARTIAL,			/* IntList of one: 1 for a partial aggregation
+								 * (a parallel scan's share, states serialized) */
 	AGG_FIELD_GROUP_ATTNO,		/* IntList of one: the grouping column, or 0 */
 	AGG_FIELD_VALUE_ATTNOS,		/* IntList: each aggregate's value column */
 	AGG_FIELD_RESULT_ATTNOS,	/* IntList: its result column (_by forms), or 0 */

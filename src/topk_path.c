@@ -250,8 +250,8 @@ estimated_bound(PlannerInfo *root)
  * The share of the work of one process when workers and, if it takes part,
  * the leader scan in parallel (as PostgreSQL's own cost model assumes).
  */
-static double
-parallel_divisor(int workers)
+double
+topk_parallel_divisor(int workers)
 {
 	double		divisor = workers;
 
@@ -302,7 +302,7 @@ cost_topk_path(PlannerInfo *root, RelOptInfo *rel, Path *path, QualCost where)
 {
 	double		bound = Min(estimated_bound(root), Max(rel->rows, 1.0));
 	double		divisor = path->parallel_workers > 0 ?
-		parallel_divisor(path->parallel_workers) : 1.0;
+		topk_parallel_divisor(path->parallel_workers) : 1.0;
 	Cost		run;
 	double		spc_seq_page_cost;
 
@@ -354,7 +354,7 @@ make_topk_path(PlannerInfo *root, RelOptInfo *rel, List *private, int workers,
  * max_parallel_workers_per_gather = 0 keeps every scan in one process, as
  * for PostgreSQL's own scans.
  */
-static int
+int
 topk_parallel_workers(RelOptInfo *rel)
 {
 	int			cap = gputopk_max_parallel_workers >= 0 ?

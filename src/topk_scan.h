@@ -48,8 +48,10 @@ typedef enum TopkKeySource
 
 extern const CustomScanMethods topk_scan_methods;
 
-/* topk_path.c */
+/* topk_path.c; the parallel helpers serve GpuTopKAgg's planner too */
 extern void topk_path_init(void);
+extern int	topk_parallel_workers(RelOptInfo *rel);
+extern double topk_parallel_divisor(int workers);
 
 /* rank_key.c */
 extern Expr *exact_float8_of_numeric(Expr *expr);
