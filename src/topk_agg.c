@@ -227,6 +227,15 @@ topk_agg_offer(TopkAggState *state, uint64 key, Datum result, bool result_isnull
 	offer(state, entry, context);
 }
 
+bool
+topk_agg_floor(const TopkAggState *state, uint64 *floor)
+{
+	if (state->count < state->k)
+		return false;
+	*floor = state->entries[0].key;
+	return true;
+}
+
 TopkAggState *
 topk_agg_state_create(MemoryContext context, Oid value_type, bool largest, int32 k,
 		  bool by, Oid result_type, Oid collation)

@@ -43,6 +43,13 @@ extern void topk_agg_reserve(TopkAggState *state, int32 n, MemoryContext context
 extern void topk_agg_offer(TopkAggState *state, uint64 key, Datum result,
 						   bool result_isnull, MemoryContext context);
 
+/*
+ * Whether the state holds k results, and then in *floor the key below which
+ * an offer cannot enter (one of that key may, by its result).  The floor
+ * only rises as offers enter.
+ */
+extern bool topk_agg_floor(const TopkAggState *state, uint64 *floor);
+
 /* The kept results, best first, as an array; NULL without any. */
 extern Datum topk_agg_result(TopkAggState *state, bool *isnull);
 

@@ -70,6 +70,8 @@ typedef struct GroupEntry
 {
 	uint64		group;			/* the grouping column's Datum */
 	char		status;			/* simplehash's */
+	bool		has_floor;		/* the first aggregate's state is full: */
+	uint64		floor;			/* keys below this cannot enter it (topk_agg_floor) */
 	TopkAggState **states;		/* one per aggregate, NULL before its first value */
 } GroupEntry;
 
@@ -252,8 +254,11 @@ group_entry(TopkAggScanState *ts, uint64 group, bool isnull)
 		entry = groups_insert(ts->groups, group, &found);
 	/* a new entry of the hash table holds what a moved one left there */
 	if (!found)
+	{
 		entry->states = MemoryContextAllocZero(ts->run_cxt,
 											   sizeof(TopkAggState *) * ts->naggs);
+		entry->has_floor = false;
+	}
 	return entry;
 }
 
@@ -289,7 +294,11 @@ aggregate_row(TopkAggScanState *ts, AggSpec *agg, uint64 *key, Datum *result,
 	return true;
 }
 
-/* The current row into its group's states. */
+/*
+ * The current row into its group's states.  The first aggregate's floor,
+ * kept in the group's entry, turns away most rows of a large group without
+ * reading its state: with many groups, that read is a cache miss.
+ */
 static void
 offer_row(TopkAggScanState *ts, GroupEntry *entry)
 {
@@ -298,9 +307,15 @@ offer_row(TopkAggScanState *ts, GroupEntry *entry)
 		uint64		key;
 		Datum		result;
 		bool		result_isnull;
+		TopkAggState *state;
 
-		if (aggregate_row(ts, &ts->aggs[i], &key, &result, &result_isnull))
-			topk_agg_offer(state_of(ts, entry, i), key, result, result_isnull, ts->run_cxt);
+		if (!aggregate_row(ts, &ts->aggs[i], &key, &result, &result_isnull) ||
+			(i == 0 && entry->has_floor && key < entry->floor))
+			continue;
+		state = state_of(ts, entry, i);
+		topk_agg_offer(state, key, result, result_isnull, ts->run_cxt);
+		if (i == 0)
+			entry->has_floor = topk_agg_floor(state, &entry->floor);
 	}
 }
 
