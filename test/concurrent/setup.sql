@@ -1,0 +1,35 @@
+--
+-- Set-up of test/concurrent/run: the table the writer changes while the reader
+-- queries it, and the reader's check.  Each check runs in a REPEATABLE READ
+-- transaction, so that its two runs of a query, with gputopk on and off,
+-- share one snapshot while the writer commits around them.
+--
+CREATE TABLE tc (id int PRIMARY KEY, v float8, g int, pad text)
+  WITH (autovacuum_enabled = off);
+INSERT INTO tc SELECT i, (i * 7919 % 100003)::float8 / 100, i % 7, repeat('x', i % 40)
+  FROM generate_series(1, 200000) i;
+-- all-visible pages, which the page reader takes without a check per tuple
+VACUUM (FREEZE, ANALYZE) tc;
+CREATE TABLE concurrent_checks (q text, used boolean, same boolean);
+
+-- q's rows with gputopk on and off, in order, as text; whether a gputopk
+-- node ran; recorded in concurrent_checks
+CREATE FUNCTION concurrent_check(q text) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  ours text[];
+  plain text[];
+  used boolean := false;
+  line text;
+BEGIN
+  IF current_setting('transaction_isolation') <> 'repeatable read' THEN
+    RAISE EXCEPTION 'concurrent_check needs a REPEATABLE READ transaction';
+  END IF;
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    used := used OR line LIKE '%GpuTopK%';
+  END LOOP;
+  EXECUTE format('SELECT array_agg(r::text) FROM (%s) r', q) INTO ours;
+  SET LOCAL gputopk.enabled = off;
+  EXECUTE format('SELECT array_agg(r::text) FROM (%s) r', q) INTO plain;
+  SET LOCAL gputopk.enabled = on;
+  INSERT INTO concurrent_checks VALUES (q, used, ours IS NOT DISTINCT FROM plain);
+END $$;
