@@ -401,9 +401,8 @@ add_parallel_topk_agg_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo 
 		partial_exprs = lappend(partial_exprs, expr);
 	}
 	partial_target = set_pathtarget_cost_width(root, partial_target);
+	/* PostgreSQL's own partial grouping relation, if it made one: the paths' targets are their own */
 	partial_rel = fetch_upper_rel(root, UPPERREL_PARTIAL_GROUP_AGG, input_rel->relids);
-	partial_rel->reltarget = partial_target;
-	partial_rel->consider_parallel = true;
 	private[AGG_FIELD_PARTIAL] = list_make1_int(1);
 	partial = make_topk_agg_path(root, input_rel, partial_rel, partial_target, private,
 								 partial_exprs, workers,
