@@ -144,6 +144,7 @@ SELECT used, same, count(*) FROM scan_checks GROUP BY used, same;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
 SET gputopk.max_parallel_workers = 3;
 TRUNCATE scan_checks;
 DO $$
@@ -200,6 +201,7 @@ RESET gputopk.device;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
 RESET gputopk.max_parallel_workers;
 
 -- the plans (on the CPU backend, so that the output is the same on every machine)

@@ -186,6 +186,7 @@ SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
+SET max_parallel_workers = 8;
 SET gputopk.device = cpu;
 -- the workers GpuTopK asks for: one per 4 * min_parallel_table_scan_size of
 -- table (here any), up to gputopk.max_parallel_workers (by default
@@ -227,5 +228,6 @@ RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
+RESET max_parallel_workers;
 
 -- topk_filter and topk_random go on with topk_check and tk

@@ -121,7 +121,7 @@ _PG_init(void)
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("gputopk.max_parallel_workers",
-							"The most parallel workers one GpuTopK scan asks for.",
+							"The most parallel workers a GpuTopK or GpuTopKAgg scan asks for.",
 							"A scan asks for one worker per four times min_parallel_table_scan_size of table, "
 							"up to this; -1 takes max_parallel_workers.  No scan is planned in parallel "
 							"while max_parallel_workers_per_gather is 0.",

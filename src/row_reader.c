@@ -106,6 +106,7 @@ row_reader_read_page(RowReader *reader, BlockNumber block)
 	ItemPointerSetBlockNumber(&reader->tuple.t_self, block);
 	if (BufferIsValid(scan->rs_cbuf))
 		ReleaseBuffer(scan->rs_cbuf);
+	scan->rs_cbuf = InvalidBuffer;
 	scan->rs_cbuf = ReadBufferExtended(rel, MAIN_FORKNUM, block, RBM_NORMAL,
 									   scan->rs_strategy);
 	scan->rs_cblock = block;

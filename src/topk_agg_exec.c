@@ -143,9 +143,10 @@ typedef struct TopkAggScanState
 	double		gpu_copy_ms;
 	double		gpu_kernel_ms;
 	Size		memory_used;
-	int			processes;		/* that scanned the table */
+	int			processes;		/* that scanned the table, the most of any run */
 	/* summed over runs */
 	uint64		rows_scanned;
+	uint64		partial_groups; /* a parallel scan's, returned by all processes */
 	double		scan_ms;
 	double		merge_ms;		/* the GPU's candidates into the states */
 } TopkAggScanState;
@@ -444,15 +445,20 @@ run_groups(TopkAggScanState *ts)
 	MemoryContextSwitchTo(old);
 	ts->ngroups = ts->groups->members + (ts->single->states != NULL);
 	ts->memory_used = MemoryContextMemAllocated(ts->run_cxt, true);
-	ts->processes = 1;
 	if (ts->shared)
+	{
 		pg_atomic_fetch_add_u32(&ts->shared->processes, 1);
+		ts->partial_groups += ts->ngroups;
+	}
+	else
+		ts->processes = 1;
 	if (ts->shared && IsParallelWorker())
 	{
-		/* the leader shows the counts of all processes (groups: of each process) */
+		/* the leader shows the counts of all processes */
 		pg_atomic_fetch_add_u64(&ts->shared->rows_scanned, ts->rows_scanned);
-		pg_atomic_fetch_add_u64(&ts->shared->groups, ts->ngroups);
+		pg_atomic_fetch_add_u64(&ts->shared->groups, ts->partial_groups);
 		ts->rows_scanned = 0;
+		ts->partial_groups = 0;
 	}
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, mid);
@@ -573,9 +579,25 @@ initialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate
 								  node->ss.ps.state->es_snapshot);
 }
 
+/*
+ * The counts of the run that ended into the leader's: summed over runs, but
+ * the processes are the most of any run.
+ */
+static void
+collect_shared(TopkAggScanState *ts, TopkAggShared *shared)
+{
+	int			processes = (int) pg_atomic_exchange_u32(&shared->processes, 0);
+
+	ts->processes = Max(ts->processes, processes);
+	ts->rows_scanned += pg_atomic_exchange_u64(&shared->rows_scanned, 0);
+	ts->partial_groups += pg_atomic_exchange_u64(&shared->groups, 0);
+}
+
+/* Before a rescan's workers start: the last run's counts are complete. */
 static void
 reinitialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
 {
+	collect_shared((TopkAggScanState *) node, (TopkAggShared *) coordinate);
 	table_parallelscan_reinitialize(node->ss.ss_currentRelation,
 									(ParallelTableScanDesc) ((char *) coordinate + AGG_SHARED_SCAN_OFFSET));
 }
@@ -594,9 +616,7 @@ shutdown_topk_agg_scan(CustomScanState *node)
 
 	if (ts->shared == NULL || IsParallelWorker())
 		return;
-	ts->processes = pg_atomic_exchange_u32(&ts->shared->processes, 0);
-	ts->rows_scanned += pg_atomic_exchange_u64(&ts->shared->rows_scanned, 0);
-	ts->ngroups += pg_atomic_exchange_u64(&ts->shared->groups, 0);
+	collect_shared(ts, ts->shared);
 	ts->shared = NULL;
 }
 
@@ -646,7 +666,8 @@ explain_topk_agg_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyInteger("Scan Processes", NULL, ts->processes, es);
 	}
 	ExplainPropertyUInteger("Rows Scanned", NULL, ts->rows_scanned, es);
-	ExplainPropertyUInteger("Groups", NULL, ts->ngroups, es);
+	ExplainPropertyUInteger("Groups", NULL,
+							node->ss.ps.plan->parallel_aware ? ts->partial_groups : ts->ngroups, es);
 	ExplainPropertyInteger("Memory Used", "kB", (int64) ((ts->memory_used + 1023) / 1024), es);
 	if (ts->backend == BACKEND_GPU)
 	{

@@ -114,7 +114,7 @@ typedef struct TopkScanState
 	double		gpu_wait_ms;
 	double		gpu_copy_ms;
 	double		gpu_kernel_ms;
-	int			processes;		/* that scanned the table */
+	int			processes;		/* that scanned the table, the most of any run */
 	/* summed over runs */
 	uint64		pages_read;
 	uint64		rows_scanned;
@@ -495,9 +495,10 @@ run_topk(TopkScanState *ts)
 	ts->gpu_copy_ms = sink->copy_ms;
 	ts->gpu_kernel_ms = sink->kernel_ms;
 	ts->candidates += result.count;
-	ts->processes = 1;
 	if (ts->shared)
 		pg_atomic_fetch_add_u32(&ts->shared->processes, 1);
+	else
+		ts->processes = 1;
 	if (ts->shared && IsParallelWorker())
 	{
 		/* the leader shows the counts of all processes */
@@ -613,9 +614,27 @@ initialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate
 								  node->ss.ps.state->es_snapshot);
 }
 
+/*
+ * The counts of the run that ended into the leader's: summed over runs, but
+ * the processes are the most of any run.
+ */
+static void
+collect_shared(TopkScanState *ts, TopkShared *shared)
+{
+	int			processes = (int) pg_atomic_exchange_u32(&shared->processes, 0);
+
+	ts->processes = Max(ts->processes, processes);
+	ts->pages_read += pg_atomic_exchange_u64(&shared->pages_read, 0);
+	ts->rows_scanned += pg_atomic_exchange_u64(&shared->rows_scanned, 0);
+	ts->rows_keyed += pg_atomic_exchange_u64(&shared->rows_keyed, 0);
+	ts->candidates += pg_atomic_exchange_u64(&shared->candidates, 0);
+}
+
+/* Before a rescan's workers start: the last run's counts are complete. */
 static void
 reinitialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
 {
+	collect_shared((TopkScanState *) node, (TopkShared *) coordinate);
 	table_parallelscan_reinitialize(node->ss.ss_currentRelation,
 									(ParallelTableScanDesc) ((char *) coordinate + SHARED_SCAN_OFFSET));
 }
@@ -634,11 +653,7 @@ shutdown_topk_scan(CustomScanState *node)
 
 	if (ts->shared == NULL || IsParallelWorker())
 		return;
-	ts->processes = pg_atomic_exchange_u32(&ts->shared->processes, 0);
-	ts->pages_read += pg_atomic_exchange_u64(&ts->shared->pages_read, 0);
-	ts->rows_scanned += pg_atomic_exchange_u64(&ts->shared->rows_scanned, 0);
-	ts->rows_keyed += pg_atomic_exchange_u64(&ts->shared->rows_keyed, 0);
-	ts->candidates += pg_atomic_exchange_u64(&ts->shared->candidates, 0);
+	collect_shared(ts, ts->shared);
 	ts->shared = NULL;
 }
 
