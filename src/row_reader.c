@@ -83,13 +83,12 @@ row_reader_next_block(RowReader *reader)
 }
 
 /*
- * Read a block: the offsets of its tuples visible to the snapshot.  A page
- * that is all-visible (every tuple on it visible to every snapshot) needs
- * no check per tuple: its normal line pointers are taken under the share
- * lock, as the heap's own page-at-a-time code does, without its work per
- * tuple.  Other pages, and scans that must record serializable conflicts,
- * go through that code (heapgetpage).  Both prune the page first when it
- * is worth it.
+ * Read a block: the offsets of its tuples visible to the snapshot, found
+ * under the page's share lock as the heap's own page-at-a-time code finds
+ * them (pruning the page first when it is worth it).  A page that is
+ * all-visible (every tuple on it visible to every snapshot) needs no check
+ * per tuple.  Scans that must record serializable conflicts go through
+ * that code itself (heapgetpage).
  */
 void
 row_reader_read_page(RowReader *reader, BlockNumber block)
@@ -97,37 +96,53 @@ row_reader_read_page(RowReader *reader, BlockNumber block)
 	HeapScanDesc scan = reader->scan;
 	Relation	rel = scan->rs_base.rs_rd;
 	Snapshot	snapshot = scan->rs_base.rs_snapshot;
+	Buffer		buffer;
 	Page		page;
 	OffsetNumber lines;
+	bool		all_visible;
 	int			ntup = 0;
 
 	CHECK_FOR_INTERRUPTS();
 	reader->next_row = 0;
 	ItemPointerSetBlockNumber(&reader->tuple.t_self, block);
-	if (BufferIsValid(scan->rs_cbuf))
-		ReleaseBuffer(scan->rs_cbuf);
-	scan->rs_cbuf = InvalidBuffer;
-	scan->rs_cbuf = ReadBufferExtended(rel, MAIN_FORKNUM, block, RBM_NORMAL,
-									   scan->rs_strategy);
-	scan->rs_cblock = block;
-	heap_page_prune_opt(rel, scan->rs_cbuf);
-	LockBuffer(scan->rs_cbuf, BUFFER_LOCK_SHARE);
-	page = BufferGetPage(scan->rs_cbuf);
-	TestForOldSnapshot(snapshot, rel, page);
-	if (!PageIsAllVisible(page) || snapshot->takenDuringRecovery ||
-		CheckForSerializableConflictOutNeeded(rel, snapshot))
+	if (CheckForSerializableConflictOutNeeded(rel, snapshot))
 	{
-		LockBuffer(scan->rs_cbuf, BUFFER_LOCK_UNLOCK);
 		heapgetpage(&scan->rs_base, block);
 		reader->page = BufferGetPage(scan->rs_cbuf);
 		reader->nrows = scan->rs_ntuples;
 		return;
 	}
+	if (BufferIsValid(scan->rs_cbuf))
+		ReleaseBuffer(scan->rs_cbuf);
+	scan->rs_cbuf = InvalidBuffer;
+	buffer = ReadBufferExtended(rel, MAIN_FORKNUM, block, RBM_NORMAL, scan->rs_strategy);
+	scan->rs_cbuf = buffer;
+	scan->rs_cblock = block;
+	heap_page_prune_opt(rel, buffer);
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buffer);
+	TestForOldSnapshot(snapshot, rel, page);
+	all_visible = PageIsAllVisible(page) && !snapshot->takenDuringRecovery;
 	lines = PageGetMaxOffsetNumber(page);
 	for (OffsetNumber off = FirstOffsetNumber; off <= lines; off++)
-		if (ItemIdIsNormal(PageGetItemId(page, off)))
-			scan->rs_vistuples[ntup++] = off;
-	LockBuffer(scan->rs_cbuf, BUFFER_LOCK_UNLOCK);
+	{
+		ItemId		item = PageGetItemId(page, off);
+		HeapTupleData tuple;
+
+		if (!ItemIdIsNormal(item))
+			continue;
+		if (!all_visible)
+		{
+			tuple.t_tableOid = RelationGetRelid(rel);
+			tuple.t_data = (HeapTupleHeader) PageGetItem(page, item);
+			tuple.t_len = ItemIdGetLength(item);
+			ItemPointerSet(&tuple.t_self, block, off);
+			if (!HeapTupleSatisfiesVisibility(&tuple, snapshot, buffer))
+				continue;
+		}
+		scan->rs_vistuples[ntup++] = off;
+	}
+	LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
 	scan->rs_ntuples = ntup;
 	reader->page = page;
 	reader->nrows = ntup;
