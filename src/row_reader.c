@@ -109,7 +109,6 @@ row_reader_read_page(RowReader *reader, BlockNumber block)
 	{
 		heapgetpage(&scan->rs_base, block);
 		reader->page = BufferGetPage(scan->rs_cbuf);
-		reader->nrows = scan->rs_ntuples;
 		return;
 	}
 	if (BufferIsValid(scan->rs_cbuf))
@@ -145,7 +144,6 @@ row_reader_read_page(RowReader *reader, BlockNumber block)
 	LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
 	scan->rs_ntuples = ntup;
 	reader->page = page;
-	reader->nrows = ntup;
 }
 
 /* The current row into table_slot, as the expression context's scan tuple. */

@@ -42,7 +42,6 @@ typedef struct RowReader
 	HeapTupleData tuple;		/* the current row, on the scan's page */
 	/* the page being read: its visible rows are scan->rs_vistuples */
 	Page		page;
-	int			nrows;
 	int			next_row;
 } RowReader;
 
@@ -62,7 +61,7 @@ extern void row_reader_store(RowReader *reader);
 static inline bool
 row_reader_next_row(RowReader *reader)
 {
-	while (reader->next_row < reader->nrows)
+	while (reader->next_row < reader->scan->rs_ntuples)
 	{
 		OffsetNumber off = reader->scan->rs_vistuples[reader->next_row++];
 		ItemId		item = PageGetItemId(reader->page, off);
