@@ -24,7 +24,8 @@ SELECT i AS id,
        CASE WHEN random() < 0.05 THEN NULL
             ELSE timestamptz '2000-01-01 UTC' + random() * interval '10000 days' END AS tz,
        CASE WHEN random() < 0.1 THEN NULL ELSE (random() * 1000)::int END AS r,
-       CASE WHEN random() < 0.1 THEN NULL ELSE md5(i::text) END AS name
+       CASE WHEN random() < 0.1 THEN NULL ELSE md5(i::text) END AS name,
+       (i % 7919)::int4 AS g7919
 FROM generate_series(1, 30000) i;
 INSERT INTO tg (id, g, g1000, g37, b, gd, i2, i4, i8, f4, f8, d, ts, tz, r, name) VALUES
   (30001, 1, 1, 1, true, '2020-01-01', 32767, 2147483647, 9223372036854775807, 'NaN', 'NaN',
@@ -198,6 +199,108 @@ SET gputopk.device = cpu;
 EXPLAIN (COSTS OFF) SELECT g37, gpu_topk(f8, 10) FROM tg WHERE i4 > 0 GROUP BY g37;
 EXPLAIN (COSTS OFF) SELECT gpu_topk(f8, 10), gpu_bottomk_by(name, ts, 2) FROM tg;
 RESET gputopk.device;
+
+-- in parallel for many groups: the processes exchange their rows by group
+-- through temporary files, and each group is grouped whole by one process;
+-- gathering costs a little, so that the plan depends on the groups
+SET parallel_tuple_cost = 0.001;
+TRUNCATE scan_checks;
+DO $$
+DECLARE
+  col text;
+  k int;
+  grp text;
+BEGIN
+  FOREACH col IN ARRAY ARRAY['i2', 'i4', 'i8', 'f4', 'f8', 'd', 'ts', 'tz'] LOOP
+    FOREACH k IN ARRAY ARRAY[1, 5, 40000] LOOP
+      FOREACH grp IN ARRAY ARRAY['g7919', 'id', 'g1000'] LOOP
+        INSERT INTO scan_checks
+        SELECT q, c.* FROM (SELECT format(
+          'SELECT %3$s, gpu_topk(%1$s, %2$s), gpu_bottomk_by(id, %1$s, %2$s), gpu_topk_by(r, %1$s, %2$s) FROM tg GROUP BY %3$s',
+          col, k, grp) AS q) s,
+          agg_scan_check(q) c;
+      END LOOP;
+    END LOOP;
+  END LOOP;
+END $$;
+INSERT INTO scan_checks
+SELECT q, c.* FROM unnest(ARRAY[
+  'SELECT g7919, gpu_topk(f8, 4) FROM tg WHERE i4 > 0 GROUP BY g7919',
+  'SELECT g7919, gpu_bottomk(ts, 2) FROM tg WHERE id % 7 = 3 GROUP BY g7919',
+  'SELECT g7919, gpu_topk(i4, 3) FROM tg WHERE id < 0 GROUP BY g7919',
+  'SELECT g7919 + 1 AS g, (gpu_topk(f8, 5))[2], cardinality(gpu_bottomk(d, 3)) FROM tg GROUP BY g7919',
+  'SELECT g7919, gpu_topk(i8, 2) AS top FROM tg GROUP BY g7919 ORDER BY top DESC NULLS LAST, g7919 LIMIT 5',
+  'SELECT g7919, gpu_topk_by(name, f8, 2) FROM tg GROUP BY g7919'
+]) AS q, agg_scan_check(q) c;
+SELECT q, used, same FROM scan_checks WHERE NOT (used AND same);
+SELECT used, same, count(*) FROM scan_checks GROUP BY used, same;
+-- which form each took (a result passed by reference is not exchanged)
+DO $$
+DECLARE
+  q text;
+  line text;
+  partitioned int := 0;
+  partial int := 0;
+BEGIN
+  FOR q IN SELECT s.q FROM scan_checks s LOOP
+    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+      IF line LIKE '%Partitions:%' THEN
+        partitioned := partitioned + 1;
+      ELSIF line LIKE '%Finalize%' THEN
+        partial := partial + 1;
+      END IF;
+    END LOOP;
+  END LOOP;
+  RAISE NOTICE 'partitioned: %, partial: %, of %', partitioned, partial,
+    (SELECT count(*) FROM scan_checks);
+END $$;
+SET gputopk.device = cpu;
+EXPLAIN (COSTS OFF) SELECT g7919, gpu_topk(f8, 10) FROM tg WHERE i4 > 0 GROUP BY g7919;
+-- EXPLAIN ANALYZE's counts over all processes (the others depend on the
+-- workers that started and the partitions each claimed)
+DO $$
+DECLARE
+  line text;
+BEGIN
+  FOR line IN EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF)
+      SELECT g7919, gpu_topk(f8, 10) FROM tg GROUP BY g7919 LOOP
+    IF line ~ '(Rows Scanned|Groups|Rows Exchanged):' THEN
+      RAISE NOTICE '%', btrim(line);
+    END IF;
+  END LOOP;
+END $$;
+RESET gputopk.device;
+CREATE TEMP TABLE agg_expected AS SELECT g7919, gpu_topk(f8, 3) AS top FROM tg GROUP BY g7919;
+-- rescanned, as a subplan
+SELECT x, (SELECT top FROM (SELECT g7919, gpu_topk(f8, 3) AS top FROM tg GROUP BY g7919 OFFSET 0) s
+           WHERE s.g7919 = x) IS NOT DISTINCT FROM (SELECT top FROM agg_expected WHERE g7919 = x)
+FROM generate_series(1, 3) x;
+-- without the leader
+SET parallel_leader_participation = off;
+SELECT count(*) FROM (SELECT g7919, gpu_topk(f8, 3) FROM tg GROUP BY g7919
+                      EXCEPT ALL SELECT * FROM agg_expected) d;
+RESET parallel_leader_participation;
+-- without workers: planned with them, run where none can start
+PREPARE many_groups AS SELECT g7919, gpu_topk(f8, 3) FROM tg GROUP BY g7919;
+SET plan_cache_mode = force_generic_plan;
+EXECUTE many_groups \g /dev/null
+SET max_parallel_workers = 0;
+CREATE TEMP TABLE agg_prepared AS EXECUTE many_groups;
+SELECT count(*) FROM (SELECT * FROM agg_prepared EXCEPT ALL SELECT * FROM agg_expected) d;
+RESET max_parallel_workers;
+RESET plan_cache_mode;
+DEALLOCATE many_groups;
+-- outside parallel mode (a set-returning SQL function run row by row): the
+-- files in one process
+CREATE FUNCTION many_groups() RETURNS SETOF agg_expected LANGUAGE sql
+AS 'SELECT g7919, gpu_topk(f8, 3) FROM tg GROUP BY g7919';
+SELECT count(*) FROM (SELECT (r).* FROM (SELECT many_groups() AS r OFFSET 0) s
+                      EXCEPT ALL SELECT * FROM agg_expected) d;
+DROP FUNCTION many_groups();
+-- an error in a process: no temporary file is left behind
+SELECT g7919, gpu_topk(f8, 3) FROM tg WHERE 1 / (id - 20000) <> 7 GROUP BY g7919;
+SELECT count(*) AS temporary_files FROM pg_ls_tmpdir();
+DROP TABLE agg_expected, agg_prepared;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;

@@ -21,10 +21,16 @@
  * carry (a NULL group, a NULL result) are offered on the CPU, and a row
  * that gives the GPU nothing still makes its group exist.
  *
- * In a parallel plan each process groups its share of the table's blocks
- * (parallel workers on the CPU backend, the leader as gputopk.device says)
- * and returns its groups' states serialized, for PostgreSQL's Finalize
- * Aggregate to combine.
+ * A parallel plan takes one of two forms (parallel workers on the CPU
+ * backend, the leader as gputopk.device says).  In a partial aggregation
+ * each process groups its share of the table's blocks and returns its
+ * groups' states serialized, for PostgreSQL's Finalize Aggregate to
+ * combine: for few groups.  In a partitioned one, for many groups, each
+ * process writes the rows of its share to the files of their groups'
+ * partitions (group_exchange.h); then the processes claim partitions one
+ * at a time, group each one's rows and return its groups' answers, each
+ * group whole in one process.  A partitioned plan run without its workers
+ * (in a cursor, say) goes through the same files in one process.
  *
  *-------------------------------------------------------------------------
  */
@@ -48,6 +54,7 @@
 #include "datum_key.h"
 #include "device.h"
 #include "filter_program.h"
+#include "group_exchange.h"
 #include "group_sink.h"
 #include "row_reader.h"
 #include "topk_agg.h"
@@ -65,6 +72,23 @@ typedef struct AggSpec
 	TopkAggState *model;		/* an empty state, copied for each group */
 	GroupSink  *gpu;			/* during a run on the GPU */
 } AggSpec;
+
+/* an aggregate's part of the table row being grouped */
+typedef struct AggValue
+{
+	bool		present;		/* false: the value is NULL, which the aggregates skip */
+	bool		result_isnull;
+	uint64		key;			/* the value's */
+	Datum		result;			/* the value itself but for the _by forms */
+} AggValue;
+
+/*
+ * The row as a partitioned plan's processes exchange it: the group, whether
+ * it is NULL, then each aggregate's AggValue (key, result, present,
+ * result_isnull), packed.
+ */
+#define RECORD_AGG_OFFSET (sizeof(uint64) + 1)
+#define RECORD_AGG_BYTES (2 * sizeof(uint64) + 2)
 
 typedef struct GroupEntry
 {
@@ -100,14 +124,17 @@ hash_group(uint64 group)
 
 /*
  * Shared by the processes of a parallel scan: counts for EXPLAIN ANALYZE,
- * which the workers add to, and the table scan that hands out blocks (at
- * AGG_SHARED_SCAN_OFFSET).
+ * which the workers add to, a partitioned plan's exchange, and the table
+ * scan that hands out blocks (at AGG_SHARED_SCAN_OFFSET).
  */
 typedef struct TopkAggShared
 {
 	pg_atomic_uint32 processes;
 	pg_atomic_uint64 rows_scanned;
 	pg_atomic_uint64 groups;
+	pg_atomic_uint64 rows_exchanged;
+	pg_atomic_uint64 bytes_exchanged;
+	GroupExchangeShared exchange;
 } TopkAggShared;
 
 #define AGG_SHARED_SCAN_OFFSET MAXALIGN(sizeof(TopkAggShared))
@@ -117,7 +144,8 @@ typedef struct TopkAggScanState
 	CustomScanState css;
 
 	/* from the plan */
-	bool		partial;		/* a parallel share: states out, serialized */
+	TopkAggMode mode;
+	int			partitions;		/* of a partitioned plan */
 	AttrNumber	group_attno;	/* 0: one group */
 	int			naggs;
 	AggSpec    *aggs;
@@ -125,8 +153,16 @@ typedef struct TopkAggScanState
 	RowReader	reader;
 	List	   *interpreted;	/* the WHERE clauses table_qual evaluates */
 	TopkAggShared *shared;		/* of a parallel scan, or NULL */
+	AggValue   *row;			/* the row being grouped, an entry per aggregate */
 
-	/* per run */
+	/* a partitioned plan's, per scan */
+	GroupExchangeShared *exchange_shared;	/* in shared memory, or NULL */
+	GroupExchangeShared *local_exchange;	/* without shared memory: this process's */
+	GroupExchange *exchange;	/* this process's part */
+	bool		exhausted;		/* no partition is left to claim */
+
+	/* per run (a partitioned plan's runs: its partitions) */
+	bool		ran;			/* this process has run the node */
 	bool		done;			/* the groups are ready */
 	MemoryContext run_cxt;		/* the groups and their states */
 	groups_hash *groups;
@@ -147,7 +183,10 @@ typedef struct TopkAggScanState
 	/* summed over runs */
 	uint64		rows_scanned;
 	uint64		partial_groups; /* a parallel scan's, returned by all processes */
-	double		scan_ms;
+	uint64		rows_exchanged; /* a partitioned plan's, written by all processes */
+	uint64		bytes_exchanged;
+	double		scan_ms;		/* reading the table (into the exchange) */
+	double		group_ms;		/* grouping a partitioned plan's partitions */
 	double		merge_ms;		/* the GPU's candidates into the states */
 } TopkAggScanState;
 
@@ -196,10 +235,12 @@ begin_topk_agg_scan(CustomScanState *node, EState *estate, int eflags)
 	List	   *where;
 	bool		fixed = node->ss.ps.scanopsfixed;
 
-	ts->partial = linitial_int(list_nth(private, AGG_FIELD_PARTIAL)) != 0;
+	ts->mode = (TopkAggMode) linitial_int(list_nth(private, AGG_FIELD_MODE));
+	ts->partitions = linitial_int(list_nth(private, AGG_FIELD_PARTITIONS));
 	ts->group_attno = linitial_int(list_nth(private, AGG_FIELD_GROUP_ATTNO));
 	ts->naggs = list_length(list_nth(private, AGG_FIELD_KS));
 	ts->aggs = palloc0(sizeof(AggSpec) * ts->naggs);
+	ts->row = palloc0(sizeof(AggValue) * ts->naggs);
 	ts->gpu_capable = true;
 	for (int i = 0; i < ts->naggs; i++)
 	{
@@ -273,57 +314,100 @@ state_of(TopkAggScanState *ts, GroupEntry *entry, int i)
 }
 
 /*
- * An aggregate's row of the current table row: its value's key and its
- * result (the value itself but for the _by forms); false when the value is
- * NULL, which the aggregates skip.
+ * The current table row's group and each aggregate's value, key and result
+ * into ts->row.
  */
-static inline bool
-aggregate_row(TopkAggScanState *ts, AggSpec *agg, uint64 *key, Datum *result,
-			  bool *result_isnull)
+static void
+read_row(TopkAggScanState *ts, Datum *group, bool *group_isnull)
 {
 	TupleDesc	desc = RelationGetDescr(ts->css.ss.ss_currentRelation);
-	bool		isnull;
-	Datum		value = row_reader_column(&ts->reader, agg->value_attno, desc, &isnull);
 
-	if (isnull)
-		return false;
-	*key = key_of_datum(agg->key_type, value, agg->largest);
-	*result = value;
-	*result_isnull = false;
-	if (agg->result_attno)
-		*result = row_reader_column(&ts->reader, agg->result_attno, desc, result_isnull);
-	return true;
+	*group = 0;
+	*group_isnull = false;
+	if (ts->group_attno)
+		*group = row_reader_column(&ts->reader, ts->group_attno, desc, group_isnull);
+	for (int i = 0; i < ts->naggs; i++)
+	{
+		AggSpec    *agg = &ts->aggs[i];
+		AggValue   *value = &ts->row[i];
+		bool		isnull;
+		Datum		datum = row_reader_column(&ts->reader, agg->value_attno, desc, &isnull);
+
+		value->present = !isnull;
+		value->key = isnull ? 0 : key_of_datum(agg->key_type, datum, agg->largest);
+		value->result = isnull ? 0 : datum;
+		value->result_isnull = false;
+		if (agg->result_attno && !isnull)
+			value->result = row_reader_column(&ts->reader, agg->result_attno, desc,
+											  &value->result_isnull);
+	}
+}
+
+/* The bytes of a row in a partitioned plan's exchange. */
+static Size
+record_size(TopkAggScanState *ts)
+{
+	return RECORD_AGG_OFFSET + RECORD_AGG_BYTES * ts->naggs;
+}
+
+static void
+encode_row(TopkAggScanState *ts, Datum group, bool group_isnull, char *record)
+{
+	char	   *at = record + RECORD_AGG_OFFSET;
+
+	memcpy(record, &group, sizeof(uint64));
+	record[sizeof(uint64)] = group_isnull;
+	for (int i = 0; i < ts->naggs; i++, at += RECORD_AGG_BYTES)
+	{
+		memcpy(at, &ts->row[i].key, sizeof(uint64));
+		memcpy(at + sizeof(uint64), &ts->row[i].result, sizeof(uint64));
+		at[2 * sizeof(uint64)] = ts->row[i].present;
+		at[2 * sizeof(uint64) + 1] = ts->row[i].result_isnull;
+	}
+}
+
+static void
+decode_row(TopkAggScanState *ts, const char *record, Datum *group, bool *group_isnull)
+{
+	const char *at = record + RECORD_AGG_OFFSET;
+
+	memcpy(group, record, sizeof(uint64));
+	*group_isnull = record[sizeof(uint64)] != 0;
+	for (int i = 0; i < ts->naggs; i++, at += RECORD_AGG_BYTES)
+	{
+		memcpy(&ts->row[i].key, at, sizeof(uint64));
+		memcpy(&ts->row[i].result, at + sizeof(uint64), sizeof(uint64));
+		ts->row[i].present = at[2 * sizeof(uint64)] != 0;
+		ts->row[i].result_isnull = at[2 * sizeof(uint64) + 1] != 0;
+	}
 }
 
 /*
- * The current row into its group's states.  The first aggregate's floor,
- * kept in the group's entry, turns away most rows of a large group without
- * reading its state: with many groups, that read is a cache miss.
+ * The row into its group's states.  The first aggregate's floor, kept in
+ * the group's entry, turns away most rows of a large group without reading
+ * its state: with many groups, that read is a cache miss.
  */
 static void
 offer_row(TopkAggScanState *ts, GroupEntry *entry)
 {
 	for (int i = 0; i < ts->naggs; i++)
 	{
-		uint64		key;
-		Datum		result;
-		bool		result_isnull;
+		AggValue   *value = &ts->row[i];
 		TopkAggState *state;
 
-		if (!aggregate_row(ts, &ts->aggs[i], &key, &result, &result_isnull) ||
-			(i == 0 && entry->has_floor && key < entry->floor))
+		if (!value->present || (i == 0 && entry->has_floor && value->key < entry->floor))
 			continue;
 		state = state_of(ts, entry, i);
-		topk_agg_offer(state, key, result, result_isnull, ts->run_cxt);
+		topk_agg_offer(state, value->key, value->result, value->result_isnull, ts->run_cxt);
 		if (i == 0)
 			entry->has_floor = topk_agg_floor(state, &entry->floor);
 	}
 }
 
 /*
- * The current row to the GPU, aggregate by aggregate; what the GPU cannot
- * carry (a NULL result) is offered here, and a row that gives the GPU
- * nothing makes its group exist.
+ * The row to the GPU, aggregate by aggregate; what the GPU cannot carry (a
+ * NULL result) is offered here, and a row that gives the GPU nothing makes
+ * its group exist.
  */
 static void
 ship_row(TopkAggScanState *ts, Datum group)
@@ -332,23 +416,31 @@ ship_row(TopkAggScanState *ts, Datum group)
 
 	for (int i = 0; i < ts->naggs; i++)
 	{
-		uint64		key;
-		Datum		result;
-		bool		result_isnull;
+		AggValue   *value = &ts->row[i];
 
-		if (!aggregate_row(ts, &ts->aggs[i], &key, &result, &result_isnull))
+		if (!value->present)
 			continue;
-		if (result_isnull)
+		if (value->result_isnull)
 		{
-			topk_agg_offer(state_of(ts, group_entry(ts, group, false), i), key, result, true,
-						   ts->run_cxt);
+			topk_agg_offer(state_of(ts, group_entry(ts, group, false), i), value->key,
+						   value->result, true, ts->run_cxt);
 			continue;
 		}
-		group_sink_add(ts->aggs[i].gpu, group, key, result);
+		group_sink_add(ts->aggs[i].gpu, group, value->key, value->result);
 		shipped = true;
 	}
 	if (!shipped)
 		group_entry(ts, group, false);
+}
+
+/* The row (ts->row) to this run's groups, on its backend. */
+static void
+group_row(TopkAggScanState *ts, Datum group, bool group_isnull)
+{
+	if (ts->backend == BACKEND_GPU && !group_isnull)
+		ship_row(ts, group);
+	else
+		offer_row(ts, group_entry(ts, group, group_isnull));
 }
 
 /*
@@ -387,37 +479,100 @@ offer_candidates(TopkAggScanState *ts)
 	}
 }
 
-/* One run: scan the table into the groups. */
+/* Start a run: no groups yet, the backend this process uses. */
 static void
-run_groups(TopkAggScanState *ts)
+begin_run(TopkAggScanState *ts)
 {
-	TupleDesc	desc = RelationGetDescr(ts->css.ss.ss_currentRelation);
-	ExprContext *econtext = ts->css.ss.ps.ps_ExprContext;
-	MemoryContext old;
-	BlockNumber block;
+	ts->run_cxt = AllocSetContextCreate(ts->css.ss.ps.state->es_query_cxt, "GpuTopKAgg groups",
+										ALLOCSET_DEFAULT_SIZES);
+	ts->groups = groups_create(ts->run_cxt, 256, NULL);
+	ts->single = MemoryContextAllocZero(ts->run_cxt, sizeof(GroupEntry));
+	/* a CUDA context per parallel worker would cost more than it saves */
+	ts->backend = ts->gpu_capable && !IsParallelWorker() ? device_choose_backend() : BACKEND_CPU;
+	if (ts->backend == BACKEND_GPU)
+	{
+		MemoryContext old = MemoryContextSwitchTo(ts->run_cxt);
+
+		for (int i = 0; i < ts->naggs; i++)
+			ts->aggs[i].gpu = group_sink_create(ts->aggs[i].k);
+		MemoryContextSwitchTo(old);
+	}
+	if (ts->group_attno == 0)
+		group_entry(ts, 0, true);
+}
+
+/* A worker's counts to the leader, which shows those of all processes. */
+static void
+publish_counts(TopkAggScanState *ts)
+{
+	if (!(ts->shared && IsParallelWorker()))
+		return;
+	pg_atomic_fetch_add_u64(&ts->shared->rows_scanned, ts->rows_scanned);
+	pg_atomic_fetch_add_u64(&ts->shared->groups, ts->partial_groups);
+	pg_atomic_fetch_add_u64(&ts->shared->rows_exchanged, ts->rows_exchanged);
+	pg_atomic_fetch_add_u64(&ts->shared->bytes_exchanged, ts->bytes_exchanged);
+	ts->rows_scanned = 0;
+	ts->partial_groups = 0;
+	ts->rows_exchanged = 0;
+	ts->bytes_exchanged = 0;
+}
+
+/* End a run: the GPU's candidates into the states, the groups ready to return. */
+static void
+end_run(TopkAggScanState *ts)
+{
 	instr_time	start;
-	instr_time	mid;
 	instr_time	end;
 
 	INSTR_TIME_SET_CURRENT(start);
-	ts->run_cxt = AllocSetContextCreate(ts->css.ss.ps.state->es_query_cxt, "GpuTopKAgg groups",
-										ALLOCSET_DEFAULT_SIZES);
-	old = MemoryContextSwitchTo(ts->run_cxt);
-	ts->groups = groups_create(ts->run_cxt, 256, NULL);
-	ts->single = palloc0(sizeof(GroupEntry));
-	/* a CUDA context per parallel worker would cost more than it saves */
-	ts->backend = ts->gpu_capable && !IsParallelWorker() ? device_choose_backend() : BACKEND_CPU;
+	if (ts->backend == BACKEND_GPU)
+		offer_candidates(ts);
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, start);
+	ts->merge_ms += INSTR_TIME_GET_MILLISEC(end);
+	ts->ngroups += ts->groups->members + (ts->single->states != NULL);
+	ts->memory_used = Max(ts->memory_used, MemoryContextMemAllocated(ts->run_cxt, true));
+	if (ts->shared || ts->mode == AGG_MODE_PARTITIONED)
+		ts->partial_groups += ts->groups->members + (ts->single->states != NULL);
+	publish_counts(ts);
+	groups_start_iterate(ts->groups, &ts->iter);
+	ts->single_returned = false;
+	ts->done = true;
+}
+
+/* This process is one of those scanning the table, or the only one. */
+static void
+count_process(TopkAggScanState *ts)
+{
+	if (ts->shared)
+		pg_atomic_fetch_add_u32(&ts->shared->processes, 1);
+	else
+		ts->processes = 1;
+	ts->ngroups = 0;
 	ts->candidates = 0;
 	ts->bytes_shipped = 0;
 	ts->gpu_wait_ms = ts->gpu_copy_ms = ts->gpu_kernel_ms = 0;
-	if (ts->backend == BACKEND_GPU)
-		for (int i = 0; i < ts->naggs; i++)
-			ts->aggs[i].gpu = group_sink_create(ts->aggs[i].k);
-	if (ts->group_attno == 0)
-		group_entry(ts, 0, true);
+	ts->memory_used = 0;
+	ts->ran = true;
+}
 
+/*
+ * Read this process's share of the table: each row to its group, or in a
+ * partitioned plan to the exchange.
+ */
+static void
+scan_table(TopkAggScanState *ts)
+{
+	BlockNumber block;
+	char	   *record = NULL;
+	instr_time	start;
+	instr_time	end;
+
+	INSTR_TIME_SET_CURRENT(start);
+	if (ts->exchange)
+		record = palloc(record_size(ts));
 	if (ts->reader.filter)
-		filter_program_bind(ts->reader.filter, econtext);
+		filter_program_bind(ts->reader.filter, ts->css.ss.ps.ps_ExprContext);
 	ts->reader.parallel = ts->shared ?
 		(ParallelTableScanDesc) ((char *) ts->shared + AGG_SHARED_SCAN_OFFSET) : NULL;
 	row_reader_begin(&ts->reader, ts->css.ss.ps.state->es_snapshot);
@@ -426,48 +581,124 @@ run_groups(TopkAggScanState *ts)
 		row_reader_read_page(&ts->reader, block);
 		while (row_reader_next_row(&ts->reader))
 		{
-			bool		isnull = false;
-			Datum		group = 0;
+			Datum		group;
+			bool		group_isnull;
 
-			if (ts->group_attno)
-				group = row_reader_column(&ts->reader, ts->group_attno, desc, &isnull);
-			if (ts->backend == BACKEND_GPU && !isnull)
-				ship_row(ts, group);
+			read_row(ts, &group, &group_isnull);
+			if (record == NULL)
+				group_row(ts, group, group_isnull);
 			else
-				offer_row(ts, group_entry(ts, group, isnull));
+			{
+				encode_row(ts, group, group_isnull, record);
+				/* the NULL group goes with the first partition */
+				group_exchange_put(ts->exchange, group_isnull ? 0 : hash_group(group), record);
+			}
 		}
 		ts->rows_scanned += ts->reader.scan->rs_ntuples;
 	}
 	row_reader_end(&ts->reader);
-	INSTR_TIME_SET_CURRENT(mid);
-	if (ts->backend == BACKEND_GPU)
-		offer_candidates(ts);
-	MemoryContextSwitchTo(old);
-	ts->ngroups = ts->groups->members + (ts->single->states != NULL);
-	ts->memory_used = MemoryContextMemAllocated(ts->run_cxt, true);
-	if (ts->shared)
-	{
-		pg_atomic_fetch_add_u32(&ts->shared->processes, 1);
-		ts->partial_groups += ts->ngroups;
-	}
-	else
-		ts->processes = 1;
-	if (ts->shared && IsParallelWorker())
-	{
-		/* the leader shows the counts of all processes */
-		pg_atomic_fetch_add_u64(&ts->shared->rows_scanned, ts->rows_scanned);
-		pg_atomic_fetch_add_u64(&ts->shared->groups, ts->partial_groups);
-		ts->rows_scanned = 0;
-		ts->partial_groups = 0;
-	}
 	INSTR_TIME_SET_CURRENT(end);
-	INSTR_TIME_SUBTRACT(end, mid);
-	INSTR_TIME_SUBTRACT(mid, start);
-	ts->scan_ms += INSTR_TIME_GET_MILLISEC(mid);
-	ts->merge_ms += INSTR_TIME_GET_MILLISEC(end);
-	groups_start_iterate(ts->groups, &ts->iter);
-	ts->single_returned = false;
-	ts->done = true;
+	INSTR_TIME_SUBTRACT(end, start);
+	ts->scan_ms += INSTR_TIME_GET_MILLISEC(end);
+}
+
+/*
+ * Join a partitioned plan's exchange, and write this process's share of
+ * the table to it unless the writing is over; then wait for the other
+ * writers.
+ */
+static void
+start_exchange(TopkAggScanState *ts)
+{
+	MemoryContext query_cxt = ts->css.ss.ps.state->es_query_cxt;
+	MemoryContext scan_cxt;
+	MemoryContext old = MemoryContextSwitchTo(query_cxt);
+
+	if (ts->exchange_shared == NULL && ts->local_exchange == NULL)
+	{
+		/* no parallel scan: the same files, in this process alone */
+		ts->local_exchange = palloc0(sizeof(GroupExchangeShared));
+		group_exchange_init(ts->local_exchange, NULL, 1, ts->partitions);
+	}
+	ts->exchange = group_exchange_begin(ts->exchange_shared ? ts->exchange_shared :
+										ts->local_exchange, record_size(ts));
+	count_process(ts);
+	if (ts->exchange->writing)
+	{
+		scan_cxt = AllocSetContextCreate(query_cxt, "GpuTopKAgg exchange",
+										 ALLOCSET_DEFAULT_SIZES);
+		MemoryContextSwitchTo(scan_cxt);
+		scan_table(ts);
+		MemoryContextSwitchTo(query_cxt);
+		group_exchange_finish_writing(ts->exchange);
+		MemoryContextDelete(scan_cxt);
+		ts->rows_exchanged += ts->exchange->rows_written;
+		ts->bytes_exchanged += ts->exchange->bytes_written;
+		publish_counts(ts);
+	}
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * The next run's groups, ready to return: the whole table's (or this
+ * process's share's), or a partitioned plan's next partition's; false when
+ * no partition is left.
+ */
+static bool
+next_run(TopkAggScanState *ts)
+{
+	MemoryContext old;
+	instr_time	start;
+	instr_time	end;
+	const char *record;
+
+	if (ts->mode != AGG_MODE_PARTITIONED)
+	{
+		count_process(ts);
+		begin_run(ts);
+		old = MemoryContextSwitchTo(ts->run_cxt);
+		scan_table(ts);
+		MemoryContextSwitchTo(old);
+		end_run(ts);
+		return true;
+	}
+	if (ts->exchange == NULL)
+		start_exchange(ts);
+	if (ts->exhausted || !group_exchange_next_partition(ts->exchange))
+	{
+		ts->exhausted = true;
+		return false;
+	}
+	INSTR_TIME_SET_CURRENT(start);
+	begin_run(ts);
+	old = MemoryContextSwitchTo(ts->run_cxt);
+	while ((record = group_exchange_next_row(ts->exchange)) != NULL)
+	{
+		Datum		group;
+		bool		group_isnull;
+
+		decode_row(ts, record, &group, &group_isnull);
+		group_row(ts, group, group_isnull);
+	}
+	MemoryContextSwitchTo(old);
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, start);
+	ts->group_ms += INSTR_TIME_GET_MILLISEC(end);
+	end_run(ts);
+	return true;
+}
+
+/* Free a run's groups (and the GPU's resources, the sinks' reset callbacks). */
+static void
+free_run(TopkAggScanState *ts)
+{
+	if (ts->run_cxt)
+		MemoryContextDelete(ts->run_cxt);
+	ts->run_cxt = NULL;
+	ts->groups = NULL;
+	for (int i = 0; i < ts->naggs; i++)
+		ts->aggs[i].gpu = NULL;
+	ts->done = false;
 }
 
 /*
@@ -490,7 +721,7 @@ group_tuple(TopkAggScanState *ts, GroupEntry *entry, bool group_isnull)
 	/* the arrays are made in the per-tuple memory, reset for each tuple */
 	for (int i = 0; i < ts->naggs; i++, col++)
 	{
-		if (!ts->partial)
+		if (ts->mode != AGG_MODE_PARTIAL)
 			slot->tts_values[col] = topk_agg_result(entry->states[i], &slot->tts_isnull[col]);
 		else if ((slot->tts_isnull[col] = entry->states[i] == NULL) == false)
 			slot->tts_values[col] = PointerGetDatum(topk_agg_serialize(entry->states[i]));
@@ -506,18 +737,24 @@ next_group(ScanState *ss)
 	GroupEntry *entry;
 	TupleTableSlot *slot = NULL;
 
-	if (!ts->done)
-		run_groups(ts);
-	old = MemoryContextSwitchTo(ss->ps.ps_ExprContext->ecxt_per_tuple_memory);
-	if ((entry = groups_iterate(ts->groups, &ts->iter)) != NULL)
-		slot = group_tuple(ts, entry, false);
-	else if (!ts->single_returned && ts->single->states != NULL)
+	for (;;)
 	{
-		ts->single_returned = true;
-		slot = group_tuple(ts, ts->single, ts->group_attno != 0);
+		if (!ts->done && !next_run(ts))
+			return ExecClearTuple(ss->ss_ScanTupleSlot);
+		old = MemoryContextSwitchTo(ss->ps.ps_ExprContext->ecxt_per_tuple_memory);
+		if ((entry = groups_iterate(ts->groups, &ts->iter)) != NULL)
+			slot = group_tuple(ts, entry, false);
+		else if (!ts->single_returned && ts->single->states != NULL)
+		{
+			ts->single_returned = true;
+			slot = group_tuple(ts, ts->single, ts->group_attno != 0);
+		}
+		MemoryContextSwitchTo(old);
+		if (slot || ts->mode != AGG_MODE_PARTITIONED)
+			return slot ? slot : ExecClearTuple(ss->ss_ScanTupleSlot);
+		/* the partition's groups are all out: on to the next one */
+		free_run(ts);
 	}
-	MemoryContextSwitchTo(old);
-	return slot ? slot : ExecClearTuple(ss->ss_ScanTupleSlot);
 }
 
 static bool
@@ -532,29 +769,31 @@ exec_topk_agg_scan(CustomScanState *node)
 	return ExecScan(&node->ss, next_group, recheck_group);
 }
 
+/* Leave the scan: its groups freed, this process out of the exchange. */
 static void
-reset_run(TopkAggScanState *ts)
+reset_scan(TopkAggScanState *ts)
 {
-	/* frees the groups and the GPU's resources (the sinks' reset callbacks) */
-	if (ts->run_cxt)
-		MemoryContextDelete(ts->run_cxt);
-	ts->run_cxt = NULL;
-	ts->groups = NULL;
-	for (int i = 0; i < ts->naggs; i++)
-		ts->aggs[i].gpu = NULL;
-	ts->done = false;
+	free_run(ts);
+	group_exchange_end(ts->exchange);
+	ts->exchange = NULL;
+	ts->exhausted = false;
 }
 
 static void
 end_topk_agg_scan(CustomScanState *node)
 {
-	reset_run((TopkAggScanState *) node);
+	reset_scan((TopkAggScanState *) node);
 }
 
 static void
 rescan_topk_agg_scan(CustomScanState *node)
 {
-	reset_run((TopkAggScanState *) node);
+	TopkAggScanState *ts = (TopkAggScanState *) node;
+
+	reset_scan(ts);
+	/* the exchange in this process alone starts over (a parallel one: reinitialize_shared) */
+	if (ts->local_exchange)
+		group_exchange_reinit(ts->local_exchange);
 }
 
 static Size
@@ -574,6 +813,15 @@ initialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate
 	pg_atomic_init_u32(&ts->shared->processes, 0);
 	pg_atomic_init_u64(&ts->shared->rows_scanned, 0);
 	pg_atomic_init_u64(&ts->shared->groups, 0);
+	pg_atomic_init_u64(&ts->shared->rows_exchanged, 0);
+	pg_atomic_init_u64(&ts->shared->bytes_exchanged, 0);
+	/* without a segment (none could be made, so no workers) the exchange is local */
+	if (ts->mode == AGG_MODE_PARTITIONED && pcxt->seg != NULL)
+	{
+		group_exchange_init(&ts->shared->exchange, pcxt->seg, pcxt->nworkers + 1,
+							ts->partitions);
+		ts->exchange_shared = &ts->shared->exchange;
+	}
 	table_parallelscan_initialize(node->ss.ss_currentRelation,
 								  (ParallelTableScanDesc) ((char *) coordinate + AGG_SHARED_SCAN_OFFSET),
 								  node->ss.ps.state->es_snapshot);
@@ -591,13 +839,19 @@ collect_shared(TopkAggScanState *ts, TopkAggShared *shared)
 	ts->processes = Max(ts->processes, processes);
 	ts->rows_scanned += pg_atomic_exchange_u64(&shared->rows_scanned, 0);
 	ts->partial_groups += pg_atomic_exchange_u64(&shared->groups, 0);
+	ts->rows_exchanged += pg_atomic_exchange_u64(&shared->rows_exchanged, 0);
+	ts->bytes_exchanged += pg_atomic_exchange_u64(&shared->bytes_exchanged, 0);
 }
 
 /* Before a rescan's workers start: the last run's counts are complete. */
 static void
 reinitialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
 {
-	collect_shared((TopkAggScanState *) node, (TopkAggShared *) coordinate);
+	TopkAggScanState *ts = (TopkAggScanState *) node;
+
+	collect_shared(ts, (TopkAggShared *) coordinate);
+	if (ts->exchange_shared)
+		group_exchange_reinit(ts->exchange_shared);
 	table_parallelscan_reinitialize(node->ss.ss_currentRelation,
 									(ParallelTableScanDesc) ((char *) coordinate + AGG_SHARED_SCAN_OFFSET));
 }
@@ -605,10 +859,21 @@ reinitialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordina
 static void
 attach_shared(CustomScanState *node, shm_toc *toc, void *coordinate)
 {
-	((TopkAggScanState *) node)->shared = (TopkAggShared *) coordinate;
+	TopkAggScanState *ts = (TopkAggScanState *) node;
+
+	ts->shared = (TopkAggShared *) coordinate;
+	/* the leader's segment made, the exchange is in it */
+	if (ts->mode == AGG_MODE_PARTITIONED)
+	{
+		ts->exchange_shared = &ts->shared->exchange;
+		group_exchange_attach(ts->exchange_shared);
+	}
 }
 
-/* The workers' counts, before the parallel scan's memory goes. */
+/*
+ * Before the parallel scan's memory goes: the workers' counts, and the
+ * leader leaves the exchange there.
+ */
 static void
 shutdown_topk_agg_scan(CustomScanState *node)
 {
@@ -616,6 +881,12 @@ shutdown_topk_agg_scan(CustomScanState *node)
 
 	if (ts->shared == NULL || IsParallelWorker())
 		return;
+	if (ts->exchange_shared)
+	{
+		group_exchange_end(ts->exchange);
+		ts->exchange = NULL;
+		ts->exchange_shared = NULL;
+	}
 	collect_shared(ts, ts->shared);
 	ts->shared = NULL;
 }
@@ -652,14 +923,15 @@ explain_topk_agg_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 							deparse_expression((Node *) make_ands_explicit(ts->interpreted),
 											   context, es->verbose, false),
 							es);
-	if (!(es->analyze && ts->done))
-	{
-		ExplainPropertyText("Backend", device_backend_name(ts->gpu_capable ?
-														   device_selected_backend() :
-														   BACKEND_CPU), es);
+	if (ts->mode == AGG_MODE_PARTITIONED)
+		ExplainPropertyInteger("Partitions", NULL, ts->partitions, es);
+	/* the backend the leader used, or would use (it may not have run) */
+	ExplainPropertyText("Backend", device_backend_name(ts->ran ? ts->backend :
+													   ts->gpu_capable ?
+													   device_selected_backend() :
+													   BACKEND_CPU), es);
+	if (!(es->analyze && ts->processes > 0))
 		return;
-	}
-	ExplainPropertyText("Backend", device_backend_name(ts->backend), es);
 	if (node->ss.ps.plan->parallel_aware)
 	{
 		ExplainPropertyText("Worker Backend", "cpu", es);
@@ -669,6 +941,12 @@ explain_topk_agg_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyUInteger("Groups", NULL,
 							node->ss.ps.plan->parallel_aware ? ts->partial_groups : ts->ngroups, es);
 	ExplainPropertyInteger("Memory Used", "kB", (int64) ((ts->memory_used + 1023) / 1024), es);
+	if (ts->mode == AGG_MODE_PARTITIONED)
+	{
+		ExplainPropertyUInteger("Rows Exchanged", NULL, ts->rows_exchanged, es);
+		ExplainPropertyInteger("Exchange Disk", "kB", (int64) ((ts->bytes_exchanged + 1023) / 1024),
+							   es);
+	}
 	if (ts->backend == BACKEND_GPU)
 	{
 		ExplainPropertyUInteger("Bytes Shipped", NULL, ts->bytes_shipped, es);
@@ -677,6 +955,8 @@ explain_topk_agg_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	if (es->timing)
 	{
 		ExplainPropertyFloat("Scan Time", "ms", ts->scan_ms, 3, es);
+		if (ts->mode == AGG_MODE_PARTITIONED)
+			ExplainPropertyFloat("Group Time", "ms", ts->group_ms, 3, es);
 		if (ts->backend == BACKEND_GPU)
 		{
 			ExplainPropertyFloat("GPU Transfer Time", "ms", ts->gpu_copy_ms, 3, es);

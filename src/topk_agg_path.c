@@ -7,13 +7,16 @@
  *
  * The path is offered to the grouping relation (create_upper_paths_hook at
  * UPPERREL_GROUP_AGG) beside PostgreSQL's own Agg paths, and wins or loses
- * on cost.  So is a parallel form, built here since PostgreSQL offers no
- * hook for partial aggregation: a Finalize Aggregate over a Gather over a
- * partial GpuTopKAgg, whose processes each group their share of the
- * table's blocks and return their groups' states serialized, which the
- * Finalize Aggregate combines.  PostgreSQL costs the gathering per group
- * and process, so this form wins for few groups; it asks for GpuTopK's
- * number of workers (topk_parallel_workers).  Both are offered when:
+ * on cost.  So are two parallel forms, built here since PostgreSQL offers
+ * no hook for partial aggregation, both asking for GpuTopK's number of
+ * workers (topk_parallel_workers).  The partial form is a Finalize
+ * Aggregate over a Gather over a partial GpuTopKAgg, whose processes each
+ * group their share of the table's blocks and return their groups' states
+ * serialized, which the Finalize Aggregate combines; PostgreSQL costs the
+ * gathering per group and process, so it wins for few groups.  The
+ * partitioned form, for many groups, is a Gather over a GpuTopKAgg whose
+ * processes exchange their rows by group and return whole groups' answers
+ * (topk_agg_exec.c).  They are offered when:
  *	 - the query reads one heap table, with no HAVING, grouping sets or
  *	   set-returning functions in its target list;
  *	 - it groups by nothing or by one column of a type whose equality is
@@ -23,9 +26,10 @@
  *	 - the WHERE clause has no subqueries and no outer references, and the
  *	   table no row-level security policy or security barrier view;
  *	 - the groups' states, as estimated from the grouping column's
- *	   statistics, fit in hash_mem (work_mem times hash_mem_multiplier): the
- *	   node does not spill, so larger groupings, and groupings of a column
- *	   without statistics, are left to PostgreSQL's HashAggregate, which does.
+ *	   statistics, fit in hash_mem (work_mem times hash_mem_multiplier), or
+ *	   for the partitioned form each partition's do: the node does not spill
+ *	   beyond that, so larger groupings, and groupings of a column without
+ *	   statistics, are left to PostgreSQL's HashAggregate, which does.
  *
  * The plan's custom_scan_tlist holds the grouping column and the Aggrefs;
  * the node returns one tuple of those per group and projects the query's
@@ -60,6 +64,7 @@
 
 #include "datum_key.h"
 #include "filter_program.h"
+#include "group_exchange.h"
 #include "gputopk.h"
 #include "row_reader.h"
 #include "topk_agg.h"
@@ -75,6 +80,8 @@
 #define TOPK_AGG_TUPLE_COST_FACTOR 0.25
 #define TOPK_AGG_GROUP_COST_FACTOR 0.5
 #define TOPK_AGG_OFFER_COST_FACTOR 0.25
+/* a partitioned plan's row, per word: written to a file and read back */
+#define TOPK_AGG_EXCHANGE_COST_FACTOR 0.5
 
 /* a group's state without its entries, and an entry, in bytes (topk_agg.c) */
 #define TOPK_AGG_STATE_BYTES 128.0
@@ -243,7 +250,8 @@ private_of(PlannerInfo *root, RelOptInfo *grouped_rel, Index relid, List **priva
 	for (int i = 0; i < AGG_FIELDS; i++)
 		private[i] = NIL;
 	private[AGG_FIELD_RELID] = list_make1_int(relid);
-	private[AGG_FIELD_PARTIAL] = list_make1_int(0);
+	private[AGG_FIELD_MODE] = list_make1_int(AGG_MODE_WHOLE);
+	private[AGG_FIELD_PARTITIONS] = list_make1_int(0);
 	private[AGG_FIELD_GROUP_ATTNO] = list_make1_int(group_attno);
 	*scan_exprs = NIL;
 	if (group_attno != 0)
@@ -305,7 +313,8 @@ where_clause_is_plain(RelOptInfo *rel)
  * its share of the per-row work.
  */
 static void
-cost_topk_agg_path(PlannerInfo *root, RelOptInfo *input_rel, Path *path, int naggs)
+cost_topk_agg_path(PlannerInfo *root, RelOptInfo *input_rel, Path *path, int naggs,
+				   bool exchange)
 {
 	double		divisor = path->parallel_workers > 0 ?
 		topk_parallel_divisor(path->parallel_workers) : 1.0;
@@ -317,7 +326,8 @@ cost_topk_agg_path(PlannerInfo *root, RelOptInfo *input_rel, Path *path, int nag
 	cost_qual_eval(&where, input_rel->baserestrictinfo, root);
 	run = spc_seq_page_cost * input_rel->pages +
 		((TOPK_AGG_TUPLE_COST_FACTOR * cpu_tuple_cost + where.per_tuple) * input_rel->tuples +
-		 (TOPK_AGG_GROUP_COST_FACTOR + TOPK_AGG_OFFER_COST_FACTOR * naggs) *
+		 (TOPK_AGG_GROUP_COST_FACTOR + TOPK_AGG_OFFER_COST_FACTOR * naggs +
+		  (exchange ? TOPK_AGG_EXCHANGE_COST_FACTOR * (1 + naggs) : 0.0)) *
 		 cpu_operator_cost * input_rel->rows) / divisor +
 		(cpu_tuple_cost + path->pathtarget->cost.per_tuple) * path->rows;
 	path->startup_cost = where.startup + path->pathtarget->cost.startup + run;
@@ -357,7 +367,8 @@ make_topk_agg_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *rel,
 	path->custom_paths = NIL;
 	path->custom_private = path_private;
 	path->methods = &topk_agg_path_methods;
-	cost_topk_agg_path(root, input_rel, &path->path, list_length(private[AGG_FIELD_KS]));
+	cost_topk_agg_path(root, input_rel, &path->path, list_length(private[AGG_FIELD_KS]),
+					   linitial_int(private[AGG_FIELD_MODE]) == AGG_MODE_PARTITIONED);
 	return path;
 }
 
@@ -403,11 +414,11 @@ add_parallel_topk_agg_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo 
 	partial_target = set_pathtarget_cost_width(root, partial_target);
 	/* PostgreSQL's own partial grouping relation, if it made one: the paths' targets are their own */
 	partial_rel = fetch_upper_rel(root, UPPERREL_PARTIAL_GROUP_AGG, input_rel->relids);
-	private[AGG_FIELD_PARTIAL] = list_make1_int(1);
+	private[AGG_FIELD_MODE] = list_make1_int(AGG_MODE_PARTIAL);
 	partial = make_topk_agg_path(root, input_rel, partial_rel, partial_target, private,
 								 partial_exprs, workers,
 								 Min(groups, input_rel->rows / topk_parallel_divisor(workers)));
-	private[AGG_FIELD_PARTIAL] = list_make1_int(0);
+	private[AGG_FIELD_MODE] = list_make1_int(AGG_MODE_WHOLE);
 	gathered = partial->path.rows * workers;
 	MemSet(&final_costs, 0, sizeof(AggClauseCosts));
 	get_agg_clause_costs(root, AGGSPLIT_FINAL_DESERIAL, &final_costs);
@@ -419,6 +430,53 @@ add_parallel_topk_agg_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo 
 							 parse->groupClause != NIL ? AGG_HASHED : AGG_PLAIN,
 							 AGGSPLIT_FINAL_DESERIAL, parse->groupClause, NIL,
 							 &final_costs, groups));
+}
+
+/* Whether every aggregate's result is passed by value (a word in the exchange's rows). */
+static bool
+results_by_value(Oid relid, List **private)
+{
+	ListCell   *lc;
+
+	foreach(lc, private[AGG_FIELD_RESULT_ATTNOS])
+		if (lfirst_int(lc) != 0 && !get_typbyval(get_atttype(relid, lfirst_int(lc))))
+			return false;
+	return true;
+}
+
+/*
+ * The partitioned parallel form, for many groups: a Gather over a
+ * GpuTopKAgg whose processes exchange their rows by group through
+ * temporary files (group_exchange.h), each group going to one process,
+ * which returns its answer.  Rows cost their exchange, but no process holds
+ * more than a partition's groups, and only answers are gathered.  Enough
+ * partitions, at least four a process, that each one's states fit in
+ * hash_mem; none if more than GROUP_EXCHANGE_MAX_PARTITIONS would be needed.
+ */
+static void
+add_partitioned_topk_agg_path(PlannerInfo *root, RelOptInfo *input_rel,
+							  RelOptInfo *grouped_rel, Oid relid, List **private,
+							  List *scan_exprs, double groups, double states_bytes)
+{
+	CustomPath *path;
+	double		partitions;
+	int			workers;
+
+	if (!input_rel->consider_parallel || !grouped_rel->consider_parallel ||
+		root->parse->groupClause == NIL || !results_by_value(relid, private) ||
+		(workers = topk_parallel_workers(input_rel)) <= 0)
+		return;
+	partitions = Max(4.0 * (workers + 1), ceil(states_bytes / (double) get_hash_memory_limit()));
+	if (partitions > GROUP_EXCHANGE_MAX_PARTITIONS)
+		return;
+	private[AGG_FIELD_MODE] = list_make1_int(AGG_MODE_PARTITIONED);
+	private[AGG_FIELD_PARTITIONS] = list_make1_int((int) partitions);
+	path = make_topk_agg_path(root, input_rel, grouped_rel, grouped_rel->reltarget, private,
+							  scan_exprs, workers, groups / topk_parallel_divisor(workers));
+	private[AGG_FIELD_MODE] = list_make1_int(AGG_MODE_WHOLE);
+	private[AGG_FIELD_PARTITIONS] = list_make1_int(0);
+	add_path(grouped_rel, (Path *) create_gather_path(root, grouped_rel, &path->path,
+													   grouped_rel->reltarget, NULL, &groups));
 }
 
 static void
@@ -448,7 +506,7 @@ topk_agg_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 		!private_of(root, output_rel, input_rel->relid, private, &scan_exprs))
 		return;
 
-	/* the node (each of its processes) keeps every group in memory: it needs the column's statistics */
+	/* the node keeps the groups (of a partition) in memory: it needs the column's statistics */
 	estimate.flags = 0;
 	groups = parse->groupClause == NIL ? 1.0 :
 		estimate_num_groups(root, list_make1(linitial(scan_exprs)), input_rel->rows, NULL,
@@ -459,12 +517,15 @@ topk_agg_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 	foreach(lc, private[AGG_FIELD_KS])
 		state_bytes += TOPK_AGG_STATE_BYTES +
 			TOPK_AGG_ENTRY_BYTES * Min((double) lfirst_int(lc), rows_per_group);
-	if (groups * state_bytes > (double) get_hash_memory_limit())
-		return;
-
-	add_path(output_rel, &make_topk_agg_path(root, input_rel, output_rel, output_rel->reltarget,
-											 private, scan_exprs, 0, groups)->path);
-	add_parallel_topk_agg_path(root, input_rel, output_rel, private, scan_exprs, groups);
+	if (groups * state_bytes <= (double) get_hash_memory_limit())
+	{
+		add_path(output_rel, &make_topk_agg_path(root, input_rel, output_rel,
+												 output_rel->reltarget, private, scan_exprs,
+												 0, groups)->path);
+		add_parallel_topk_agg_path(root, input_rel, output_rel, private, scan_exprs, groups);
+	}
+	add_partitioned_topk_agg_path(root, input_rel, output_rel, rte->relid, private, scan_exprs,
+								  groups, groups * state_bytes);
 }
 
 static bool

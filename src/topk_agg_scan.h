@@ -20,8 +20,8 @@ typedef enum TopkAggField
 {
 	AGG_FIELD_RELID,			/* IntList of one: the table's range table index
 								 * as planned (the WHERE clause's Vars') */
-	AGG_FIELD_PARTIAL,			/* IntList of one: 1 for a partial aggregation
-								 * (a parallel scan's share, states serialized) */
+	AGG_FIELD_MODE,				/* IntList of one: a TopkAggMode */
+	AGG_FIELD_PARTITIONS,		/* IntList of one: a partitioned plan's partitions */
 	AGG_FIELD_GROUP_ATTNO,		/* IntList of one: the grouping column, or 0 */
 	AGG_FIELD_VALUE_ATTNOS,		/* IntList: each aggregate's value column */
 	AGG_FIELD_RESULT_ATTNOS,	/* IntList: its result column (_by forms), or 0 */
@@ -30,6 +30,14 @@ typedef enum TopkAggField
 	AGG_FIELD_COLLATIONS,		/* OidList: its input collation */
 	AGG_FIELDS
 } TopkAggField;
+
+/* how the node's processes share the work */
+typedef enum TopkAggMode
+{
+	AGG_MODE_WHOLE,				/* one process, the groups' answers out */
+	AGG_MODE_PARTIAL,			/* a parallel scan's share, states out serialized */
+	AGG_MODE_PARTITIONED		/* parallel, rows exchanged by group, answers out */
+} TopkAggMode;
 
 #define TOPK_AGG_SCAN_NAME "GpuTopKAgg"
 

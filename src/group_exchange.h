@@ -1,0 +1,88 @@
+/*-------------------------------------------------------------------------
+ *
+ * group_exchange.h
+ *	  Rows of a parallel grouping, partitioned by group through shared
+ *	  temporary files, so that each group ends up in one process.
+ *
+ * Every process of a parallel scan writes the rows it reads, each to the
+ * file of its group's partition; once all of them are done writing (a
+ * barrier), the processes claim partitions one at a time and read each
+ * claimed partition's rows from every writer's file.  A process that joins
+ * after the writing is over only reads.  Rows are fixed-size records whose
+ * contents are the caller's.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GROUP_EXCHANGE_H
+#define GROUP_EXCHANGE_H
+
+#include "port/atomics.h"
+#include "storage/barrier.h"
+#include "storage/buffile.h"
+#include "storage/dsm.h"
+#include "storage/sharedfileset.h"
+
+/* in the parallel scan's shared memory */
+typedef struct GroupExchangeShared
+{
+	SharedFileSet fileset;
+	Barrier		barrier;		/* phase 0: writing */
+	pg_atomic_uint32 next_partition;	/* the next one to claim */
+	int			participants;	/* the leader (0) and the workers planned */
+	int			partitions;
+} GroupExchangeShared;
+
+/* one process's use of the exchange */
+typedef struct GroupExchange
+{
+	GroupExchangeShared *shared;
+	Size		row_size;
+	int			participant;	/* this process's number */
+	bool		attached;		/* to the barrier */
+	bool		writing;		/* this process writes rows */
+	BufFile   **files;			/* being written, by partition (NULL: none yet) */
+	uint64		rows_written;
+	uint64		bytes_written;
+
+	/* the partition being read */
+	int			partition;
+	int			writer;			/* whose file is open */
+	BufFile    *file;
+	char	   *chunk;			/* rows read from it */
+	size_t		chunk_rows;
+	size_t		chunk_next;
+} GroupExchange;
+
+/* partitions at most: every process may hold a file of each */
+#define GROUP_EXCHANGE_MAX_PARTITIONS 1024
+
+extern void group_exchange_init(GroupExchangeShared *shared, dsm_segment *seg,
+								int participants, int partitions);
+extern void group_exchange_reinit(GroupExchangeShared *shared);
+extern void group_exchange_attach(GroupExchangeShared *shared);
+
+extern GroupExchange *group_exchange_begin(GroupExchangeShared *shared, Size row_size);
+extern void group_exchange_end(GroupExchange *exchange);
+
+/*
+ * Write a row of the group whose 32-bit hash is given (rows of one group
+ * must give one hash); only while exchange->writing.
+ */
+static inline int
+group_exchange_partition_of(const GroupExchange *exchange, uint32 hash)
+{
+	/* the high bits: the caller's hash tables use the low ones */
+	return (int) (((uint64) hash * (uint64) exchange->shared->partitions) >> 32);
+}
+extern void group_exchange_put(GroupExchange *exchange, uint32 hash, const void *row);
+
+/* After the last put: wait until every writer is done. */
+extern void group_exchange_finish_writing(GroupExchange *exchange);
+
+/* Claim a partition to read; false when none is left. */
+extern bool group_exchange_next_partition(GroupExchange *exchange);
+
+/* The claimed partition's next row, or NULL at its end. */
+extern const void *group_exchange_next_row(GroupExchange *exchange);
+
+#endif							/* GROUP_EXCHANGE_H */
