@@ -170,13 +170,18 @@ drop_read(GroupExchange *exchange)
 }
 
 bool
-group_exchange_next_partition(GroupExchange *exchange)
+group_exchange_next_partition(GroupExchange *exchange, bool unless_others)
 {
 	uint32		partition;
 
 	Assert(!exchange->writing);
 	drop_read(exchange);
-	partition = pg_atomic_fetch_add_u32(&exchange->shared->next_partition, 1);
+	/* a process attached claims partitions until none is left */
+	if (unless_others && exchange->attached &&
+		BarrierParticipants(&exchange->shared->barrier) > 1)
+		partition = (uint32) exchange->shared->partitions;
+	else
+		partition = pg_atomic_fetch_add_u32(&exchange->shared->next_partition, 1);
 	if (partition >= (uint32) exchange->shared->partitions)
 	{
 		exchange->partition = -1;

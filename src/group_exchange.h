@@ -79,8 +79,11 @@ extern void group_exchange_put(GroupExchange *exchange, uint32 hash, const void 
 /* After the last put: wait until every writer is done. */
 extern void group_exchange_finish_writing(GroupExchange *exchange);
 
-/* Claim a partition to read; false when none is left. */
-extern bool group_exchange_next_partition(GroupExchange *exchange);
+/*
+ * Claim a partition to read; false when none is left, or with unless_others
+ * when another process is still claiming (it will claim the rest).
+ */
+extern bool group_exchange_next_partition(GroupExchange *exchange, bool unless_others);
 
 /* The claimed partition's next row, or NULL at its end. */
 extern const void *group_exchange_next_row(GroupExchange *exchange);

@@ -185,6 +185,7 @@ typedef struct TopkAggScanState
 	uint64		partial_groups; /* a parallel scan's, returned by all processes */
 	uint64		rows_exchanged; /* a partitioned plan's, written by all processes */
 	uint64		bytes_exchanged;
+	int			leader_partitions;	/* grouped by the leader */
 	double		scan_ms;		/* reading the table (into the exchange) */
 	double		group_ms;		/* grouping a partitioned plan's partitions */
 	double		merge_ms;		/* the GPU's candidates into the states */
@@ -553,6 +554,8 @@ count_process(TopkAggScanState *ts)
 	ts->bytes_shipped = 0;
 	ts->gpu_wait_ms = ts->gpu_copy_ms = ts->gpu_kernel_ms = 0;
 	ts->memory_used = 0;
+	ts->backend = BACKEND_CPU;
+	ts->leader_partitions = 0;
 	ts->ran = true;
 }
 
@@ -664,7 +667,11 @@ next_run(TopkAggScanState *ts)
 	}
 	if (ts->exchange == NULL)
 		start_exchange(ts);
-	if (ts->exhausted || !group_exchange_next_partition(ts->exchange))
+	/*
+	 * The leader returns every process's groups: while workers still group
+	 * partitions, it leaves the rest to them and gathers.
+	 */
+	if (ts->exhausted || !group_exchange_next_partition(ts->exchange, !IsParallelWorker()))
 	{
 		ts->exhausted = true;
 		return false;
@@ -684,6 +691,7 @@ next_run(TopkAggScanState *ts)
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, start);
 	ts->group_ms += INSTR_TIME_GET_MILLISEC(end);
+	ts->leader_partitions += !IsParallelWorker();
 	end_run(ts);
 	return true;
 }
@@ -946,6 +954,7 @@ explain_topk_agg_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyUInteger("Rows Exchanged", NULL, ts->rows_exchanged, es);
 		ExplainPropertyInteger("Exchange Disk", "kB", (int64) ((ts->bytes_exchanged + 1023) / 1024),
 							   es);
+		ExplainPropertyInteger("Leader Partitions", NULL, ts->leader_partitions, es);
 	}
 	if (ts->backend == BACKEND_GPU)
 	{
