@@ -65,6 +65,23 @@ BEGIN
   DROP TABLE agg_off;
 END $$;
 CREATE TEMP TABLE scan_checks (q text, used boolean, same boolean);
+-- how many of the checks' plans have a line like pattern
+CREATE FUNCTION plans_with(pattern text) RETURNS int
+LANGUAGE plpgsql AS $$
+DECLARE
+  q text;
+  line text;
+  n int := 0;
+BEGIN
+  FOR q IN SELECT s.q FROM scan_checks s LOOP
+    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+      IF line LIKE pattern THEN
+        n := n + 1;
+      END IF;
+    END LOOP;
+  END LOOP;
+  RETURN n;
+END $$;
 
 -- every value type, every grouping column and none, k from 1 to beyond every group
 DO $$
@@ -180,21 +197,8 @@ SELECT q, c.* FROM unnest(ARRAY[
 SELECT q, used, same FROM scan_checks WHERE NOT (used AND same);
 SELECT used, same, count(*) FROM scan_checks GROUP BY used, same;
 -- how many of them ran in parallel
-DO $$
-DECLARE
-  q text;
-  line text;
-  parallel int := 0;
-BEGIN
-  FOR q IN SELECT s.q FROM scan_checks s LOOP
-    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-      IF line LIKE '%Parallel Custom Scan (GpuTopKAgg)%' THEN
-        parallel := parallel + 1;
-      END IF;
-    END LOOP;
-  END LOOP;
-  RAISE NOTICE 'parallel GpuTopKAgg plans: % of %', parallel, (SELECT count(*) FROM scan_checks);
-END $$;
+SELECT plans_with('%Parallel Custom Scan (GpuTopKAgg)%') AS parallel, count(*) AS checks
+FROM scan_checks;
 SET gputopk.device = cpu;
 EXPLAIN (COSTS OFF) SELECT g37, gpu_topk(f8, 10) FROM tg WHERE i4 > 0 GROUP BY g37;
 EXPLAIN (COSTS OFF) SELECT gpu_topk(f8, 10), gpu_bottomk_by(name, ts, 2) FROM tg;
@@ -230,32 +234,22 @@ SELECT q, c.* FROM unnest(ARRAY[
   'SELECT g7919, gpu_topk(i4, 3) FROM tg WHERE id < 0 GROUP BY g7919',
   'SELECT g7919 + 1 AS g, (gpu_topk(f8, 5))[2], cardinality(gpu_bottomk(d, 3)) FROM tg GROUP BY g7919',
   'SELECT g7919, gpu_topk(i8, 2) AS top FROM tg GROUP BY g7919 ORDER BY top DESC NULLS LAST, g7919 LIMIT 5',
-  'SELECT g7919, gpu_topk_by(name, f8, 2) FROM tg GROUP BY g7919'
+  'SELECT g7919, gpu_topk_by(name, f8, 2) FROM tg GROUP BY g7919',
+  'SELECT g37, gpu_topk(f8, 4) FROM tg GROUP BY g37'
 ]) AS q, agg_scan_check(q) c;
 SELECT q, used, same FROM scan_checks WHERE NOT (used AND same);
 SELECT used, same, count(*) FROM scan_checks GROUP BY used, same;
--- which form each took (a result passed by reference is not exchanged)
-DO $$
-DECLARE
-  q text;
-  line text;
-  partitioned int := 0;
-  partial int := 0;
-BEGIN
-  FOR q IN SELECT s.q FROM scan_checks s LOOP
-    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-      IF line LIKE '%Partitions:%' THEN
-        partitioned := partitioned + 1;
-      ELSIF line LIKE '%Finalize%' THEN
-        partial := partial + 1;
-      END IF;
-    END LOOP;
-  END LOOP;
-  RAISE NOTICE 'partitioned: %, partial: %, of %', partitioned, partial,
-    (SELECT count(*) FROM scan_checks);
-END $$;
+-- which form each took (a result passed by reference is not exchanged; few
+-- groups are gathered as states)
+SELECT plans_with('%Partitions:%') AS partitioned, plans_with('%Finalize%') AS partial,
+       count(*) AS checks
+FROM scan_checks;
 SET gputopk.device = cpu;
 EXPLAIN (COSTS OFF) SELECT g7919, gpu_topk(f8, 10) FROM tg WHERE i4 > 0 GROUP BY g7919;
+-- not when the rows might not fit in temp_file_limit
+SET temp_file_limit = '64kB';
+EXPLAIN (COSTS OFF) SELECT g7919, gpu_topk(f8, 10) FROM tg WHERE i4 > 0 GROUP BY g7919;
+RESET temp_file_limit;
 -- EXPLAIN ANALYZE's counts over all processes (the others depend on the
 -- workers that started and the partitions each claimed)
 DO $$
@@ -370,5 +364,6 @@ RESET gputopk.device;
 SELECT g, gpu_topk(f8, 0) FROM tg GROUP BY g;
 
 DROP FUNCTION agg_scan_check(text);
+DROP FUNCTION plans_with(text);
 DROP TABLE tg, tg_empty, tg_fresh, tg_rls;
 RESET gputopk.min_table_rows;

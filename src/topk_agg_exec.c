@@ -82,14 +82,6 @@ typedef struct AggValue
 	Datum		result;			/* the value itself but for the _by forms */
 } AggValue;
 
-/*
- * The row as a partitioned plan's processes exchange it: the group, whether
- * it is NULL, then each aggregate's AggValue (key, result, present,
- * result_isnull), packed.
- */
-#define RECORD_AGG_OFFSET (sizeof(uint64) + 1)
-#define RECORD_AGG_BYTES (2 * sizeof(uint64) + 2)
-
 typedef struct GroupEntry
 {
 	uint64		group;			/* the grouping column's Datum */
@@ -344,21 +336,14 @@ read_row(TopkAggScanState *ts, Datum *group, bool *group_isnull)
 	}
 }
 
-/* The bytes of a row in a partitioned plan's exchange. */
-static Size
-record_size(TopkAggScanState *ts)
-{
-	return RECORD_AGG_OFFSET + RECORD_AGG_BYTES * ts->naggs;
-}
-
 static void
 encode_row(TopkAggScanState *ts, Datum group, bool group_isnull, char *record)
 {
-	char	   *at = record + RECORD_AGG_OFFSET;
+	char	   *at = record + TOPK_AGG_RECORD_AGG_OFFSET;
 
 	memcpy(record, &group, sizeof(uint64));
 	record[sizeof(uint64)] = group_isnull;
-	for (int i = 0; i < ts->naggs; i++, at += RECORD_AGG_BYTES)
+	for (int i = 0; i < ts->naggs; i++, at += TOPK_AGG_RECORD_AGG_BYTES)
 	{
 		memcpy(at, &ts->row[i].key, sizeof(uint64));
 		memcpy(at + sizeof(uint64), &ts->row[i].result, sizeof(uint64));
@@ -370,11 +355,11 @@ encode_row(TopkAggScanState *ts, Datum group, bool group_isnull, char *record)
 static void
 decode_row(TopkAggScanState *ts, const char *record, Datum *group, bool *group_isnull)
 {
-	const char *at = record + RECORD_AGG_OFFSET;
+	const char *at = record + TOPK_AGG_RECORD_AGG_OFFSET;
 
 	memcpy(group, record, sizeof(uint64));
 	*group_isnull = record[sizeof(uint64)] != 0;
-	for (int i = 0; i < ts->naggs; i++, at += RECORD_AGG_BYTES)
+	for (int i = 0; i < ts->naggs; i++, at += TOPK_AGG_RECORD_AGG_BYTES)
 	{
 		memcpy(&ts->row[i].key, at, sizeof(uint64));
 		memcpy(&ts->row[i].result, at + sizeof(uint64), sizeof(uint64));
@@ -573,7 +558,7 @@ scan_table(TopkAggScanState *ts)
 
 	INSTR_TIME_SET_CURRENT(start);
 	if (ts->exchange)
-		record = palloc(record_size(ts));
+		record = palloc(TOPK_AGG_RECORD_BYTES(ts->naggs));
 	if (ts->reader.filter)
 		filter_program_bind(ts->reader.filter, ts->css.ss.ps.ps_ExprContext);
 	ts->reader.parallel = ts->shared ?
@@ -624,7 +609,7 @@ start_exchange(TopkAggScanState *ts)
 		group_exchange_init(ts->local_exchange, NULL, 1, ts->partitions);
 	}
 	ts->exchange = group_exchange_begin(ts->exchange_shared ? ts->exchange_shared :
-										ts->local_exchange, record_size(ts));
+										ts->local_exchange, TOPK_AGG_RECORD_BYTES(ts->naggs));
 	count_process(ts);
 	if (ts->exchange->writing)
 	{

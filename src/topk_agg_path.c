@@ -55,6 +55,7 @@
 #include "optimizer/restrictinfo.h"
 #include "optimizer/tlist.h"
 #include "parser/parsetree.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/selfuncs.h"
@@ -451,7 +452,8 @@ results_by_value(Oid relid, List **private)
  * which returns its answer.  Rows cost their exchange, but no process holds
  * more than a partition's groups, and only answers are gathered.  Enough
  * partitions, at least four a process, that each one's states fit in
- * hash_mem; none if more than GROUP_EXCHANGE_MAX_PARTITIONS would be needed.
+ * hash_mem; none if more than GROUP_EXCHANGE_MAX_PARTITIONS would be needed,
+ * or if the rows might not fit in temp_file_limit.
  */
 static void
 add_partitioned_topk_agg_path(PlannerInfo *root, RelOptInfo *input_rel,
@@ -468,6 +470,11 @@ add_partitioned_topk_agg_path(PlannerInfo *root, RelOptInfo *input_rel,
 		return;
 	partitions = Max(4.0 * (workers + 1), ceil(states_bytes / (double) get_hash_memory_limit()));
 	if (partitions > GROUP_EXCHANGE_MAX_PARTITIONS)
+		return;
+	/* the leader alone writes every row when no worker starts */
+	if (temp_file_limit >= 0 &&
+		input_rel->rows * TOPK_AGG_RECORD_BYTES(list_length(private[AGG_FIELD_KS])) >
+		(double) temp_file_limit * 1024.0)
 		return;
 	private[AGG_FIELD_MODE] = list_make1_int(AGG_MODE_PARTITIONED);
 	private[AGG_FIELD_PARTITIONS] = list_make1_int((int) partitions);

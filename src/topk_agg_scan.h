@@ -41,6 +41,16 @@ typedef enum TopkAggMode
 
 #define TOPK_AGG_SCAN_NAME "GpuTopKAgg"
 
+/*
+ * A row as a partitioned plan's processes exchange it, packed: the group,
+ * whether it is NULL, then per aggregate its key, its result, whether it
+ * has a value and whether the result is NULL (topk_agg_exec.c).
+ */
+#define TOPK_AGG_RECORD_AGG_OFFSET (sizeof(uint64) + 1)
+#define TOPK_AGG_RECORD_AGG_BYTES (2 * sizeof(uint64) + 2)
+#define TOPK_AGG_RECORD_BYTES(naggs) \
+	(TOPK_AGG_RECORD_AGG_OFFSET + TOPK_AGG_RECORD_AGG_BYTES * (naggs))
+
 extern const CustomScanMethods topk_agg_scan_methods;
 
 /* topk_agg_path.c */
