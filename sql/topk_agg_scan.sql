@@ -269,6 +269,24 @@ CREATE TEMP TABLE agg_expected AS SELECT g7919, gpu_topk(f8, 3) AS top FROM tg G
 SELECT x, (SELECT top FROM (SELECT g7919, gpu_topk(f8, 3) AS top FROM tg GROUP BY g7919 OFFSET 0) s
            WHERE s.g7919 = x) IS NOT DISTINCT FROM (SELECT top FROM agg_expected WHERE g7919 = x)
 FROM generate_series(1, 3) x;
+-- rescanned after stopping early (EXISTS), with and without workers: the
+-- leader leaves the last run's exchange before it starts over
+PREPARE stop_early AS
+SELECT x, EXISTS (SELECT FROM (SELECT g7919, gpu_topk(f8, 3) AS top FROM tg GROUP BY g7919 OFFSET 0) s
+                  WHERE s.g7919 >= x AND s.g7919 < x + 1 AND s.top IS NOT NULL)
+FROM generate_series(7917, 7920) x;
+SET plan_cache_mode = force_generic_plan;
+SET statement_timeout = '5min';
+SET gputopk.device = cpu;
+EXPLAIN (COSTS OFF) EXECUTE stop_early;
+RESET gputopk.device;
+EXECUTE stop_early;
+SET max_parallel_workers = 0;
+EXECUTE stop_early;
+RESET max_parallel_workers;
+RESET statement_timeout;
+RESET plan_cache_mode;
+DEALLOCATE stop_early;
 -- without the leader
 SET parallel_leader_participation = off;
 SELECT count(*) FROM (SELECT g7919, gpu_topk(f8, 3) FROM tg GROUP BY g7919

@@ -53,8 +53,11 @@ typedef struct GroupExchange
 	size_t		chunk_next;
 } GroupExchange;
 
-/* partitions at most: every process may hold a file of each */
-#define GROUP_EXCHANGE_MAX_PARTITIONS 1024
+/*
+ * Partitions at most: a writer holds a file of each open, with a buffer of
+ * BLCKSZ (2 MB for 256), within max_files_per_process's default of 1000.
+ */
+#define GROUP_EXCHANGE_MAX_PARTITIONS 256
 
 extern void group_exchange_init(GroupExchangeShared *shared, dsm_segment *seg,
 								int participants, int partitions);

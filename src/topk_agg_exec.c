@@ -336,6 +336,9 @@ read_row(TopkAggScanState *ts, Datum *group, bool *group_isnull)
 	}
 }
 
+/* a record's words are Datums: the key types and results are passed by value */
+StaticAssertDecl(SIZEOF_DATUM == sizeof(uint64), "the exchange's records need 64-bit Datums");
+
 static void
 encode_row(TopkAggScanState *ts, Datum group, bool group_isnull, char *record)
 {
@@ -540,7 +543,6 @@ count_process(TopkAggScanState *ts)
 	ts->gpu_wait_ms = ts->gpu_copy_ms = ts->gpu_kernel_ms = 0;
 	ts->memory_used = 0;
 	ts->backend = BACKEND_CPU;
-	ts->leader_partitions = 0;
 	ts->ran = true;
 }
 
@@ -843,6 +845,12 @@ reinitialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordina
 	TopkAggScanState *ts = (TopkAggScanState *) node;
 
 	collect_shared(ts, (TopkAggShared *) coordinate);
+	/*
+	 * The rescan reaches this node only at its next ExecProcNode, after this:
+	 * a leader still in the last run's exchange (its reader stopped early)
+	 * leaves it before the barrier starts over.
+	 */
+	reset_scan(ts);
 	if (ts->exchange_shared)
 		group_exchange_reinit(ts->exchange_shared);
 	table_parallelscan_reinitialize(node->ss.ss_currentRelation,
