@@ -29,8 +29,9 @@
  * process writes the rows of its share to the files of their groups'
  * partitions (group_exchange.h); then the processes claim partitions one
  * at a time, group each one's rows and return its groups' answers, each
- * group whole in one process.  A partitioned plan run without its workers
- * (in a cursor, say) goes through the same files in one process.
+ * group whole in one process.  A partitioned plan run outside parallel
+ * mode (a set-returning SQL function called row by row, say) goes through
+ * the same files in one process.
  *
  *-------------------------------------------------------------------------
  */
