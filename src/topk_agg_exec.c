@@ -942,7 +942,10 @@ explain_topk_agg_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyUInteger("Rows Scanned", NULL, ts->rows_scanned, es);
 	ExplainPropertyUInteger("Groups", NULL,
 							node->ss.ps.plan->parallel_aware ? ts->partial_groups : ts->ngroups, es);
-	ExplainPropertyInteger("Memory Used", "kB", (int64) ((ts->memory_used + 1023) / 1024), es);
+	/* the leader's groups: none if it grouped none */
+	if (ts->memory_used > 0)
+		ExplainPropertyInteger("Memory Used", "kB", (int64) ((ts->memory_used + 1023) / 1024),
+							   es);
 	if (ts->mode == AGG_MODE_PARTITIONED)
 	{
 		ExplainPropertyUInteger("Rows Exchanged", NULL, ts->rows_exchanged, es);
