@@ -513,6 +513,8 @@ end_run(TopkAggScanState *ts)
 {
 	instr_time	start;
 	instr_time	end;
+	uint64		groups;
+	Size		allocated;
 
 	INSTR_TIME_SET_CURRENT(start);
 	if (ts->backend == BACKEND_GPU)
@@ -520,10 +522,12 @@ end_run(TopkAggScanState *ts)
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, start);
 	ts->merge_ms += INSTR_TIME_GET_MILLISEC(end);
-	ts->ngroups += ts->groups->members + (ts->single->states != NULL);
-	ts->memory_used = Max(ts->memory_used, MemoryContextMemAllocated(ts->run_cxt, true));
+	groups = ts->groups->members + (ts->single->states != NULL);
+	ts->ngroups += groups;
 	if (ts->shared || ts->mode == AGG_MODE_PARTITIONED)
-		ts->partial_groups += ts->groups->members + (ts->single->states != NULL);
+		ts->partial_groups += groups;
+	allocated = MemoryContextMemAllocated(ts->run_cxt, true);
+	ts->memory_used = Max(ts->memory_used, allocated);
 	publish_counts(ts);
 	groups_start_iterate(ts->groups, &ts->iter);
 	ts->single_returned = false;

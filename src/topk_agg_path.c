@@ -248,11 +248,10 @@ private_of(PlannerInfo *root, RelOptInfo *grouped_rel, Index relid, List **priva
 
 	if (!group_column_of(root, relid, &group_attno))
 		return false;
+	/* the mode and partitions are each path's (make_topk_agg_path) */
 	for (int i = 0; i < AGG_FIELDS; i++)
 		private[i] = NIL;
 	private[AGG_FIELD_RELID] = list_make1_int(relid);
-	private[AGG_FIELD_MODE] = list_make1_int(AGG_MODE_WHOLE);
-	private[AGG_FIELD_PARTITIONS] = list_make1_int(0);
 	private[AGG_FIELD_GROUP_ATTNO] = list_make1_int(group_attno);
 	*scan_exprs = NIL;
 	if (group_attno != 0)
@@ -336,19 +335,23 @@ cost_topk_agg_path(PlannerInfo *root, RelOptInfo *input_rel, Path *path, int nag
 }
 
 /*
- * A GpuTopKAgg path of rel computing target: private's lists, then the
- * WHERE clause, then the node's tuple (scan_exprs); parallel with workers.
+ * A GpuTopKAgg path of rel computing target in mode (with partitions, for
+ * a partitioned one): private's lists, then the WHERE clause, then the
+ * node's tuple (scan_exprs); parallel with workers.
  */
 static CustomPath *
 make_topk_agg_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *rel,
-				   PathTarget *target, List **private, List *scan_exprs, int workers,
-				   double rows)
+				   PathTarget *target, List **private, List *scan_exprs,
+				   TopkAggMode mode, int partitions, int workers, double rows)
 {
 	CustomPath *path = makeNode(CustomPath);
 	List	   *path_private = NIL;
 
 	for (int i = 0; i < AGG_FIELDS; i++)
-		path_private = lappend(path_private, private[i]);
+		path_private = lappend(path_private,
+							   i == AGG_FIELD_MODE ? list_make1_int(mode) :
+							   i == AGG_FIELD_PARTITIONS ? list_make1_int(partitions) :
+							   private[i]);
 	/* clauses without columns (now() < $1) too: no gating Result is made above this path */
 	path_private = lappend(path_private,
 						   list_concat(extract_actual_clauses(input_rel->baserestrictinfo, true),
@@ -369,7 +372,7 @@ make_topk_agg_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *rel,
 	path->custom_private = path_private;
 	path->methods = &topk_agg_path_methods;
 	cost_topk_agg_path(root, input_rel, &path->path, list_length(private[AGG_FIELD_KS]),
-					   linitial_int(private[AGG_FIELD_MODE]) == AGG_MODE_PARTITIONED);
+					   mode == AGG_MODE_PARTITIONED);
 	return path;
 }
 
@@ -415,11 +418,9 @@ add_parallel_topk_agg_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo 
 	partial_target = set_pathtarget_cost_width(root, partial_target);
 	/* PostgreSQL's own partial grouping relation, if it made one: the paths' targets are their own */
 	partial_rel = fetch_upper_rel(root, UPPERREL_PARTIAL_GROUP_AGG, input_rel->relids);
-	private[AGG_FIELD_MODE] = list_make1_int(AGG_MODE_PARTIAL);
 	partial = make_topk_agg_path(root, input_rel, partial_rel, partial_target, private,
-								 partial_exprs, workers,
+								 partial_exprs, AGG_MODE_PARTIAL, 0, workers,
 								 Min(groups, input_rel->rows / topk_parallel_divisor(workers)));
-	private[AGG_FIELD_MODE] = list_make1_int(AGG_MODE_WHOLE);
 	gathered = partial->path.rows * workers;
 	MemSet(&final_costs, 0, sizeof(AggClauseCosts));
 	get_agg_clause_costs(root, AGGSPLIT_FINAL_DESERIAL, &final_costs);
@@ -476,12 +477,9 @@ add_partitioned_topk_agg_path(PlannerInfo *root, RelOptInfo *input_rel,
 		input_rel->rows * TOPK_AGG_RECORD_BYTES(list_length(private[AGG_FIELD_KS])) >
 		(double) temp_file_limit * 1024.0)
 		return;
-	private[AGG_FIELD_MODE] = list_make1_int(AGG_MODE_PARTITIONED);
-	private[AGG_FIELD_PARTITIONS] = list_make1_int((int) partitions);
 	path = make_topk_agg_path(root, input_rel, grouped_rel, grouped_rel->reltarget, private,
-							  scan_exprs, workers, groups / topk_parallel_divisor(workers));
-	private[AGG_FIELD_MODE] = list_make1_int(AGG_MODE_WHOLE);
-	private[AGG_FIELD_PARTITIONS] = list_make1_int(0);
+							  scan_exprs, AGG_MODE_PARTITIONED, (int) partitions, workers,
+							  groups / topk_parallel_divisor(workers));
 	add_path(grouped_rel, (Path *) create_gather_path(root, grouped_rel, &path->path,
 													   grouped_rel->reltarget, NULL, &groups));
 }
@@ -528,7 +526,7 @@ topk_agg_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 	{
 		add_path(output_rel, &make_topk_agg_path(root, input_rel, output_rel,
 												 output_rel->reltarget, private, scan_exprs,
-												 0, groups)->path);
+												 AGG_MODE_WHOLE, 0, 0, groups)->path);
 		add_parallel_topk_agg_path(root, input_rel, output_rel, private, scan_exprs, groups);
 	}
 	add_partitioned_topk_agg_path(root, input_rel, output_rel, rte->relid, private, scan_exprs,
