@@ -44,6 +44,24 @@ CREATE TABLE tg_empty (LIKE tg);
 ANALYZE tg_empty;
 
 -- q's rows with GpuTopKAgg and without, as text; whether the plan has the node
+-- whether the rows of temporary table agg_on, as text, are those of q with
+-- gputopk.enabled = off; drops agg_on
+CREATE FUNCTION agg_on_matches(q text) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+  same boolean;
+BEGIN
+  SET LOCAL gputopk.enabled = off;
+  EXECUTE format('CREATE TEMP TABLE agg_off AS SELECT s::text AS row FROM (%s) s', q);
+  SET LOCAL gputopk.enabled = on;
+  EXECUTE 'SELECT NOT EXISTS (SELECT * FROM agg_on EXCEPT ALL SELECT * FROM agg_off)
+              AND NOT EXISTS (SELECT * FROM agg_off EXCEPT ALL SELECT * FROM agg_on)
+              AND (SELECT count(*) FROM agg_on) = (SELECT count(*) FROM agg_off)'
+    INTO same;
+  DROP TABLE agg_on;
+  DROP TABLE agg_off;
+  RETURN same;
+END $$;
 CREATE FUNCTION agg_scan_check(q text, OUT used boolean, OUT same boolean)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -54,15 +72,7 @@ BEGIN
     used := used OR line LIKE '%GpuTopKAgg%';
   END LOOP;
   EXECUTE format('CREATE TEMP TABLE agg_on AS SELECT s::text AS row FROM (%s) s', q);
-  SET LOCAL gputopk.enabled = off;
-  EXECUTE format('CREATE TEMP TABLE agg_off AS SELECT s::text AS row FROM (%s) s', q);
-  SET LOCAL gputopk.enabled = on;
-  EXECUTE 'SELECT NOT EXISTS (SELECT * FROM agg_on EXCEPT ALL SELECT * FROM agg_off)
-              AND NOT EXISTS (SELECT * FROM agg_off EXCEPT ALL SELECT * FROM agg_on)
-              AND (SELECT count(*) FROM agg_on) = (SELECT count(*) FROM agg_off)'
-    INTO same;
-  DROP TABLE agg_on;
-  DROP TABLE agg_off;
+  same := agg_on_matches(q);
 END $$;
 CREATE TEMP TABLE scan_checks (q text, used boolean, same boolean);
 -- how many of the checks' plans have a line like pattern
@@ -321,6 +331,83 @@ RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
 RESET gputopk.max_parallel_workers;
+
+-- states that outgrow hash_mem as the query runs (as when the planner's
+-- estimate of the groups is too low; here, plans made with work_mem 64MB
+-- run with 64kB): the rows of the groups not in memory spill to temporary
+-- files, partitioned by group, and are grouped after them, as deep as it
+-- takes; results passed by reference do not spill
+CREATE FUNCTION spill_check(q text, OUT plan text, OUT spilled boolean, OUT same boolean)
+LANGUAGE plpgsql AS $$
+DECLARE
+  line text;
+  plan_lines text := '';
+BEGIN
+  spilled := false;
+  PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
+  PERFORM set_config('work_mem', '64MB', true);
+  EXECUTE 'PREPARE spill_q AS ' || q;
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) EXECUTE spill_q' LOOP
+    plan_lines := plan_lines || line;
+  END LOOP;
+  plan := CASE WHEN plan_lines NOT LIKE '%GpuTopKAgg%' THEN 'no GpuTopKAgg'
+               WHEN plan_lines LIKE '%Finalize%' THEN 'partial'
+               WHEN plan_lines LIKE '%Partitions:%' THEN 'partitioned'
+               ELSE 'one process' END;
+  PERFORM set_config('work_mem', '64kB', true);
+  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) EXECUTE spill_q' LOOP
+    spilled := spilled OR line LIKE '%Rows Spilled:%';
+  END LOOP;
+  CREATE TEMP TABLE spill_rows AS EXECUTE spill_q;
+  CREATE TEMP TABLE agg_on AS SELECT s::text AS row FROM spill_rows s;
+  DROP TABLE spill_rows;
+  DEALLOCATE spill_q;
+  same := agg_on_matches(q);
+END $$;
+CREATE TEMP TABLE spill_queries (form text, q text);
+INSERT INTO spill_queries VALUES
+  ('one process', 'SELECT g7919, gpu_topk(f8, 3), gpu_bottomk_by(id, ts, 2), gpu_topk_by(r, i2, 4) FROM tg GROUP BY g7919'),
+  ('one process', 'SELECT id, gpu_bottomk(tz, 2) FROM tg GROUP BY id'),
+  ('one process', 'SELECT g1000, gpu_topk(i4, 50) FROM tg WHERE i4 > 0 GROUP BY g1000'),
+  ('one process', 'SELECT g37, gpu_topk(f4, 2000), gpu_bottomk(d, 10) FROM tg GROUP BY g37'),
+  ('one process', 'SELECT g7919, gpu_topk_by(name, f8, 2) FROM tg GROUP BY g7919'),
+  ('partial', 'SELECT g37, gpu_topk(f4, 2000) AS a, gpu_bottomk(d, 2000) AS b, gpu_topk(i8, 2000) AS c FROM tg GROUP BY g37'),
+  ('partitioned', 'SELECT g7919, gpu_topk(f8, 3), gpu_bottomk_by(id, ts, 2) FROM tg GROUP BY g7919'),
+  ('partitioned', 'SELECT id, gpu_topk(i8, 1) FROM tg GROUP BY id');
+SET max_parallel_workers_per_gather = 0;
+SELECT q, c.* FROM spill_queries, spill_check(q) c WHERE form = 'one process';
+-- rescanned after stopping early (EXISTS), spills and all; and an error
+-- while spilling, which leaves no temporary file
+SET plan_cache_mode = force_generic_plan;
+SET work_mem = '64MB';
+PREPARE spill_stop_early AS
+SELECT x, EXISTS (SELECT FROM (SELECT id, gpu_bottomk(tz, 2) AS top FROM tg GROUP BY id OFFSET 0) s
+                  WHERE s.id >= x AND s.top IS NOT NULL)
+FROM generate_series(30004, 30008) x;
+PREPARE spill_error AS
+SELECT id, gpu_bottomk(tz, 2) FROM tg WHERE 1 / (id - 29000) <> 7 GROUP BY id;
+SET gputopk.device = cpu;
+EXPLAIN (COSTS OFF) EXECUTE spill_stop_early;
+EXPLAIN (COSTS OFF) EXECUTE spill_error;
+RESET gputopk.device;
+SET work_mem = '64kB';
+EXECUTE spill_stop_early;
+EXECUTE spill_error;
+SELECT count(*) AS temporary_files FROM pg_ls_tmpdir();
+DEALLOCATE spill_stop_early;
+DEALLOCATE spill_error;
+RESET work_mem;
+RESET plan_cache_mode;
+RESET max_parallel_workers_per_gather;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SELECT q, c.* FROM spill_queries, spill_check(q) c WHERE form = 'partial';
+SET parallel_tuple_cost = 0.001;
+SELECT q, c.* FROM spill_queries, spill_check(q) c WHERE form = 'partitioned';
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
 
 -- the plans (on the CPU backend, so that the output is the same on every machine)
 SET gputopk.device = cpu;

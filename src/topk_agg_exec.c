@@ -21,6 +21,12 @@
  * carry (a NULL group, a NULL result) are offered on the CPU, and a row
  * that gives the GPU nothing still makes its group exist.
  *
+ * A run whose groups' states outgrow hash_mem keeps the groups it has and
+ * spills the rows of every other group to temporary files, partitioned by
+ * group (group_spill.h); once its groups are returned, each spilled
+ * partition is grouped in a run of its own, which may spill in turn (the
+ * deeper spills are read first, each level hashing the groups differently).
+ *
  * A parallel plan takes one of two forms (parallel workers on the CPU
  * backend, the leader as gputopk.device says).  In a partial aggregation
  * each process groups its share of the table's blocks and returns its
@@ -56,6 +62,7 @@
 #include "device.h"
 #include "filter_program.h"
 #include "group_exchange.h"
+#include "group_spill.h"
 #include "group_sink.h"
 #include "row_reader.h"
 #include "topk_agg.h"
@@ -92,16 +99,27 @@ typedef struct GroupEntry
 	TopkAggState **states;		/* one per aggregate, NULL before its first value */
 } GroupEntry;
 
-/* a 64-bit finalizer (MurmurHash3's): the Datums of integers are not random */
+/*
+ * A 64-bit finalizer (MurmurHash3's): the Datums of integers are not
+ * random.  Each spill level seeds it differently, so that the groups of
+ * one partition spread over the next level's.
+ */
 static inline uint32
-hash_group(uint64 group)
+hash_group_seeded(uint64 group, int level)
 {
+	group += (uint64) level * UINT64CONST(0x9e3779b97f4a7c15);
 	group ^= group >> 33;
 	group *= UINT64CONST(0xff51afd7ed558ccd);
 	group ^= group >> 33;
 	group *= UINT64CONST(0xc4ceb9fe1a85ec53);
 	group ^= group >> 33;
 	return (uint32) group;
+}
+
+static inline uint32
+hash_group(uint64 group)
+{
+	return hash_group_seeded(group, 0);
 }
 
 #define SH_PREFIX groups
@@ -127,6 +145,8 @@ typedef struct TopkAggShared
 	pg_atomic_uint64 groups;
 	pg_atomic_uint64 rows_exchanged;
 	pg_atomic_uint64 bytes_exchanged;
+	pg_atomic_uint64 rows_spilled;
+	pg_atomic_uint64 spill_batches;
 	GroupExchangeShared exchange;
 } TopkAggShared;
 
@@ -142,22 +162,27 @@ typedef struct TopkAggScanState
 	AttrNumber	group_attno;	/* 0: one group */
 	int			naggs;
 	AggSpec    *aggs;
-	bool		gpu_capable;	/* every result is passed by value */
+	bool		results_byval;	/* every result by value: the GPU and spills need it */
 	RowReader	reader;
 	List	   *interpreted;	/* the WHERE clauses table_qual evaluates */
 	TopkAggShared *shared;		/* of a parallel scan, or NULL */
 	AggValue   *row;			/* the row being grouped, an entry per aggregate */
+	char	   *record;			/* a row encoded for the exchange or a spill */
+	Size		hash_mem;		/* a run's groups' memory before it spills */
 
 	/* a partitioned plan's, per scan */
 	GroupExchangeShared *exchange_shared;	/* in shared memory, or NULL */
 	GroupExchangeShared *local_exchange;	/* without shared memory: this process's */
 	GroupExchange *exchange;	/* this process's part */
-	bool		exhausted;		/* no partition is left to claim */
+	bool		exhausted;		/* no partition is left to claim, or the table is read */
+	List	   *spills;			/* spilled rows to group, the deepest last */
 
 	/* per run (a partitioned plan's runs: its partitions) */
 	bool		ran;			/* this process has run the node */
 	bool		done;			/* the groups are ready */
 	MemoryContext run_cxt;		/* the groups and their states */
+	int			run_depth;		/* 0, or the depth of the spill the run reads */
+	GroupSpill *spill;			/* the run's, once its groups outgrow hash_mem */
 	groups_hash *groups;
 	GroupEntry *single;			/* the NULL group, or the only one */
 	groups_iterator iter;
@@ -178,6 +203,8 @@ typedef struct TopkAggScanState
 	uint64		partial_groups; /* a parallel scan's, returned by all processes */
 	uint64		rows_exchanged; /* a partitioned plan's, written by all processes */
 	uint64		bytes_exchanged;
+	uint64		rows_spilled;	/* by all processes */
+	uint64		spill_batches;	/* runs over spilled rows, in all processes */
 	int			leader_partitions;	/* grouped by the leader */
 	double		scan_ms;		/* reading the table (into the exchange) */
 	double		group_ms;		/* grouping a partitioned plan's partitions */
@@ -235,7 +262,9 @@ begin_topk_agg_scan(CustomScanState *node, EState *estate, int eflags)
 	ts->naggs = list_length(list_nth(private, AGG_FIELD_KS));
 	ts->aggs = palloc0(sizeof(AggSpec) * ts->naggs);
 	ts->row = palloc0(sizeof(AggValue) * ts->naggs);
-	ts->gpu_capable = true;
+	ts->record = palloc(TOPK_AGG_RECORD_BYTES(ts->naggs));
+	ts->hash_mem = get_hash_memory_limit();
+	ts->results_byval = true;
 	for (int i = 0; i < ts->naggs; i++)
 	{
 		AggSpec    *agg = &ts->aggs[i];
@@ -255,7 +284,7 @@ begin_topk_agg_scan(CustomScanState *node, EState *estate, int eflags)
 		agg->model = topk_agg_state_create(CurrentMemoryContext, value_type, agg->largest,
 										   agg->k, agg->result_attno != 0, result->atttypid,
 										   list_nth_oid(list_nth(private, AGG_FIELD_COLLATIONS), i));
-		ts->gpu_capable &= agg->result_byval;
+		ts->results_byval &= agg->result_byval;
 	}
 
 	ts->reader.rel = node->ss.ss_currentRelation;
@@ -274,7 +303,31 @@ begin_topk_agg_scan(CustomScanState *node, EState *estate, int eflags)
 	node->ss.ps.scanopsfixed = fixed;
 }
 
-/* The group's entry, made if it is new. */
+/*
+ * Once the run's groups outgrow hash_mem, the rows of groups not among
+ * them go to a spill.  A run keeps every group (as PostgreSQL's hash
+ * aggregation did before version 13) at GROUP_SPILL_MAX_DEPTH, or when a
+ * result is passed by reference, which a spill's records cannot carry.
+ */
+static void
+check_memory(TopkAggScanState *ts)
+{
+	MemoryContext old;
+
+	if (!ts->results_byval || ts->run_depth >= GROUP_SPILL_MAX_DEPTH ||
+		MemoryContextMemAllocated(ts->run_cxt, true) <= ts->hash_mem)
+		return;
+	old = MemoryContextSwitchTo(ts->css.ss.ps.state->es_query_cxt);
+	ts->spill = group_spill_create(ts->run_depth + 1, TOPK_AGG_RECORD_BYTES(ts->naggs),
+								   ts->hash_mem);
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * The group's entry, made if it is new; NULL for a group that is not in
+ * memory once the run spills.  The NULL group, or the only one, is always
+ * in memory.
+ */
 static GroupEntry *
 group_entry(TopkAggScanState *ts, uint64 group, bool isnull)
 {
@@ -286,6 +339,8 @@ group_entry(TopkAggScanState *ts, uint64 group, bool isnull)
 		entry = ts->single;
 		found = entry->states != NULL;
 	}
+	else if (ts->spill)
+		return groups_lookup(ts->groups, group);
 	else
 		entry = groups_insert(ts->groups, group, &found);
 	/* a new entry of the hash table holds what a moved one left there */
@@ -294,6 +349,8 @@ group_entry(TopkAggScanState *ts, uint64 group, bool isnull)
 		entry->states = MemoryContextAllocZero(ts->run_cxt,
 											   sizeof(TopkAggState *) * ts->naggs);
 		entry->has_floor = false;
+		if (entry != ts->single)
+			check_memory(ts);
 	}
 	return entry;
 }
@@ -394,15 +451,36 @@ offer_row(TopkAggScanState *ts, GroupEntry *entry)
 	}
 }
 
+/* The row, of a group that is not in memory, to the run's spill. */
+static void
+spill_row(TopkAggScanState *ts, Datum group)
+{
+	encode_row(ts, group, false, ts->record);
+	group_spill_put(ts->spill, hash_group_seeded(group, ts->spill->depth), ts->record);
+}
+
+/* The row into its group's states, or to the spill if the group is not in memory. */
+static void
+keep_row(TopkAggScanState *ts, Datum group, bool group_isnull)
+{
+	GroupEntry *entry = group_entry(ts, group, group_isnull);
+
+	if (entry)
+		offer_row(ts, entry);
+	else
+		spill_row(ts, group);
+}
+
 /*
  * The row to the GPU, aggregate by aggregate; what the GPU cannot carry (a
- * NULL result) is offered here, and a row that gives the GPU nothing makes
- * its group exist.
+ * NULL result) is kept here, and a row that gives the GPU nothing still
+ * makes its group exist.
  */
 static void
 ship_row(TopkAggScanState *ts, Datum group)
 {
 	bool		shipped = false;
+	bool		left = false;
 
 	for (int i = 0; i < ts->naggs; i++)
 	{
@@ -412,15 +490,15 @@ ship_row(TopkAggScanState *ts, Datum group)
 			continue;
 		if (value->result_isnull)
 		{
-			topk_agg_offer(state_of(ts, group_entry(ts, group, false), i), value->key,
-						   value->result, true, ts->run_cxt);
+			left = true;
 			continue;
 		}
 		group_sink_add(ts->aggs[i].gpu, group, value->key, value->result);
+		value->present = false; /* not kept here too */
 		shipped = true;
 	}
-	if (!shipped)
-		group_entry(ts, group, false);
+	if (left || !shipped)
+		keep_row(ts, group, false);
 }
 
 /* The row (ts->row) to this run's groups, on its backend. */
@@ -430,7 +508,34 @@ group_row(TopkAggScanState *ts, Datum group, bool group_isnull)
 	if (ts->backend == BACKEND_GPU && !group_isnull)
 		ship_row(ts, group);
 	else
-		offer_row(ts, group_entry(ts, group, group_isnull));
+		keep_row(ts, group, group_isnull);
+}
+
+/* A record of the exchange or a spill to this run's groups. */
+static void
+group_record(TopkAggScanState *ts, const char *record)
+{
+	Datum		group;
+	bool		group_isnull;
+
+	decode_row(ts, record, &group, &group_isnull);
+	group_row(ts, group, group_isnull);
+}
+
+/* Aggregate agg's candidates of a group that is not in memory, to the run's spill. */
+static void
+spill_candidates(TopkAggScanState *ts, int agg, const GroupedKey *keys,
+				 const uint64 *payloads, size_t count)
+{
+	for (int i = 0; i < ts->naggs; i++)
+		ts->row[i].present = i == agg;
+	ts->row[agg].result_isnull = false;
+	for (size_t j = 0; j < count; j++)
+	{
+		ts->row[agg].key = keys[j].key;
+		ts->row[agg].result = (Datum) payloads[j];
+		spill_row(ts, (Datum) keys[j].group);
+	}
 }
 
 /*
@@ -457,11 +562,18 @@ offer_candidates(TopkAggScanState *ts)
 		ts->gpu_kernel_ms += sink->kernel_ms;
 		for (size_t start = 0; start < count; start = end)
 		{
-			TopkAggState *state = state_of(ts, group_entry(ts, keys[start].group, false), i);
+			GroupEntry *entry = group_entry(ts, keys[start].group, false);
+			TopkAggState *state;
 
 			CHECK_FOR_INTERRUPTS();
 			for (end = start + 1; end < count && keys[end].group == keys[start].group; end++)
 				;
+			if (entry == NULL)
+			{
+				spill_candidates(ts, i, keys + start, payloads + start, end - start);
+				continue;
+			}
+			state = state_of(ts, entry, i);
 			topk_agg_reserve(state, (int32) Min(end - start, (size_t) PG_INT32_MAX), ts->run_cxt);
 			for (size_t j = end; j-- > start;)
 				topk_agg_offer(state, keys[j].key, (Datum) payloads[j], false, ts->run_cxt);
@@ -477,8 +589,9 @@ begin_run(TopkAggScanState *ts)
 										ALLOCSET_DEFAULT_SIZES);
 	ts->groups = groups_create(ts->run_cxt, 256, NULL);
 	ts->single = MemoryContextAllocZero(ts->run_cxt, sizeof(GroupEntry));
+	ts->run_depth = 0;
 	/* a CUDA context per parallel worker would cost more than it saves */
-	ts->backend = ts->gpu_capable && !IsParallelWorker() ? device_choose_backend() : BACKEND_CPU;
+	ts->backend = ts->results_byval && !IsParallelWorker() ? device_choose_backend() : BACKEND_CPU;
 	if (ts->backend == BACKEND_GPU)
 	{
 		MemoryContext old = MemoryContextSwitchTo(ts->run_cxt);
@@ -501,13 +614,20 @@ publish_counts(TopkAggScanState *ts)
 	pg_atomic_fetch_add_u64(&ts->shared->groups, ts->partial_groups);
 	pg_atomic_fetch_add_u64(&ts->shared->rows_exchanged, ts->rows_exchanged);
 	pg_atomic_fetch_add_u64(&ts->shared->bytes_exchanged, ts->bytes_exchanged);
+	pg_atomic_fetch_add_u64(&ts->shared->rows_spilled, ts->rows_spilled);
+	pg_atomic_fetch_add_u64(&ts->shared->spill_batches, ts->spill_batches);
 	ts->rows_scanned = 0;
 	ts->partial_groups = 0;
 	ts->rows_exchanged = 0;
 	ts->bytes_exchanged = 0;
+	ts->rows_spilled = 0;
+	ts->spill_batches = 0;
 }
 
-/* End a run: the GPU's candidates into the states, the groups ready to return. */
+/*
+ * End a run: the GPU's candidates into the states, the groups ready to
+ * return, and its spill, if any, to be grouped after them.
+ */
 static void
 end_run(TopkAggScanState *ts)
 {
@@ -528,6 +648,15 @@ end_run(TopkAggScanState *ts)
 		ts->partial_groups += groups;
 	allocated = MemoryContextMemAllocated(ts->run_cxt, true);
 	ts->memory_used = Max(ts->memory_used, allocated);
+	if (ts->spill)
+	{
+		MemoryContext old = MemoryContextSwitchTo(ts->css.ss.ps.state->es_query_cxt);
+
+		ts->rows_spilled += ts->spill->rows_written;
+		ts->spills = lappend(ts->spills, ts->spill);
+		ts->spill = NULL;
+		MemoryContextSwitchTo(old);
+	}
 	publish_counts(ts);
 	groups_start_iterate(ts->groups, &ts->iter);
 	ts->single_returned = false;
@@ -559,13 +688,11 @@ static void
 scan_table(TopkAggScanState *ts)
 {
 	BlockNumber block;
-	char	   *record = NULL;
+	bool		to_exchange = ts->exchange != NULL;
 	instr_time	start;
 	instr_time	end;
 
 	INSTR_TIME_SET_CURRENT(start);
-	if (ts->exchange)
-		record = palloc(TOPK_AGG_RECORD_BYTES(ts->naggs));
 	if (ts->reader.filter)
 		filter_program_bind(ts->reader.filter, ts->css.ss.ps.ps_ExprContext);
 	ts->reader.parallel = ts->shared ?
@@ -580,13 +707,14 @@ scan_table(TopkAggScanState *ts)
 			bool		group_isnull;
 
 			read_row(ts, &group, &group_isnull);
-			if (record == NULL)
+			if (!to_exchange)
 				group_row(ts, group, group_isnull);
 			else
 			{
-				encode_row(ts, group, group_isnull, record);
+				encode_row(ts, group, group_isnull, ts->record);
 				/* the NULL group goes with the first partition */
-				group_exchange_put(ts->exchange, group_isnull ? 0 : hash_group(group), record);
+				group_exchange_put(ts->exchange, group_isnull ? 0 : hash_group(group),
+								   ts->record);
 			}
 		}
 		ts->rows_scanned += ts->reader.scan->rs_ntuples;
@@ -634,10 +762,30 @@ start_exchange(TopkAggScanState *ts)
 	MemoryContextSwitchTo(old);
 }
 
+/* Group a spill's next partition; false when none is left. */
+static bool
+group_spilled(TopkAggScanState *ts, GroupSpill *spill)
+{
+	MemoryContext old;
+	const char *record;
+
+	if (!group_spill_next_partition(spill))
+		return false;
+	begin_run(ts);
+	ts->run_depth = spill->depth;
+	old = MemoryContextSwitchTo(ts->run_cxt);
+	while ((record = group_spill_next_row(spill)) != NULL)
+		group_record(ts, record);
+	MemoryContextSwitchTo(old);
+	ts->spill_batches++;
+	end_run(ts);
+	return true;
+}
+
 /*
- * The next run's groups, ready to return: the whole table's (or this
- * process's share's), or a partitioned plan's next partition's; false when
- * no partition is left.
+ * The next run's groups, ready to return: a spilled partition's, the whole
+ * table's (or this process's share's), or a partitioned plan's next
+ * partition's; false when nothing is left.
  */
 static bool
 next_run(TopkAggScanState *ts)
@@ -647,6 +795,18 @@ next_run(TopkAggScanState *ts)
 	instr_time	end;
 	const char *record;
 
+	/* the spills of the runs before, the deepest first */
+	while (ts->spills != NIL)
+	{
+		GroupSpill *spill = llast(ts->spills);
+
+		if (group_spilled(ts, spill))
+			return true;
+		ts->spills = list_delete_last(ts->spills);
+		group_spill_free(spill);
+	}
+	if (ts->exhausted)
+		return false;
 	if (ts->mode != AGG_MODE_PARTITIONED)
 	{
 		count_process(ts);
@@ -655,6 +815,7 @@ next_run(TopkAggScanState *ts)
 		scan_table(ts);
 		MemoryContextSwitchTo(old);
 		end_run(ts);
+		ts->exhausted = true;
 		return true;
 	}
 	if (ts->exchange == NULL)
@@ -663,7 +824,7 @@ next_run(TopkAggScanState *ts)
 	 * The leader returns every process's groups: while workers still group
 	 * partitions, it leaves the rest to them and gathers.
 	 */
-	if (ts->exhausted || !group_exchange_next_partition(ts->exchange, !IsParallelWorker()))
+	if (!group_exchange_next_partition(ts->exchange, !IsParallelWorker()))
 	{
 		ts->exhausted = true;
 		return false;
@@ -672,13 +833,7 @@ next_run(TopkAggScanState *ts)
 	begin_run(ts);
 	old = MemoryContextSwitchTo(ts->run_cxt);
 	while ((record = group_exchange_next_row(ts->exchange)) != NULL)
-	{
-		Datum		group;
-		bool		group_isnull;
-
-		decode_row(ts, record, &group, &group_isnull);
-		group_row(ts, group, group_isnull);
-	}
+		group_record(ts, record);
 	MemoryContextSwitchTo(old);
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, start);
@@ -750,9 +905,9 @@ next_group(ScanState *ss)
 			slot = group_tuple(ts, ts->single, ts->group_attno != 0);
 		}
 		MemoryContextSwitchTo(old);
-		if (slot || ts->mode != AGG_MODE_PARTITIONED)
-			return slot ? slot : ExecClearTuple(ss->ss_ScanTupleSlot);
-		/* the partition's groups are all out: on to the next one */
+		if (slot)
+			return slot;
+		/* the run's groups are all out: on to the next run */
 		free_run(ts);
 	}
 }
@@ -769,11 +924,20 @@ exec_topk_agg_scan(CustomScanState *node)
 	return ExecScan(&node->ss, next_group, recheck_group);
 }
 
-/* Leave the scan: its groups freed, this process out of the exchange. */
+/* Leave the scan: its groups and spills freed, this process out of the exchange. */
 static void
 reset_scan(TopkAggScanState *ts)
 {
+	ListCell   *lc;
+
 	free_run(ts);
+	if (ts->spill)
+		group_spill_free(ts->spill);
+	ts->spill = NULL;
+	foreach(lc, ts->spills)
+		group_spill_free(lfirst(lc));
+	list_free(ts->spills);
+	ts->spills = NIL;
 	group_exchange_end(ts->exchange);
 	ts->exchange = NULL;
 	ts->exhausted = false;
@@ -815,6 +979,8 @@ initialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate
 	pg_atomic_init_u64(&ts->shared->groups, 0);
 	pg_atomic_init_u64(&ts->shared->rows_exchanged, 0);
 	pg_atomic_init_u64(&ts->shared->bytes_exchanged, 0);
+	pg_atomic_init_u64(&ts->shared->rows_spilled, 0);
+	pg_atomic_init_u64(&ts->shared->spill_batches, 0);
 	/* without a segment (none could be made, so no workers) the exchange is local */
 	if (ts->mode == AGG_MODE_PARTITIONED && pcxt->seg != NULL)
 	{
@@ -841,6 +1007,8 @@ collect_shared(TopkAggScanState *ts, TopkAggShared *shared)
 	ts->partial_groups += pg_atomic_exchange_u64(&shared->groups, 0);
 	ts->rows_exchanged += pg_atomic_exchange_u64(&shared->rows_exchanged, 0);
 	ts->bytes_exchanged += pg_atomic_exchange_u64(&shared->bytes_exchanged, 0);
+	ts->rows_spilled += pg_atomic_exchange_u64(&shared->rows_spilled, 0);
+	ts->spill_batches += pg_atomic_exchange_u64(&shared->spill_batches, 0);
 }
 
 /* Before a rescan's workers start: the last run's counts are complete. */
@@ -933,7 +1101,7 @@ explain_topk_agg_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyInteger("Partitions", NULL, ts->partitions, es);
 	/* the backend the leader used, or would use (it may not have run) */
 	ExplainPropertyText("Backend", device_backend_name(ts->ran ? ts->backend :
-													   ts->gpu_capable ?
+													   ts->results_byval ?
 													   device_selected_backend() :
 													   BACKEND_CPU), es);
 	if (!(es->analyze && ts->processes > 0))
@@ -956,6 +1124,14 @@ explain_topk_agg_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyInteger("Exchange Disk", "kB", (int64) ((ts->bytes_exchanged + 1023) / 1024),
 							   es);
 		ExplainPropertyInteger("Leader Partitions", NULL, ts->leader_partitions, es);
+	}
+	if (ts->rows_spilled > 0)
+	{
+		ExplainPropertyUInteger("Rows Spilled", NULL, ts->rows_spilled, es);
+		ExplainPropertyUInteger("Spill Batches", NULL, ts->spill_batches, es);
+		ExplainPropertyInteger("Spill Disk", "kB",
+							   (int64) ((ts->rows_spilled * TOPK_AGG_RECORD_BYTES(ts->naggs) + 1023) / 1024),
+							   es);
 	}
 	if (ts->backend == BACKEND_GPU)
 	{
