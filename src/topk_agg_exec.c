@@ -169,6 +169,7 @@ typedef struct TopkAggScanState
 	AggValue   *row;			/* the row being grouped, an entry per aggregate */
 	char	   *record;			/* a row encoded for the exchange or a spill */
 	Size		hash_mem;		/* a run's groups' memory before it spills */
+	Size		group_bytes;	/* a group's states as the planner estimated them */
 
 	/* a partitioned plan's, per scan */
 	GroupExchangeShared *exchange_shared;	/* in shared memory, or NULL */
@@ -264,6 +265,7 @@ begin_topk_agg_scan(CustomScanState *node, EState *estate, int eflags)
 	ts->row = palloc0(sizeof(AggValue) * ts->naggs);
 	ts->record = palloc(TOPK_AGG_RECORD_BYTES(ts->naggs));
 	ts->hash_mem = get_hash_memory_limit();
+	ts->group_bytes = linitial_int(list_nth(private, AGG_FIELD_GROUP_BYTES));
 	ts->results_byval = true;
 	for (int i = 0; i < ts->naggs; i++)
 	{
@@ -305,9 +307,13 @@ begin_topk_agg_scan(CustomScanState *node, EState *estate, int eflags)
 
 /*
  * Once the run's groups outgrow hash_mem, the rows of groups not among
- * them go to a spill.  A run keeps every group (as PostgreSQL's hash
- * aggregation did before version 13) at GROUP_SPILL_MAX_DEPTH, or when a
- * result is passed by reference, which a spill's records cannot carry.
+ * them go to a spill.  The groups kept go on growing to their rows or k,
+ * so each counts as the planner's estimate of a group when that is more
+ * than what it holds yet (the estimate of the rows per group is too high
+ * when that of the groups is too low, as when the run spills).  A run
+ * keeps every group (as PostgreSQL's hash aggregation did before version
+ * 13) at GROUP_SPILL_MAX_DEPTH, or when a result is passed by reference,
+ * which a spill's records cannot carry.
  */
 static void
 check_memory(TopkAggScanState *ts)
@@ -315,7 +321,8 @@ check_memory(TopkAggScanState *ts)
 	MemoryContext old;
 
 	if (!ts->results_byval || ts->run_depth >= GROUP_SPILL_MAX_DEPTH ||
-		MemoryContextMemAllocated(ts->run_cxt, true) <= ts->hash_mem)
+		(ts->groups->members * ts->group_bytes <= ts->hash_mem &&
+		 MemoryContextMemAllocated(ts->run_cxt, true) <= ts->hash_mem))
 		return;
 	old = MemoryContextSwitchTo(ts->css.ss.ps.state->es_query_cxt);
 	ts->spill = group_spill_create(ts->run_depth + 1, TOPK_AGG_RECORD_BYTES(ts->naggs),

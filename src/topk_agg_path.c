@@ -522,6 +522,7 @@ topk_agg_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 	foreach(lc, private[AGG_FIELD_KS])
 		state_bytes += TOPK_AGG_STATE_BYTES +
 			TOPK_AGG_ENTRY_BYTES * Min((double) lfirst_int(lc), rows_per_group);
+	private[AGG_FIELD_GROUP_BYTES] = list_make1_int((int) Min(state_bytes, (double) PG_INT32_MAX));
 	if (groups * state_bytes <= (double) get_hash_memory_limit())
 	{
 		add_path(output_rel, &make_topk_agg_path(root, input_rel, output_rel,

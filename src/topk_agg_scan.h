@@ -23,6 +23,8 @@ typedef enum TopkAggField
 	AGG_FIELD_MODE,				/* IntList of one: a TopkAggMode */
 	AGG_FIELD_PARTITIONS,		/* IntList of one: a partitioned plan's partitions */
 	AGG_FIELD_GROUP_ATTNO,		/* IntList of one: the grouping column, or 0 */
+	AGG_FIELD_GROUP_BYTES,		/* IntList of one: a group's states' bytes as
+								 * estimated (each grown to its rows or k) */
 	AGG_FIELD_VALUE_ATTNOS,		/* IntList: each aggregate's value column */
 	AGG_FIELD_RESULT_ATTNOS,	/* IntList: its result column (_by forms), or 0 */
 	AGG_FIELD_KS,				/* IntList: its k */
