@@ -336,7 +336,7 @@ RESET gputopk.max_parallel_workers;
 -- estimate of the groups is too low; here, plans made with work_mem 64MB
 -- run with 64kB): the rows of the groups not in memory spill to temporary
 -- files, partitioned by group, and are grouped after them, as deep as it
--- takes; results passed by reference do not spill
+-- takes (results passed by reference too)
 CREATE FUNCTION spill_check(q text, OUT plan text, OUT spilled boolean, OUT same boolean)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -370,8 +370,9 @@ INSERT INTO spill_queries VALUES
   ('one process', 'SELECT id, gpu_bottomk(tz, 2) FROM tg GROUP BY id'),
   ('one process', 'SELECT g1000, gpu_topk(i4, 50) FROM tg WHERE i4 > 0 GROUP BY g1000'),
   ('one process', 'SELECT g37, gpu_topk(f4, 2000), gpu_bottomk(d, 10) FROM tg GROUP BY g37'),
-  ('one process', 'SELECT g7919, gpu_topk_by(name, f8, 2) FROM tg GROUP BY g7919'),
+  ('one process', 'SELECT g7919, gpu_topk_by(name, f8, 2), gpu_bottomk(i4, 3), gpu_bottomk_by(name, ts, 1) FROM tg GROUP BY g7919'),
   ('partial', 'SELECT g37, gpu_topk(f4, 2000) AS a, gpu_bottomk(d, 2000) AS b, gpu_topk(i8, 2000) AS c FROM tg GROUP BY g37'),
+  ('partial', 'SELECT g37, gpu_topk_by(name, f4, 2000) AS a, gpu_bottomk(d, 2000) AS b FROM tg GROUP BY g37'),
   ('partitioned', 'SELECT g7919, gpu_topk(f8, 3), gpu_bottomk_by(id, ts, 2) FROM tg GROUP BY g7919'),
   ('partitioned', 'SELECT id, gpu_topk(i8, 1) FROM tg GROUP BY id');
 SET max_parallel_workers_per_gather = 0;

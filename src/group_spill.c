@@ -7,8 +7,9 @@
  * Each partition's file is a BufFile made at its first row, whose buffer
  * (BLCKSZ) is the spill's memory: as PostgreSQL's hash aggregation does,
  * the partitions are as many as a quarter of hash_mem holds buffers for,
- * at least 4 and at most 32.  A partition is read back from its start and
- * closed (so removed) when the next one is claimed or the spill is freed.
+ * at least 4 and at most 32.  A row is written as its length (uint32) and
+ * its bytes, and read back in chunks.  A partition is read back from its start and closed (so
+ * removed) when the next one is claimed or the spill is freed.
  *
  *-------------------------------------------------------------------------
  */
@@ -21,32 +22,31 @@
 #define SPILL_MIN_PARTITIONS 4
 #define SPILL_MAX_PARTITIONS 32
 
-/* bytes read from a file at a time */
+/* bytes read from a file at a time (more for a longer row) */
 #define CHUNK_BYTES 65536
 
 GroupSpill *
-group_spill_create(int depth, Size row_size, Size hash_mem)
+group_spill_create(int depth, Size hash_mem)
 {
 	GroupSpill *spill = palloc0(sizeof(GroupSpill));
 	Size		buffers = hash_mem / 4 / BLCKSZ;
 
-	Assert(row_size > 0 && row_size <= CHUNK_BYTES);
-	spill->cxt = CurrentMemoryContext;
 	spill->depth = depth;
-	spill->row_size = row_size;
 	spill->partitions = (int) Max(SPILL_MIN_PARTITIONS, Min(buffers, SPILL_MAX_PARTITIONS));
 	spill->files = palloc0(sizeof(BufFile *) * spill->partitions);
+	spill->cxt = CurrentMemoryContext;
 	spill->partition = -1;
 	return spill;
 }
 
 void
-group_spill_put(GroupSpill *spill, uint32 hash, const void *row)
+group_spill_put(GroupSpill *spill, uint32 hash, const void *row, Size size)
 {
 	/* the high bits: the caller's hash tables use the low ones */
 	int			partition = (int) (((uint64) hash * (uint64) spill->partitions) >> 32);
+	uint32		length = (uint32) size;
 
-	Assert(spill->partition < 0);
+	Assert(spill->partition < 0 && size <= MaxAllocSize);
 	if (spill->files[partition] == NULL)
 	{
 		MemoryContext old = MemoryContextSwitchTo(spill->cxt);
@@ -54,8 +54,10 @@ group_spill_put(GroupSpill *spill, uint32 hash, const void *row)
 		spill->files[partition] = BufFileCreateTemp(false);
 		MemoryContextSwitchTo(old);
 	}
-	BufFileWrite(spill->files[partition], unconstify(void *, row), spill->row_size);
+	BufFileWrite(spill->files[partition], &length, sizeof(length));
+	BufFileWrite(spill->files[partition], unconstify(void *, row), size);
 	spill->rows_written++;
+	spill->bytes_written += sizeof(length) + size;
 }
 
 /* Close the file of the partition read last, which removes it. */
@@ -83,35 +85,58 @@ group_spill_next_partition(GroupSpill *spill)
 					(errcode_for_file_access(),
 					 errmsg("could not rewind a temporary file of gputopk: %m")));
 		if (spill->chunk == NULL)
-			spill->chunk = MemoryContextAlloc(spill->cxt, CHUNK_BYTES);
-		spill->chunk_rows = spill->chunk_next = 0;
+		{
+			spill->chunk_capacity = CHUNK_BYTES;
+			spill->chunk = MemoryContextAlloc(spill->cxt, spill->chunk_capacity);
+		}
+		spill->chunk_bytes = spill->chunk_next = 0;
 		return true;
 	}
 	return false;
 }
 
-const void *
-group_spill_next_row(GroupSpill *spill)
+const char *
+group_spill_next_row(GroupSpill *spill, Size *size)
 {
-	Assert(spill->partition >= 0 && spill->partition < spill->partitions);
-	if (spill->chunk_next == spill->chunk_rows)
+	for (;;)
 	{
-		Size		capacity = CHUNK_BYTES / spill->row_size * spill->row_size;
+		Size		left = spill->chunk_bytes - spill->chunk_next;
+		uint32		length = 0;
 		size_t		bytes;
 
+		if (left >= sizeof(length))
+		{
+			memcpy(&length, spill->chunk + spill->chunk_next, sizeof(length));
+			if (left >= sizeof(length) + length)
+			{
+				const char *row = spill->chunk + spill->chunk_next + sizeof(length);
+
+				spill->chunk_next += sizeof(length) + length;
+				*size = length;
+				return row;
+			}
+		}
+		/* the rest of the chunk to its start, then more of the file after it */
 		CHECK_FOR_INTERRUPTS();
-		bytes = BufFileRead(spill->files[spill->partition], spill->chunk, capacity);
-		if (bytes % spill->row_size != 0)
+		memmove(spill->chunk, spill->chunk + spill->chunk_next, left);
+		spill->chunk_bytes = left;
+		spill->chunk_next = 0;
+		if (sizeof(length) + length > spill->chunk_capacity)
+		{
+			spill->chunk_capacity = Max(sizeof(length) + length, 2 * spill->chunk_capacity);
+			spill->chunk = repalloc(spill->chunk, spill->chunk_capacity);
+		}
+		bytes = BufFileRead(spill->files[spill->partition], spill->chunk + left,
+							spill->chunk_capacity - left);
+		if (bytes == 0 && left == 0)
+			return NULL;
+		if (bytes == 0)
 			ereport(ERROR,
 					(errcode_for_file_access(),
-					 errmsg("could not read a whole row from a temporary file of gputopk"),
-					 errdetail("Read %zu bytes, not a multiple of %zu.", bytes, spill->row_size)));
-		if (bytes == 0)
-			return NULL;
-		spill->chunk_rows = bytes / spill->row_size;
-		spill->chunk_next = 0;
+					 errmsg("could not read a row from a temporary file of gputopk"),
+					 errdetail("The file ends %zu bytes into a row.", left)));
+		spill->chunk_bytes += bytes;
 	}
-	return spill->chunk + spill->row_size * spill->chunk_next++;
 }
 
 /* Close every file left (removing it) and free the spill. */

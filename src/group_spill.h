@@ -10,9 +10,10 @@
  * (rows of one group must give one hash).  Once the writing is done, the
  * partitions are read back one at a time; reading a partition may spill
  * again, to a spill of its own (the caller hashes each level differently).
- * Rows are fixed-size records whose contents are the caller's.  The files
- * are the backend's ordinary temporary files: closed and removed when the
- * spill is freed, at the end of the transaction or when the process exits.
+ * Rows are records of any length whose contents are the caller's.  The
+ * files are the backend's ordinary temporary files: closed and removed
+ * when the spill is freed, at the end of the transaction or when the
+ * process exits.
  *
  *-------------------------------------------------------------------------
  */
@@ -31,30 +32,34 @@
 typedef struct GroupSpill
 {
 	int			depth;			/* 1 for a spill of the first grouping */
-	Size		row_size;
 	int			partitions;
 	BufFile   **files;			/* by partition (NULL: no row yet) */
 	MemoryContext cxt;			/* the spill's, for its files */
 	uint64		rows_written;
+	uint64		bytes_written;
 
 	/* reading */
 	int			partition;		/* the one being read, or -1 */
-	char	   *chunk;			/* rows read from its file */
-	size_t		chunk_rows;
-	size_t		chunk_next;
+	char	   *chunk;			/* bytes read from its file */
+	Size		chunk_capacity;
+	Size		chunk_bytes;
+	Size		chunk_next;		/* where the next row's length is */
 } GroupSpill;
 
 /* In the current memory context, with partitions for hash_mem bytes of buffers. */
-extern GroupSpill *group_spill_create(int depth, Size row_size, Size hash_mem);
+extern GroupSpill *group_spill_create(int depth, Size hash_mem);
 extern void group_spill_free(GroupSpill *spill);
 
 /* Write a row of the group whose 32-bit hash is given. */
-extern void group_spill_put(GroupSpill *spill, uint32 hash, const void *row);
+extern void group_spill_put(GroupSpill *spill, uint32 hash, const void *row, Size size);
 
 /* After the last put, the next partition that has rows to read; false when none is left. */
 extern bool group_spill_next_partition(GroupSpill *spill);
 
-/* The partition's next row, or NULL at its end. */
-extern const void *group_spill_next_row(GroupSpill *spill);
+/*
+ * The partition's next row and its size, or NULL at its end; valid until
+ * the next call, and not aligned.
+ */
+extern const char *group_spill_next_row(GroupSpill *spill, Size *size);
 
 #endif							/* GROUP_SPILL_H */

@@ -50,9 +50,11 @@
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "lib/stringinfo.h"
 #include "rewrite/rewriteManip.h"
 #include "portability/instr_time.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -77,6 +79,7 @@ typedef struct AggSpec
 	bool		largest;
 	KeyType		key_type;		/* the value's */
 	bool		result_byval;
+	int16		result_typlen;
 	TopkAggState *model;		/* an empty state, copied for each group */
 	GroupSink  *gpu;			/* during a run on the GPU */
 } AggSpec;
@@ -146,6 +149,7 @@ typedef struct TopkAggShared
 	pg_atomic_uint64 rows_exchanged;
 	pg_atomic_uint64 bytes_exchanged;
 	pg_atomic_uint64 rows_spilled;
+	pg_atomic_uint64 bytes_spilled;
 	pg_atomic_uint64 spill_batches;
 	GroupExchangeShared exchange;
 } TopkAggShared;
@@ -167,7 +171,9 @@ typedef struct TopkAggScanState
 	List	   *interpreted;	/* the WHERE clauses table_qual evaluates */
 	TopkAggShared *shared;		/* of a parallel scan, or NULL */
 	AggValue   *row;			/* the row being grouped, an entry per aggregate */
-	char	   *record;			/* a row encoded for the exchange or a spill */
+	char	   *record;			/* a row encoded for the exchange */
+	StringInfoData spill_record;	/* a row encoded for a spill */
+	StringInfoData spilled_record;	/* one read back, aligned */
 	Size		hash_mem;		/* a run's groups' memory before it spills */
 	Size		group_bytes;	/* a group's states as the planner estimated them */
 
@@ -205,6 +211,7 @@ typedef struct TopkAggScanState
 	uint64		rows_exchanged; /* a partitioned plan's, written by all processes */
 	uint64		bytes_exchanged;
 	uint64		rows_spilled;	/* by all processes */
+	uint64		bytes_spilled;
 	uint64		spill_batches;	/* runs over spilled rows, in all processes */
 	int			leader_partitions;	/* grouped by the leader */
 	double		scan_ms;		/* reading the table (into the exchange) */
@@ -264,6 +271,8 @@ begin_topk_agg_scan(CustomScanState *node, EState *estate, int eflags)
 	ts->aggs = palloc0(sizeof(AggSpec) * ts->naggs);
 	ts->row = palloc0(sizeof(AggValue) * ts->naggs);
 	ts->record = palloc(TOPK_AGG_RECORD_BYTES(ts->naggs));
+	initStringInfo(&ts->spill_record);
+	initStringInfo(&ts->spilled_record);
 	ts->hash_mem = get_hash_memory_limit();
 	ts->group_bytes = linitial_int(list_nth(private, AGG_FIELD_GROUP_BYTES));
 	ts->results_byval = true;
@@ -283,6 +292,7 @@ begin_topk_agg_scan(CustomScanState *node, EState *estate, int eflags)
 		result = TupleDescAttr(table_desc,
 							   (agg->result_attno ? agg->result_attno : agg->value_attno) - 1);
 		agg->result_byval = result->attbyval;
+		agg->result_typlen = result->attlen;
 		agg->model = topk_agg_state_create(CurrentMemoryContext, value_type, agg->largest,
 										   agg->k, agg->result_attno != 0, result->atttypid,
 										   list_nth_oid(list_nth(private, AGG_FIELD_COLLATIONS), i));
@@ -310,23 +320,21 @@ begin_topk_agg_scan(CustomScanState *node, EState *estate, int eflags)
  * them go to a spill.  The groups kept go on growing to their rows or k,
  * so each counts as the planner's estimate of a group when that is more
  * than what it holds yet (the estimate of the rows per group is too high
- * when that of the groups is too low, as when the run spills).  A run
- * keeps every group (as PostgreSQL's hash aggregation did before version
- * 13) at GROUP_SPILL_MAX_DEPTH, or when a result is passed by reference,
- * which a spill's records cannot carry.
+ * when that of the groups is too low, as when the run spills).  At
+ * GROUP_SPILL_MAX_DEPTH a run keeps every group, as PostgreSQL's hash
+ * aggregation did before version 13.
  */
 static void
 check_memory(TopkAggScanState *ts)
 {
 	MemoryContext old;
 
-	if (!ts->results_byval || ts->run_depth >= GROUP_SPILL_MAX_DEPTH ||
+	if (ts->run_depth >= GROUP_SPILL_MAX_DEPTH ||
 		(ts->groups->members * ts->group_bytes <= ts->hash_mem &&
 		 MemoryContextMemAllocated(ts->run_cxt, true) <= ts->hash_mem))
 		return;
 	old = MemoryContextSwitchTo(ts->css.ss.ps.state->es_query_cxt);
-	ts->spill = group_spill_create(ts->run_depth + 1, TOPK_AGG_RECORD_BYTES(ts->naggs),
-								   ts->hash_mem);
+	ts->spill = group_spill_create(ts->run_depth + 1, ts->hash_mem);
 	MemoryContextSwitchTo(old);
 }
 
@@ -401,7 +409,12 @@ read_row(TopkAggScanState *ts, Datum *group, bool *group_isnull)
 	}
 }
 
-/* a record's words are Datums: the key types and results are passed by value */
+/*
+ * A record's words are Datums: the key types are passed by value, and so
+ * are the results of a record's fixed part.  A spill's record is followed
+ * by the results passed by reference (each present one's bytes, MAXALIGNed
+ * from the record's start); the exchange's records have none.
+ */
 StaticAssertDecl(SIZEOF_DATUM == sizeof(uint64), "the exchange's records need 64-bit Datums");
 
 static void
@@ -434,6 +447,18 @@ decode_row(TopkAggScanState *ts, const char *record, Datum *group, bool *group_i
 		ts->row[i].present = at[2 * sizeof(uint64)] != 0;
 		ts->row[i].result_isnull = at[2 * sizeof(uint64) + 1] != 0;
 	}
+	/* the results passed by reference: in the record, which lasts while the row is grouped */
+	at = record + TOPK_AGG_RECORD_BYTES(ts->naggs);
+	for (int i = 0; i < ts->naggs; i++)
+	{
+		AggValue   *value = &ts->row[i];
+
+		if (ts->aggs[i].result_byval || !value->present || value->result_isnull)
+			continue;
+		at = record + MAXALIGN(at - record);
+		value->result = PointerGetDatum(at);
+		at += datumGetSize(value->result, false, ts->aggs[i].result_typlen);
+	}
 }
 
 /*
@@ -458,12 +483,32 @@ offer_row(TopkAggScanState *ts, GroupEntry *entry)
 	}
 }
 
-/* The row, of a group that is not in memory, to the run's spill. */
+/*
+ * The row, of a group that is not in memory, to the run's spill: its
+ * record, then the results passed by reference.
+ */
 static void
 spill_row(TopkAggScanState *ts, Datum group)
 {
-	encode_row(ts, group, false, ts->record);
-	group_spill_put(ts->spill, hash_group_seeded(group, ts->spill->depth), ts->record);
+	StringInfo	record = &ts->spill_record;
+
+	resetStringInfo(record);
+	enlargeStringInfo(record, TOPK_AGG_RECORD_BYTES(ts->naggs));
+	encode_row(ts, group, false, record->data);
+	record->len = TOPK_AGG_RECORD_BYTES(ts->naggs);
+	for (int i = 0; i < ts->naggs; i++)
+	{
+		AggValue   *value = &ts->row[i];
+
+		if (ts->aggs[i].result_byval || !value->present || value->result_isnull)
+			continue;
+		while (record->len != MAXALIGN(record->len))
+			appendStringInfoCharMacro(record, '\0');
+		appendBinaryStringInfo(record, DatumGetPointer(value->result),
+							   datumGetSize(value->result, false, ts->aggs[i].result_typlen));
+	}
+	group_spill_put(ts->spill, hash_group_seeded(group, ts->spill->depth), record->data,
+					record->len);
 }
 
 /* The row into its group's states, or to the spill if the group is not in memory. */
@@ -622,12 +667,14 @@ publish_counts(TopkAggScanState *ts)
 	pg_atomic_fetch_add_u64(&ts->shared->rows_exchanged, ts->rows_exchanged);
 	pg_atomic_fetch_add_u64(&ts->shared->bytes_exchanged, ts->bytes_exchanged);
 	pg_atomic_fetch_add_u64(&ts->shared->rows_spilled, ts->rows_spilled);
+	pg_atomic_fetch_add_u64(&ts->shared->bytes_spilled, ts->bytes_spilled);
 	pg_atomic_fetch_add_u64(&ts->shared->spill_batches, ts->spill_batches);
 	ts->rows_scanned = 0;
 	ts->partial_groups = 0;
 	ts->rows_exchanged = 0;
 	ts->bytes_exchanged = 0;
 	ts->rows_spilled = 0;
+	ts->bytes_spilled = 0;
 	ts->spill_batches = 0;
 }
 
@@ -660,6 +707,7 @@ end_run(TopkAggScanState *ts)
 		MemoryContext old = MemoryContextSwitchTo(ts->css.ss.ps.state->es_query_cxt);
 
 		ts->rows_spilled += ts->spill->rows_written;
+		ts->bytes_spilled += ts->spill->bytes_written;
 		ts->spills = lappend(ts->spills, ts->spill);
 		ts->spill = NULL;
 		MemoryContextSwitchTo(old);
@@ -775,14 +823,25 @@ group_spilled(TopkAggScanState *ts, GroupSpill *spill)
 {
 	MemoryContext old;
 	const char *record;
+	Size		size;
 
 	if (!group_spill_next_partition(spill))
 		return false;
 	begin_run(ts);
 	ts->run_depth = spill->depth;
 	old = MemoryContextSwitchTo(ts->run_cxt);
-	while ((record = group_spill_next_row(spill)) != NULL)
+	while ((record = group_spill_next_row(spill, &size)) != NULL)
+	{
+		Assert(size >= TOPK_AGG_RECORD_BYTES(ts->naggs));
+		/* results passed by reference are used where they are: aligned */
+		if (!ts->results_byval)
+		{
+			resetStringInfo(&ts->spilled_record);
+			appendBinaryStringInfo(&ts->spilled_record, record, size);
+			record = ts->spilled_record.data;
+		}
 		group_record(ts, record);
+	}
 	MemoryContextSwitchTo(old);
 	ts->spill_batches++;
 	end_run(ts);
@@ -987,6 +1046,7 @@ initialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate
 	pg_atomic_init_u64(&ts->shared->rows_exchanged, 0);
 	pg_atomic_init_u64(&ts->shared->bytes_exchanged, 0);
 	pg_atomic_init_u64(&ts->shared->rows_spilled, 0);
+	pg_atomic_init_u64(&ts->shared->bytes_spilled, 0);
 	pg_atomic_init_u64(&ts->shared->spill_batches, 0);
 	/* without a segment (none could be made, so no workers) the exchange is local */
 	if (ts->mode == AGG_MODE_PARTITIONED && pcxt->seg != NULL)
@@ -1015,6 +1075,7 @@ collect_shared(TopkAggScanState *ts, TopkAggShared *shared)
 	ts->rows_exchanged += pg_atomic_exchange_u64(&shared->rows_exchanged, 0);
 	ts->bytes_exchanged += pg_atomic_exchange_u64(&shared->bytes_exchanged, 0);
 	ts->rows_spilled += pg_atomic_exchange_u64(&shared->rows_spilled, 0);
+	ts->bytes_spilled += pg_atomic_exchange_u64(&shared->bytes_spilled, 0);
 	ts->spill_batches += pg_atomic_exchange_u64(&shared->spill_batches, 0);
 }
 
@@ -1136,8 +1197,7 @@ explain_topk_agg_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	{
 		ExplainPropertyUInteger("Rows Spilled", NULL, ts->rows_spilled, es);
 		ExplainPropertyUInteger("Spill Batches", NULL, ts->spill_batches, es);
-		ExplainPropertyInteger("Spill Disk", "kB",
-							   (int64) ((ts->rows_spilled * TOPK_AGG_RECORD_BYTES(ts->naggs) + 1023) / 1024),
+		ExplainPropertyInteger("Spill Disk", "kB", (int64) ((ts->bytes_spilled + 1023) / 1024),
 							   es);
 	}
 	if (ts->backend == BACKEND_GPU)
