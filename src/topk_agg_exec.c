@@ -792,6 +792,8 @@ start_exchange(TopkAggScanState *ts)
 	MemoryContext scan_cxt;
 	MemoryContext old = MemoryContextSwitchTo(query_cxt);
 
+	/* the planner's rule: the exchange's fixed-size records carry results by value */
+	Assert(ts->results_byval);
 	if (ts->exchange_shared == NULL && ts->local_exchange == NULL)
 	{
 		/* no parallel scan: the same files, in this process alone */
