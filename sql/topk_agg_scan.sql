@@ -6,7 +6,8 @@
 --
 SET gputopk.min_table_rows = 0;
 SELECT setseed(0.57);
-CREATE TABLE tg AS
+-- no autovacuum: its update of pg_class would replan the prepared plans
+CREATE TABLE tg WITH (autovacuum_enabled = off) AS
 SELECT i AS id,
        floor(1 / sqrt(random()))::int AS g,
        (i % 1000)::int8 AS g1000,
@@ -330,7 +331,6 @@ RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
-RESET gputopk.max_parallel_workers;
 
 -- states that outgrow hash_mem as the query runs (as when the planner's
 -- estimate of the groups is too low; here, plans made with work_mem 64MB
@@ -345,6 +345,7 @@ DECLARE
 BEGIN
   spilled := false;
   PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
+  PERFORM set_config('hash_mem_multiplier', '2', true);
   PERFORM set_config('work_mem', '64MB', true);
   EXECUTE 'PREPARE spill_q AS ' || q;
   FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) EXECUTE spill_q' LOOP
@@ -409,6 +410,7 @@ SELECT q, c.* FROM spill_queries, spill_check(q) c WHERE form = 'partitioned';
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
+RESET gputopk.max_parallel_workers;
 
 -- the plans (on the CPU backend, so that the output is the same on every machine)
 SET gputopk.device = cpu;

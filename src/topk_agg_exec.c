@@ -175,7 +175,7 @@ typedef struct TopkAggScanState
 	StringInfoData spill_record;	/* a row encoded for a spill */
 	StringInfoData spilled_record;	/* one read back, aligned */
 	Size		hash_mem;		/* a run's groups' memory before it spills */
-	Size		group_bytes;	/* a group's states as the planner estimated them */
+	Size		group_bytes;	/* a group's states: as planned, or as measured if less */
 
 	/* a partitioned plan's, per scan */
 	GroupExchangeShared *exchange_shared;	/* in shared memory, or NULL */
@@ -320,7 +320,8 @@ begin_topk_agg_scan(CustomScanState *node, EState *estate, int eflags)
  * them go to a spill.  The groups kept go on growing to their rows or k,
  * so each counts as the planner's estimate of a group when that is more
  * than what it holds yet (the estimate of the rows per group is too high
- * when that of the groups is too low, as when the run spills).  At
+ * when that of the groups is too low, as when the run spills), or as a
+ * group of the runs before measured if that is less.  At
  * GROUP_SPILL_MAX_DEPTH a run keeps every group, as PostgreSQL's hash
  * aggregation did before version 13.
  */
@@ -633,17 +634,35 @@ offer_candidates(TopkAggScanState *ts)
 	}
 }
 
-/* Start a run: no groups yet, the backend this process uses. */
+/*
+ * Start a run, of the table's rows or the exchange's (depth 0) or of a
+ * spill's: no groups yet, the backend this process uses.
+ */
 static void
-begin_run(TopkAggScanState *ts)
+begin_run(TopkAggScanState *ts, int depth)
 {
+	/*
+	 * Blocks of at most a sixteenth of hash_mem, as PostgreSQL's hash
+	 * aggregation makes them, so that the memory counted is near the memory
+	 * used when it reaches hash_mem.
+	 */
+	Size		max_block = Max(Min(pg_prevpower2_size_t(Max(ts->hash_mem / 16, 1)),
+									ALLOCSET_DEFAULT_MAXSIZE),
+								ALLOCSET_DEFAULT_INITSIZE);
+
 	ts->run_cxt = AllocSetContextCreate(ts->css.ss.ps.state->es_query_cxt, "GpuTopKAgg groups",
-										ALLOCSET_DEFAULT_SIZES);
+										ALLOCSET_DEFAULT_MINSIZE, ALLOCSET_DEFAULT_INITSIZE,
+										max_block);
 	ts->groups = groups_create(ts->run_cxt, 256, NULL);
 	ts->single = MemoryContextAllocZero(ts->run_cxt, sizeof(GroupEntry));
-	ts->run_depth = 0;
-	/* a CUDA context per parallel worker would cost more than it saves */
-	ts->backend = ts->results_byval && !IsParallelWorker() ? device_choose_backend() : BACKEND_CPU;
+	ts->run_depth = depth;
+
+	/*
+	 * A CUDA context per parallel worker would cost more than it saves, and
+	 * so would the GPU's set-up for each of a spill's partitions.
+	 */
+	ts->backend = ts->results_byval && !IsParallelWorker() && depth == 0 ?
+		device_choose_backend() : BACKEND_CPU;
 	if (ts->backend == BACKEND_GPU)
 	{
 		MemoryContext old = MemoryContextSwitchTo(ts->run_cxt);
@@ -702,6 +721,9 @@ end_run(TopkAggScanState *ts)
 		ts->partial_groups += groups;
 	allocated = MemoryContextMemAllocated(ts->run_cxt, true);
 	ts->memory_used = Max(ts->memory_used, allocated);
+	/* the groups' measured size, where the planner's estimate was larger, for the runs after */
+	if (ts->groups->members > 0)
+		ts->group_bytes = Min(ts->group_bytes, allocated / ts->groups->members);
 	if (ts->spill)
 	{
 		MemoryContext old = MemoryContextSwitchTo(ts->css.ss.ps.state->es_query_cxt);
@@ -829,8 +851,7 @@ group_spilled(TopkAggScanState *ts, GroupSpill *spill)
 
 	if (!group_spill_next_partition(spill))
 		return false;
-	begin_run(ts);
-	ts->run_depth = spill->depth;
+	begin_run(ts, spill->depth);
 	old = MemoryContextSwitchTo(ts->run_cxt);
 	while ((record = group_spill_next_row(spill, &size)) != NULL)
 	{
@@ -878,7 +899,7 @@ next_run(TopkAggScanState *ts)
 	if (ts->mode != AGG_MODE_PARTITIONED)
 	{
 		count_process(ts);
-		begin_run(ts);
+		begin_run(ts, 0);
 		old = MemoryContextSwitchTo(ts->run_cxt);
 		scan_table(ts);
 		MemoryContextSwitchTo(old);
@@ -898,7 +919,7 @@ next_run(TopkAggScanState *ts)
 		return false;
 	}
 	INSTR_TIME_SET_CURRENT(start);
-	begin_run(ts);
+	begin_run(ts, 0);
 	old = MemoryContextSwitchTo(ts->run_cxt);
 	while ((record = group_exchange_next_row(ts->exchange)) != NULL)
 		group_record(ts, record);
