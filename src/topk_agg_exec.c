@@ -642,9 +642,9 @@ static void
 begin_run(TopkAggScanState *ts, int depth)
 {
 	/*
-	 * Blocks of at most a sixteenth of hash_mem, as PostgreSQL's hash
-	 * aggregation makes them, so that the memory counted is near the memory
-	 * used when it reaches hash_mem.
+	 * Blocks of at most a sixteenth of hash_mem (PostgreSQL caps the blocks
+	 * of its hash aggregation at a sixteenth of work_mem), so that the
+	 * memory counted is near the memory used when it reaches hash_mem.
 	 */
 	Size		max_block = Max(Min(pg_prevpower2_size_t(Max(ts->hash_mem / 16, 1)),
 									ALLOCSET_DEFAULT_MAXSIZE),
