@@ -8,8 +8,9 @@
  * (BLCKSZ) is the spill's memory: as PostgreSQL's hash aggregation does,
  * the partitions are as many as a quarter of hash_mem holds buffers for,
  * at least 4 and at most 32.  A row is written as its length (uint32) and
- * its bytes, and read back in chunks.  A partition is read back from its start and closed (so
- * removed) when the next one is claimed or the spill is freed.
+ * its bytes.  A partition is read back in chunks from its start, and its
+ * file closed (so removed) when the next one is claimed or the spill is
+ * freed.
  *
  *-------------------------------------------------------------------------
  */
