@@ -171,9 +171,8 @@ typedef struct TopkAggScanState
 	List	   *interpreted;	/* the WHERE clauses table_qual evaluates */
 	TopkAggShared *shared;		/* of a parallel scan, or NULL */
 	AggValue   *row;			/* the row being grouped, an entry per aggregate */
-	char	   *record;			/* a row encoded for the exchange */
-	StringInfoData spill_record;	/* a row encoded for a spill */
-	StringInfoData spilled_record;	/* one read back, aligned */
+	StringInfoData record;		/* a row encoded for the exchange or a spill */
+	StringInfoData spilled_record;	/* one read back from a spill, aligned */
 	Size		hash_mem;		/* a run's groups' memory before it spills */
 	Size		group_bytes;	/* a group's states: as planned, or as measured if less */
 
@@ -270,8 +269,7 @@ begin_topk_agg_scan(CustomScanState *node, EState *estate, int eflags)
 	ts->naggs = list_length(list_nth(private, AGG_FIELD_KS));
 	ts->aggs = palloc0(sizeof(AggSpec) * ts->naggs);
 	ts->row = palloc0(sizeof(AggValue) * ts->naggs);
-	ts->record = palloc(TOPK_AGG_RECORD_BYTES(ts->naggs));
-	initStringInfo(&ts->spill_record);
+	initStringInfo(&ts->record);
 	initStringInfo(&ts->spilled_record);
 	ts->hash_mem = get_hash_memory_limit();
 	ts->group_bytes = linitial_int(list_nth(private, AGG_FIELD_GROUP_BYTES));
@@ -418,11 +416,25 @@ read_row(TopkAggScanState *ts, Datum *group, bool *group_isnull)
  */
 StaticAssertDecl(SIZEOF_DATUM == sizeof(uint64), "the exchange's records need 64-bit Datums");
 
-static void
-encode_row(TopkAggScanState *ts, Datum group, bool group_isnull, char *record)
+/* Whether a record carries the bytes of aggregate i's result (of ts->row). */
+static inline bool
+carries_result_bytes(TopkAggScanState *ts, int i)
 {
-	char	   *at = record + TOPK_AGG_RECORD_AGG_OFFSET;
+	return !ts->aggs[i].result_byval && ts->row[i].present && !ts->row[i].result_isnull;
+}
 
+/* The row's record, without the results passed by reference, into ts->record. */
+static void
+encode_row(TopkAggScanState *ts, Datum group, bool group_isnull)
+{
+	char	   *record;
+	char	   *at;
+
+	resetStringInfo(&ts->record);
+	enlargeStringInfo(&ts->record, TOPK_AGG_RECORD_BYTES(ts->naggs));
+	ts->record.len = TOPK_AGG_RECORD_BYTES(ts->naggs);
+	record = ts->record.data;
+	at = record + TOPK_AGG_RECORD_AGG_OFFSET;
 	memcpy(record, &group, sizeof(uint64));
 	record[sizeof(uint64)] = group_isnull;
 	for (int i = 0; i < ts->naggs; i++, at += TOPK_AGG_RECORD_AGG_BYTES)
@@ -448,17 +460,17 @@ decode_row(TopkAggScanState *ts, const char *record, Datum *group, bool *group_i
 		ts->row[i].present = at[2 * sizeof(uint64)] != 0;
 		ts->row[i].result_isnull = at[2 * sizeof(uint64) + 1] != 0;
 	}
+	if (ts->results_byval)
+		return;
 	/* the results passed by reference: in the record, which lasts while the row is grouped */
 	at = record + TOPK_AGG_RECORD_BYTES(ts->naggs);
 	for (int i = 0; i < ts->naggs; i++)
 	{
-		AggValue   *value = &ts->row[i];
-
-		if (ts->aggs[i].result_byval || !value->present || value->result_isnull)
+		if (!carries_result_bytes(ts, i))
 			continue;
 		at = record + MAXALIGN(at - record);
-		value->result = PointerGetDatum(at);
-		at += datumGetSize(value->result, false, ts->aggs[i].result_typlen);
+		ts->row[i].result = PointerGetDatum(at);
+		at += datumGetSize(ts->row[i].result, false, ts->aggs[i].result_typlen);
 	}
 }
 
@@ -491,22 +503,17 @@ offer_row(TopkAggScanState *ts, GroupEntry *entry)
 static void
 spill_row(TopkAggScanState *ts, Datum group)
 {
-	StringInfo	record = &ts->spill_record;
+	StringInfo	record = &ts->record;
 
-	resetStringInfo(record);
-	enlargeStringInfo(record, TOPK_AGG_RECORD_BYTES(ts->naggs));
-	encode_row(ts, group, false, record->data);
-	record->len = TOPK_AGG_RECORD_BYTES(ts->naggs);
+	encode_row(ts, group, false);
 	for (int i = 0; i < ts->naggs; i++)
 	{
-		AggValue   *value = &ts->row[i];
-
-		if (ts->aggs[i].result_byval || !value->present || value->result_isnull)
+		if (!carries_result_bytes(ts, i))
 			continue;
 		while (record->len != MAXALIGN(record->len))
 			appendStringInfoCharMacro(record, '\0');
-		appendBinaryStringInfo(record, DatumGetPointer(value->result),
-							   datumGetSize(value->result, false, ts->aggs[i].result_typlen));
+		appendBinaryStringInfo(record, DatumGetPointer(ts->row[i].result),
+							   datumGetSize(ts->row[i].result, false, ts->aggs[i].result_typlen));
 	}
 	group_spill_put(ts->spill, hash_group_seeded(group, ts->spill->depth), record->data,
 					record->len);
@@ -788,10 +795,10 @@ scan_table(TopkAggScanState *ts)
 				group_row(ts, group, group_isnull);
 			else
 			{
-				encode_row(ts, group, group_isnull, ts->record);
+				encode_row(ts, group, group_isnull);
 				/* the NULL group goes with the first partition */
 				group_exchange_put(ts->exchange, group_isnull ? 0 : hash_group(group),
-								   ts->record);
+								   ts->record.data);
 			}
 		}
 		ts->rows_scanned += ts->reader.scan->rs_ntuples;

@@ -27,9 +27,10 @@
  *	   table no row-level security policy or security barrier view;
  *	 - the groups' states, as estimated from the grouping column's
  *	   statistics, fit in hash_mem (work_mem times hash_mem_multiplier), or
- *	   for the partitioned form each partition's do: the node does not spill
- *	   beyond that, so larger groupings, and groupings of a column without
- *	   statistics, are left to PostgreSQL's HashAggregate, which does.
+ *	   for the partitioned form each partition's do: larger groupings, and
+ *	   groupings of a column without statistics, are left to PostgreSQL's
+ *	   HashAggregate (the node spills only when an estimate proves too low
+ *	   as it runs).
  *
  * The plan's custom_scan_tlist holds the grouping column and the Aggrefs;
  * the node returns one tuple of those per group and projects the query's

@@ -44,9 +44,11 @@ typedef enum TopkAggMode
 #define TOPK_AGG_SCAN_NAME "GpuTopKAgg"
 
 /*
- * A row as a partitioned plan's processes exchange it, packed: the group,
- * whether it is NULL, then per aggregate its key, its result, whether it
- * has a value and whether the result is NULL (topk_agg_exec.c).
+ * A row as a partitioned plan's processes exchange it or a spill writes
+ * it, packed: the group, whether it is NULL, then per aggregate its key,
+ * its result, whether it has a value and whether the result is NULL
+ * (topk_agg_exec.c; a spill's row then carries the results passed by
+ * reference).
  */
 #define TOPK_AGG_RECORD_AGG_OFFSET (sizeof(uint64) + 1)
 #define TOPK_AGG_RECORD_AGG_BYTES (2 * sizeof(uint64) + 2)
