@@ -137,6 +137,22 @@ hash_group(uint64 group)
 #include "lib/simplehash.h"
 
 /*
+ * Counts for EXPLAIN ANALYZE, summed over runs, which each worker of a
+ * parallel scan adds to the leader's.
+ */
+typedef enum SummedCount
+{
+	COUNT_ROWS_SCANNED,
+	COUNT_PARTIAL_GROUPS,		/* a parallel scan's, returned by all processes */
+	COUNT_ROWS_EXCHANGED,		/* a partitioned plan's, written by all processes */
+	COUNT_BYTES_EXCHANGED,
+	COUNT_ROWS_SPILLED,
+	COUNT_BYTES_SPILLED,
+	COUNT_SPILL_BATCHES,		/* runs over spilled rows */
+	SUMMED_COUNTS
+} SummedCount;
+
+/*
  * Shared by the processes of a parallel scan: counts for EXPLAIN ANALYZE,
  * which the workers add to, a partitioned plan's exchange, and the table
  * scan that hands out blocks (at AGG_SHARED_SCAN_OFFSET).
@@ -144,13 +160,7 @@ hash_group(uint64 group)
 typedef struct TopkAggShared
 {
 	pg_atomic_uint32 processes;
-	pg_atomic_uint64 rows_scanned;
-	pg_atomic_uint64 groups;
-	pg_atomic_uint64 rows_exchanged;
-	pg_atomic_uint64 bytes_exchanged;
-	pg_atomic_uint64 rows_spilled;
-	pg_atomic_uint64 bytes_spilled;
-	pg_atomic_uint64 spill_batches;
+	pg_atomic_uint64 counts[SUMMED_COUNTS];
 	GroupExchangeShared exchange;
 } TopkAggShared;
 
@@ -205,13 +215,7 @@ typedef struct TopkAggScanState
 	Size		memory_used;
 	int			processes;		/* that scanned the table, the most of any run */
 	/* summed over runs */
-	uint64		rows_scanned;
-	uint64		partial_groups; /* a parallel scan's, returned by all processes */
-	uint64		rows_exchanged; /* a partitioned plan's, written by all processes */
-	uint64		bytes_exchanged;
-	uint64		rows_spilled;	/* by all processes */
-	uint64		bytes_spilled;
-	uint64		spill_batches;	/* runs over spilled rows, in all processes */
+	uint64		counts[SUMMED_COUNTS];
 	int			leader_partitions;	/* grouped by the leader */
 	double		scan_ms;		/* reading the table (into the exchange) */
 	double		group_ms;		/* grouping a partitioned plan's partitions */
@@ -688,20 +692,11 @@ publish_counts(TopkAggScanState *ts)
 {
 	if (!(ts->shared && IsParallelWorker()))
 		return;
-	pg_atomic_fetch_add_u64(&ts->shared->rows_scanned, ts->rows_scanned);
-	pg_atomic_fetch_add_u64(&ts->shared->groups, ts->partial_groups);
-	pg_atomic_fetch_add_u64(&ts->shared->rows_exchanged, ts->rows_exchanged);
-	pg_atomic_fetch_add_u64(&ts->shared->bytes_exchanged, ts->bytes_exchanged);
-	pg_atomic_fetch_add_u64(&ts->shared->rows_spilled, ts->rows_spilled);
-	pg_atomic_fetch_add_u64(&ts->shared->bytes_spilled, ts->bytes_spilled);
-	pg_atomic_fetch_add_u64(&ts->shared->spill_batches, ts->spill_batches);
-	ts->rows_scanned = 0;
-	ts->partial_groups = 0;
-	ts->rows_exchanged = 0;
-	ts->bytes_exchanged = 0;
-	ts->rows_spilled = 0;
-	ts->bytes_spilled = 0;
-	ts->spill_batches = 0;
+	for (int c = 0; c < SUMMED_COUNTS; c++)
+	{
+		pg_atomic_fetch_add_u64(&ts->shared->counts[c], ts->counts[c]);
+		ts->counts[c] = 0;
+	}
 }
 
 /*
@@ -725,7 +720,7 @@ end_run(TopkAggScanState *ts)
 	groups = ts->groups->members + (ts->single->states != NULL);
 	ts->ngroups += groups;
 	if (ts->shared || ts->mode == AGG_MODE_PARTITIONED)
-		ts->partial_groups += groups;
+		ts->counts[COUNT_PARTIAL_GROUPS] += groups;
 	allocated = MemoryContextMemAllocated(ts->run_cxt, true);
 	ts->memory_used = Max(ts->memory_used, allocated);
 	/* the groups' measured size, where the planner's estimate was larger, for the runs after */
@@ -735,8 +730,8 @@ end_run(TopkAggScanState *ts)
 	{
 		MemoryContext old = MemoryContextSwitchTo(ts->css.ss.ps.state->es_query_cxt);
 
-		ts->rows_spilled += ts->spill->rows_written;
-		ts->bytes_spilled += ts->spill->bytes_written;
+		ts->counts[COUNT_ROWS_SPILLED] += ts->spill->rows_written;
+		ts->counts[COUNT_BYTES_SPILLED] += ts->spill->bytes_written;
 		ts->spills = lappend(ts->spills, ts->spill);
 		ts->spill = NULL;
 		MemoryContextSwitchTo(old);
@@ -801,7 +796,7 @@ scan_table(TopkAggScanState *ts)
 								   ts->record.data);
 			}
 		}
-		ts->rows_scanned += ts->reader.scan->rs_ntuples;
+		ts->counts[COUNT_ROWS_SCANNED] += ts->reader.scan->rs_ntuples;
 	}
 	row_reader_end(&ts->reader);
 	INSTR_TIME_SET_CURRENT(end);
@@ -841,8 +836,8 @@ start_exchange(TopkAggScanState *ts)
 		MemoryContextSwitchTo(query_cxt);
 		group_exchange_finish_writing(ts->exchange);
 		MemoryContextDelete(scan_cxt);
-		ts->rows_exchanged += ts->exchange->rows_written;
-		ts->bytes_exchanged += ts->exchange->bytes_written;
+		ts->counts[COUNT_ROWS_EXCHANGED] += ts->exchange->rows_written;
+		ts->counts[COUNT_BYTES_EXCHANGED] += ts->exchange->bytes_written;
 		publish_counts(ts);
 	}
 	MemoryContextSwitchTo(old);
@@ -873,7 +868,7 @@ group_spilled(TopkAggScanState *ts, GroupSpill *spill)
 		group_record(ts, record);
 	}
 	MemoryContextSwitchTo(old);
-	ts->spill_batches++;
+	ts->counts[COUNT_SPILL_BATCHES]++;
 	end_run(ts);
 	return true;
 }
@@ -1071,13 +1066,8 @@ initialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate
 
 	ts->shared = (TopkAggShared *) coordinate;
 	pg_atomic_init_u32(&ts->shared->processes, 0);
-	pg_atomic_init_u64(&ts->shared->rows_scanned, 0);
-	pg_atomic_init_u64(&ts->shared->groups, 0);
-	pg_atomic_init_u64(&ts->shared->rows_exchanged, 0);
-	pg_atomic_init_u64(&ts->shared->bytes_exchanged, 0);
-	pg_atomic_init_u64(&ts->shared->rows_spilled, 0);
-	pg_atomic_init_u64(&ts->shared->bytes_spilled, 0);
-	pg_atomic_init_u64(&ts->shared->spill_batches, 0);
+	for (int c = 0; c < SUMMED_COUNTS; c++)
+		pg_atomic_init_u64(&ts->shared->counts[c], 0);
 	/* without a segment (none could be made, so no workers) the exchange is local */
 	if (ts->mode == AGG_MODE_PARTITIONED && pcxt->seg != NULL)
 	{
@@ -1100,13 +1090,8 @@ collect_shared(TopkAggScanState *ts, TopkAggShared *shared)
 	int			processes = (int) pg_atomic_exchange_u32(&shared->processes, 0);
 
 	ts->processes = Max(ts->processes, processes);
-	ts->rows_scanned += pg_atomic_exchange_u64(&shared->rows_scanned, 0);
-	ts->partial_groups += pg_atomic_exchange_u64(&shared->groups, 0);
-	ts->rows_exchanged += pg_atomic_exchange_u64(&shared->rows_exchanged, 0);
-	ts->bytes_exchanged += pg_atomic_exchange_u64(&shared->bytes_exchanged, 0);
-	ts->rows_spilled += pg_atomic_exchange_u64(&shared->rows_spilled, 0);
-	ts->bytes_spilled += pg_atomic_exchange_u64(&shared->bytes_spilled, 0);
-	ts->spill_batches += pg_atomic_exchange_u64(&shared->spill_batches, 0);
+	for (int c = 0; c < SUMMED_COUNTS; c++)
+		ts->counts[c] += pg_atomic_exchange_u64(&shared->counts[c], 0);
 }
 
 /* Before a rescan's workers start: the last run's counts are complete. */
@@ -1171,6 +1156,7 @@ explain_topk_agg_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	List	   *context = set_deparse_context_plan(es->deparse_cxt, &cscan->scan.plan,
 												   ancestors);
 	bool		prefix = es->verbose || list_length(es->rtable) > 1;
+	const uint64 *count = ts->counts;
 	List	   *aggs = NIL;
 	ListCell   *lc;
 
@@ -1209,26 +1195,26 @@ explain_topk_agg_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyText("Worker Backend", "cpu", es);
 		ExplainPropertyInteger("Scan Processes", NULL, ts->processes, es);
 	}
-	ExplainPropertyUInteger("Rows Scanned", NULL, ts->rows_scanned, es);
-	ExplainPropertyUInteger("Groups", NULL,
-							node->ss.ps.plan->parallel_aware ? ts->partial_groups : ts->ngroups, es);
+	ExplainPropertyUInteger("Rows Scanned", NULL, count[COUNT_ROWS_SCANNED], es);
+	ExplainPropertyUInteger("Groups", NULL, node->ss.ps.plan->parallel_aware ?
+							count[COUNT_PARTIAL_GROUPS] : ts->ngroups, es);
 	/* the leader's groups: none if it grouped none */
 	if (ts->memory_used > 0)
 		ExplainPropertyInteger("Memory Used", "kB", (int64) ((ts->memory_used + 1023) / 1024),
 							   es);
 	if (ts->mode == AGG_MODE_PARTITIONED)
 	{
-		ExplainPropertyUInteger("Rows Exchanged", NULL, ts->rows_exchanged, es);
-		ExplainPropertyInteger("Exchange Disk", "kB", (int64) ((ts->bytes_exchanged + 1023) / 1024),
-							   es);
+		ExplainPropertyUInteger("Rows Exchanged", NULL, count[COUNT_ROWS_EXCHANGED], es);
+		ExplainPropertyInteger("Exchange Disk", "kB",
+							   (int64) ((count[COUNT_BYTES_EXCHANGED] + 1023) / 1024), es);
 		ExplainPropertyInteger("Leader Partitions", NULL, ts->leader_partitions, es);
 	}
-	if (ts->rows_spilled > 0)
+	if (count[COUNT_ROWS_SPILLED] > 0)
 	{
-		ExplainPropertyUInteger("Rows Spilled", NULL, ts->rows_spilled, es);
-		ExplainPropertyUInteger("Spill Batches", NULL, ts->spill_batches, es);
-		ExplainPropertyInteger("Spill Disk", "kB", (int64) ((ts->bytes_spilled + 1023) / 1024),
-							   es);
+		ExplainPropertyUInteger("Rows Spilled", NULL, count[COUNT_ROWS_SPILLED], es);
+		ExplainPropertyUInteger("Spill Batches", NULL, count[COUNT_SPILL_BATCHES], es);
+		ExplainPropertyInteger("Spill Disk", "kB",
+							   (int64) ((count[COUNT_BYTES_SPILLED] + 1023) / 1024), es);
 	}
 	if (ts->backend == BACKEND_GPU)
 	{
