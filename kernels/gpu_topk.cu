@@ -1168,6 +1168,17 @@ calibrate(void)
 	CAL(cudaMalloc(&keys, CALIBRATION_KEYS * sizeof(uint64_t)), "Allocating calibration memory");
 	CAL(cudaMalloc(&delegates, (CALIBRATION_KEYS >> 12) * sizeof(uint32_t)),
 		"Allocating calibration memory");
+	/* copies first: they overwrite the keys, which are filled after */
+	CAL(cudaHostAlloc(&host, copy_bytes, cudaHostAllocDefault), "Allocating calibration memory");
+	memset(host, 0x5a, copy_bytes);
+	CAL_STATUS(time_best(3, [&] {
+		GPU_CHECK(cudaMemcpyAsync(keys, host, copy_bytes, cudaMemcpyHostToDevice, dev.stream),
+				  "Timing copies to the device");
+		GPU_CHECK(cudaStreamSynchronize(dev.stream), "Timing copies to the device");
+		return GPU_OK;
+	}, &t));
+	c.copy_bytes_per_s = copy_bytes / t;
+
 	fill_calibration_keys<uint32_t><<<1024, 256, 0, dev.stream>>>((uint32_t *) keys, CALIBRATION_KEYS);
 	CAL(cudaStreamSynchronize(dev.stream), "Preparing calibration keys");
 
@@ -1185,16 +1196,6 @@ calibrate(void)
 		return GPU_OK;
 	}, &t));
 	c.launch_s = t / 100;
-
-	CAL(cudaHostAlloc(&host, copy_bytes, cudaHostAllocDefault), "Allocating calibration memory");
-	memset(host, 0x5a, copy_bytes);
-	CAL_STATUS(time_best(3, [&] {
-		GPU_CHECK(cudaMemcpyAsync(keys, host, copy_bytes, cudaMemcpyHostToDevice, dev.stream),
-				  "Timing copies to the device");
-		GPU_CHECK(cudaStreamSynchronize(dev.stream), "Timing copies to the device");
-		return GPU_OK;
-	}, &t));
-	c.copy_bytes_per_s = copy_bytes / t;
 
 	CAL_STATUS(calibrate_width(&c, keys, 4));
 	fill_calibration_keys<uint64_t><<<1024, 256, 0, dev.stream>>>((uint64_t *) keys, CALIBRATION_KEYS);
