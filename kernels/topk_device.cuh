@@ -326,8 +326,16 @@ struct Device
  */
 constexpr uint64_t BITONIC_MAX_K = 256;
 
-/* inputs up to this size run radix top-k in one block (one launch) */
-constexpr uint32_t RADIX_SMALL_MAX = 1u << 16;
+/*
+ * Inputs of up to 16 MiB of keys (they stay in L2) run radix top-k in one
+ * launch: rereading them each pass costs less than a launch per pass.
+ */
+template <typename K>
+__host__ __device__ constexpr uint32_t
+radix_small_max()
+{
+	return (uint32_t) ((16u << 20) / sizeof(K));
+}
 
 template <typename K>
 size_t		radix_arena_bytes(uint32_t n);

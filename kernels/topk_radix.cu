@@ -17,9 +17,9 @@
  * are aggregated per block (one atomic each), so even an input whose keys
  * are all equal costs few atomics.  Results are exact on every input.
  *
- * Inputs of at most RADIX_SMALL_MAX keys (the delegates and candidates of
- * most plans) run the same passes in a single cooperative launch, since
- * kernel launches, not bytes, are then what costs.
+ * Inputs of at most radix_small_max keys (up to 2^22 4-byte keys; the
+ * delegates and candidates of most plans) run the same passes in a single
+ * cooperative launch, since kernel launches, not bytes, are then what costs.
  */
 #include <cooperative_groups.h>
 
@@ -348,13 +348,14 @@ radix_collect(Keys<K> in, RadixState<K> *st, Buffers<K> bufs, TopkMode mode,
 
 constexpr int SMALL_THREADS = 1024;
 constexpr int SMALL_UNROLL = 8;
-/* keys per block of radix_small: up to RADIX_SMALL_MAX / SMALL_SLICE blocks */
+/* the fewest keys a block of radix_small is given */
 constexpr uint32_t SMALL_SLICE = 4096;
 
 /*
- * All passes in one launch: a cooperative grid of up to 16 blocks, each counting its slice of the (cache-resident) input into a
- * global histogram per pass; after a grid-wide barrier every block derives
- * the same pivot bin from it.  hist holds RADIX_PASSES zeroed histograms
+ * All passes in one launch: a cooperative grid of up to one block per SM,
+ * each counting its slice of the (cache-resident) input into a global
+ * histogram per pass; after a grid-wide barrier every block derives the
+ * same pivot bin from it.  hist holds RADIX_PASSES zeroed histograms
  * and a zeroed counter of equal keys taken.
  */
 template <typename K>
@@ -468,7 +469,7 @@ radix_arena_bytes(uint32_t n)
 {
 	size_t		cap = buffer_cap<K>(n);
 
-	if (n <= RADIX_SMALL_MAX)
+	if (n <= radix_small_max<K>())
 		return arena_bytes<uint32_t>((size_t) radix_passes<K>() * RADIX_BINS + 1);
 
 	return arena_bytes<RadixState<K>>(1) +
@@ -487,9 +488,11 @@ radix_topk(const Device &dev, Keys<K> in, uint64_t k, TopkMode mode,
 	Buffers<K>	bufs;
 	unsigned	grid = tiles_grid<K>(in.n, dev.sm_count);
 
-	if (in.n <= RADIX_SMALL_MAX)
+	if (in.n <= radix_small_max<K>())
 	{
-		unsigned	blocks = (in.n + SMALL_SLICE - 1) / SMALL_SLICE;
+		/* one block of SMALL_THREADS fits on each SM: all run at once */
+		unsigned	blocks = std::min<unsigned>((in.n + SMALL_SLICE - 1) / SMALL_SLICE,
+												dev.sm_count);
 
 		hist = arena.take<uint32_t>((size_t) P * RADIX_BINS + 1);
 		cudaMemsetAsync(hist, 0, sizeof(uint32_t) * (P * RADIX_BINS + 1), dev.stream);
