@@ -1,8 +1,9 @@
 /*
  * bench_lib.cu
  *	  Helpers for bench/gpu_bench.py, linked with the engine into
- *	  bench/libgputopk_bench.so: key encoding on the device, and CUB's radix
- *	  sort of (key, position) pairs as the sort-everything baseline.
+ *	  bench/libgputopk_bench.so: key encoding on the device, CUB's radix
+ *	  sort of (key, position) pairs as the sort-everything baseline, and the
+ *	  engine's runs timed from C, as the extension calls it.
  */
 #include <chrono>
 #include <vector>
@@ -11,6 +12,7 @@
 #include <cub/device/device_radix_sort.cuh>
 
 #include "gpu_error.h"
+#include "gpu_topk.h"
 #include "keys.h"
 
 template <typename V, typename K>
@@ -103,4 +105,30 @@ bench_cub_sort(const void *keys, size_t n, int key_width, int reps, double *medi
 	if (key_width == 4)
 		return cub_sort<uint32_t>((const uint32_t *) keys, n, reps, median_s);
 	return cub_sort<uint64_t>((const uint64_t *) keys, n, reps, median_s);
+}
+
+/*
+ * Median and fastest seconds of reps top-k runs of a plan over n keys in
+ * device memory (after one to warm up), by the host clock around each call.
+ */
+extern "C" GpuStatus
+bench_time_topk(GpuTopk *t, const void *keys, size_t n, const GpuTopkPlan *plan,
+				int reps, double *median_s, double *min_s)
+{
+	std::vector<double> times;
+
+	for (int r = 0; r <= reps; r++)
+	{
+		auto		start = std::chrono::steady_clock::now();
+		GpuStatus	status = gpu_topk_device(t, keys, n, plan, NULL);
+
+		if (status != GPU_OK)
+			return status;
+		if (r > 0)
+			times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+	}
+	std::sort(times.begin(), times.end());
+	*median_s = times[times.size() / 2];
+	*min_s = times[0];
+	return GPU_OK;
 }
