@@ -55,6 +55,31 @@ positions(uint32_t *pos, size_t n)
 		pos[i] = (uint32_t) i;
 }
 
+/*
+ * Median seconds of reps calls of run (after one to warm up), by the host
+ * clock around each; run returns when its work on the device is done.
+ */
+template <typename F>
+static GpuStatus
+median_seconds(int reps, F run, double *median_s)
+{
+	std::vector<double> times;
+
+	for (int r = 0; r <= reps; r++)
+	{
+		auto		start = std::chrono::steady_clock::now();
+		GpuStatus	status = run();
+
+		if (status != GPU_OK)
+			return status;
+		if (r > 0)
+			times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+	}
+	std::sort(times.begin(), times.end());
+	*median_s = times[times.size() / 2];
+	return GPU_OK;
+}
+
 template <typename K>
 static GpuStatus
 cub_sort(const K *keys, size_t n, int reps, double *median_s)
@@ -64,7 +89,6 @@ cub_sort(const K *keys, size_t n, int reps, double *median_s)
 	uint32_t   *pos_out = NULL;
 	void	   *temp = NULL;
 	size_t		temp_bytes = 0;
-	std::vector<double> times;
 	GpuStatus	status = GPU_OK;
 	cudaError_t err;
 
@@ -74,27 +98,18 @@ cub_sort(const K *keys, size_t n, int reps, double *median_s)
 		(err = cudaMalloc(&pos_out, n * sizeof(uint32_t))) != cudaSuccess ||
 		(err = cudaMalloc(&temp, temp_bytes)) != cudaSuccess)
 		status = gpu_fail(err, "Allocating memory for CUB's sort");
-	for (int r = 0; status == GPU_OK && r <= reps; r++)
-	{
-		auto		start = std::chrono::steady_clock::now();
-
-		positions<<<4096, 256>>>(pos_in, n);
-		cub::DeviceRadixSort::SortPairsDescending(temp, temp_bytes, keys, keys_out,
-												  pos_in, pos_out, n);
-		if ((err = cudaDeviceSynchronize()) != cudaSuccess)
-			status = gpu_fail(err, "Running CUB's sort");
-		else if (r > 0)
-			times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-	}
+	if (status == GPU_OK)
+		status = median_seconds(reps, [&] {
+			positions<<<4096, 256>>>(pos_in, n);
+			cub::DeviceRadixSort::SortPairsDescending(temp, temp_bytes, keys, keys_out,
+													  pos_in, pos_out, n);
+			GPU_CHECK(cudaDeviceSynchronize(), "Running CUB's sort");
+			return GPU_OK;
+		}, median_s);
 	cudaFree(keys_out);
 	cudaFree(pos_in);
 	cudaFree(pos_out);
 	cudaFree(temp);
-	if (status == GPU_OK)
-	{
-		std::sort(times.begin(), times.end());
-		*median_s = times[times.size() / 2];
-	}
 	return status;
 }
 
@@ -107,27 +122,12 @@ bench_cub_sort(const void *keys, size_t n, int key_width, int reps, double *medi
 	return cub_sort<uint64_t>((const uint64_t *) keys, n, reps, median_s);
 }
 
-/*
- * Median seconds of reps top-k runs of a plan over n keys in device memory
- * (after one to warm up), by the host clock around each call.
- */
+/* median seconds of reps top-k runs of a plan over n keys in device memory */
 extern "C" GpuStatus
 bench_time_topk(GpuTopk *t, const void *keys, size_t n, const GpuTopkPlan *plan,
 				int reps, double *median_s)
 {
-	std::vector<double> times;
-
-	for (int r = 0; r <= reps; r++)
-	{
-		auto		start = std::chrono::steady_clock::now();
-		GpuStatus	status = gpu_topk_device(t, keys, n, plan, NULL);
-
-		if (status != GPU_OK)
-			return status;
-		if (r > 0)
-			times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-	}
-	std::sort(times.begin(), times.end());
-	*median_s = times[times.size() / 2];
-	return GPU_OK;
+	return median_seconds(reps, [&] {
+		return gpu_topk_device(t, keys, n, plan, NULL);
+	}, median_s);
 }

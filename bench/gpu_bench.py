@@ -7,10 +7,10 @@ radix plans (direct and behind delegates), the plan the cost model picks
 streamed path from page-locked host memory against a plain host-to-device
 copy.  Our runs are timed from C around each engine call, as the extension
 calls the engine (also from Python below 2^27 keys, in the JSONL only), next
-to each plan's cost-model estimate.  Every auto answer is checked against torch.topk's.  Prints a markdown
-table with times, effective GB/s, the ratio to the one-read floor (bytes over
-the device read bandwidth measured here) and the speed-up over torch.topk,
-then the acceptance checks of the engine.
+to each plan's cost-model estimate.  Every auto answer is checked against
+torch.topk's.  Prints a markdown table with times, effective GB/s, the ratio
+to the one-read floor (bytes over the device read bandwidth measured here)
+and the speed-up over torch.topk, then the acceptance checks of the engine.
 
 Needs bench/libgputopk_bench.so (make bench-lib) and PyTorch with CUDA.
 Usage: gpu_bench.py [--quick] [--out DIR]; gpu_bench.py --report JSONL re-renders
