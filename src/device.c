@@ -8,9 +8,9 @@
  * backend that needs it, never in the postmaster.  The first use probes the
  * devices once per backend: the first one our kernels can run on is opened
  * and must pass a self-test, or the reason it cannot be used is kept for
- * DEBUG1 messages and errors.  Device memory and pinned host buffers belong
- * to a memory context and are released by its reset callback, because a
- * failing or cancelled query never reaches its executor's end routine.
+ * DEBUG1 messages and errors.  Pinned host buffers belong to a memory
+ * context and go back to the backend's pool by its reset callback, because
+ * a failing or cancelled query never reaches its executor's end routine.
  *
  *-------------------------------------------------------------------------
  */
@@ -18,7 +18,6 @@
 
 #include <signal.h>
 
-#include "miscadmin.h"
 #include "utils/memutils.h"
 
 #include "device.h"
@@ -48,7 +47,6 @@ typedef struct PinnedSlot
 } PinnedSlot;
 
 static PinnedSlot pinned_pool[PINNED_POOL_SLOTS];
-static GpuStream streams[DEVICE_STREAMS];
 
 static void
 set_absent(GpuState state, const char *fmt,...) pg_attribute_printf(2, 3);
@@ -238,37 +236,6 @@ device_check(GpuStatus status, const char *action)
 			 errdetail("%s", gpu_last_error())));
 }
 
-/*
- * Wait for a stream's work, letting a cancel or terminate request through.
- * An error thrown here leaves work queued; the memory-context callbacks of
- * the buffers it uses wait for it before releasing them.
- */
-void
-device_wait(GpuStream stream)
-{
-	for (int spins = 0;; spins++)
-	{
-		bool		done;
-
-		device_check(gpu_stream_query(stream, &done), "run GPU work");
-		if (done)
-			return;
-		CHECK_FOR_INTERRUPTS();
-		if (spins >= 64)
-			pg_usleep(20);
-	}
-}
-
-GpuStream
-device_stream(int i)
-{
-	Assert(i >= 0 && i < DEVICE_STREAMS);
-	Assert(gpu_state == GPU_READY);
-	if (streams[i] == NULL)
-		device_check(gpu_stream_create(&streams[i]), "create a CUDA stream");
-	return streams[i];
-}
-
 static void
 pinned_pool_trim(void)
 {
@@ -309,56 +276,16 @@ buffer_release_callback(void *arg)
 		buf->ptr = NULL;
 		return;
 	}
-	if (buf->pool_slot < 0)
-		status = gpu_device_free(buf->ptr);
-	else
-	{
-		/* copies still queued on a cancelled query may use the buffer */
-		status = gpu_synchronize();
-		pinned_pool[buf->pool_slot].in_use = false;
-	}
+	/* copies still queued on a cancelled query may use the buffer */
+	status = gpu_synchronize();
+	pinned_pool[buf->pool_slot].in_use = false;
 	buf->ptr = NULL;
 	if (status == GPU_DEVICE_LOST)
 		set_absent(GPU_LOST, "The GPU failed earlier in this session: %s",
 				   gpu_last_error());
 	else if (status != GPU_OK)
 		elog(WARNING, "could not release GPU memory: %s", gpu_last_error());
-	if (buf->pool_slot >= 0)
-		pinned_pool_trim();
-}
-
-void
-device_buffer_release(DeviceBuffer *buf)
-{
-	buffer_release_callback(buf);
-}
-
-static DeviceBuffer *
-buffer_register(MemoryContext owner, void *ptr, size_t size, int pool_slot)
-{
-	DeviceBuffer *buf = MemoryContextAlloc(owner, sizeof(DeviceBuffer));
-
-	buf->ptr = ptr;
-	buf->size = size;
-	buf->pool_slot = pool_slot;
-	buf->callback.func = buffer_release_callback;
-	buf->callback.arg = buf;
-	MemoryContextRegisterResetCallback(owner, &buf->callback);
-	return buf;
-}
-
-DeviceBuffer *
-device_alloc(MemoryContext owner, size_t size)
-{
-	void	   *ptr;
-	DeviceBuffer *buf;
-
-	Assert(gpu_state == GPU_READY);
-	/* allocate the handle first, so that nothing leaks if that fails */
-	buf = buffer_register(owner, NULL, size, -1);
-	device_check(gpu_device_alloc(size, &ptr), "allocate GPU memory");
-	buf->ptr = ptr;
-	return buf;
+	pinned_pool_trim();
 }
 
 DeviceBuffer *
@@ -385,7 +312,11 @@ device_pinned_acquire(MemoryContext owner, size_t size)
 			best = i;
 	}
 
-	buf = buffer_register(owner, NULL, size, -1);
+	/* the handle first, registered empty, so that nothing leaks if what follows fails */
+	buf = MemoryContextAllocZero(owner, sizeof(DeviceBuffer));
+	buf->callback.func = buffer_release_callback;
+	buf->callback.arg = buf;
+	MemoryContextRegisterResetCallback(owner, &buf->callback);
 	if (best < 0)
 	{
 		if (empty < 0)

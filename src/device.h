@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * device.h
- *	  Where top-k work runs, and GPU resources owned by memory contexts.
+ *	  Where top-k work runs, and pinned host buffers owned by memory contexts.
  *
  *-------------------------------------------------------------------------
  */
@@ -24,19 +24,15 @@ typedef enum TopkBackend
 #define DEVICE_NO_GPU_HINT \
 	"Set gputopk.device to \"auto\" to use the CPU backend when there is no GPU."
 
-/* streams kept per backend for overlapping copies and kernels */
-#define DEVICE_STREAMS 4
-
 /*
- * Device memory, or a pinned host buffer from the backend's pool, released
- * when its owning memory context is reset or deleted (errors included) or
- * earlier by device_buffer_release.
+ * A pinned host buffer from the backend's pool, back in the pool when its
+ * owning memory context is reset or deleted (errors included).
  */
 typedef struct DeviceBuffer
 {
 	void	   *ptr;			/* NULL once released */
 	size_t		size;
-	int			pool_slot;		/* pinned pool slot, or -1 for device memory */
+	int			pool_slot;		/* its slot in the pinned pool */
 	MemoryContextCallback callback;
 } DeviceBuffer;
 
@@ -53,10 +49,6 @@ extern const char *device_backend_name(TopkBackend backend);
 extern void device_check(GpuStatus status, const char *action);
 extern void device_check_timed(GpuStatus status, instr_time start, double *wait_ms,
 							   const char *action);
-extern DeviceBuffer *device_alloc(MemoryContext owner, size_t size);
 extern DeviceBuffer *device_pinned_acquire(MemoryContext owner, size_t size);
-extern void device_buffer_release(DeviceBuffer *buf);
-extern GpuStream device_stream(int i);
-extern void device_wait(GpuStream stream);
 
 #endif							/* DEVICE_H */
