@@ -8,8 +8,8 @@
  * The path is offered to the grouping relation (create_upper_paths_hook at
  * UPPERREL_GROUP_AGG) beside PostgreSQL's own Agg paths, and wins or loses
  * on cost.  So are two parallel forms, built here since PostgreSQL offers
- * no hook for partial aggregation, both asking for GpuTopK's number of
- * workers (topk_parallel_workers).  The partial form is a Finalize
+ * no hook for partial aggregation, both asking for the workers that
+ * GpuTopK asks for (scan_parallel_policy.h).  The partial form is a Finalize
  * Aggregate over a Gather over a partial GpuTopKAgg, whose processes each
  * group their share of the table's blocks and return their groups' states
  * serialized, which the Finalize Aggregate combines; PostgreSQL costs the
@@ -69,9 +69,9 @@
 #include "group_exchange.h"
 #include "gputopk.h"
 #include "row_reader.h"
+#include "scan_parallel_policy.h"
 #include "topk_agg.h"
 #include "topk_agg_scan.h"
-#include "topk_scan.h"
 
 /*
  * Per-row costs in fractions of PostgreSQL's, as measured by bench/agg_bench
@@ -318,7 +318,7 @@ cost_topk_agg_path(PlannerInfo *root, RelOptInfo *input_rel, Path *path, int nag
 				   bool exchange)
 {
 	double		divisor = path->parallel_workers > 0 ?
-		topk_parallel_divisor(path->parallel_workers) : 1.0;
+		scan_parallel_divisor(path->parallel_workers) : 1.0;
 	double		spc_seq_page_cost;
 	QualCost	where;
 	Cost		run;
@@ -400,7 +400,7 @@ add_parallel_topk_agg_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo 
 
 	if (!input_rel->consider_parallel || !grouped_rel->consider_parallel ||
 		root->hasNonPartialAggs || root->hasNonSerialAggs ||
-		(workers = topk_parallel_workers(input_rel)) <= 0)
+		(workers = scan_parallel_workers(input_rel)) <= 0)
 		return;
 	foreach(lc, scan_exprs)
 	{
@@ -421,7 +421,7 @@ add_parallel_topk_agg_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo 
 	partial_rel = fetch_upper_rel(root, UPPERREL_PARTIAL_GROUP_AGG, input_rel->relids);
 	partial = make_topk_agg_path(root, input_rel, partial_rel, partial_target, private,
 								 partial_exprs, AGG_MODE_PARTIAL, 0, workers,
-								 Min(groups, input_rel->rows / topk_parallel_divisor(workers)));
+								 Min(groups, input_rel->rows / scan_parallel_divisor(workers)));
 	gathered = partial->path.rows * workers;
 	MemSet(&final_costs, 0, sizeof(AggClauseCosts));
 	get_agg_clause_costs(root, AGGSPLIT_FINAL_DESERIAL, &final_costs);
@@ -468,7 +468,7 @@ add_partitioned_topk_agg_path(PlannerInfo *root, RelOptInfo *input_rel,
 
 	if (!input_rel->consider_parallel || !grouped_rel->consider_parallel ||
 		root->parse->groupClause == NIL || !results_by_value(relid, private) ||
-		(workers = topk_parallel_workers(input_rel)) <= 0)
+		(workers = scan_parallel_workers(input_rel)) <= 0)
 		return;
 	partitions = Max(4.0 * (workers + 1), ceil(states_bytes / (double) get_hash_memory_limit()));
 	if (partitions > GROUP_EXCHANGE_MAX_PARTITIONS)
@@ -480,7 +480,7 @@ add_partitioned_topk_agg_path(PlannerInfo *root, RelOptInfo *input_rel,
 		return;
 	path = make_topk_agg_path(root, input_rel, grouped_rel, grouped_rel->reltarget, private,
 							  scan_exprs, AGG_MODE_PARTITIONED, (int) partitions, workers,
-							  groups / topk_parallel_divisor(workers));
+							  groups / scan_parallel_divisor(workers));
 	add_path(grouped_rel, (Path *) create_gather_path(root, grouped_rel, &path->path,
 													   grouped_rel->reltarget, NULL, &groups));
 }

@@ -42,8 +42,9 @@
 
 #include "datum_key.h"
 #include "filter_program.h"
-#include "row_reader.h"
 #include "gputopk.h"
+#include "row_reader.h"
+#include "scan_parallel_policy.h"
 #include "topk_scan.h"
 
 /* the rows assumed for a LIMIT given as a parameter */
@@ -51,9 +52,6 @@
 
 /* cost of handing one row's key to the top-k backend, in cpu_operator_cost */
 #define TOPK_PUSH_COST_FACTOR 0.25
-
-/* parallel workers: one per this many times min_parallel_table_scan_size */
-#define TOPK_WORKER_SHARE 4
 
 /* cost of a WHERE clause the filter program checks, per row, in cpu_operator_cost */
 #define TOPK_COMPILED_CLAUSE_COST_FACTOR 0.25
@@ -247,20 +245,6 @@ estimated_bound(PlannerInfo *root)
 }
 
 /*
- * The share of the work of one process when workers and, if it takes part,
- * the leader scan in parallel (as PostgreSQL's own cost model assumes).
- */
-double
-topk_parallel_divisor(int workers)
-{
-	double		divisor = workers;
-
-	if (parallel_leader_participation && 1.0 - 0.3 * workers > 0.0)
-		divisor += 1.0 - 0.3 * workers;
-	return divisor;
-}
-
-/*
  * The cost of the WHERE clause: clauses the filter program checks cost a
  * fraction of an operator per row (their run constants are evaluated once),
  * the others what PostgreSQL's interpreter costs.
@@ -302,7 +286,7 @@ cost_topk_path(PlannerInfo *root, RelOptInfo *rel, Path *path, QualCost where)
 {
 	double		bound = Min(estimated_bound(root), Max(rel->rows, 1.0));
 	double		divisor = path->parallel_workers > 0 ?
-		topk_parallel_divisor(path->parallel_workers) : 1.0;
+		scan_parallel_divisor(path->parallel_workers) : 1.0;
 	Cost		run;
 	double		spc_seq_page_cost;
 
@@ -343,35 +327,6 @@ make_topk_path(PlannerInfo *root, RelOptInfo *rel, List *private, int workers,
 }
 
 /*
- * The workers a partial path asks for.  GpuTopK reads a table several times
- * faster than a sequential scan and its time falls with every process that
- * reads, so where PostgreSQL's heuristic (compute_parallel_worker) keeps to
- * max_parallel_workers_per_gather, it asks for a worker per
- * TOPK_WORKER_SHARE times min_parallel_table_scan_size of table (32 MB by
- * default: about 10 ms of reading) up to gputopk.max_parallel_workers, by
- * default max_parallel_workers: the pool all queries' workers come from.
- * The table's parallel_workers setting decides where it is set, and
- * max_parallel_workers_per_gather = 0 keeps every scan in one process, as
- * for PostgreSQL's own scans.
- */
-int
-topk_parallel_workers(RelOptInfo *rel)
-{
-	int			cap = gputopk_max_parallel_workers >= 0 ?
-		gputopk_max_parallel_workers : max_parallel_workers;
-	double		share;
-
-	if (max_parallel_workers_per_gather == 0)
-		return 0;
-	if (rel->rel_parallel_workers != -1)
-		return Min(rel->rel_parallel_workers, cap);
-	if (rel->pages < (BlockNumber) min_parallel_table_scan_size)
-		return 0;
-	share = Max((double) TOPK_WORKER_SHARE * min_parallel_table_scan_size, 1.0);
-	return (int) Min(cap, Max(1.0, rel->pages / share));
-}
-
-/*
  * Besides the scan in one process, a partial path: each process scans its
  * share of the blocks and returns its own top k + m rows in order, and a
  * Gather Merge above merges them for the Limit.  The true top k + m rows
@@ -387,7 +342,7 @@ add_partial_topk_path(PlannerInfo *root, RelOptInfo *rel, List *private, QualCos
 		!is_parallel_safe(root, parse->limitCount) ||
 		!is_parallel_safe(root, parse->limitOffset))
 		return;
-	workers = topk_parallel_workers(rel);
+	workers = scan_parallel_workers(rel);
 	if (workers <= 0)
 		return;
 	add_partial_path(rel, &make_topk_path(root, rel, private, workers, where)->path);

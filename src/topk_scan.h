@@ -48,10 +48,8 @@ typedef enum TopkKeySource
 
 extern const CustomScanMethods topk_scan_methods;
 
-/* topk_path.c; the parallel helpers serve GpuTopKAgg's planner too */
+/* topk_path.c */
 extern void topk_path_init(void);
-extern int	topk_parallel_workers(RelOptInfo *rel);
-extern double topk_parallel_divisor(int workers);
 
 /* rank_key.c */
 extern Expr *exact_float8_of_numeric(Expr *expr);
