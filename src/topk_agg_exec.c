@@ -67,6 +67,7 @@
 #include "group_spill.h"
 #include "group_sink.h"
 #include "row_reader.h"
+#include "scan_counters.h"
 #include "topk_agg.h"
 #include "topk_agg_scan.h"
 
@@ -136,10 +137,7 @@ hash_group(uint64 group)
 #define SH_DEFINE
 #include "lib/simplehash.h"
 
-/*
- * Counts for EXPLAIN ANALYZE, summed over runs, which each worker of a
- * parallel scan adds to the leader's.
- */
+/* counts for EXPLAIN ANALYZE, summed over runs and processes (scan_counters.h) */
 typedef enum SummedCount
 {
 	COUNT_ROWS_SCANNED,
@@ -152,15 +150,16 @@ typedef enum SummedCount
 	SUMMED_COUNTS
 } SummedCount;
 
+StaticAssertDecl(SUMMED_COUNTS <= SCAN_COUNTERS_MAX, "too many counts for scan_counters.h");
+
 /*
- * Shared by the processes of a parallel scan: counts for EXPLAIN ANALYZE,
- * which the workers add to, a partitioned plan's exchange, and the table
- * scan that hands out blocks (at AGG_SHARED_SCAN_OFFSET).
+ * Shared by the processes of a parallel scan: the counts, which the
+ * workers add to, a partitioned plan's exchange, and the table scan that
+ * hands out blocks (at AGG_SHARED_SCAN_OFFSET).
  */
 typedef struct TopkAggShared
 {
-	pg_atomic_uint32 processes;
-	pg_atomic_uint64 counts[SUMMED_COUNTS];
+	ScanSharedCounters counters;
 	GroupExchangeShared exchange;
 } TopkAggShared;
 
@@ -213,9 +212,8 @@ typedef struct TopkAggScanState
 	double		gpu_copy_ms;
 	double		gpu_kernel_ms;
 	Size		memory_used;
-	int			processes;		/* that scanned the table, the most of any run */
 	/* summed over runs */
-	uint64		counts[SUMMED_COUNTS];
+	ScanCounters counters;		/* SummedCount's, and the processes */
 	int			leader_partitions;	/* grouped by the leader */
 	double		scan_ms;		/* reading the table (into the exchange) */
 	double		group_ms;		/* grouping a partitioned plan's partitions */
@@ -686,19 +684,6 @@ begin_run(TopkAggScanState *ts, int depth)
 		group_entry(ts, 0, true);
 }
 
-/* A worker's counts to the leader, which shows those of all processes. */
-static void
-publish_counts(TopkAggScanState *ts)
-{
-	if (!(ts->shared && IsParallelWorker()))
-		return;
-	for (int c = 0; c < SUMMED_COUNTS; c++)
-	{
-		pg_atomic_fetch_add_u64(&ts->shared->counts[c], ts->counts[c]);
-		ts->counts[c] = 0;
-	}
-}
-
 /*
  * End a run: the GPU's candidates into the states, the groups ready to
  * return, and its spill, if any, to be grouped after them.
@@ -720,7 +705,7 @@ end_run(TopkAggScanState *ts)
 	groups = ts->groups->members + (ts->single->states != NULL);
 	ts->ngroups += groups;
 	if (ts->shared || ts->mode == AGG_MODE_PARTITIONED)
-		ts->counts[COUNT_PARTIAL_GROUPS] += groups;
+		ts->counters.counts[COUNT_PARTIAL_GROUPS] += groups;
 	allocated = MemoryContextMemAllocated(ts->run_cxt, true);
 	ts->memory_used = Max(ts->memory_used, allocated);
 	/* the groups' measured size, where the planner's estimate was larger, for the runs after */
@@ -730,13 +715,13 @@ end_run(TopkAggScanState *ts)
 	{
 		MemoryContext old = MemoryContextSwitchTo(ts->css.ss.ps.state->es_query_cxt);
 
-		ts->counts[COUNT_ROWS_SPILLED] += ts->spill->rows_written;
-		ts->counts[COUNT_BYTES_SPILLED] += ts->spill->bytes_written;
+		ts->counters.counts[COUNT_ROWS_SPILLED] += ts->spill->rows_written;
+		ts->counters.counts[COUNT_BYTES_SPILLED] += ts->spill->bytes_written;
 		ts->spills = lappend(ts->spills, ts->spill);
 		ts->spill = NULL;
 		MemoryContextSwitchTo(old);
 	}
-	publish_counts(ts);
+	scan_counters_publish(&ts->counters);
 	groups_start_iterate(ts->groups, &ts->iter);
 	ts->single_returned = false;
 	ts->done = true;
@@ -746,10 +731,7 @@ end_run(TopkAggScanState *ts)
 static void
 count_process(TopkAggScanState *ts)
 {
-	if (ts->shared)
-		pg_atomic_fetch_add_u32(&ts->shared->processes, 1);
-	else
-		ts->processes = 1;
+	scan_counters_count_process(&ts->counters);
 	ts->ngroups = 0;
 	ts->candidates = 0;
 	ts->bytes_shipped = 0;
@@ -796,7 +778,7 @@ scan_table(TopkAggScanState *ts)
 								   ts->record.data);
 			}
 		}
-		ts->counts[COUNT_ROWS_SCANNED] += ts->reader.scan->rs_ntuples;
+		ts->counters.counts[COUNT_ROWS_SCANNED] += ts->reader.scan->rs_ntuples;
 	}
 	row_reader_end(&ts->reader);
 	INSTR_TIME_SET_CURRENT(end);
@@ -836,9 +818,9 @@ start_exchange(TopkAggScanState *ts)
 		MemoryContextSwitchTo(query_cxt);
 		group_exchange_finish_writing(ts->exchange);
 		MemoryContextDelete(scan_cxt);
-		ts->counts[COUNT_ROWS_EXCHANGED] += ts->exchange->rows_written;
-		ts->counts[COUNT_BYTES_EXCHANGED] += ts->exchange->bytes_written;
-		publish_counts(ts);
+		ts->counters.counts[COUNT_ROWS_EXCHANGED] += ts->exchange->rows_written;
+		ts->counters.counts[COUNT_BYTES_EXCHANGED] += ts->exchange->bytes_written;
+		scan_counters_publish(&ts->counters);
 	}
 	MemoryContextSwitchTo(old);
 }
@@ -868,7 +850,7 @@ group_spilled(TopkAggScanState *ts, GroupSpill *spill)
 		group_record(ts, record);
 	}
 	MemoryContextSwitchTo(old);
-	ts->counts[COUNT_SPILL_BATCHES]++;
+	ts->counters.counts[COUNT_SPILL_BATCHES]++;
 	end_run(ts);
 	return true;
 }
@@ -1065,9 +1047,7 @@ initialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate
 	TopkAggScanState *ts = (TopkAggScanState *) node;
 
 	ts->shared = (TopkAggShared *) coordinate;
-	pg_atomic_init_u32(&ts->shared->processes, 0);
-	for (int c = 0; c < SUMMED_COUNTS; c++)
-		pg_atomic_init_u64(&ts->shared->counts[c], 0);
+	scan_counters_init_shared(&ts->counters, &ts->shared->counters);
 	/* without a segment (none could be made, so no workers) the exchange is local */
 	if (ts->mode == AGG_MODE_PARTITIONED && pcxt->seg != NULL)
 	{
@@ -1080,27 +1060,13 @@ initialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate
 								  node->ss.ps.state->es_snapshot);
 }
 
-/*
- * The counts of the run that ended into the leader's: summed over runs, but
- * the processes are the most of any run.
- */
-static void
-collect_shared(TopkAggScanState *ts, TopkAggShared *shared)
-{
-	int			processes = (int) pg_atomic_exchange_u32(&shared->processes, 0);
-
-	ts->processes = Max(ts->processes, processes);
-	for (int c = 0; c < SUMMED_COUNTS; c++)
-		ts->counts[c] += pg_atomic_exchange_u64(&shared->counts[c], 0);
-}
-
 /* Before a rescan's workers start: the last run's counts are complete. */
 static void
 reinitialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
 {
 	TopkAggScanState *ts = (TopkAggScanState *) node;
 
-	collect_shared(ts, (TopkAggShared *) coordinate);
+	scan_counters_collect(&ts->counters);
 	/*
 	 * The rescan reaches this node only at its next ExecProcNode, after this:
 	 * a leader still in the last run's exchange (its reader stopped early)
@@ -1119,6 +1085,7 @@ attach_shared(CustomScanState *node, shm_toc *toc, void *coordinate)
 	TopkAggScanState *ts = (TopkAggScanState *) node;
 
 	ts->shared = (TopkAggShared *) coordinate;
+	scan_counters_attach(&ts->counters, &ts->shared->counters);
 	/* the leader's segment made, the exchange is in it */
 	if (ts->mode == AGG_MODE_PARTITIONED)
 	{
@@ -1144,7 +1111,7 @@ shutdown_topk_agg_scan(CustomScanState *node)
 		ts->exchange = NULL;
 		ts->exchange_shared = NULL;
 	}
-	collect_shared(ts, ts->shared);
+	scan_counters_detach(&ts->counters);
 	ts->shared = NULL;
 }
 
@@ -1156,7 +1123,7 @@ explain_topk_agg_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	List	   *context = set_deparse_context_plan(es->deparse_cxt, &cscan->scan.plan,
 												   ancestors);
 	bool		prefix = es->verbose || list_length(es->rtable) > 1;
-	const uint64 *count = ts->counts;
+	const uint64 *count = ts->counters.counts;
 	List	   *aggs = NIL;
 	ListCell   *lc;
 
@@ -1188,12 +1155,12 @@ explain_topk_agg_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 													   ts->results_byval ?
 													   device_selected_backend() :
 													   BACKEND_CPU), es);
-	if (!(es->analyze && ts->processes > 0))
+	if (!(es->analyze && ts->counters.processes > 0))
 		return;
 	if (node->ss.ps.plan->parallel_aware)
 	{
 		ExplainPropertyText("Worker Backend", "cpu", es);
-		ExplainPropertyInteger("Scan Processes", NULL, ts->processes, es);
+		ExplainPropertyInteger("Scan Processes", NULL, ts->counters.processes, es);
 	}
 	ExplainPropertyUInteger("Rows Scanned", NULL, count[COUNT_ROWS_SCANNED], es);
 	ExplainPropertyUInteger("Groups", NULL, node->ss.ps.plan->parallel_aware ?

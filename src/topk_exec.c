@@ -45,20 +45,29 @@
 #include "key_program.h"
 #include "key_sink.h"
 #include "row_reader.h"
+#include "scan_counters.h"
 #include "topk_scan.h"
 
+/* counts for EXPLAIN ANALYZE, summed over runs and processes (scan_counters.h) */
+typedef enum TopkCount
+{
+	TOPK_COUNT_PAGES_READ,
+	TOPK_COUNT_ROWS_SCANNED,
+	TOPK_COUNT_ROWS_KEYED,
+	TOPK_COUNT_CANDIDATES,
+	TOPK_COUNTS
+} TopkCount;
+
+StaticAssertDecl(TOPK_COUNTS <= SCAN_COUNTERS_MAX, "too many counts for scan_counters.h");
+
 /*
- * Shared by the processes of a parallel scan: counts for EXPLAIN ANALYZE,
- * which the workers add to, and the table scan that hands out blocks
- * (at SHARED_SCAN_OFFSET).
+ * Shared by the processes of a parallel scan: the counts, which the
+ * workers add to, and the table scan that hands out blocks (at
+ * SHARED_SCAN_OFFSET).
  */
 typedef struct TopkShared
 {
-	pg_atomic_uint32 processes;
-	pg_atomic_uint64 pages_read;
-	pg_atomic_uint64 rows_scanned;
-	pg_atomic_uint64 rows_keyed;
-	pg_atomic_uint64 candidates;
+	ScanSharedCounters counters;
 } TopkShared;
 
 #define SHARED_SCAN_OFFSET MAXALIGN(sizeof(TopkShared))
@@ -114,12 +123,8 @@ typedef struct TopkScanState
 	double		gpu_wait_ms;
 	double		gpu_copy_ms;
 	double		gpu_kernel_ms;
-	int			processes;		/* that scanned the table, the most of any run */
 	/* summed over runs */
-	uint64		pages_read;
-	uint64		rows_scanned;
-	uint64		rows_keyed;
-	uint64		candidates;
+	ScanCounters counters;		/* TopkCount's, and the processes */
 	double		scan_ms;
 	double		fetch_ms;
 } TopkScanState;
@@ -346,8 +351,8 @@ scan_keys(TopkScanState *ts, KeySink *sink)
 		}
 		if (ordinal > page_first)
 			note_block(ts, block, page_first);
-		ts->pages_read++;
-		ts->rows_scanned += ts->reader.scan->rs_ntuples;
+		ts->counters.counts[TOPK_COUNT_PAGES_READ]++;
+		ts->counters.counts[TOPK_COUNT_ROWS_SCANNED] += ts->reader.scan->rs_ntuples;
 		InstrCountFiltered1(ts, ts->reader.scan->rs_ntuples - (ordinal - page_first));
 	}
 	return ordinal;
@@ -436,7 +441,6 @@ run_topk(TopkScanState *ts)
 	MemoryContext run_cxt;
 	MemoryContext old;
 	KeySink    *sink;
-	uint64		keyed;
 	TopkResult	result;
 	uint64	   *ordinals;
 	instr_time	start;
@@ -484,8 +488,7 @@ run_topk(TopkScanState *ts)
 	ts->nblocks = 0;
 	ts->blocks_cap = 0;
 	ts->blocks = NULL;
-	keyed = scan_keys(ts, sink);
-	ts->rows_keyed += keyed;
+	ts->counters.counts[TOPK_COUNT_ROWS_KEYED] += scan_keys(ts, sink);
 	key_sink_result(sink, &result);
 	INSTR_TIME_SET_CURRENT(mid);
 	ts->backend = sink->backend;
@@ -494,21 +497,10 @@ run_topk(TopkScanState *ts)
 	ts->gpu_wait_ms = sink->wait_ms;
 	ts->gpu_copy_ms = sink->copy_ms;
 	ts->gpu_kernel_ms = sink->kernel_ms;
-	ts->candidates += result.count;
-	if (ts->shared)
-		pg_atomic_fetch_add_u32(&ts->shared->processes, 1);
-	else
-		ts->processes = 1;
-	if (ts->shared && IsParallelWorker())
-	{
-		/* the leader shows the counts of all processes */
-		pg_atomic_fetch_add_u64(&ts->shared->pages_read, ts->pages_read);
-		ts->pages_read = 0;
-		pg_atomic_fetch_add_u64(&ts->shared->rows_scanned, ts->rows_scanned);
-		pg_atomic_fetch_add_u64(&ts->shared->rows_keyed, keyed);
-		pg_atomic_fetch_add_u64(&ts->shared->candidates, result.count);
-		ts->rows_scanned = 0;
-	}
+	ts->counters.counts[TOPK_COUNT_CANDIDATES] += result.count;
+	scan_counters_count_process(&ts->counters);
+	/* the leader shows the counts of all processes */
+	scan_counters_publish(&ts->counters);
 	ordinals = palloc_extended(sizeof(uint64) * Max(result.count, 1), MCXT_ALLOC_HUGE);
 	for (size_t i = 0; i < result.count; i++)
 		ordinals[i] = result.items[i].ref;
@@ -604,37 +596,17 @@ initialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate
 	TopkScanState *ts = (TopkScanState *) node;
 
 	ts->shared = (TopkShared *) coordinate;
-	pg_atomic_init_u32(&ts->shared->processes, 0);
-	pg_atomic_init_u64(&ts->shared->pages_read, 0);
-	pg_atomic_init_u64(&ts->shared->rows_scanned, 0);
-	pg_atomic_init_u64(&ts->shared->rows_keyed, 0);
-	pg_atomic_init_u64(&ts->shared->candidates, 0);
+	scan_counters_init_shared(&ts->counters, &ts->shared->counters);
 	table_parallelscan_initialize(node->ss.ss_currentRelation,
 								  (ParallelTableScanDesc) ((char *) coordinate + SHARED_SCAN_OFFSET),
 								  node->ss.ps.state->es_snapshot);
-}
-
-/*
- * The counts of the run that ended into the leader's: summed over runs, but
- * the processes are the most of any run.
- */
-static void
-collect_shared(TopkScanState *ts, TopkShared *shared)
-{
-	int			processes = (int) pg_atomic_exchange_u32(&shared->processes, 0);
-
-	ts->processes = Max(ts->processes, processes);
-	ts->pages_read += pg_atomic_exchange_u64(&shared->pages_read, 0);
-	ts->rows_scanned += pg_atomic_exchange_u64(&shared->rows_scanned, 0);
-	ts->rows_keyed += pg_atomic_exchange_u64(&shared->rows_keyed, 0);
-	ts->candidates += pg_atomic_exchange_u64(&shared->candidates, 0);
 }
 
 /* Before a rescan's workers start: the last run's counts are complete. */
 static void
 reinitialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
 {
-	collect_shared((TopkScanState *) node, (TopkShared *) coordinate);
+	scan_counters_collect(&((TopkScanState *) node)->counters);
 	table_parallelscan_reinitialize(node->ss.ss_currentRelation,
 									(ParallelTableScanDesc) ((char *) coordinate + SHARED_SCAN_OFFSET));
 }
@@ -642,7 +614,10 @@ reinitialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordina
 static void
 attach_shared(CustomScanState *node, shm_toc *toc, void *coordinate)
 {
-	((TopkScanState *) node)->shared = (TopkShared *) coordinate;
+	TopkScanState *ts = (TopkScanState *) node;
+
+	ts->shared = (TopkShared *) coordinate;
+	scan_counters_attach(&ts->counters, &ts->shared->counters);
 }
 
 /* The workers' counts, before the parallel scan's memory goes. */
@@ -653,7 +628,7 @@ shutdown_topk_scan(CustomScanState *node)
 
 	if (ts->shared == NULL || IsParallelWorker())
 		return;
-	collect_shared(ts, ts->shared);
+	scan_counters_detach(&ts->counters);
 	ts->shared = NULL;
 }
 
@@ -684,12 +659,14 @@ explain_planned_bound(CustomScan *cscan, ExplainState *es)
 static void
 explain_data_path(TopkScanState *ts, ExplainState *es)
 {
+	uint64		pages_read = ts->counters.counts[TOPK_COUNT_PAGES_READ];
+
 	ExplainPropertyText("Data Path", "heap rows read on the CPU, keys to the backend", es);
-	ExplainPropertyInteger("Scan Processes", NULL, ts->processes, es);
-	ExplainPropertyUInteger("Pages Read", NULL, ts->pages_read, es);
+	ExplainPropertyInteger("Scan Processes", NULL, ts->counters.processes, es);
+	ExplainPropertyUInteger("Pages Read", NULL, pages_read, es);
 	if (es->timing && ts->scan_ms > 0)
 		ExplainPropertyFloat("Read Rate", "MB/s",
-							 (double) ts->pages_read * BLCKSZ / (ts->scan_ms * 1000.0), 0, es);
+							 (double) pages_read * BLCKSZ / (ts->scan_ms * 1000.0), 0, es);
 }
 
 static void
@@ -748,11 +725,11 @@ explain_topk_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyUInteger("Bound", NULL, ts->bound, es);
 	ExplainPropertyText("Mode", ts->mode == TOPK_EXACT ? "exact" : "with ties", es);
 	explain_data_path(ts, es);
-	ExplainPropertyUInteger("Rows Scanned", NULL, ts->rows_scanned, es);
-	ExplainPropertyUInteger("Rows Keyed", NULL, ts->rows_keyed, es);
+	ExplainPropertyUInteger("Rows Scanned", NULL, ts->counters.counts[TOPK_COUNT_ROWS_SCANNED], es);
+	ExplainPropertyUInteger("Rows Keyed", NULL, ts->counters.counts[TOPK_COUNT_ROWS_KEYED], es);
 	if (ts->backend == BACKEND_GPU)
 		ExplainPropertyUInteger("Bytes Shipped", NULL, ts->bytes_shipped, es);
-	ExplainPropertyUInteger("Candidates", NULL, ts->candidates, es);
+	ExplainPropertyUInteger("Candidates", NULL, ts->counters.counts[TOPK_COUNT_CANDIDATES], es);
 	if (es->timing)
 	{
 		ExplainPropertyFloat("Scan and Select Time", "ms", ts->scan_ms, 3, es);
