@@ -69,17 +69,17 @@ group_sink_flush(GroupSink *sink)
 	size_t		n = sink->nbatch;
 	instr_time	start;
 
-	sink->rows_added += n;
 	sink->nbatch = 0;
 	if (n == 0)
 		return;
 	/* the other buffer is about to be filled: its copy must be over */
 	INSTR_TIME_SET_CURRENT(start);
 	if (sink->copying)
-		device_check_timed(gpu_grouped_wait_input(sink->gpu), start, &sink->wait_ms,
-						   "copy rows to the GPU");
+		device_check_timed(gpu_grouped_wait_input(sink->gpu), start,
+						   &sink->gpu_stats.wait_ms, "copy rows to the GPU");
 	device_check(gpu_grouped_push(sink->gpu, sink->keys, sink->payloads, n),
 				 "copy rows to the GPU");
+	sink->gpu_stats.bytes_shipped += n * (sizeof(GroupedKey) + sizeof(uint64));
 	sink->copying = true;
 	fill_buffer(sink, 1 - sink->filling);
 }
@@ -94,6 +94,6 @@ group_sink_result(GroupSink *sink, const GroupedKey **keys, const uint64 **paylo
 	group_sink_flush(sink);
 	INSTR_TIME_SET_CURRENT(start);
 	device_check_timed(gpu_grouped_result(sink->gpu, keys, payloads, count), start,
-					   &sink->wait_ms, "select the top k of each group on the GPU");
-	gpu_grouped_times(sink->gpu, &sink->copy_ms, &sink->kernel_ms);
+					   &sink->gpu_stats.wait_ms, "select the top k of each group on the GPU");
+	gpu_grouped_times(sink->gpu, &sink->gpu_stats.copy_ms, &sink->gpu_stats.kernel_ms);
 }

@@ -17,6 +17,7 @@
 
 #include "device.h"
 #include "gpu_grouped.h"
+#include "scan_gpu_stats.h"
 
 typedef struct GroupSink
 {
@@ -24,16 +25,13 @@ typedef struct GroupSink
 	uint64	   *payloads;
 	size_t		nbatch;
 	size_t		batch_cap;
-	uint64		rows_added;
+	ScanGpuStats gpu_stats;		/* complete after group_sink_result */
 
 	/* private to group_sink.c */
 	GpuGroupedTopk *gpu;
 	DeviceBuffer *pinned[2];	/* keys, then payloads */
 	int			filling;		/* which pinned buffer is the batch */
 	bool		copying;		/* the other one may still be copied */
-	double		wait_ms;		/* waiting for the GPU */
-	double		copy_ms;		/* the GPU's copies and kernels, from group_sink_result */
-	double		kernel_ms;
 	MemoryContextCallback callback;
 } GroupSink;
 

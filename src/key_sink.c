@@ -90,7 +90,6 @@ key_sink_flush(KeySink *sink)
 	size_t		n = sink->nbatch;
 	instr_time	start;
 
-	sink->keys_added += n;
 	sink->nbatch = 0;
 	if (n == 0)
 		return;
@@ -103,9 +102,10 @@ key_sink_flush(KeySink *sink)
 	/* the other buffer is about to be filled: its copy must be over */
 	INSTR_TIME_SET_CURRENT(start);
 	if (sink->copying)
-		device_check_timed(gpu_topk_wait_input(sink->gpu), start, &sink->wait_ms,
+		device_check_timed(gpu_topk_wait_input(sink->gpu), start, &sink->gpu_stats.wait_ms,
 						   "copy keys to the GPU");
 	device_check(gpu_topk_push(sink->gpu, sink->batch, n), "copy keys to the GPU");
+	sink->gpu_stats.bytes_shipped += n * sink->key_width;
 	sink->copying = true;
 	sink->filling = 1 - sink->filling;
 	sink->batch = sink->pinned[sink->filling]->ptr;
@@ -125,9 +125,9 @@ key_sink_result(KeySink *sink, TopkResult *result)
 		return;
 	}
 	INSTR_TIME_SET_CURRENT(start);
-	device_check_timed(gpu_topk_result(sink->gpu, result), start, &sink->wait_ms,
+	device_check_timed(gpu_topk_result(sink->gpu, result), start, &sink->gpu_stats.wait_ms,
 					   "select the top k on the GPU");
-	gpu_topk_stream_times(sink->gpu, &sink->copy_ms, &sink->kernel_ms);
+	gpu_topk_stream_times(sink->gpu, &sink->gpu_stats.copy_ms, &sink->gpu_stats.kernel_ms);
 }
 
 /* What the GPU ran last, for EXPLAIN; NULL on the CPU backend. */

@@ -16,6 +16,7 @@
 
 #include "device.h"
 #include "gpu_topk.h"
+#include "scan_gpu_stats.h"
 #include "topk.h"
 
 typedef struct KeySink
@@ -25,7 +26,7 @@ typedef struct KeySink
 	void	   *batch;			/* the batch being filled */
 	size_t		nbatch;
 	size_t		batch_cap;
-	uint64		keys_added;
+	ScanGpuStats gpu_stats;		/* on the GPU; complete after key_sink_result */
 
 	/* private to key_sink.c */
 	struct CpuTopk *cpu;
@@ -33,9 +34,6 @@ typedef struct KeySink
 	DeviceBuffer *pinned[2];
 	int			filling;		/* which pinned buffer is batch */
 	bool		copying;		/* the other one may still be copied */
-	double		wait_ms;		/* waiting for the GPU */
-	double		copy_ms;		/* the GPU's copies and kernels, from key_sink_result */
-	double		kernel_ms;
 	MemoryContextCallback callback;
 } KeySink;
 

@@ -68,6 +68,7 @@
 #include "group_sink.h"
 #include "row_reader.h"
 #include "scan_counters.h"
+#include "scan_gpu_stats.h"
 #include "topk_agg.h"
 #include "topk_agg_scan.h"
 
@@ -207,10 +208,7 @@ typedef struct TopkAggScanState
 	TopkBackend backend;
 	uint64		ngroups;
 	uint64		candidates;
-	uint64		bytes_shipped;
-	double		gpu_wait_ms;
-	double		gpu_copy_ms;
-	double		gpu_kernel_ms;
+	ScanGpuStats gpu_stats;		/* summed over the aggregates' sinks */
 	Size		memory_used;
 	/* summed over runs */
 	ScanCounters counters;		/* SummedCount's, and the processes */
@@ -618,10 +616,7 @@ offer_candidates(TopkAggScanState *ts)
 
 		group_sink_result(sink, &keys, &payloads, &count);
 		ts->candidates += count;
-		ts->bytes_shipped += sink->rows_added * (sizeof(GroupedKey) + sizeof(uint64));
-		ts->gpu_wait_ms += sink->wait_ms;
-		ts->gpu_copy_ms += sink->copy_ms;
-		ts->gpu_kernel_ms += sink->kernel_ms;
+		scan_gpu_stats_add(&ts->gpu_stats, &sink->gpu_stats);
 		for (size_t start = 0; start < count; start = end)
 		{
 			GroupEntry *entry = group_entry(ts, keys[start].group, false);
@@ -734,8 +729,7 @@ count_process(TopkAggScanState *ts)
 	scan_counters_count_process(&ts->counters);
 	ts->ngroups = 0;
 	ts->candidates = 0;
-	ts->bytes_shipped = 0;
-	ts->gpu_wait_ms = ts->gpu_copy_ms = ts->gpu_kernel_ms = 0;
+	memset(&ts->gpu_stats, 0, sizeof(ts->gpu_stats));
 	ts->memory_used = 0;
 	ts->backend = BACKEND_CPU;
 	ts->ran = true;
@@ -1185,7 +1179,7 @@ explain_topk_agg_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	}
 	if (ts->backend == BACKEND_GPU)
 	{
-		ExplainPropertyUInteger("Bytes Shipped", NULL, ts->bytes_shipped, es);
+		scan_gpu_stats_explain_shipped(&ts->gpu_stats, es);
 		ExplainPropertyUInteger("Candidates", NULL, ts->candidates, es);
 	}
 	if (es->timing)
@@ -1195,9 +1189,7 @@ explain_topk_agg_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 			ExplainPropertyFloat("Group Time", "ms", ts->group_ms, 3, es);
 		if (ts->backend == BACKEND_GPU)
 		{
-			ExplainPropertyFloat("GPU Transfer Time", "ms", ts->gpu_copy_ms, 3, es);
-			ExplainPropertyFloat("GPU Kernel Time", "ms", ts->gpu_kernel_ms, 3, es);
-			ExplainPropertyFloat("GPU Wait Time", "ms", ts->gpu_wait_ms, 3, es);
+			scan_gpu_stats_explain_times(&ts->gpu_stats, es);
 			ExplainPropertyFloat("Merge Time", "ms", ts->merge_ms, 3, es);
 		}
 	}

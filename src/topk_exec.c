@@ -46,6 +46,7 @@
 #include "key_sink.h"
 #include "row_reader.h"
 #include "scan_counters.h"
+#include "scan_gpu_stats.h"
 #include "topk_scan.h"
 
 /* counts for EXPLAIN ANALYZE, summed over runs and processes (scan_counters.h) */
@@ -119,10 +120,7 @@ typedef struct TopkScanState
 	/* for EXPLAIN ANALYZE: the last run's */
 	TopkBackend backend;
 	const char *algorithm;
-	uint64		bytes_shipped;
-	double		gpu_wait_ms;
-	double		gpu_copy_ms;
-	double		gpu_kernel_ms;
+	ScanGpuStats gpu_stats;
 	/* summed over runs */
 	ScanCounters counters;		/* TopkCount's, and the processes */
 	double		scan_ms;
@@ -493,10 +491,7 @@ run_topk(TopkScanState *ts)
 	INSTR_TIME_SET_CURRENT(mid);
 	ts->backend = sink->backend;
 	ts->algorithm = key_sink_algorithm(sink);
-	ts->bytes_shipped = sink->backend == BACKEND_GPU ? sink->keys_added * sink->key_width : 0;
-	ts->gpu_wait_ms = sink->wait_ms;
-	ts->gpu_copy_ms = sink->copy_ms;
-	ts->gpu_kernel_ms = sink->kernel_ms;
+	ts->gpu_stats = sink->gpu_stats;
 	ts->counters.counts[TOPK_COUNT_CANDIDATES] += result.count;
 	scan_counters_count_process(&ts->counters);
 	/* the leader shows the counts of all processes */
@@ -728,17 +723,13 @@ explain_topk_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyUInteger("Rows Scanned", NULL, ts->counters.counts[TOPK_COUNT_ROWS_SCANNED], es);
 	ExplainPropertyUInteger("Rows Keyed", NULL, ts->counters.counts[TOPK_COUNT_ROWS_KEYED], es);
 	if (ts->backend == BACKEND_GPU)
-		ExplainPropertyUInteger("Bytes Shipped", NULL, ts->bytes_shipped, es);
+		scan_gpu_stats_explain_shipped(&ts->gpu_stats, es);
 	ExplainPropertyUInteger("Candidates", NULL, ts->counters.counts[TOPK_COUNT_CANDIDATES], es);
 	if (es->timing)
 	{
 		ExplainPropertyFloat("Scan and Select Time", "ms", ts->scan_ms, 3, es);
 		if (ts->backend == BACKEND_GPU)
-		{
-			ExplainPropertyFloat("GPU Transfer Time", "ms", ts->gpu_copy_ms, 3, es);
-			ExplainPropertyFloat("GPU Kernel Time", "ms", ts->gpu_kernel_ms, 3, es);
-			ExplainPropertyFloat("GPU Wait Time", "ms", ts->gpu_wait_ms, 3, es);
-		}
+			scan_gpu_stats_explain_times(&ts->gpu_stats, es);
 		ExplainPropertyFloat("Fetch and Sort Time", "ms", ts->fetch_ms, 3, es);
 	}
 }
