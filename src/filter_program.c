@@ -32,8 +32,10 @@
 #include "access/htup_details.h"
 #include "access/stratnum.h"
 #include "catalog/pg_type_d.h"
+#include "commands/explain.h"
 #include "executor/executor.h"
 #include "lib/qunique.h"
+#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
@@ -42,6 +44,7 @@
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/ruleutils.h"
 #include "utils/timestamp.h"
 #include "utils/typcache.h"
 
@@ -559,11 +562,17 @@ filter_program_compiles(Node *clause, Index scanrelid)
 	return compile_node(&b, clause);
 }
 
-/* The clauses the program checks, for EXPLAIN. */
-List *
-filter_program_clauses(FilterProgram *program)
+/*
+ * EXPLAIN's "Compiled Filter" line: the clauses the program checks,
+ * prefixed as EXPLAIN prefixes the Filter line.
+ */
+void
+filter_program_explain(FilterProgram *program, List *deparse_context, ExplainState *es)
 {
-	return program->clauses;
+	ExplainPropertyText("Compiled Filter",
+						deparse_expression((Node *) make_ands_explicit(program->clauses),
+										   deparse_context, es->verbose, false),
+						es);
 }
 
 /* An array's elements as a value set (in the program's sets context). */

@@ -13,10 +13,13 @@
 
 typedef struct FilterProgram FilterProgram;
 
+struct ExplainState;
+
 extern FilterProgram *filter_program_compile(List *clauses, Index scanrelid,
 											 PlanState *parent, List **rest);
 extern bool filter_program_compiles(Node *clause, Index scanrelid);
-extern List *filter_program_clauses(FilterProgram *program);
+extern void filter_program_explain(FilterProgram *program, List *deparse_context,
+								   struct ExplainState *es);
 extern void filter_program_bind(FilterProgram *program, ExprContext *econtext);
 extern bool filter_program_passes(FilterProgram *program, HeapTuple tuple,
 								  TupleDesc desc);

@@ -1133,10 +1133,7 @@ explain_topk_agg_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	}
 	ExplainPropertyList("Aggregates", aggs, es);
 	if (ts->reader.filter)
-		ExplainPropertyText("Compiled Filter",
-							deparse_expression((Node *) make_ands_explicit(filter_program_clauses(ts->reader.filter)),
-											   context, es->verbose, false),
-							es);
+		filter_program_explain(ts->reader.filter, context, es);
 	if (ts->interpreted != NIL)
 		ExplainPropertyText("Filter",
 							deparse_expression((Node *) make_ands_explicit(ts->interpreted),

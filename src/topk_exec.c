@@ -692,12 +692,8 @@ explain_topk_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 						 nulls_first != desc ? (nulls_first ? " NULLS FIRST" : " NULLS LAST") : "");
 	}
 	ExplainPropertyText("Top-k Key", keys.data, es);
-	/* prefixed as EXPLAIN prefixes the Filter line */
 	if (ts->reader.filter)
-		ExplainPropertyText("Compiled Filter",
-							deparse_expression((Node *) make_ands_explicit(filter_program_clauses(ts->reader.filter)),
-											   context, es->verbose, false),
-							es);
+		filter_program_explain(ts->reader.filter, context, es);
 	if (ts->key_source == KEY_SOURCE_EXACT_FLOAT8)
 		ExplainPropertyText("Ranking Key", ts->key_program ? "float8, exact, compiled" :
 							"float8, exact", es);
