@@ -14,7 +14,7 @@ MODULE_big = gputopk
 DATA = gputopk--0.1.sql
 PGFILEDESC = "gputopk - top-k queries on the GPU"
 
-SRC_OBJS = src/gputopk.o src/device.o src/info.o src/cpu_topk.o src/key_sink.o src/rank_key.o src/filter_program.o src/key_program.o src/topk_path.o src/scan_parallel_policy.o src/scan_counters.o src/scan_gpu_stats.o src/row_reader.o src/topk_exec.o src/topk_agg.o src/topk_agg_path.o src/topk_agg_exec.o src/group_sink.o src/group_exchange.o src/group_spill.o
+SRC_OBJS = src/gputopk.o src/device.o src/info.o src/cpu_topk.o src/key_sink.o src/rank_key.o src/filter_program.o src/key_program.o src/topk_path.o src/scan_parallel_policy.o src/scan_counters.o src/scan_gpu_stats.o src/scan_double_buffer.o src/row_reader.o src/topk_exec.o src/topk_agg.o src/topk_agg_path.o src/topk_agg_exec.o src/group_sink.o src/group_exchange.o src/group_spill.o
 
 # pg_regress tests in sql/ and expected/; two need a particular server set-up
 # and are run by test/run on their own: device_absent (no usable GPU) and

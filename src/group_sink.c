@@ -3,9 +3,9 @@
  * group_sink.c
  *	  The rows of one grouped top-k on the GPU, handed over in batches.
  *
- * Like key_sink.c: a full batch is queued for copying (gpu_grouped_push)
- * and the other pinned buffer is filled meanwhile; before a buffer is
- * queued again, the copy of the previous one is waited for.
+ * Like key_sink.c: a full batch is handed over to the double buffer, which
+ * queues its copy (gpu_grouped_push) while the other buffer is filled.  A
+ * buffer holds a batch's keys, then its payloads.
  *
  *-------------------------------------------------------------------------
  */
@@ -18,7 +18,26 @@
 /* rows per batch: large enough that launches and calls do not count */
 #define GROUP_BATCH_ROWS ((size_t) 1 << 20)
 
-#define BATCH_BYTES (GROUP_BATCH_ROWS * (sizeof(GroupedKey) + sizeof(uint64)))
+static GpuStatus
+push_rows(void *gpu, const void *buffer, size_t n)
+{
+	const GroupedKey *keys = (const GroupedKey *) buffer;
+
+	return gpu_grouped_push((GpuGroupedTopk *) gpu, keys,
+							(const uint64 *) (keys + GROUP_BATCH_ROWS), n);
+}
+
+static GpuStatus
+wait_for_rows(void *gpu)
+{
+	return gpu_grouped_wait_input((GpuGroupedTopk *) gpu);
+}
+
+static const DoubleBufferConsumer gpu_grouped_consumer = {
+	.push = push_rows,
+	.wait = wait_for_rows,
+	.action = "copy rows to the GPU",
+};
 
 /* Runs on reset or deletion of the owning context; must not throw. */
 static void
@@ -31,12 +50,11 @@ release_sink(void *arg)
 	sink->gpu = NULL;
 }
 
-/* Point the batch at pinned buffer i. */
+/* Point the batch at the double buffer's current buffer. */
 static void
-fill_buffer(GroupSink *sink, int i)
+fill_current(GroupSink *sink)
 {
-	sink->filling = i;
-	sink->keys = (GroupedKey *) sink->pinned[i]->ptr;
+	sink->keys = (GroupedKey *) sink->buffers.current;
 	sink->payloads = (uint64 *) (sink->keys + GROUP_BATCH_ROWS);
 }
 
@@ -50,15 +68,16 @@ group_sink_create(uint64 k)
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, &sink->callback);
 
 	/*
-	 * The pinned buffers' callbacks, registered after the sink's, run
+	 * The double buffer's callbacks, registered after the sink's, run
 	 * before it: each waits for the device before its buffer goes back.
 	 */
 	device_check(gpu_grouped_create(k, GROUP_BATCH_ROWS, &sink->gpu),
 				 "create a GPU grouped top-k");
-	sink->batch_cap = GROUP_BATCH_ROWS;
-	for (int i = 0; i < 2; i++)
-		sink->pinned[i] = device_pinned_acquire(CurrentMemoryContext, BATCH_BYTES);
-	fill_buffer(sink, 0);
+	scan_double_buffer_init(&sink->buffers, GROUP_BATCH_ROWS,
+							sizeof(GroupedKey) + sizeof(uint64), &gpu_grouped_consumer,
+							sink->gpu, &sink->gpu_stats);
+	sink->batch_cap = sink->buffers.capacity;
+	fill_current(sink);
 	return sink;
 }
 
@@ -67,21 +86,12 @@ void
 group_sink_flush(GroupSink *sink)
 {
 	size_t		n = sink->nbatch;
-	instr_time	start;
 
 	sink->nbatch = 0;
 	if (n == 0)
 		return;
-	/* the other buffer is about to be filled: its copy must be over */
-	INSTR_TIME_SET_CURRENT(start);
-	if (sink->copying)
-		device_check_timed(gpu_grouped_wait_input(sink->gpu), start,
-						   &sink->gpu_stats.wait_ms, "copy rows to the GPU");
-	device_check(gpu_grouped_push(sink->gpu, sink->keys, sink->payloads, n),
-				 "copy rows to the GPU");
-	sink->gpu_stats.bytes_shipped += n * (sizeof(GroupedKey) + sizeof(uint64));
-	sink->copying = true;
-	fill_buffer(sink, 1 - sink->filling);
+	scan_double_buffer_hand_over(&sink->buffers, n);
+	fill_current(sink);
 }
 
 /* The candidates, grouped, in memory the sink owns. */

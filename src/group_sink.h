@@ -5,10 +5,10 @@
  *
  * A caller adds one row at a time (its group's word, its key, a payload
  * word) and asks for the answer once: for every group its k best rows and
- * those tied with the k-th (gpu_grouped.h).  Batches go through two pinned
- * buffers, one filled while the other is copied.  Everything is freed with
- * the memory context that was current at group_sink_create, errors
- * included.
+ * those tied with the k-th (gpu_grouped.h).  Batches go through a double
+ * buffer (scan_double_buffer.h), one filled while the other is copied.
+ * Everything is freed with the memory context that was current at
+ * group_sink_create, errors included.
  *
  *-------------------------------------------------------------------------
  */
@@ -17,21 +17,20 @@
 
 #include "device.h"
 #include "gpu_grouped.h"
+#include "scan_double_buffer.h"
 #include "scan_gpu_stats.h"
 
 typedef struct GroupSink
 {
-	GroupedKey *keys;			/* the batch being filled */
-	uint64	   *payloads;
+	GroupedKey *keys;			/* the batch being filled: buffers.current */
+	uint64	   *payloads;		/* in the same buffer, after the keys */
 	size_t		nbatch;
 	size_t		batch_cap;
 	ScanGpuStats gpu_stats;		/* complete after group_sink_result */
 
 	/* private to group_sink.c */
 	GpuGroupedTopk *gpu;
-	DeviceBuffer *pinned[2];	/* keys, then payloads */
-	int			filling;		/* which pinned buffer is the batch */
-	bool		copying;		/* the other one may still be copied */
+	ScanDoubleBuffer buffers;
 	MemoryContextCallback callback;
 } GroupSink;
 

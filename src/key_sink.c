@@ -3,11 +3,10 @@
  * key_sink.c
  *	  The keys of one top-k, handed in batches to the CPU or the GPU backend.
  *
- * On the GPU, a full batch is queued for copying (gpu_topk_push) and the
- * other pinned buffer is filled meanwhile; before a buffer is queued again,
- * the copy of the previous one is waited for.  So the scan and the copies
- * and kernels overlap, and the host's cost per batch is one call.  Parallel
- * workers always use the CPU backend.
+ * On the GPU, a full batch is handed over to the double buffer, which
+ * queues its copy (gpu_topk_push) while the other buffer is filled.  So
+ * the scan and the copies and kernels overlap, and the host's cost per
+ * batch is one call.  Parallel workers always use the CPU backend.
  *
  *-------------------------------------------------------------------------
  */
@@ -32,6 +31,24 @@ sink_out_of_memory(const char *detail)
 			 errmsg("out of memory"),
 			 errdetail("%s", detail)));
 }
+
+static GpuStatus
+push_keys(void *gpu, const void *keys, size_t n)
+{
+	return gpu_topk_push((GpuTopk *) gpu, keys, n);
+}
+
+static GpuStatus
+wait_for_keys(void *gpu)
+{
+	return gpu_topk_wait_input((GpuTopk *) gpu);
+}
+
+static const DoubleBufferConsumer gpu_topk_consumer = {
+	.push = push_keys,
+	.wait = wait_for_keys,
+	.action = "copy keys to the GPU",
+};
 
 /* Runs on reset or deletion of the owning context; must not throw. */
 static void
@@ -69,17 +86,16 @@ key_sink_create(int key_width, uint64 k, TopkMode mode, GpuTopkAlgorithm algorit
 	}
 
 	/*
-	 * The pinned buffers' callbacks, registered after the sink's, run
+	 * The double buffer's callbacks, registered after the sink's, run
 	 * before it: each waits for the device before its buffer goes back.
 	 */
 	device_check(gpu_topk_create(key_width, k, mode, &sink->gpu),
 				 "create a GPU top-k");
 	gpu_topk_set_algorithm(sink->gpu, algorithm);
-	sink->batch_cap = GPU_BATCH_KEYS;
-	for (int i = 0; i < 2; i++)
-		sink->pinned[i] = device_pinned_acquire(CurrentMemoryContext,
-												key_width * sink->batch_cap);
-	sink->batch = sink->pinned[0]->ptr;
+	scan_double_buffer_init(&sink->buffers, GPU_BATCH_KEYS, key_width, &gpu_topk_consumer,
+							sink->gpu, &sink->gpu_stats);
+	sink->batch_cap = sink->buffers.capacity;
+	sink->batch = sink->buffers.current;
 	return sink;
 }
 
@@ -88,7 +104,6 @@ void
 key_sink_flush(KeySink *sink)
 {
 	size_t		n = sink->nbatch;
-	instr_time	start;
 
 	sink->nbatch = 0;
 	if (n == 0)
@@ -99,16 +114,8 @@ key_sink_flush(KeySink *sink)
 			sink_out_of_memory("The top-k candidates did not fit in memory.");
 		return;
 	}
-	/* the other buffer is about to be filled: its copy must be over */
-	INSTR_TIME_SET_CURRENT(start);
-	if (sink->copying)
-		device_check_timed(gpu_topk_wait_input(sink->gpu), start, &sink->gpu_stats.wait_ms,
-						   "copy keys to the GPU");
-	device_check(gpu_topk_push(sink->gpu, sink->batch, n), "copy keys to the GPU");
-	sink->gpu_stats.bytes_shipped += n * sink->key_width;
-	sink->copying = true;
-	sink->filling = 1 - sink->filling;
-	sink->batch = sink->pinned[sink->filling]->ptr;
+	scan_double_buffer_hand_over(&sink->buffers, n);
+	sink->batch = sink->buffers.current;
 }
 
 /* The answer, in memory the sink owns. */

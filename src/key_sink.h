@@ -5,8 +5,8 @@
  *
  * A caller adds one key per row (see keys.h), in row order, and asks for
  * the answer once: the k largest keys with their ordinals.  The backend is
- * the one gputopk.device chooses; GPU batches go through pinned buffers, one
- * filled while the other is copied.  Everything is freed with the memory
+ * the one gputopk.device chooses; GPU batches go through a double buffer
+ * (scan_double_buffer.h), one filled while the other is copied.  Everything is freed with the memory
  * context that was current at key_sink_create, errors included.
  *
  *-------------------------------------------------------------------------
@@ -16,6 +16,7 @@
 
 #include "device.h"
 #include "gpu_topk.h"
+#include "scan_double_buffer.h"
 #include "scan_gpu_stats.h"
 #include "topk.h"
 
@@ -23,7 +24,7 @@ typedef struct KeySink
 {
 	int			key_width;		/* 4 or 8 */
 	TopkBackend backend;		/* BACKEND_CPU or BACKEND_GPU */
-	void	   *batch;			/* the batch being filled */
+	void	   *batch;			/* the batch being filled (on the GPU: buffers.current) */
 	size_t		nbatch;
 	size_t		batch_cap;
 	ScanGpuStats gpu_stats;		/* on the GPU; complete after key_sink_result */
@@ -31,9 +32,7 @@ typedef struct KeySink
 	/* private to key_sink.c */
 	struct CpuTopk *cpu;
 	GpuTopk    *gpu;
-	DeviceBuffer *pinned[2];
-	int			filling;		/* which pinned buffer is batch */
-	bool		copying;		/* the other one may still be copied */
+	ScanDoubleBuffer buffers;
 	MemoryContextCallback callback;
 } KeySink;
 
