@@ -14,7 +14,7 @@ MODULE_big = gputopk
 DATA = gputopk--0.1.sql
 PGFILEDESC = "gputopk - top-k queries on the GPU"
 
-SRC_OBJS = src/gputopk.o src/device.o src/info.o src/cpu_topk.o src/key_sink.o src/rank_key.o src/filter_program.o src/key_program.o src/topk_path.o src/scan_parallel_policy.o src/scan_counters.o src/scan_gpu_stats.o src/scan_double_buffer.o src/row_reader.o src/topk_exec.o src/topk_agg.o src/topk_agg_path.o src/topk_agg_exec.o src/group_sink.o src/group_exchange.o src/group_spill.o
+SRC_OBJS = src/gputopk.o src/device.o src/info.o kernels/cpu_topk.o src/key_sink.o src/rank_key.o src/filter_program.o src/key_program.o src/topk_path.o src/scan_parallel_policy.o src/scan_counters.o src/scan_gpu_stats.o src/scan_double_buffer.o src/row_reader.o src/topk_exec.o src/topk_agg.o src/topk_agg_path.o src/topk_agg_exec.o src/group_sink.o src/group_exchange.o src/group_spill.o
 
 # pg_regress tests in sql/ and expected/; two need a particular server set-up
 # and are run by test/run on their own: device_absent (no usable GPU) and
@@ -84,23 +84,23 @@ kernels/%.o: kernels/%.cu $(wildcard kernels/*.h kernels/*.cuh)
 	$(NVCC) $(NVCC_FLAGS) -Ikernels -c $< -o $@
 
 # Test programs of the top-k engine (no PostgreSQL): test/engine/.
-ENGINE_CFLAGS = -O2 -g -Wall -Ikernels -Isrc -Itest/engine
-ENGINE_HEADERS = $(wildcard kernels/*.h src/cpu_topk.h test/engine/*.h)
+ENGINE_CFLAGS = -O2 -g -Wall -Ikernels -Itest/engine
+ENGINE_HEADERS = $(wildcard kernels/*.h test/engine/*.h)
 ENGINE_TESTS = test/engine/test_cpu
-test/engine/test_cpu: test/engine/test_cpu.c test/engine/testlib.c src/cpu_topk.c $(ENGINE_HEADERS)
+test/engine/test_cpu: test/engine/test_cpu.c test/engine/testlib.c kernels/cpu_topk.c $(ENGINE_HEADERS)
 	$(CC) $(ENGINE_CFLAGS) -o $@ $(filter %.c,$^) -lm
 # The CPU backend's benchmark (bench/cpu_bench.c).
-bench/cpu_bench: bench/cpu_bench.c test/engine/testlib.c src/cpu_topk.c $(ENGINE_HEADERS)
+bench/cpu_bench: bench/cpu_bench.c test/engine/testlib.c kernels/cpu_topk.c $(ENGINE_HEADERS)
 	$(CC) $(ENGINE_CFLAGS) -o $@ $(filter %.c,$^) -lm
 ifneq ($(NVCC),)
 ENGINE_TESTS += test/engine/test_gpu
 CUDA_LIBS = -L$(CUDA_ROOT)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++ -lm
-test/engine/test_gpu: test/engine/test_gpu.c test/engine/testlib.c src/cpu_topk.c $(CU_OBJS) $(ENGINE_HEADERS)
+test/engine/test_gpu: test/engine/test_gpu.c test/engine/testlib.c kernels/cpu_topk.c $(CU_OBJS) $(ENGINE_HEADERS)
 	$(CC) $(ENGINE_CFLAGS) -o $@ $(filter %.c %.o,$^) $(CUDA_LIBS)
 
 # The library bench/gpu_bench.py loads: the engine plus bench helpers.
-bench/libgputopk_bench.so: bench/bench_lib.cu src/cpu_topk.c $(CU_OBJS) $(ENGINE_HEADERS)
-	$(NVCC) $(NVCC_FLAGS) -shared -Ikernels -Isrc -o $@ bench/bench_lib.cu src/cpu_topk.c $(CU_OBJS)
+bench/libgputopk_bench.so: bench/bench_lib.cu kernels/cpu_topk.c $(CU_OBJS) $(ENGINE_HEADERS)
+	$(NVCC) $(NVCC_FLAGS) -shared -Ikernels -o $@ bench/bench_lib.cu kernels/cpu_topk.c $(CU_OBJS)
 endif
 .PHONY: engine-tests bench-lib bench-cpu
 engine-tests: $(ENGINE_TESTS)

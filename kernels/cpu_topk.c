@@ -1,6 +1,6 @@
 /*
  * cpu_topk.c
- *	  The CPU top-k backend: buffered selection on keys.
+ *	  The CPU backend of the top-k engine: buffered selection on keys.
  *
  * Keys that can still make the answer are appended to a buffer of about 2k
  * items.  When it fills up, a selection (quickselect with random pivots and

@@ -1,10 +1,10 @@
 /*
  * cpu_topk.h
- *	  The CPU top-k backend: what users without a GPU get, and the oracle the
- *	  GPU backend is tested against.
+ *	  The CPU backend of the top-k engine: what users without a GPU get, and
+ *	  the oracle the GPU backend is tested against.
  *
- * Plain C with no PostgreSQL header, so that test and benchmark programs
- * link it too.  Memory comes from malloc; a call that allocates returns false
+ * Plain C with no PostgreSQL header, like the rest of the engine in
+ * kernels/, so that test and benchmark programs link it too.  Memory comes from malloc; a call that allocates returns false
  * (or NULL) when out of memory, leaving the object valid to destroy.
  */
 #ifndef CPU_TOPK_H
