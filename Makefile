@@ -14,7 +14,16 @@ MODULE_big = gputopk
 DATA = gputopk--0.1.sql
 PGFILEDESC = "gputopk - top-k queries on the GPU"
 
-SRC_OBJS = src/gputopk.o src/device.o src/info.o kernels/cpu_topk.o src/key_sink.o src/rank_key.o src/filter_program.o src/key_program.o src/topk_path.o src/scan_parallel_policy.o src/scan_counters.o src/scan_gpu_stats.o src/scan_double_buffer.o src/row_reader.o src/topk_exec.o src/topk_agg.o src/topk_agg_path.o src/topk_agg_exec.o src/group_sink.o src/group_exchange.o src/group_spill.o
+# src/ by family: module-level files, scan_* what both custom scans share,
+# topk_* the GpuTopK scan, agg_* the top-k aggregates and GpuTopKAgg; and the
+# engine's CPU backend (kernels/, plain C).
+SRC_OBJS = src/gputopk.o src/device.o src/info.o kernels/cpu_topk.o \
+	src/scan_row_reader.o src/scan_filter_program.o src/scan_parallel_policy.o \
+	src/scan_counters.o src/scan_gpu_stats.o src/scan_double_buffer.o \
+	src/topk_path.o src/topk_exec.o src/topk_rank_key.o src/topk_key_program.o \
+	src/topk_key_sink.o \
+	src/agg_functions.o src/agg_path.o src/agg_exec.o src/agg_group_sink.o \
+	src/agg_group_exchange.o src/agg_group_spill.o
 
 # pg_regress tests in sql/ and expected/; two need a particular server set-up
 # and are run by test/run on their own: device_absent (no usable GPU) and

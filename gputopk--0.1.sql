@@ -26,7 +26,7 @@ LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED ROWS 2;
 COMMENT ON FUNCTION gputopk_devices() IS
 'CUDA devices and the CPU backend; selected marks where top-k work runs under gputopk.device';
 
--- Top-k aggregates (src/topk_agg.c): gpu_topk(value, k), the k largest values
+-- Top-k aggregates (src/agg_functions.c): gpu_topk(value, k), the k largest values
 -- in descending order, gpu_bottomk(value, k), the k smallest in ascending
 -- order; gpu_topk_by(result, value, k) and gpu_bottomk_by(result, value, k),
 -- the results of those rows in that order.

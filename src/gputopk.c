@@ -19,10 +19,10 @@
 #include "postmaster/bgworker_internals.h"
 #include "utils/guc.h"
 
+#include "agg_scan.h"
 #include "device.h"
 #include "gpu_topk.h"
 #include "gputopk.h"
-#include "topk_agg_scan.h"
 #include "topk_scan.h"
 
 PG_MODULE_MAGIC;

@@ -39,14 +39,14 @@
 #include "utils/snapmgr.h"
 #include "utils/tuplesort.h"
 
-#include "datum_key.h"
-#include "filter_program.h"
 #include "gputopk.h"
-#include "key_program.h"
-#include "key_sink.h"
-#include "row_reader.h"
 #include "scan_counters.h"
+#include "scan_datum_key.h"
+#include "scan_filter_program.h"
 #include "scan_gpu_stats.h"
+#include "scan_row_reader.h"
+#include "topk_key_program.h"
+#include "topk_key_sink.h"
 #include "topk_scan.h"
 
 /* counts for EXPLAIN ANALYZE, summed over runs and processes (scan_counters.h) */

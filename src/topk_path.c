@@ -40,11 +40,11 @@
 #include "utils/spccache.h"
 #include "utils/typcache.h"
 
-#include "datum_key.h"
-#include "filter_program.h"
 #include "gputopk.h"
-#include "row_reader.h"
+#include "scan_datum_key.h"
+#include "scan_filter_program.h"
 #include "scan_parallel_policy.h"
+#include "scan_row_reader.h"
 #include "topk_scan.h"
 
 /* the rows assumed for a LIMIT given as a parameter */

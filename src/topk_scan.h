@@ -51,7 +51,7 @@ extern const CustomScanMethods topk_scan_methods;
 /* topk_path.c */
 extern void topk_path_init(void);
 
-/* rank_key.c */
+/* topk_rank_key.c */
 extern Expr *exact_float8_of_numeric(Expr *expr);
 
 /* topk_exec.c */

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * rank_key.c
+ * topk_rank_key.c
  *	  Ranking keys of numeric expressions: float8 arithmetic where it is
  *	  exact.
  *

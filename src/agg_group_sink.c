@@ -1,11 +1,11 @@
 /*-------------------------------------------------------------------------
  *
- * group_sink.c
+ * agg_group_sink.c
  *	  The rows of one grouped top-k on the GPU, handed over in batches.
  *
- * Like key_sink.c: a full batch is handed over to the double buffer, which
- * queues its copy (gpu_grouped_push) while the other buffer is filled.  A
- * buffer holds a batch's keys, then its payloads.
+ * Like topk_key_sink.c: a full batch is handed over to the double buffer,
+ * which queues its copy (gpu_grouped_push) while the other buffer is
+ * filled.  A buffer holds a batch's keys, then its payloads.
  *
  *-------------------------------------------------------------------------
  */
@@ -13,7 +13,7 @@
 
 #include "portability/instr_time.h"
 
-#include "group_sink.h"
+#include "agg_group_sink.h"
 
 /* rows per batch: large enough that launches and calls do not count */
 #define GROUP_BATCH_ROWS ((size_t) 1 << 20)

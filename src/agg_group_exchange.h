@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * group_exchange.h
+ * agg_group_exchange.h
  *	  Rows of a parallel grouping, partitioned by group through shared
  *	  temporary files, so that each group ends up in one process.
  *
@@ -13,8 +13,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef GROUP_EXCHANGE_H
-#define GROUP_EXCHANGE_H
+#ifndef AGG_GROUP_EXCHANGE_H
+#define AGG_GROUP_EXCHANGE_H
 
 #include "port/atomics.h"
 #include "storage/barrier.h"
@@ -91,4 +91,4 @@ extern bool group_exchange_next_partition(GroupExchange *exchange, bool unless_o
 /* The claimed partition's next row, or NULL at its end. */
 extern const void *group_exchange_next_row(GroupExchange *exchange);
 
-#endif							/* GROUP_EXCHANGE_H */
+#endif							/* AGG_GROUP_EXCHANGE_H */

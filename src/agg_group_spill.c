@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
- * group_spill.c
+ * agg_group_spill.c
  *	  Rows of groups that did not fit in memory, partitioned by group into
- *	  temporary files (see group_spill.h).
+ *	  temporary files (see agg_group_spill.h).
  *
  * Each partition's file is a BufFile made at its first row, whose buffer
  * (BLCKSZ) is the spill's memory: as PostgreSQL's hash aggregation does,
@@ -18,7 +18,7 @@
 
 #include "miscadmin.h"
 
-#include "group_spill.h"
+#include "agg_group_spill.h"
 
 #define SPILL_MIN_PARTITIONS 4
 #define SPILL_MAX_PARTITIONS 32

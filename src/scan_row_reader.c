@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * row_reader.c
+ * scan_row_reader.c
  *	  Reading a heap table's rows page by page under the query's snapshot,
  *	  with the WHERE clause applied.
  *
@@ -18,7 +18,7 @@
 #include "storage/predicate.h"
 #include "utils/rel.h"
 
-#include "row_reader.h"
+#include "scan_row_reader.h"
 
 /*
  * Whether a range table entry is a table the reader can read: a plain heap

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * row_reader.h
+ * scan_row_reader.h
  *	  Reading a heap table's rows page by page under the query's snapshot,
  *	  with the WHERE clause applied: the scan loop of the custom scans.
  *
@@ -12,8 +12,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef ROW_READER_H
-#define ROW_READER_H
+#ifndef SCAN_ROW_READER_H
+#define SCAN_ROW_READER_H
 
 #include "access/heapam.h"
 #include "access/relscan.h"
@@ -24,7 +24,7 @@
 #include "nodes/execnodes.h"
 #include "nodes/parsenodes.h"
 
-#include "filter_program.h"
+#include "scan_filter_program.h"
 
 typedef struct RowReader
 {
@@ -95,4 +95,4 @@ row_reader_column(RowReader *reader, AttrNumber attno, TupleDesc desc, bool *isn
 	return heap_getattr(tuple, attno, desc, isnull);
 }
 
-#endif							/* ROW_READER_H */
+#endif							/* SCAN_ROW_READER_H */

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * group_sink.h
+ * agg_group_sink.h
  *	  The rows of one grouped top-k on the GPU, handed over in batches.
  *
  * A caller adds one row at a time (its group's word, its key, a payload
@@ -12,8 +12,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef GROUP_SINK_H
-#define GROUP_SINK_H
+#ifndef AGG_GROUP_SINK_H
+#define AGG_GROUP_SINK_H
 
 #include "device.h"
 #include "gpu_grouped.h"
@@ -28,7 +28,7 @@ typedef struct GroupSink
 	size_t		batch_cap;
 	ScanGpuStats gpu_stats;		/* complete after group_sink_result */
 
-	/* private to group_sink.c */
+	/* private to agg_group_sink.c */
 	GpuGroupedTopk *gpu;
 	ScanDoubleBuffer buffers;
 	MemoryContextCallback callback;
@@ -49,4 +49,4 @@ group_sink_add(GroupSink *sink, uint64 group, uint64 key, uint64 payload)
 		group_sink_flush(sink);
 }
 
-#endif							/* GROUP_SINK_H */
+#endif							/* AGG_GROUP_SINK_H */

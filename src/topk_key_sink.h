@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * key_sink.h
+ * topk_key_sink.h
  *	  The keys of one top-k, handed in batches to the CPU or the GPU backend.
  *
  * A caller adds one key per row (see keys.h), in row order, and asks for
@@ -11,8 +11,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef KEY_SINK_H
-#define KEY_SINK_H
+#ifndef TOPK_KEY_SINK_H
+#define TOPK_KEY_SINK_H
 
 #include "device.h"
 #include "gpu_topk.h"
@@ -29,7 +29,7 @@ typedef struct KeySink
 	size_t		batch_cap;
 	ScanGpuStats gpu_stats;		/* on the GPU; complete after key_sink_result */
 
-	/* private to key_sink.c */
+	/* private to topk_key_sink.c */
 	struct CpuTopk *cpu;
 	GpuTopk    *gpu;
 	ScanDoubleBuffer buffers;
@@ -53,4 +53,4 @@ key_sink_add(KeySink *sink, uint64 key)
 		key_sink_flush(sink);
 }
 
-#endif							/* KEY_SINK_H */
+#endif							/* TOPK_KEY_SINK_H */

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * key_sink.c
+ * topk_key_sink.c
  *	  The keys of one top-k, handed in batches to the CPU or the GPU backend.
  *
  * On the GPU, a full batch is handed over to the double buffer, which
@@ -16,7 +16,7 @@
 #include "portability/instr_time.h"
 
 #include "cpu_topk.h"
-#include "key_sink.h"
+#include "topk_key_sink.h"
 
 /* keys per batch: small enough to stay in cache on the CPU */
 #define CPU_BATCH_KEYS 4096

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * topk_agg_path.c
+ * agg_path.c
  *	  Planning GpuTopKAgg: SELECT [g,] gpu_topk(v, k), ... FROM t [WHERE ...]
  *	  [GROUP BY g] as one scan of t that groups its rows and keeps each
  *	  group's top k itself, without PostgreSQL's Agg node.
@@ -16,7 +16,7 @@
  * gathering per group and process, so it wins for few groups.  The
  * partitioned form, for many groups, is a Gather over a GpuTopKAgg whose
  * processes exchange their rows by group and return whole groups' answers
- * (topk_agg_exec.c).  They are offered when:
+ * (agg_exec.c).  They are offered when:
  *	 - the query reads one heap table, with no HAVING, grouping sets or
  *	   set-returning functions in its target list;
  *	 - it groups by nothing or by one column of a type whose equality is
@@ -64,14 +64,14 @@
 #include "utils/syscache.h"
 #include "utils/typcache.h"
 
-#include "datum_key.h"
-#include "filter_program.h"
-#include "group_exchange.h"
+#include "agg_functions.h"
+#include "agg_group_exchange.h"
+#include "agg_scan.h"
 #include "gputopk.h"
-#include "row_reader.h"
+#include "scan_datum_key.h"
+#include "scan_filter_program.h"
 #include "scan_parallel_policy.h"
-#include "topk_agg.h"
-#include "topk_agg_scan.h"
+#include "scan_row_reader.h"
 
 /*
  * Per-row costs in fractions of PostgreSQL's, as measured by bench/agg_bench
@@ -85,7 +85,7 @@
 /* a partitioned plan's row, per word: written to a file and read back */
 #define TOPK_AGG_EXCHANGE_COST_FACTOR 0.5
 
-/* a group's state without its entries, and an entry, in bytes (topk_agg.c) */
+/* in bytes (agg_functions.c): a group's state without its entries, an entry */
 #define TOPK_AGG_STATE_BYTES 128.0
 #define TOPK_AGG_ENTRY_BYTES 24.0
 
@@ -450,7 +450,7 @@ results_by_value(Oid relid, List **private)
 /*
  * The partitioned parallel form, for many groups: a Gather over a
  * GpuTopKAgg whose processes exchange their rows by group through
- * temporary files (group_exchange.h), each group going to one process,
+ * temporary files (agg_group_exchange.h), each group going to one process,
  * which returns its answer.  Rows cost their exchange, but no process holds
  * more than a partition's groups, and only answers are gathered.  Enough
  * partitions, at least four a process, that each one's states fit in

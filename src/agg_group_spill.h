@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * group_spill.h
+ * agg_group_spill.h
  *	  Rows of groups that did not fit in memory, partitioned by group into
  *	  temporary files, for a grouping to read back one partition at a time.
  *
@@ -17,8 +17,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef GROUP_SPILL_H
-#define GROUP_SPILL_H
+#ifndef AGG_GROUP_SPILL_H
+#define AGG_GROUP_SPILL_H
 
 #include "storage/buffile.h"
 
@@ -62,4 +62,4 @@ extern bool group_spill_next_partition(GroupSpill *spill);
  */
 extern const char *group_spill_next_row(GroupSpill *spill, Size *size);
 
-#endif							/* GROUP_SPILL_H */
+#endif							/* AGG_GROUP_SPILL_H */

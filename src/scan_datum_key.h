@@ -1,13 +1,13 @@
 /*-------------------------------------------------------------------------
  *
- * datum_key.h
+ * scan_datum_key.h
  *	  The top-k engine's keys (keys.h) of PostgreSQL values: which types
  *	  have them, and the key of a Datum.
  *
  *-------------------------------------------------------------------------
  */
-#ifndef DATUM_KEY_H
-#define DATUM_KEY_H
+#ifndef SCAN_DATUM_KEY_H
+#define SCAN_DATUM_KEY_H
 
 #include "catalog/pg_type_d.h"
 #include "utils/date.h"
@@ -75,4 +75,4 @@ key_of_datum(KeyType type, Datum d, bool desc)
 	pg_unreachable();
 }
 
-#endif							/* DATUM_KEY_H */
+#endif							/* SCAN_DATUM_KEY_H */

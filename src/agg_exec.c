@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * topk_agg_exec.c
+ * agg_exec.c
  *	  Executing GpuTopKAgg: scan the table once under the query's snapshot,
  *	  keep the top k of each group, and return one tuple per group: the
  *	  grouping column's value and each aggregate's array.
@@ -9,7 +9,7 @@
  * grouping type the planner accepts is passed by value, and its equality
  * is equality of that word); the NULL group, and the single group of a
  * query without GROUP BY, have their own entry.  Each group keeps one state
- * per aggregate (topk_agg.c), so the answers and their order of ties are
+ * per aggregate (agg_functions.c), so the answers and their order of ties are
  * the aggregates' own.
  *
  * On the CPU backend every row is offered to its group's states.  On the
@@ -23,7 +23,7 @@
  *
  * A run whose groups' states outgrow hash_mem keeps the groups it has and
  * spills the rows of every other group to temporary files, partitioned by
- * group (group_spill.h); once its groups are returned, each spilled
+ * group (agg_group_spill.h); once its groups are returned, each spilled
  * partition is grouped in a run of its own, which may spill in turn (the
  * deeper spills are read first, each level hashing the groups differently).
  *
@@ -33,7 +33,7 @@
  * groups' states serialized, for PostgreSQL's Finalize Aggregate to
  * combine: for few groups.  In a partitioned one, for many groups, each
  * process writes the rows of its share to the files of their groups'
- * partitions (group_exchange.h); then the processes claim partitions one
+ * partitions (agg_group_exchange.h); then the processes claim partitions one
  * at a time, group each one's rows and return its groups' answers, each
  * group whole in one process.  A partitioned plan run outside parallel
  * mode (a set-returning SQL function called row by row, say) goes through
@@ -60,17 +60,17 @@
 #include "utils/rel.h"
 #include "utils/ruleutils.h"
 
-#include "datum_key.h"
+#include "agg_functions.h"
+#include "agg_group_exchange.h"
+#include "agg_group_sink.h"
+#include "agg_group_spill.h"
+#include "agg_scan.h"
 #include "device.h"
-#include "filter_program.h"
-#include "group_exchange.h"
-#include "group_spill.h"
-#include "group_sink.h"
-#include "row_reader.h"
 #include "scan_counters.h"
+#include "scan_datum_key.h"
+#include "scan_filter_program.h"
 #include "scan_gpu_stats.h"
-#include "topk_agg.h"
-#include "topk_agg_scan.h"
+#include "scan_row_reader.h"
 
 /* one aggregate of the node */
 typedef struct AggSpec

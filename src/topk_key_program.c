@@ -1,16 +1,16 @@
 /*-------------------------------------------------------------------------
  *
- * key_program.c
- *	  Ranking expressions that float8 computes exactly (rank_key.c: numeric
- *	  +, - and * over int2 and int4 columns and constants), compiled into a
- *	  program that a row is keyed with without PostgreSQL's expression
- *	  interpreter.
+ * topk_key_program.c
+ *	  Ranking expressions that float8 computes exactly (topk_rank_key.c:
+ *	  numeric +, - and * over int2 and int4 columns and constants), compiled
+ *	  into a program that a row is keyed with without PostgreSQL's
+ *	  expression interpreter.
  *
  * The program is a postfix list of steps over a stack of doubles: push a
  * column (converted as int2 or int4 to float8) or a constant, add,
- * subtract, multiply, negate.  rank_key.c has shown that no step rounds or
- * overflows, so the C arithmetic gives the interpreter's values exactly;
- * a NULL column makes the value NULL, as the strict operators do.  Like the
+ * subtract, multiply, negate.  topk_rank_key.c has shown that no step
+ * rounds or overflows, so the C arithmetic gives the interpreter's values
+ * exactly; a NULL column makes the value NULL, as the strict operators do.  Like the
  * filter program it is plain data a device could run as well.
  *
  *-------------------------------------------------------------------------
@@ -22,7 +22,7 @@
 #include "nodes/nodeFuncs.h"
 #include "utils/fmgroids.h"
 
-#include "key_program.h"
+#include "topk_key_program.h"
 
 typedef enum KeyStepKind
 {
@@ -103,7 +103,7 @@ compile_node(Node *node, Index scanrelid, List **steps)
 }
 
 /*
- * The program of an exact float8 expression from rank_key.c over the
+ * The program of an exact float8 expression from topk_rank_key.c over the
  * table's columns, or NULL when it has other parts.
  */
 KeyProgram *

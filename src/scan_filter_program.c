@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * filter_program.c
+ * scan_filter_program.c
  *	  The WHERE clauses of a GpuTopK scan that have a simple form, compiled
  *	  into a program that a row is checked with without PostgreSQL's
  *	  expression interpreter.
@@ -48,8 +48,8 @@
 #include "utils/timestamp.h"
 #include "utils/typcache.h"
 
-#include "filter_program.h"
 #include "keys.h"
+#include "scan_filter_program.h"
 
 /* values that compare with each other */
 typedef enum ValueDomain

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * topk_agg.c
+ * agg_functions.c
  *	  The top-k aggregates, on the CPU: gpu_topk(value, k), the k largest
  *	  values as an array in descending order, gpu_bottomk(value, k), the k
  *	  smallest in ascending order, and gpu_topk_by(result, value, k) and
@@ -35,8 +35,8 @@
 #include "utils/memutils.h"
 #include "utils/typcache.h"
 
-#include "datum_key.h"
-#include "topk_agg.h"
+#include "agg_functions.h"
+#include "scan_datum_key.h"
 
 /* a kept row: its value's key and its result */
 typedef struct AggEntry

@@ -1,12 +1,12 @@
 /*-------------------------------------------------------------------------
  *
- * key_program.h
+ * topk_key_program.h
  *	  Ranking expressions compiled into a program over a row's columns.
  *
  *-------------------------------------------------------------------------
  */
-#ifndef KEY_PROGRAM_H
-#define KEY_PROGRAM_H
+#ifndef TOPK_KEY_PROGRAM_H
+#define TOPK_KEY_PROGRAM_H
 
 #include "access/htup.h"
 #include "nodes/primnodes.h"
@@ -17,4 +17,4 @@ extern KeyProgram *key_program_compile(Expr *expr, Index scanrelid);
 extern bool key_program_eval(const KeyProgram *program, HeapTuple tuple, TupleDesc desc,
 							 double *value);
 
-#endif							/* KEY_PROGRAM_H */
+#endif							/* TOPK_KEY_PROGRAM_H */

@@ -1,14 +1,14 @@
 /*-------------------------------------------------------------------------
  *
- * topk_agg.h
- *	  The state of one group of a top-k aggregate (topk_agg.c), for the
+ * agg_functions.h
+ *	  The state of one group of a top-k aggregate (agg_functions.c), for the
  *	  aggregates' own functions and for GpuTopKAgg, which keeps a state per
  *	  group without PostgreSQL's Agg node.
  *
  *-------------------------------------------------------------------------
  */
-#ifndef TOPK_AGG_H
-#define TOPK_AGG_H
+#ifndef AGG_FUNCTIONS_H
+#define AGG_FUNCTIONS_H
 
 #include "fmgr.h"
 
@@ -56,4 +56,4 @@ extern Datum topk_agg_result(TopkAggState *state, bool *isnull);
 /* The state as the aggregates' serialize function gives it, in the current context. */
 extern bytea *topk_agg_serialize(TopkAggState *state);
 
-#endif							/* TOPK_AGG_H */
+#endif							/* AGG_FUNCTIONS_H */

@@ -1,12 +1,12 @@
 /*-------------------------------------------------------------------------
  *
- * filter_program.h
+ * scan_filter_program.h
  *	  WHERE clauses compiled into a program over a row's columns.
  *
  *-------------------------------------------------------------------------
  */
-#ifndef FILTER_PROGRAM_H
-#define FILTER_PROGRAM_H
+#ifndef SCAN_FILTER_PROGRAM_H
+#define SCAN_FILTER_PROGRAM_H
 
 #include "access/htup.h"
 #include "nodes/execnodes.h"
@@ -24,4 +24,4 @@ extern void filter_program_bind(FilterProgram *program, ExprContext *econtext);
 extern bool filter_program_passes(FilterProgram *program, HeapTuple tuple,
 								  TupleDesc desc);
 
-#endif							/* FILTER_PROGRAM_H */
+#endif							/* SCAN_FILTER_PROGRAM_H */

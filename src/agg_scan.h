@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
- * topk_agg_scan.h
- *	  The GpuTopKAgg custom scan: what the planner (topk_agg_path.c) hands
- *	  the executor (topk_agg_exec.c).
+ * agg_scan.h
+ *	  The GpuTopKAgg custom scan: what the planner (agg_path.c) hands
+ *	  the executor (agg_exec.c).
  *
  * The plan's custom_private is a list of TopkAggField entries in order,
  * then the WHERE clause's expressions.  Its custom_scan_tlist is the
@@ -11,8 +11,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef TOPK_AGG_SCAN_H
-#define TOPK_AGG_SCAN_H
+#ifndef AGG_SCAN_H
+#define AGG_SCAN_H
 
 #include "nodes/extensible.h"
 
@@ -47,7 +47,7 @@ typedef enum TopkAggMode
  * A row as a partitioned plan's processes exchange it or a spill writes
  * it, packed: the group, whether it is NULL, then per aggregate its key,
  * its result, whether it has a value and whether the result is NULL
- * (topk_agg_exec.c; a spill's row then carries the results passed by
+ * (agg_exec.c; a spill's row then carries the results passed by
  * reference).
  */
 #define TOPK_AGG_RECORD_AGG_OFFSET (sizeof(uint64) + 1)
@@ -57,10 +57,10 @@ typedef enum TopkAggMode
 
 extern const CustomScanMethods topk_agg_scan_methods;
 
-/* topk_agg_path.c */
+/* agg_path.c */
 extern void topk_agg_path_init(void);
 
-/* topk_agg_exec.c */
+/* agg_exec.c */
 extern Node *topk_agg_create_scan_state(CustomScan *cscan);
 
-#endif							/* TOPK_AGG_SCAN_H */
+#endif							/* AGG_SCAN_H */

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
- * group_exchange.c
+ * agg_group_exchange.c
  *	  Rows of a parallel grouping, partitioned by group through shared
- *	  temporary files (see group_exchange.h).
+ *	  temporary files (see agg_group_exchange.h).
  *
  * The files live in a SharedFileSet in the parallel scan's shared memory:
  * writer w's rows of partition p go to the file "gputopk.w.p", created at
@@ -25,7 +25,7 @@
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 
-#include "group_exchange.h"
+#include "agg_group_exchange.h"
 
 /* bytes read from a file at a time */
 #define CHUNK_BYTES 65536
