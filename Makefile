@@ -22,7 +22,8 @@ SRC_OBJS = src/gputopk.o src/device.o src/info.o kernels/cpu_topk.o \
 	src/scan_counters.o src/scan_gpu_stats.o src/scan_double_buffer.o \
 	src/topk_path.o src/topk_exec.o src/topk_rank_key.o src/topk_key_program.o \
 	src/topk_key_sink.o \
-	src/agg_functions.o src/agg_path.o src/agg_exec.o src/agg_group_sink.o \
+	src/agg_functions.o src/agg_path.o src/agg_exec.o src/agg_groups.o \
+	src/agg_records.o src/agg_explain.o src/agg_group_sink.o \
 	src/agg_group_exchange.o src/agg_group_spill.o
 
 # pg_regress tests in sql/ and expected/; two need a particular server set-up

@@ -1,0 +1,103 @@
+/*-------------------------------------------------------------------------
+ *
+ * agg_explain.c
+ *	  EXPLAIN of a GpuTopKAgg scan: its grouping, aggregates and filters,
+ *	  the backend, and with ANALYZE what its runs counted and timed.
+ *
+ * The counts are the leader's, summed over all processes of a parallel
+ * scan (scan_counters.h); the GPU's lines are those GpuTopK shows too
+ * (scan_gpu_stats.h).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "commands/explain.h"
+#include "nodes/makefuncs.h"
+#include "utils/ruleutils.h"
+
+#include "agg_exec.h"
+#include "scan_filter_program.h"
+
+void
+agg_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	AggScanState *ts = (AggScanState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	List	   *context = set_deparse_context_plan(es->deparse_cxt, &cscan->scan.plan,
+												   ancestors);
+	bool		prefix = es->verbose || list_length(es->rtable) > 1;
+	const uint64 *count = ts->stats.counters.counts;
+	List	   *aggs = NIL;
+	ListCell   *lc;
+
+	foreach(lc, cscan->custom_scan_tlist)
+	{
+		Node	   *expr = (Node *) lfirst_node(TargetEntry, lc)->expr;
+
+		if (IsA(expr, Aggref))
+			aggs = lappend(aggs, deparse_expression(expr, context, prefix, false));
+		else
+			ExplainPropertyText("Group Key", deparse_expression(expr, context, prefix, false),
+								es);
+	}
+	ExplainPropertyList("Aggregates", aggs, es);
+	if (ts->reader.filter)
+		filter_program_explain(ts->reader.filter, context, es);
+	if (ts->planned.interpreted != NIL)
+		ExplainPropertyText("Filter",
+							deparse_expression((Node *) make_ands_explicit(ts->planned.interpreted),
+											   context, es->verbose, false),
+							es);
+	if (ts->planned.mode == AGG_MODE_PARTITIONED)
+		ExplainPropertyInteger("Partitions", NULL, ts->planned.partitions, es);
+	/* the backend the leader used, or would use (it may not have run) */
+	ExplainPropertyText("Backend", device_backend_name(ts->stats.ran ? ts->run.backend :
+													   ts->planned.results_byval ?
+													   device_selected_backend() :
+													   BACKEND_CPU), es);
+	if (!(es->analyze && ts->stats.counters.processes > 0))
+		return;
+	if (node->ss.ps.plan->parallel_aware)
+	{
+		ExplainPropertyText("Worker Backend", "cpu", es);
+		ExplainPropertyInteger("Scan Processes", NULL, ts->stats.counters.processes, es);
+	}
+	ExplainPropertyUInteger("Rows Scanned", NULL, count[COUNT_ROWS_SCANNED], es);
+	ExplainPropertyUInteger("Groups", NULL, node->ss.ps.plan->parallel_aware ?
+							count[COUNT_PARTIAL_GROUPS] : ts->stats.ngroups, es);
+	/* the leader's groups: none if it grouped none */
+	if (ts->stats.memory_used > 0)
+		ExplainPropertyInteger("Memory Used", "kB",
+							   (int64) ((ts->stats.memory_used + 1023) / 1024), es);
+	if (ts->planned.mode == AGG_MODE_PARTITIONED)
+	{
+		ExplainPropertyUInteger("Rows Exchanged", NULL, count[COUNT_ROWS_EXCHANGED], es);
+		ExplainPropertyInteger("Exchange Disk", "kB",
+							   (int64) ((count[COUNT_BYTES_EXCHANGED] + 1023) / 1024), es);
+		ExplainPropertyInteger("Leader Partitions", NULL, ts->stats.leader_partitions, es);
+	}
+	if (count[COUNT_ROWS_SPILLED] > 0)
+	{
+		ExplainPropertyUInteger("Rows Spilled", NULL, count[COUNT_ROWS_SPILLED], es);
+		ExplainPropertyUInteger("Spill Batches", NULL, count[COUNT_SPILL_BATCHES], es);
+		ExplainPropertyInteger("Spill Disk", "kB",
+							   (int64) ((count[COUNT_BYTES_SPILLED] + 1023) / 1024), es);
+	}
+	if (ts->run.backend == BACKEND_GPU)
+	{
+		scan_gpu_stats_explain_shipped(&ts->stats.gpu, es);
+		ExplainPropertyUInteger("Candidates", NULL, ts->stats.candidates, es);
+	}
+	if (es->timing)
+	{
+		ExplainPropertyFloat("Scan Time", "ms", ts->stats.scan_ms, 3, es);
+		if (ts->planned.mode == AGG_MODE_PARTITIONED)
+			ExplainPropertyFloat("Group Time", "ms", ts->stats.group_ms, 3, es);
+		if (ts->run.backend == BACKEND_GPU)
+		{
+			scan_gpu_stats_explain_times(&ts->stats.gpu, es);
+			ExplainPropertyFloat("Merge Time", "ms", ts->stats.merge_ms, 3, es);
+		}
+	}
+}
