@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * scan_filter_program.c
- *	  The WHERE clauses of a GpuTopK scan that have a simple form, compiled
- *	  into a program that a row is checked with without PostgreSQL's
- *	  expression interpreter.
+ *	  The WHERE clauses of a custom scan (GpuTopK or GpuTopKAgg) that have
+ *	  a simple form, compiled into a program that a row is checked with
+ *	  without PostgreSQL's expression interpreter.
  *
  * A clause compiles when it is built from comparisons of columns (or casts
  * of them that cannot fail) and run constants, IN lists (= ANY, <> ALL), IS [NOT] NULL, boolean columns,
