@@ -236,8 +236,7 @@ copy_answer(GpuTopk *t, TopkResult *result)
 
 	if (count > t->host_cap)
 	{
-		if (t->host_items)
-			cudaFreeHost(t->host_items);
+		pinned_free(t->host_items);
 		t->host_items = NULL;
 		t->host_cap = 0;
 		GPU_CHECK(cudaHostAlloc((void **) &t->host_items, count * sizeof(TopkItem),
@@ -341,38 +340,21 @@ setup(GpuTopk *t)
 			  "Allocating pinned memory");
 	for (int i = 0; i < STREAM_SLOTS; i++)
 	{
-		GPU_CHECK(cudaEventCreate(&t->copy_begun[i]), "Creating an event");
-		GPU_CHECK(cudaEventCreate(&t->copied[i]), "Creating an event");
-		GPU_CHECK(cudaEventCreate(&t->kernels_begun[i]), "Creating an event");
-		GPU_CHECK(cudaEventCreate(&t->consumed[i]), "Creating an event");
+		TRY(span_create(&t->copy[i]));
+		TRY(span_create(&t->kernels[i]));
 	}
-	GPU_CHECK(cudaEventCreate(&t->finish_begun), "Creating an event");
-	GPU_CHECK(cudaEventCreate(&t->finished), "Creating an event");
-	return GPU_OK;
+	return span_create(&t->finish);
 }
 
 extern "C" GpuStatus
 gpu_topk_create(int key_width, uint64_t k, TopkMode mode, GpuTopk **out)
 {
-	GpuTopk    *t;
-	GpuStatus	status;
-
-	*out = NULL;
-	t = (GpuTopk *) calloc(1, sizeof(GpuTopk));
-	if (t == NULL)
-		return gpu_fail(cudaErrorMemoryAllocation, "Allocating the top-k state");
-	t->key_width = key_width;
-	t->k = k;
-	t->mode = mode;
-	/* calloc: destroy can tell what setup made before it failed */
-	status = setup(t);
-	if (status != GPU_OK)
-	{
-		gpu_topk_destroy(t);
-		return status;
-	}
-	*out = t;
-	return GPU_OK;
+	return object_create("Allocating the top-k state", [&](GpuTopk *t) {
+		t->key_width = key_width;
+		t->k = k;
+		t->mode = mode;
+		return setup(t);
+	}, gpu_topk_destroy, out);
 }
 
 extern "C" void
@@ -380,49 +362,34 @@ gpu_topk_destroy(GpuTopk *t)
 {
 	if (t == NULL)
 		return;
-	/* queued work may still use the buffers */
-	if (t->dev.stream)
-		cudaStreamSynchronize(t->dev.stream);
-	if (t->copy_stream)
-		cudaStreamSynchronize(t->copy_stream);
-	release(&t->arena);
-	release(&t->cand_keys);
-	release(&t->cand_refs);
+	/* queued work may still use the buffers, the object's and the caller's */
+	stream_drain(t->dev.stream);
+	stream_drain(t->copy_stream);
+	devbuf_free(&t->arena);
+	devbuf_free(&t->cand_keys);
+	devbuf_free(&t->cand_refs);
 	for (int i = 0; i < 2; i++)
 	{
-		release(&t->ans_keys[i]);
-		release(&t->ans_refs[i]);
-		release(&t->set_keys[i]);
-		release(&t->set_refs[i]);
+		devbuf_free(&t->ans_keys[i]);
+		devbuf_free(&t->ans_refs[i]);
+		devbuf_free(&t->set_keys[i]);
+		devbuf_free(&t->set_refs[i]);
 	}
-	release(&t->sort_temp);
-	release(&t->items);
+	devbuf_free(&t->sort_temp);
+	devbuf_free(&t->items);
 	for (int i = 0; i < STREAM_SLOTS; i++)
 	{
-		release(&t->slot[i]);
-		if (t->copy_begun[i])
-			cudaEventDestroy(t->copy_begun[i]);
-		if (t->copied[i])
-			cudaEventDestroy(t->copied[i]);
-		if (t->kernels_begun[i])
-			cudaEventDestroy(t->kernels_begun[i]);
-		if (t->consumed[i])
-			cudaEventDestroy(t->consumed[i]);
+		devbuf_free(&t->slot[i]);
+		span_destroy(&t->copy[i]);
+		span_destroy(&t->kernels[i]);
 	}
-	if (t->finish_begun)
-		cudaEventDestroy(t->finish_begun);
-	if (t->finished)
-		cudaEventDestroy(t->finished);
+	span_destroy(&t->finish);
 	if (t->sc)
 		cudaFree(t->sc);
-	if (t->host_items)
-		cudaFreeHost(t->host_items);
-	if (t->host_count)
-		cudaFreeHost(t->host_count);
-	if (t->dev.stream)
-		cudaStreamDestroy(t->dev.stream);
-	if (t->copy_stream)
-		cudaStreamDestroy(t->copy_stream);
+	pinned_free(t->host_items);
+	pinned_free(t->host_count);
+	stream_destroy(t->dev.stream);
+	stream_destroy(t->copy_stream);
 	free(t);
 }
 

@@ -18,10 +18,11 @@
 #include <stdint.h>
 
 #include "gpu_error.h"
+#include "gpu_resources.cuh"
 #include "gpu_topk.h"
 #include "topk_device.cuh"
 
-/* device slots of a streamed run: one copied into while two are consumed */
+/* batches of a streamed run on the device at once: copied, or being consumed */
 #define STREAM_SLOTS 3
 /* the subrange sizes the cost model considers for delegates */
 #define MIN_LOG_SUBRANGE 7
@@ -42,13 +43,6 @@ struct Scalars
 	unsigned long long cut;		/* a 32-bit key lives in the low half */
 	unsigned long long floor;
 	unsigned long long kth;
-};
-
-/* a device buffer that only grows */
-struct DevBuf
-{
-	void	   *ptr;
-	size_t		bytes;
 };
 
 struct GpuTopk
@@ -77,13 +71,10 @@ struct GpuTopk
 	bool		streaming;
 	uint64_t	pushed;
 	DevBuf		slot[STREAM_SLOTS];
-	cudaEvent_t copy_begun[STREAM_SLOTS];
-	cudaEvent_t copied[STREAM_SLOTS];
-	cudaEvent_t kernels_begun[STREAM_SLOTS];
-	cudaEvent_t consumed[STREAM_SLOTS];
-	bool		slot_busy[STREAM_SLOTS];
-	cudaEvent_t finish_begun;
-	cudaEvent_t finished;
+	Span		copy[STREAM_SLOTS];		/* a slot's copy, on copy_stream */
+	Span		kernels[STREAM_SLOTS];	/* and the kernels that consume it */
+	bool		slot_busy[STREAM_SLOTS];	/* its spans not yet read */
+	Span		finish;			/* the last compaction and the sort */
 	double		copy_ms;		/* the streamed run's copies, summed */
 	double		kernel_ms;		/* and its kernels */
 	int			next_slot;
@@ -107,35 +98,8 @@ struct GpuTopk
 static inline GpuStatus
 ensure(DevBuf *b, size_t bytes)
 {
-	if (bytes <= b->bytes)
-		return GPU_OK;
-	if (b->ptr)
-	{
-		GPU_CHECK(cudaFree(b->ptr), "Freeing device memory");
-		b->ptr = NULL;
-		b->bytes = 0;
-	}
-	bytes += bytes / 4;
-	GPU_CHECK(cudaMalloc(&b->ptr, bytes), "Allocating device memory");
-	b->bytes = bytes;
-	return GPU_OK;
+	return devbuf_reserve(b, bytes, bytes / 4);
 }
-
-static inline void
-release(DevBuf *b)
-{
-	if (b->ptr)
-		cudaFree(b->ptr);
-	b->ptr = NULL;
-	b->bytes = 0;
-}
-
-#define TRY(call) \
-	do { \
-		GpuStatus status_ = (call); \
-		if (status_ != GPU_OK) \
-			return status_; \
-	} while (0)
 
 /* Launches report a bad configuration only through cudaGetLastError. */
 static inline GpuStatus

@@ -56,23 +56,12 @@ start_streaming(GpuTopk *t)
 	return GPU_OK;
 }
 
-/* The device time from event begun to event ended, once both are done, added to *ms. */
-static GpuStatus
-add_elapsed(double *ms, cudaEvent_t begun, cudaEvent_t ended)
-{
-	float		elapsed;
-
-	GPU_CHECK(cudaEventElapsedTime(&elapsed, begun, ended), "Timing the device");
-	*ms += elapsed;
-	return GPU_OK;
-}
-
 /* The time a batch slot's copy and kernels took on the device, once they are done. */
 static GpuStatus
 add_slot_times(GpuTopk *t, int i)
 {
-	TRY(add_elapsed(&t->copy_ms, t->copy_begun[i], t->copied[i]));
-	TRY(add_elapsed(&t->kernel_ms, t->kernels_begun[i], t->consumed[i]));
+	TRY(span_add_ms(&t->copy[i], &t->copy_ms));
+	TRY(span_add_ms(&t->kernels[i], &t->kernel_ms));
 	t->slot_busy[i] = false;
 	return GPU_OK;
 }
@@ -162,17 +151,17 @@ push_keys(GpuTopk *t, const K *host, size_t n)
 		/* the slot's last batch must have been read before it is overwritten */
 		if (t->slot_busy[i])
 		{
-			GPU_CHECK(cudaEventSynchronize(t->consumed[i]), "Waiting for a batch slot");
+			GPU_CHECK(cudaEventSynchronize(t->kernels[i].ended), "Waiting for a batch slot");
 			TRY(add_slot_times(t, i));
 		}
-		GPU_CHECK(cudaEventRecord(t->copy_begun[i], t->copy_stream), "Recording an event");
+		GPU_CHECK(cudaEventRecord(t->copy[i].begun, t->copy_stream), "Recording an event");
 		GPU_CHECK(cudaMemcpyAsync(t->slot[i].ptr, host, chunk * sizeof(K),
 								  cudaMemcpyHostToDevice, t->copy_stream),
 				  "Copying keys to the device");
-		GPU_CHECK(cudaEventRecord(t->copied[i], t->copy_stream), "Recording an event");
+		GPU_CHECK(cudaEventRecord(t->copy[i].ended, t->copy_stream), "Recording an event");
 		/* the kernels wait for the copy on the device; the host goes on */
-		GPU_CHECK(cudaStreamWaitEvent(t->dev.stream, t->copied[i], 0), "Waiting for an event");
-		GPU_CHECK(cudaEventRecord(t->kernels_begun[i], t->dev.stream), "Recording an event");
+		GPU_CHECK(cudaStreamWaitEvent(t->dev.stream, t->copy[i].ended, 0), "Waiting for an event");
+		GPU_CHECK(cudaEventRecord(t->kernels[i].begun, t->dev.stream), "Recording an event");
 		/* every key of the batch may pass the cut: make room for all of them */
 		if (t->set_bound + chunk > t->set_cap)
 			TRY(compact<K>(t));
@@ -188,7 +177,7 @@ push_keys(GpuTopk *t, const K *host, size_t n)
 		append_above<K>(t->dev, in, &t->sc->has_cut, (const K *) &t->sc->cut,
 						t->mode == TOPK_WITH_TIES, set);
 		TRY(launched("Launching the streaming filter"));
-		GPU_CHECK(cudaEventRecord(t->consumed[i], t->dev.stream), "Recording an event");
+		GPU_CHECK(cudaEventRecord(t->kernels[i].ended, t->dev.stream), "Recording an event");
 		t->slot_busy[i] = true;
 		t->next_slot = (i + 1) % STREAM_SLOTS;
 		t->set_bound += chunk;
@@ -211,7 +200,7 @@ finish_streaming(GpuTopk *t)
 		t->answer_count = 0;
 		return GPU_OK;
 	}
-	GPU_CHECK(cudaEventRecord(t->finish_begun, t->dev.stream), "Recording an event");
+	GPU_CHECK(cudaEventRecord(t->finish.begun, t->dev.stream), "Recording an event");
 	TRY(compact<K>(t));
 	TRY(read_count(t, &t->sc->set_count[t->set], &count));
 	TRY(ensure_answer<K>(t, count));
@@ -222,13 +211,13 @@ finish_streaming(GpuTopk *t)
 	t->ans = 0;
 	t->answer_count = count;
 	TRY(sort_answer<K>(t));
-	GPU_CHECK(cudaEventRecord(t->finished, t->dev.stream), "Recording an event");
+	GPU_CHECK(cudaEventRecord(t->finish.ended, t->dev.stream), "Recording an event");
 	t->streaming = false;
 	TRY(wait_stream(t->dev.stream));
 	for (int i = 0; i < STREAM_SLOTS; i++)
 		if (t->slot_busy[i])
 			TRY(add_slot_times(t, i));
-	return add_elapsed(&t->kernel_ms, t->finish_begun, t->finished);
+	return span_add_ms(&t->finish, &t->kernel_ms);
 }
 
 /* The streamed answer, sorted in ans_*, once every copy has landed. */
