@@ -71,14 +71,8 @@ extern GpuStatus gpu_device_free(void *ptr);
 extern GpuStatus gpu_host_alloc(size_t size, void **ptr);
 extern GpuStatus gpu_host_free(void *ptr);
 
-extern GpuStatus gpu_stream_create(GpuStream *stream);
-extern GpuStatus gpu_stream_destroy(GpuStream stream);
-/* Sets *done when all work queued on the stream has finished. */
-extern GpuStatus gpu_stream_query(GpuStream stream, bool *done);
 extern GpuStatus gpu_copy_to_device(void *dst, const void *src, size_t size,
 									GpuStream stream);
-extern GpuStatus gpu_copy_to_host(void *dst, const void *src, size_t size,
-								  GpuStream stream);
 /* Waits for all work on the current device, uninterruptibly. */
 extern GpuStatus gpu_synchronize(void);
 

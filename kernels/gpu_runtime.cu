@@ -189,44 +189,10 @@ gpu_host_free(void *ptr)
 }
 
 GpuStatus
-gpu_stream_create(GpuStream *stream)
-{
-	GPU_CHECK(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking),
-		  "Creating a CUDA stream");
-	return GPU_OK;
-}
-
-GpuStatus
-gpu_stream_destroy(GpuStream stream)
-{
-	GPU_CHECK(cudaStreamDestroy(stream), "Destroying a CUDA stream");
-	return GPU_OK;
-}
-
-GpuStatus
-gpu_stream_query(GpuStream stream, bool *done)
-{
-	cudaError_t err = cudaStreamQuery(stream);
-
-	*done = (err == cudaSuccess);
-	if (err == cudaSuccess || err == cudaErrorNotReady)
-		return GPU_OK;
-	return gpu_fail(err, "Running GPU work");
-}
-
-GpuStatus
 gpu_copy_to_device(void *dst, const void *src, size_t size, GpuStream stream)
 {
 	GPU_CHECK(cudaMemcpyAsync(dst, src, size, cudaMemcpyHostToDevice, stream),
 		  "Copying to the device");
-	return GPU_OK;
-}
-
-GpuStatus
-gpu_copy_to_host(void *dst, const void *src, size_t size, GpuStream stream)
-{
-	GPU_CHECK(cudaMemcpyAsync(dst, src, size, cudaMemcpyDeviceToHost, stream),
-		  "Copying from the device");
 	return GPU_OK;
 }
 

@@ -48,7 +48,6 @@ typedef struct PinnedSlot
 } PinnedSlot;
 
 static PinnedSlot pinned_pool[PINNED_POOL_SLOTS];
-static GpuStream streams[DEVICE_STREAMS];
 
 static void
 set_absent(GpuState state, const char *fmt,...) pg_attribute_printf(2, 3);
@@ -236,37 +235,6 @@ device_check(GpuStatus status, const char *action)
 			(errcode(code),
 			 errmsg("could not %s", action),
 			 errdetail("%s", gpu_last_error())));
-}
-
-/*
- * Wait for a stream's work, letting a cancel or terminate request through.
- * An error thrown here leaves work queued; the memory-context callbacks of
- * the buffers it uses wait for it before releasing them.
- */
-void
-device_wait(GpuStream stream)
-{
-	for (int spins = 0;; spins++)
-	{
-		bool		done;
-
-		device_check(gpu_stream_query(stream, &done), "run GPU work");
-		if (done)
-			return;
-		CHECK_FOR_INTERRUPTS();
-		if (spins >= 64)
-			pg_usleep(20);
-	}
-}
-
-GpuStream
-device_stream(int i)
-{
-	Assert(i >= 0 && i < DEVICE_STREAMS);
-	Assert(gpu_state == GPU_READY);
-	if (streams[i] == NULL)
-		device_check(gpu_stream_create(&streams[i]), "create a CUDA stream");
-	return streams[i];
 }
 
 static void

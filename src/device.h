@@ -24,9 +24,6 @@ typedef enum TopkBackend
 #define DEVICE_NO_GPU_HINT \
 	"Set gputopk.device to \"auto\" to use the CPU backend when there is no GPU."
 
-/* streams kept per backend for overlapping copies and kernels */
-#define DEVICE_STREAMS 4
-
 /*
  * Device memory, or a pinned host buffer from the backend's pool, released
  * when its owning memory context is reset or deleted (errors included) or
@@ -56,7 +53,5 @@ extern void device_check_timed(GpuStatus status, instr_time start, double *wait_
 extern DeviceBuffer *device_alloc(MemoryContext owner, size_t size);
 extern DeviceBuffer *device_pinned_acquire(MemoryContext owner, size_t size);
 extern void device_buffer_release(DeviceBuffer *buf);
-extern GpuStream device_stream(int i);
-extern void device_wait(GpuStream stream);
 
 #endif							/* DEVICE_H */

@@ -70,31 +70,7 @@ gpu_host_free(void *ptr)
 }
 
 GpuStatus
-gpu_stream_create(GpuStream *stream)
-{
-	return GPU_NOT_BUILT;
-}
-
-GpuStatus
-gpu_stream_destroy(GpuStream stream)
-{
-	return GPU_NOT_BUILT;
-}
-
-GpuStatus
-gpu_stream_query(GpuStream stream, bool *done)
-{
-	return GPU_NOT_BUILT;
-}
-
-GpuStatus
 gpu_copy_to_device(void *dst, const void *src, size_t size, GpuStream stream)
-{
-	return GPU_NOT_BUILT;
-}
-
-GpuStatus
-gpu_copy_to_host(void *dst, const void *src, size_t size, GpuStream stream)
 {
 	return GPU_NOT_BUILT;
 }
