@@ -3,8 +3,10 @@
  *	  Devices, memory, streams and error reporting for gputopk's CUDA code.
  *
  * Thin wrappers over the CUDA runtime that classify every failure into a
- * GpuStatus and remember CUDA's message for it.  The runtime is linked
- * statically; the driver (libcuda.so.1) is loaded by it on first use.
+ * GpuStatus and remember CUDA's message for it, per thread: in the GPU
+ * service several threads run the engine at once, each reporting its own
+ * failures.  The runtime is linked statically; the driver (libcuda.so.1)
+ * is loaded by it on first use.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -14,7 +16,8 @@
 #include "gpu_api.h"
 #include "gpu_error.h"
 
-static char last_error[512];
+/* the calling thread's last failure, as gpu_last_error returns it */
+static thread_local char last_error[512];
 
 GpuStatus
 gpu_fail(cudaError_t err, const char *action)
@@ -58,7 +61,8 @@ gpu_fail(cudaError_t err, const char *action)
 const char *
 gpu_build_description(void)
 {
-	static char desc[128];
+	/* per thread: threads that ask at once must not write one buffer */
+	static thread_local char desc[128];
 
 	snprintf(desc, sizeof(desc), "CUDA %d.%d, kernels for sm_80 sm_90",
 			 CUDART_VERSION / 1000, (CUDART_VERSION % 1000) / 10);
