@@ -9,6 +9,10 @@
  * those into ereports.  A build without nvcc links src/gpu_absent.c in
  * place of the CUDA objects; it answers GPU_NOT_BUILT to everything.
  *
+ * Entry points may be called from several threads at once, each thread
+ * with its own current device and its own last error; an engine object
+ * (gpu_topk.h, gpu_grouped.h) is used by one thread at a time.
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef GPU_API_H
@@ -51,10 +55,13 @@ typedef struct GpuDeviceInfo
 /* Lowest compute capability our kernel images run on (sm_80 SASS). */
 #define GPU_MIN_CC_MAJOR 8
 
+/* Devices the engine serves: ordinals 0 to GPU_MAX_DEVICES - 1. */
+#define GPU_MAX_DEVICES 16
+
 /* What this build carries: CUDA runtime version and kernel targets. */
 extern const char *gpu_build_description(void);
 
-/* CUDA's message for the most recent failure, as one sentence. */
+/* CUDA's message for the calling thread's most recent failure, as one sentence. */
 extern const char *gpu_last_error(void);
 
 extern GpuStatus gpu_device_count(int *count);

@@ -43,8 +43,9 @@ typedef struct GpuTopkPlan
 /*
  * The cost model: the time of each algorithm is linear in the work it does
  * (SIGMOD'18 section 7: bytes over bandwidth, per step), with coefficients
- * fitted by least squares to runs timed on the device on first use in a
- * process.  For n keys and a top k, in seconds:
+ * fitted by least squares to runs timed on each device on its first use in
+ * a process (devices below GPU_MAX_DEVICES; threads that need it meanwhile
+ * wait).  For n keys and a top k, in seconds:
  *	 radix		a + b n + e k (the input read twice; the answer)
  *	 bitonic	a + b n, one line per log2 of k (shared-memory steps per key)
  *	 delegates	a + b n + c m + d g + e p (radix behind delegates: the pass
@@ -87,6 +88,14 @@ typedef struct GpuTopkCalibration
 	double		correction[2][GPU_TOPK_FAMILIES][GPU_TOPK_CORRECTION_N][GPU_TOPK_CORRECTION_K];
 } GpuTopkCalibration;
 
+/*
+ * The current device's parameters, measured now if they are not yet.  The
+ * measurement takes the device for a while and is skewed by other work on
+ * it: a process that runs top-ks in several threads (the GPU service) asks
+ * for each device's calibration before it takes work.  gpu_topk_choose,
+ * gpu_topk_estimate and selections with GPU_TOPK_AUTO use the current
+ * device's too.
+ */
 extern GpuStatus gpu_topk_calibration(GpuTopkCalibration *cal);
 
 /* The plan the cost model picks, and its predicted time in seconds. */

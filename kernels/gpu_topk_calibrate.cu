@@ -3,19 +3,27 @@
  *	  The cost model's parameters, measured on the device: timed runs of
  *	  every family of plans, and least squares fits of their lines.
  *
- * The first use of the model in a process calibrates it (about 0.17 s on
- * an H200): the bandwidth of the delegate pass and of copies to the
- * device, the time of a launch, then for each key width radix and its
- * delegates on the correction grid (their lines fitted to those times),
- * bitonic at two sizes per log2 k, and every family's measured / line on
- * the grid.  Calibration keys are shaped like common data, so that radix
+ * The first use of the model on a device calibrates it for that device
+ * (about 0.17 s on an H200), once per process: the bandwidth of the
+ * delegate pass and of copies to the device, the time of a launch, then
+ * for each key width radix and its delegates on the correction grid (their
+ * lines fitted to those times), bitonic at two sizes per log2 k, and every
+ * family's measured / line on the grid.  Calibration keys are shaped like common data, so that radix
  * runs as many passes as it would on real keys.
+ *
+ * Threads may need the model at once (the GPU service runs a thread per
+ * job): a device's first users wait on its mutex while one of them
+ * measures, and everyone after reads the published parameters without
+ * locking.  Devices are measured independently of one another.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <mutex>
 
 #include "gpu_topk_internal.cuh"
 #include "keys.h"
@@ -25,8 +33,16 @@ using namespace topk;
 /* calibration input: keys */
 #define CALIBRATION_KEYS ((size_t) 1 << 26)
 
-static GpuTopkCalibration calibration;
-static bool calibrated = false;
+/* a device's parameters, and whether they are measured (set once, after them) */
+struct DeviceModel
+{
+	std::atomic<bool> ready{false};
+	GpuTopkCalibration cal;
+};
+
+static DeviceModel models[GPU_MAX_DEVICES];
+/* held while a device's model is measured */
+static std::mutex measuring[GPU_MAX_DEVICES];
 
 /*
  * Calibration keys from a hash of their position, shaped like common data
@@ -284,12 +300,11 @@ calibrate_width(GpuTopkCalibration *c, const void *keys, int key_width)
 }
 
 /*
- * Measure the model on the current device.  The runs it times force their
- * plans, so none of them consults the model being measured; on failure
- * nothing is kept and the next use of the model tries again.
+ * Measure the model on the current device into *out.  The runs it times
+ * force their plans, so none of them consults the model being measured.
  */
 static GpuStatus
-calibrate(void)
+calibrate(GpuTopkCalibration *out)
 {
 	GpuTopkCalibration c;
 	Device		dev;
@@ -349,8 +364,7 @@ calibrate(void)
 	fill_calibration_keys<uint64_t><<<1024, 256, 0, dev.stream>>>((uint64_t *) keys, CALIBRATION_KEYS);
 	CAL(cudaStreamSynchronize(dev.stream), "Preparing calibration keys");
 	CAL_STATUS(calibrate_width(&c, keys, 8));
-	calibration = c;
-	calibrated = true;
+	*out = c;
 
 done:
 	if (keys)
@@ -365,13 +379,41 @@ done:
 #undef CAL_STATUS
 }
 
-/* the cost model's parameters, measured on first use in the process */
+/*
+ * The cost model's parameters for the current device, measured on its first
+ * use in the process.  A failed measurement publishes nothing: the next use
+ * tries again.
+ */
 GpuStatus
 current_calibration(const GpuTopkCalibration **cal)
 {
-	if (!calibrated)
-		TRY(calibrate());
-	*cal = &calibration;
+	int			device;
+	DeviceModel *m;
+
+	GPU_CHECK(cudaGetDevice(&device), "Finding the device");
+	if (device < 0 || device >= GPU_MAX_DEVICES)
+	{
+		char		action[128];
+
+		snprintf(action, sizeof(action),
+				 "Calibrating the cost model on device %d (the engine serves devices 0 to %d)",
+				 device, GPU_MAX_DEVICES - 1);
+		return gpu_fail(cudaErrorInvalidDevice, action);
+	}
+	m = &models[device];
+	/* acquire: a model seen ready is seen whole */
+	if (!m->ready.load(std::memory_order_acquire))
+	{
+		std::lock_guard<std::mutex> hold(measuring[device]);
+
+		/* another thread may have measured it while this one waited */
+		if (!m->ready.load(std::memory_order_acquire))
+		{
+			TRY(calibrate(&m->cal));
+			m->ready.store(true, std::memory_order_release);
+		}
+	}
+	*cal = &m->cal;
 	return GPU_OK;
 }
 
