@@ -353,6 +353,7 @@ gpu_topk_create(int key_width, uint64_t k, TopkMode mode, GpuTopk **out)
 		t->key_width = key_width;
 		t->k = k;
 		t->mode = mode;
+		t->stream_batch = STREAM_BATCH_DEFAULT;
 		return setup(t);
 	}, gpu_topk_destroy, out);
 }

@@ -124,6 +124,16 @@ extern GpuStatus gpu_topk_device(GpuTopk *t, const void *dev_keys, size_t n,
  */
 extern void gpu_topk_set_algorithm(GpuTopk *t, GpuTopkAlgorithm algorithm);
 
+/*
+ * Keys per batch of the streamed runs that follow (1 to 2^28; 2^23 until
+ * set), between runs only: pushes of more keys are split into batches.  It
+ * sizes a run's device memory, 3 batches plus a candidate set of
+ * 2 x (k + max(4 batches, 2^22 keys)) keys with their 8-byte references,
+ * and a quarter more: for 8-byte keys and a small k, about 1.5 GiB at the
+ * default and 190 MiB at 2^20.
+ */
+extern GpuStatus gpu_topk_set_stream_batch(GpuTopk *t, size_t keys);
+
 /* The plan of the last selection; GPU_TOPK_AUTO before any. */
 extern GpuTopkPlan gpu_topk_last_plan(const GpuTopk *t);
 

@@ -24,6 +24,8 @@
 
 /* batches of a streamed run on the device at once: copied, or being consumed */
 #define STREAM_SLOTS 3
+/* keys per batch of a streamed run, until gpu_topk_set_stream_batch */
+#define STREAM_BATCH_DEFAULT ((size_t) 1 << 23)
 /* the subrange sizes the cost model considers for delegates */
 #define MIN_LOG_SUBRANGE 7
 #define MAX_LOG_SUBRANGE 14
@@ -68,6 +70,7 @@ struct GpuTopk
 	size_t		answer_count;
 
 	/* streaming */
+	size_t		stream_batch;	/* keys per batch, which sizes the slots */
 	bool		streaming;
 	uint64_t	pushed;
 	DevBuf		slot[STREAM_SLOTS];

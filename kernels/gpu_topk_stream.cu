@@ -2,8 +2,8 @@
  * gpu_topk_stream.cu
  *	  Streamed runs of the GPU top-k engine: keys pushed from host memory.
  *
- * Batches of STREAM_BATCH_KEYS keys are copied on the copy stream into
- * STREAM_SLOTS device slots while the compute stream appends the keys of
+ * Batches of up to stream_batch keys (the object's; 2^23 unless set) are
+ * copied on the copy stream into STREAM_SLOTS device slots while the compute stream appends the keys of
  * earlier batches that beat the running cut (the k-th key so far) to a
  * candidate set.  Events order the two streams: a batch's kernels wait for
  * its copy, and a slot is copied into again only once its kernels have
@@ -18,9 +18,24 @@
 
 using namespace topk;
 
-/* keys per streamed batch, and batches the candidate set holds */
-#define STREAM_BATCH_KEYS ((size_t) 1 << 23)
+/* the most keys a batch may hold: SET_BATCHES of them stay below 2^31 */
+#define STREAM_BATCH_MAX ((size_t) 1 << 28)
+
+/*
+ * Room in the candidate set beyond k: SET_BATCHES batches, and at least
+ * SET_MIN_ROOM keys.  The room is what fills between two compactions when
+ * every key beats the cut (input in ascending order), and each compaction
+ * has a fixed cost besides its plan's work: a few launches and, with ties,
+ * a wait for its count, tens of microseconds.  Four batches of the default
+ * 2^23 keys make that nothing; four of the 256Ki keys the GPU service may
+ * push are 1Mi keys (4 MiB of 4-byte keys, 80 us of copies at 55 GB/s),
+ * where it counts.  2^22 keys (16 or 32 MiB, 0.3 or 0.6 ms of copies) keep
+ * it to about a tenth of the copies or less, for a set of 2 x (k + 2^22)
+ * keys and references: 96 MiB (4-byte keys) or 128 MiB (8-byte keys)
+ * beyond k, against 1 GiB for 8-byte keys at the default batch.
+ */
 #define SET_BATCHES 4
+#define SET_MIN_ROOM ((size_t) 1 << 22)
 
 template <typename K>
 static GpuStatus
@@ -31,12 +46,12 @@ start_streaming(GpuTopk *t)
 	/* compactions consult the cost model, unless forced: calibrate before copies start */
 	if (t->algorithm == GPU_TOPK_AUTO)
 		TRY(current_calibration(&cal));
-	t->set_cap = (size_t) t->k + SET_BATCHES * STREAM_BATCH_KEYS;
+	t->set_cap = (size_t) t->k + std::max(SET_BATCHES * t->stream_batch, SET_MIN_ROOM);
 	if (t->set_cap > UINT32_MAX / 2)
 		t->set_cap = UINT32_MAX / 2;
 	for (int i = 0; i < STREAM_SLOTS; i++)
 	{
-		TRY(ensure(&t->slot[i], STREAM_BATCH_KEYS * sizeof(K)));
+		TRY(ensure(&t->slot[i], t->stream_batch * sizeof(K)));
 		t->slot_busy[i] = false;
 	}
 	for (int i = 0; i < 2; i++)
@@ -112,10 +127,10 @@ compact(GpuTopk *t)
 	}
 	TRY(read_count(t, out.d_count, &count));
 	t->set_bound = count;
-	if (count + STREAM_BATCH_KEYS > t->set_cap)
+	if (count + t->stream_batch > t->set_cap)
 	{
 		/* keep the tied candidates and make room for more */
-		size_t		cap = 2 * ((size_t) count + STREAM_BATCH_KEYS);
+		size_t		cap = 2 * ((size_t) count + t->stream_batch);
 
 		TRY(ensure(&t->set_keys[1 - other], cap * sizeof(K)));
 		TRY(ensure(&t->set_refs[1 - other], cap * sizeof(Ref)));
@@ -143,7 +158,7 @@ push_keys(GpuTopk *t, const K *host, size_t n)
 		TRY(start_streaming<K>(t));
 	while (n > 0)
 	{
-		size_t		chunk = n < STREAM_BATCH_KEYS ? n : STREAM_BATCH_KEYS;
+		size_t		chunk = std::min(n, t->stream_batch);
 		int			i = t->next_slot;
 		Keys<K>		in;
 		Sink<K>		set;
@@ -236,6 +251,17 @@ extern "C" void
 gpu_topk_set_algorithm(GpuTopk *t, GpuTopkAlgorithm algorithm)
 {
 	t->algorithm = algorithm;
+}
+
+extern "C" GpuStatus
+gpu_topk_set_stream_batch(GpuTopk *t, size_t keys)
+{
+	/* the slots and the set of a run in progress are sized from it */
+	if (keys == 0 || keys > STREAM_BATCH_MAX || t->streaming)
+		return gpu_fail(cudaErrorInvalidValue,
+						"Setting the batch of streamed runs (1 to 2^28 keys, not during a run)");
+	t->stream_batch = keys;
+	return GPU_OK;
 }
 
 extern "C" void

@@ -98,6 +98,12 @@ gpu_topk_set_algorithm(GpuTopk *t, GpuTopkAlgorithm algorithm)
 {
 }
 
+GpuStatus
+gpu_topk_set_stream_batch(GpuTopk *t, size_t keys)
+{
+	return GPU_NOT_BUILT;
+}
+
 GpuTopkPlan
 gpu_topk_last_plan(const GpuTopk *t)
 {
