@@ -91,7 +91,7 @@ struct GpuGroupedTopk
 	uint64_t   *h_count;		/* and in page-locked memory */
 
 	/* the run */
-	bool		running;		/* rows were pushed since create or the result */
+	bool		running;		/* rows were pushed since create, reset or the result */
 	Span		copy[COPY_SLOTS];	/* a push's copies */
 	bool		slot_busy[COPY_SLOTS];	/* its span not yet read */
 	int			next_slot;
@@ -366,13 +366,10 @@ gpu_grouped_create(uint64_t k, size_t batch_cap, GpuGroupedTopk **out)
 	}, gpu_grouped_destroy, out);
 }
 
-extern "C" void
-gpu_grouped_destroy(GpuGroupedTopk *t)
+/* Free the memory that runs grow (no queued work may use it). */
+static void
+free_run_memory(GpuGroupedTopk *t)
 {
-	if (t == NULL)
-		return;
-	/* queued copies may still read the caller's buffers */
-	stream_drain(t->stream);
 	for (int i = 0; i < 2; i++)
 	{
 		devbuf_free(&t->keys[i]);
@@ -380,16 +377,69 @@ gpu_grouped_destroy(GpuGroupedTopk *t)
 	}
 	devbuf_free(&t->flags);
 	devbuf_free(&t->temp);
+	t->cap = 0;
+	pinned_free(t->host_keys);
+	pinned_free(t->host_payloads);
+	t->host_keys = NULL;
+	t->host_payloads = NULL;
+	t->host_cap = 0;
+}
+
+/*
+ * Wait for t's queued work, so that its memory and the caller's buffers are
+ * free, and drop the rows held: no run is left in progress.  Then free the
+ * memory runs grew, if asked to.
+ */
+static GpuStatus
+quiesce(GpuGroupedTopk *t, bool free_memory)
+{
+	GPU_CHECK(cudaStreamSynchronize(t->stream), "Waiting for a grouped top-k");
+	t->running = false;
+	t->counting = false;
+	t->cand = 0;
+	t->pending = 0;
+	t->last_slot = -1;
+	for (int i = 0; i < COPY_SLOTS; i++)
+		t->slot_busy[i] = false;
+	if (free_memory)
+		free_run_memory(t);
+	return GPU_OK;
+}
+
+extern "C" void
+gpu_grouped_destroy(GpuGroupedTopk *t)
+{
+	if (t == NULL)
+		return;
+	/* queued copies may still read the caller's buffers */
+	stream_drain(t->stream);
+	free_run_memory(t);
 	for (int i = 0; i < COPY_SLOTS; i++)
 		span_destroy(&t->copy[i]);
 	span_destroy(&t->compaction);
 	if (t->d_count)
 		cudaFree(t->d_count);
 	pinned_free(t->h_count);
-	pinned_free(t->host_keys);
-	pinned_free(t->host_payloads);
 	stream_destroy(t->stream);
 	free(t);
+}
+
+extern "C" GpuStatus
+gpu_grouped_reset(GpuGroupedTopk *t, uint64_t k)
+{
+	if (k == 0)
+		return gpu_fail(cudaErrorInvalidValue, "Resetting a grouped top-k (k must be at least 1)");
+	TRY(quiesce(t, false));
+	t->k = k;
+	t->copy_ms = 0;
+	t->kernel_ms = 0;
+	return GPU_OK;
+}
+
+extern "C" GpuStatus
+gpu_grouped_release_memory(GpuGroupedTopk *t)
+{
+	return quiesce(t, true);
 }
 
 extern "C" GpuStatus

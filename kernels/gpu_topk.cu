@@ -346,26 +346,25 @@ setup(GpuTopk *t)
 	return span_create(&t->finish);
 }
 
-extern "C" GpuStatus
-gpu_topk_create(int key_width, uint64_t k, TopkMode mode, GpuTopk **out)
+/* A new top-k's parameters, as gpu_topk_create and gpu_topk_reset leave them. */
+static void
+configure(GpuTopk *t, int key_width, uint64_t k, TopkMode mode)
 {
-	return object_create("Allocating the top-k state", [&](GpuTopk *t) {
-		t->key_width = key_width;
-		t->k = k;
-		t->mode = mode;
-		t->stream_batch = STREAM_BATCH_DEFAULT;
-		return setup(t);
-	}, gpu_topk_destroy, out);
+	t->key_width = key_width;
+	t->k = k;
+	t->mode = mode;
+	t->algorithm = GPU_TOPK_AUTO;
+	t->last_plan = {GPU_TOPK_AUTO, 0};
+	t->stream_batch = STREAM_BATCH_DEFAULT;
+	t->pushed = 0;
+	t->copy_ms = 0;
+	t->kernel_ms = 0;
 }
 
-extern "C" void
-gpu_topk_destroy(GpuTopk *t)
+/* Free the memory that runs grow (no queued work may use it). */
+static void
+free_run_memory(GpuTopk *t)
 {
-	if (t == NULL)
-		return;
-	/* queued work may still use the buffers, the object's and the caller's */
-	stream_drain(t->dev.stream);
-	stream_drain(t->copy_stream);
 	devbuf_free(&t->arena);
 	devbuf_free(&t->cand_keys);
 	devbuf_free(&t->cand_refs);
@@ -379,19 +378,74 @@ gpu_topk_destroy(GpuTopk *t)
 	devbuf_free(&t->sort_temp);
 	devbuf_free(&t->items);
 	for (int i = 0; i < STREAM_SLOTS; i++)
-	{
 		devbuf_free(&t->slot[i]);
+	pinned_free(t->host_items);
+	t->host_items = NULL;
+	t->host_cap = 0;
+}
+
+/*
+ * Wait for t's queued work, so that its memory and the caller's buffers are
+ * free, and leave no run in progress and no answer.  Then free the memory
+ * runs grew, if asked to.
+ */
+static GpuStatus
+quiesce(GpuTopk *t, bool free_memory)
+{
+	GPU_CHECK(cudaStreamSynchronize(t->copy_stream), "Copying keys to the device");
+	TRY(wait_stream(t->dev.stream));
+	stream_abandon(t);
+	t->ans = 0;
+	t->answer_count = 0;
+	if (free_memory)
+		free_run_memory(t);
+	return GPU_OK;
+}
+
+extern "C" GpuStatus
+gpu_topk_create(int key_width, uint64_t k, TopkMode mode, GpuTopk **out)
+{
+	return object_create("Allocating the top-k state", [&](GpuTopk *t) {
+		configure(t, key_width, k, mode);
+		return setup(t);
+	}, gpu_topk_destroy, out);
+}
+
+extern "C" void
+gpu_topk_destroy(GpuTopk *t)
+{
+	if (t == NULL)
+		return;
+	/* queued work may still use the buffers, the object's and the caller's */
+	stream_drain(t->dev.stream);
+	stream_drain(t->copy_stream);
+	free_run_memory(t);
+	for (int i = 0; i < STREAM_SLOTS; i++)
+	{
 		span_destroy(&t->copy[i]);
 		span_destroy(&t->kernels[i]);
 	}
 	span_destroy(&t->finish);
 	if (t->sc)
 		cudaFree(t->sc);
-	pinned_free(t->host_items);
 	pinned_free(t->host_count);
 	stream_destroy(t->dev.stream);
 	stream_destroy(t->copy_stream);
 	free(t);
+}
+
+extern "C" GpuStatus
+gpu_topk_reset(GpuTopk *t, int key_width, uint64_t k, TopkMode mode)
+{
+	TRY(quiesce(t, false));
+	configure(t, key_width, k, mode);
+	return GPU_OK;
+}
+
+extern "C" GpuStatus
+gpu_topk_release_memory(GpuTopk *t)
+{
+	return quiesce(t, true);
 }
 
 extern "C" GpuStatus

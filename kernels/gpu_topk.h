@@ -106,9 +106,31 @@ extern GpuStatus gpu_topk_estimate(size_t n, uint64_t k, int key_width,
 								   TopkMode mode, GpuTopkPlan plan,
 								   double *seconds);
 
+/*
+ * An object belongs to the device current when it is created (its streams
+ * and memory are there): use it with that device current, from one thread
+ * at a time.
+ */
 extern GpuStatus gpu_topk_create(int key_width, uint64_t k, TopkMode mode,
 								 GpuTopk **out);
+/* NULL is fine; waits for queued work. */
 extern void gpu_topk_destroy(GpuTopk *t);
+
+/*
+ * A new top-k in t, as gpu_topk_create would make it (automatic algorithm,
+ * default stream batch, no answer), keeping t's device memory (for a pool
+ * of objects).  Waits for queued work first: a streamed run in progress is
+ * abandoned, and the caller's buffers are free when it returns.
+ */
+extern GpuStatus gpu_topk_reset(GpuTopk *t, int key_width, uint64_t k,
+								TopkMode mode);
+
+/*
+ * Give back the device and page-locked memory that runs grew, after
+ * waiting for queued work (a streamed run in progress is abandoned, the
+ * last answer is gone); t stays usable, and its next run allocates again.
+ */
+extern GpuStatus gpu_topk_release_memory(GpuTopk *t);
 
 /*
  * Top-k of n keys in device memory (16-byte aligned), replacing anything
@@ -130,7 +152,8 @@ extern void gpu_topk_set_algorithm(GpuTopk *t, GpuTopkAlgorithm algorithm);
  * sizes a run's device memory, 3 batches plus a candidate set of
  * 2 x (k + max(4 batches, 2^22 keys)) keys with their 8-byte references,
  * and a quarter more: for 8-byte keys and a small k, about 1.5 GiB at the
- * default and 190 MiB at 2^20.
+ * default and 190 MiB at 2^20.  Memory only grows: after large batches,
+ * gpu_topk_release_memory gives it back.
  */
 extern GpuStatus gpu_topk_set_stream_batch(GpuTopk *t, size_t keys);
 

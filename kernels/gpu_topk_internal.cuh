@@ -151,6 +151,7 @@ GpuStatus	sort_answer(GpuTopk *t);
 
 /* gpu_topk_stream.cu: the answer of a streamed run, on the device, sorted */
 extern GpuStatus stream_finish(GpuTopk *t);
+extern void stream_abandon(GpuTopk *t);
 
 /* gpu_topk_cost.cu: the model (see GpuTopkCalibration in gpu_topk.h) */
 extern const int correction_log_n[GPU_TOPK_CORRECTION_N];

@@ -235,6 +235,18 @@ finish_streaming(GpuTopk *t)
 	return span_add_ms(&t->finish, &t->kernel_ms);
 }
 
+/*
+ * Forget a streamed run in progress, once the caller has waited for its
+ * queued work: its batches' spans are never read.
+ */
+void
+stream_abandon(GpuTopk *t)
+{
+	t->streaming = false;
+	for (int i = 0; i < STREAM_SLOTS; i++)
+		t->slot_busy[i] = false;
+}
+
 /* The streamed answer, sorted in ans_*, once every copy has landed. */
 GpuStatus
 stream_finish(GpuTopk *t)

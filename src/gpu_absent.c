@@ -93,6 +93,18 @@ gpu_topk_destroy(GpuTopk *t)
 {
 }
 
+GpuStatus
+gpu_topk_reset(GpuTopk *t, int key_width, uint64_t k, TopkMode mode)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_topk_release_memory(GpuTopk *t)
+{
+	return GPU_NOT_BUILT;
+}
+
 void
 gpu_topk_set_algorithm(GpuTopk *t, GpuTopkAlgorithm algorithm)
 {
@@ -147,6 +159,18 @@ gpu_grouped_create(uint64_t k, size_t batch_cap, GpuGroupedTopk **out)
 void
 gpu_grouped_destroy(GpuGroupedTopk *t)
 {
+}
+
+GpuStatus
+gpu_grouped_reset(GpuGroupedTopk *t, uint64_t k)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_grouped_release_memory(GpuGroupedTopk *t)
+{
+	return GPU_NOT_BUILT;
 }
 
 GpuStatus
