@@ -73,15 +73,36 @@ extern GpuStatus gpu_device_info(int device, GpuDeviceInfo *info);
  */
 extern GpuStatus gpu_device_open(int device);
 
+/* Make the device current for the calling thread (cudaSetDevice). */
+extern GpuStatus gpu_set_device(int device);
+
+/* Free and total memory of the current device, in bytes. */
+extern GpuStatus gpu_device_memory(size_t *free_bytes, size_t *total_bytes);
+
 extern GpuStatus gpu_device_alloc(size_t size, void **ptr);
 extern GpuStatus gpu_device_free(void *ptr);
 extern GpuStatus gpu_host_alloc(size_t size, void **ptr);
 extern GpuStatus gpu_host_free(void *ptr);
 
+/*
+ * Page-lock size bytes of existing host memory at ptr (shared memory, say)
+ * for every device, so that copies from it run at full speed; unregister
+ * with the same ptr before the memory goes away.
+ */
+extern GpuStatus gpu_host_register(void *ptr, size_t size);
+extern GpuStatus gpu_host_unregister(void *ptr);
+
 extern GpuStatus gpu_copy_to_device(void *dst, const void *src, size_t size,
 									GpuStream stream);
 /* Waits for all work on the current device, uninterruptibly. */
 extern GpuStatus gpu_synchronize(void);
+
+/*
+ * For fault-injection tests only: run a kernel that executes a trap
+ * instruction on the current device and wait for it.  Returns
+ * GPU_DEVICE_LOST: the device's context stays unusable in this process.
+ */
+extern GpuStatus gpu_inject_device_fault(void);
 
 #ifdef __cplusplus
 }

@@ -42,6 +42,11 @@ gpu_fail(cudaError_t err, const char *action)
 		case cudaErrorUnsupportedPtxVersion:
 		case cudaErrorInvalidKernelImage:
 			return GPU_UNSUPPORTED_DEVICE;
+			/*
+			 * Sticky errors: a kernel that faulted, a trap instruction
+			 * among them (gpu_inject_device_fault: cudaErrorLaunchFailure,
+			 * cudaErrorIllegalInstruction or cudaErrorAssert, by driver).
+			 */
 		case cudaErrorIllegalAddress:
 		case cudaErrorLaunchFailure:
 		case cudaErrorLaunchTimeout:
@@ -164,6 +169,20 @@ gpu_device_open(int device)
 }
 
 GpuStatus
+gpu_set_device(int device)
+{
+	GPU_CHECK(cudaSetDevice(device), "Selecting the CUDA device");
+	return GPU_OK;
+}
+
+GpuStatus
+gpu_device_memory(size_t *free_bytes, size_t *total_bytes)
+{
+	GPU_CHECK(cudaMemGetInfo(free_bytes, total_bytes), "Reading the device's free memory");
+	return GPU_OK;
+}
+
+GpuStatus
 gpu_device_alloc(size_t size, void **ptr)
 {
 	GPU_CHECK(cudaMalloc(ptr, size), "Allocating device memory");
@@ -192,6 +211,22 @@ gpu_host_free(void *ptr)
 	return GPU_OK;
 }
 
+/* Portable: page-locked for every device's context, not only the current one. */
+GpuStatus
+gpu_host_register(void *ptr, size_t size)
+{
+	GPU_CHECK(cudaHostRegister(ptr, size, cudaHostRegisterPortable),
+			  "Page-locking host memory");
+	return GPU_OK;
+}
+
+GpuStatus
+gpu_host_unregister(void *ptr)
+{
+	GPU_CHECK(cudaHostUnregister(ptr), "Unlocking page-locked host memory");
+	return GPU_OK;
+}
+
 GpuStatus
 gpu_copy_to_device(void *dst, const void *src, size_t size, GpuStream stream)
 {
@@ -205,4 +240,30 @@ gpu_synchronize(void)
 {
 	GPU_CHECK(cudaDeviceSynchronize(), "Waiting for the GPU");
 	return GPU_OK;
+}
+
+__global__ static void
+trap_kernel(void)
+{
+	asm volatile("trap;");
+}
+
+/*
+ * The trap aborts the kernel and leaves the context unusable, as a real
+ * device fault would; it runs on the legacy default stream, which the
+ * engine's streams (non-blocking) do not wait for or hold up.
+ */
+GpuStatus
+gpu_inject_device_fault(void)
+{
+	cudaError_t err;
+
+	trap_kernel<<<1, 1>>>();
+	if ((err = cudaGetLastError()) != cudaSuccess)
+		return gpu_fail(err, "Launching the fault-injection kernel");
+	if ((err = cudaStreamSynchronize(0)) != cudaSuccess)
+		return gpu_fail(err, "Running the fault-injection kernel");
+	snprintf(last_error, sizeof(last_error),
+			 "The fault-injection kernel ran to its end without a fault.");
+	return GPU_FAILED;
 }

@@ -46,6 +46,20 @@ gpu_device_open(int device)
 }
 
 GpuStatus
+gpu_set_device(int device)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_device_memory(size_t *free_bytes, size_t *total_bytes)
+{
+	*free_bytes = 0;
+	*total_bytes = 0;
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
 gpu_device_alloc(size_t size, void **ptr)
 {
 	return GPU_NOT_BUILT;
@@ -70,6 +84,18 @@ gpu_host_free(void *ptr)
 }
 
 GpuStatus
+gpu_host_register(void *ptr, size_t size)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_host_unregister(void *ptr)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
 gpu_copy_to_device(void *dst, const void *src, size_t size, GpuStream stream)
 {
 	return GPU_NOT_BUILT;
@@ -77,6 +103,12 @@ gpu_copy_to_device(void *dst, const void *src, size_t size, GpuStream stream)
 
 GpuStatus
 gpu_synchronize(void)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_inject_device_fault(void)
 {
 	return GPU_NOT_BUILT;
 }
