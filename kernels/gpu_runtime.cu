@@ -74,6 +74,13 @@ gpu_build_description(void)
 	return desc;
 }
 
+/* The status of a CUDA call that is a whole entry point. */
+static GpuStatus
+checked(cudaError_t err, const char *action)
+{
+	return err == cudaSuccess ? GPU_OK : gpu_fail(err, action);
+}
+
 const char *
 gpu_last_error(void)
 {
@@ -171,75 +178,66 @@ gpu_device_open(int device)
 GpuStatus
 gpu_set_device(int device)
 {
-	GPU_CHECK(cudaSetDevice(device), "Selecting the CUDA device");
-	return GPU_OK;
+	return checked(cudaSetDevice(device), "Selecting the CUDA device");
 }
 
 GpuStatus
 gpu_device_memory(size_t *free_bytes, size_t *total_bytes)
 {
-	GPU_CHECK(cudaMemGetInfo(free_bytes, total_bytes), "Reading the device's free memory");
-	return GPU_OK;
+	return checked(cudaMemGetInfo(free_bytes, total_bytes),
+				   "Reading the device's free memory");
 }
 
 GpuStatus
 gpu_device_alloc(size_t size, void **ptr)
 {
-	GPU_CHECK(cudaMalloc(ptr, size), "Allocating device memory");
-	return GPU_OK;
+	return checked(cudaMalloc(ptr, size), "Allocating device memory");
 }
 
 GpuStatus
 gpu_device_free(void *ptr)
 {
-	GPU_CHECK(cudaFree(ptr), "Freeing device memory");
-	return GPU_OK;
+	return checked(cudaFree(ptr), "Freeing device memory");
 }
 
 GpuStatus
 gpu_host_alloc(size_t size, void **ptr)
 {
-	GPU_CHECK(cudaHostAlloc(ptr, size, cudaHostAllocDefault),
-		  "Allocating pinned host memory");
-	return GPU_OK;
+	return checked(cudaHostAlloc(ptr, size, cudaHostAllocDefault),
+				   "Allocating pinned host memory");
 }
 
 GpuStatus
 gpu_host_free(void *ptr)
 {
-	GPU_CHECK(cudaFreeHost(ptr), "Freeing pinned host memory");
-	return GPU_OK;
+	return checked(cudaFreeHost(ptr), "Freeing pinned host memory");
 }
 
 /* Portable: page-locked for every device's context, not only the current one. */
 GpuStatus
 gpu_host_register(void *ptr, size_t size)
 {
-	GPU_CHECK(cudaHostRegister(ptr, size, cudaHostRegisterPortable),
-			  "Page-locking host memory");
-	return GPU_OK;
+	return checked(cudaHostRegister(ptr, size, cudaHostRegisterPortable),
+				   "Page-locking host memory");
 }
 
 GpuStatus
 gpu_host_unregister(void *ptr)
 {
-	GPU_CHECK(cudaHostUnregister(ptr), "Unlocking page-locked host memory");
-	return GPU_OK;
+	return checked(cudaHostUnregister(ptr), "Unlocking page-locked host memory");
 }
 
 GpuStatus
 gpu_copy_to_device(void *dst, const void *src, size_t size, GpuStream stream)
 {
-	GPU_CHECK(cudaMemcpyAsync(dst, src, size, cudaMemcpyHostToDevice, stream),
-		  "Copying to the device");
-	return GPU_OK;
+	return checked(cudaMemcpyAsync(dst, src, size, cudaMemcpyHostToDevice, stream),
+				   "Copying to the device");
 }
 
 GpuStatus
 gpu_synchronize(void)
 {
-	GPU_CHECK(cudaDeviceSynchronize(), "Waiting for the GPU");
-	return GPU_OK;
+	return checked(cudaDeviceSynchronize(), "Waiting for the GPU");
 }
 
 __global__ static void
