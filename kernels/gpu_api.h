@@ -61,7 +61,7 @@ typedef struct GpuDeviceInfo
 /* What this build carries: CUDA runtime version and kernel targets. */
 extern const char *gpu_build_description(void);
 
-/* CUDA's message for the calling thread's most recent failure, as one sentence. */
+/* CUDA's message for the calling thread's last failure, as one sentence. */
 extern const char *gpu_last_error(void);
 
 extern GpuStatus gpu_device_count(int *count);
@@ -100,7 +100,8 @@ extern GpuStatus gpu_synchronize(void);
 /*
  * For fault-injection tests only: run a kernel that executes a trap
  * instruction on the current device and wait for it.  Returns
- * GPU_DEVICE_LOST: the device's context stays unusable in this process.
+ * GPU_DEVICE_LOST: the device's context stays unusable in this process
+ * (GPU_FAILED should the kernel, against expectation, run to its end).
  */
 extern GpuStatus gpu_inject_device_fault(void);
 

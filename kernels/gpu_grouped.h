@@ -33,7 +33,10 @@ typedef struct GroupedKey
 
 typedef struct GpuGroupedTopk GpuGroupedTopk;
 
-/* k >= 1; batch_cap: the most rows one push may carry. */
+/*
+ * k >= 1; batch_cap: the most rows one push may carry.  Like a GpuTopk,
+ * the object belongs to the device current when it is created.
+ */
 extern GpuStatus gpu_grouped_create(uint64_t k, size_t batch_cap, GpuGroupedTopk **out);
 
 /* NULL is fine; waits for queued work. */

@@ -3,9 +3,9 @@
  *	  Streamed runs of the GPU top-k engine: keys pushed from host memory.
  *
  * Batches of up to stream_batch keys (the object's; 2^23 unless set) are
- * copied on the copy stream into STREAM_SLOTS device slots while the compute stream appends the keys of
- * earlier batches that beat the running cut (the k-th key so far) to a
- * candidate set.  Events order the two streams: a batch's kernels wait for
+ * copied on the copy stream into STREAM_SLOTS device slots while the
+ * compute stream appends the keys of earlier batches that beat the running
+ * cut (the k-th key so far) to a candidate set.  Events order the two streams: a batch's kernels wait for
  * its copy, and a slot is copied into again only once its kernels have
  * consumed it, so copies overlap kernels and the host waits only when all
  * slots are in flight.  When the set could overflow, a plan compacts it to
