@@ -9,6 +9,10 @@
  * those into ereports.  A build without nvcc links src/gpu_absent.c in
  * place of the CUDA objects; it answers GPU_NOT_BUILT to everything.
  *
+ * Entry points may be called from several threads at once, each thread
+ * with its own current device and its own last error; an engine object
+ * (gpu_topk.h, gpu_grouped.h) is used by one thread at a time.
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef GPU_API_H
@@ -51,10 +55,13 @@ typedef struct GpuDeviceInfo
 /* Lowest compute capability our kernel images run on (sm_80 SASS). */
 #define GPU_MIN_CC_MAJOR 8
 
+/* Devices the engine serves: ordinals 0 to GPU_MAX_DEVICES - 1. */
+#define GPU_MAX_DEVICES 16
+
 /* What this build carries: CUDA runtime version and kernel targets. */
 extern const char *gpu_build_description(void);
 
-/* CUDA's message for the most recent failure, as one sentence. */
+/* CUDA's message for the calling thread's last failure, as one sentence. */
 extern const char *gpu_last_error(void);
 
 extern GpuStatus gpu_device_count(int *count);
@@ -66,21 +73,37 @@ extern GpuStatus gpu_device_info(int device, GpuDeviceInfo *info);
  */
 extern GpuStatus gpu_device_open(int device);
 
+/* Make the device current for the calling thread (cudaSetDevice). */
+extern GpuStatus gpu_set_device(int device);
+
+/* Free and total memory of the current device, in bytes. */
+extern GpuStatus gpu_device_memory(size_t *free_bytes, size_t *total_bytes);
+
 extern GpuStatus gpu_device_alloc(size_t size, void **ptr);
 extern GpuStatus gpu_device_free(void *ptr);
 extern GpuStatus gpu_host_alloc(size_t size, void **ptr);
 extern GpuStatus gpu_host_free(void *ptr);
 
-extern GpuStatus gpu_stream_create(GpuStream *stream);
-extern GpuStatus gpu_stream_destroy(GpuStream stream);
-/* Sets *done when all work queued on the stream has finished. */
-extern GpuStatus gpu_stream_query(GpuStream stream, bool *done);
+/*
+ * Page-lock size bytes of existing host memory at ptr (shared memory, say)
+ * for every device, so that copies from it run at full speed; unregister
+ * with the same ptr before the memory goes away.
+ */
+extern GpuStatus gpu_host_register(void *ptr, size_t size);
+extern GpuStatus gpu_host_unregister(void *ptr);
+
 extern GpuStatus gpu_copy_to_device(void *dst, const void *src, size_t size,
 									GpuStream stream);
-extern GpuStatus gpu_copy_to_host(void *dst, const void *src, size_t size,
-								  GpuStream stream);
 /* Waits for all work on the current device, uninterruptibly. */
 extern GpuStatus gpu_synchronize(void);
+
+/*
+ * For fault-injection tests only: run a kernel that executes a trap
+ * instruction on the current device and wait for it.  Returns
+ * GPU_DEVICE_LOST: the device's context stays unusable in this process
+ * (GPU_FAILED should the kernel, against expectation, run to its end).
+ */
+extern GpuStatus gpu_inject_device_fault(void);
 
 #ifdef __cplusplus
 }

@@ -55,6 +55,7 @@
 
 #include "gpu_error.h"
 #include "gpu_grouped.h"
+#include "gpu_resources.cuh"
 
 /* pushes whose copy events may be outstanding at once */
 #define COPY_SLOTS 8
@@ -64,13 +65,6 @@
 #define MAX_FLOOR_ROWS ((size_t) 1 << 23)
 /* rows held at once: CUB's 32-bit offsets (far beyond any device's memory) */
 #define MAX_HELD_ROWS ((size_t) UINT32_MAX)
-
-/* device memory of one array */
-struct DeviceArray
-{
-	void	   *ptr;
-	size_t		bytes;
-};
 
 struct GpuGroupedTopk
 {
@@ -84,10 +78,10 @@ struct GpuGroupedTopk
 	 * keys[cur] and payloads[cur]; cap rows fit in each of the four arrays
 	 * and in flags (a byte a row: kept by the compaction)
 	 */
-	DeviceArray keys[2];
-	DeviceArray payloads[2];
-	DeviceArray flags;
-	DeviceArray temp;			/* CUB's */
+	DevBuf		keys[2];
+	DevBuf		payloads[2];
+	DevBuf		flags;
+	DevBuf		temp;			/* CUB's */
 	int			cur;
 	size_t		cap;
 	size_t		cand;			/* rows the last compaction kept, once counted */
@@ -97,14 +91,12 @@ struct GpuGroupedTopk
 	uint64_t   *h_count;		/* and in page-locked memory */
 
 	/* the run */
-	bool		running;		/* rows were pushed since create or the result */
-	cudaEvent_t copy_begun[COPY_SLOTS];
-	cudaEvent_t copied[COPY_SLOTS];
-	bool		slot_busy[COPY_SLOTS];	/* its events not yet read */
+	bool		running;		/* rows were pushed since create, reset or the result */
+	Span		copy[COPY_SLOTS];	/* a push's copies */
+	bool		slot_busy[COPY_SLOTS];	/* its span not yet read */
 	int			next_slot;
 	int			last_slot;		/* the last push's, or -1 */
-	cudaEvent_t compact_begun;
-	cudaEvent_t counted;
+	Span		compaction;		/* the last one, up to its count's copy */
 	double		run_copy_ms;
 	double		run_kernel_ms;
 	double		copy_ms;		/* the last run's, once its result is back */
@@ -115,37 +107,6 @@ struct GpuGroupedTopk
 	uint64_t   *host_payloads;
 	size_t		host_cap;
 };
-
-#define TRY(call) \
-	do { \
-		GpuStatus status_ = (call); \
-		if (status_ != GPU_OK) \
-			return status_; \
-	} while (0)
-
-static void
-array_free(DeviceArray *a)
-{
-	if (a->ptr)
-		cudaFree(a->ptr);
-	a->ptr = NULL;
-	a->bytes = 0;
-}
-
-/* At least bytes in a; the contents are lost when it is reallocated. */
-static GpuStatus
-array_reserve(DeviceArray *a, size_t bytes, size_t slack)
-{
-	void	   *ptr = NULL;
-
-	if (a->bytes >= bytes)
-		return GPU_OK;
-	array_free(a);
-	GPU_CHECK(cudaMalloc(&ptr, bytes + slack), "Allocating device memory for a grouped top-k");
-	a->ptr = ptr;
-	a->bytes = bytes + slack;
-	return GPU_OK;
-}
 
 /* ------------------------------------------------------------ compaction */
 
@@ -255,7 +216,7 @@ compaction_calls(GpuGroupedTopk *t, size_t n, void *temp, size_t *temp_bytes, in
 
 /*
  * Compact the rows held to the candidates, asynchronously: the count of
- * rows kept arrives with the event counted (see await_count).
+ * rows kept arrives with the end of the span compaction (see await_count).
  */
 static GpuStatus
 compact(GpuGroupedTopk *t)
@@ -268,28 +229,17 @@ compact(GpuGroupedTopk *t)
 		return GPU_OK;
 	TRY(compaction_calls(t, n, NULL, &temp_bytes, &out));
 	/* the last compaction is over (its count was waited for): temp is free */
-	TRY(array_reserve(&t->temp, temp_bytes, temp_bytes / 4));
+	TRY(devbuf_reserve(&t->temp, temp_bytes, temp_bytes / 4));
 	temp_bytes = t->temp.bytes;
-	GPU_CHECK(cudaEventRecord(t->compact_begun, t->stream), "Recording an event");
+	GPU_CHECK(cudaEventRecord(t->compaction.begun, t->stream), "Recording an event");
 	TRY(compaction_calls(t, n, t->temp.ptr, &temp_bytes, &out));
 	GPU_CHECK(cudaMemcpyAsync(t->h_count, t->d_count, sizeof(uint64_t),
 							  cudaMemcpyDeviceToHost, t->stream),
 			  "Reading a count from the device");
-	GPU_CHECK(cudaEventRecord(t->counted, t->stream), "Recording an event");
+	GPU_CHECK(cudaEventRecord(t->compaction.ended, t->stream), "Recording an event");
 	t->cur = out;
 	t->pending = 0;
 	t->counting = true;
-	return GPU_OK;
-}
-
-/* The device time from begun to ended, both reached, added to *ms. */
-static GpuStatus
-add_time(double *ms, cudaEvent_t begun, cudaEvent_t ended)
-{
-	float		elapsed = 0;
-
-	GPU_CHECK(cudaEventElapsedTime(&elapsed, begun, ended), "Timing the device");
-	*ms += elapsed;
 	return GPU_OK;
 }
 
@@ -299,19 +249,19 @@ await_count(GpuGroupedTopk *t)
 {
 	if (!t->counting)
 		return GPU_OK;
-	GPU_CHECK(cudaEventSynchronize(t->counted), "Compacting a grouped top-k");
+	GPU_CHECK(cudaEventSynchronize(t->compaction.ended), "Compacting a grouped top-k");
 	t->counting = false;
 	t->cand = (size_t) *t->h_count;
-	return add_time(&t->run_kernel_ms, t->compact_begun, t->counted);
+	return span_add_ms(&t->compaction, &t->run_kernel_ms);
 }
 
 /* Add a push's copy time, waiting for its copies if they are not over. */
 static GpuStatus
 retire_slot(GpuGroupedTopk *t, int i)
 {
-	GPU_CHECK(cudaEventSynchronize(t->copied[i]), "Copying rows to the device");
+	GPU_CHECK(cudaEventSynchronize(t->copy[i].ended), "Copying rows to the device");
 	t->slot_busy[i] = false;
-	return add_time(&t->run_copy_ms, t->copy_begun[i], t->copied[i]);
+	return span_add_ms(&t->copy[i], &t->run_copy_ms);
 }
 
 /*
@@ -336,10 +286,10 @@ make_room(GpuGroupedTopk *t, size_t rows)
 	/* queued copies write the rows held, and compactions read every array */
 	GPU_CHECK(cudaStreamSynchronize(t->stream), "Growing a grouped top-k");
 	t->cap = 0;
-	array_free(&t->keys[alt]);
-	array_free(&t->payloads[alt]);
-	TRY(array_reserve(&t->keys[alt], cap * sizeof(GroupedKey), 0));
-	TRY(array_reserve(&t->payloads[alt], cap * sizeof(uint64_t), 0));
+	devbuf_free(&t->keys[alt]);
+	devbuf_free(&t->payloads[alt]);
+	TRY(devbuf_reserve(&t->keys[alt], cap * sizeof(GroupedKey), 0));
+	TRY(devbuf_reserve(&t->payloads[alt], cap * sizeof(uint64_t), 0));
 	if (held > 0)
 	{
 		GPU_CHECK(cudaMemcpyAsync(t->keys[alt].ptr, t->keys[t->cur].ptr,
@@ -350,28 +300,14 @@ make_room(GpuGroupedTopk *t, size_t rows)
 								  t->stream), "Growing a grouped top-k");
 		GPU_CHECK(cudaStreamSynchronize(t->stream), "Growing a grouped top-k");
 	}
-	array_free(&t->keys[t->cur]);
-	array_free(&t->payloads[t->cur]);
+	devbuf_free(&t->keys[t->cur]);
+	devbuf_free(&t->payloads[t->cur]);
 	t->cur = alt;
-	TRY(array_reserve(&t->keys[1 - alt], cap * sizeof(GroupedKey), 0));
-	TRY(array_reserve(&t->payloads[1 - alt], cap * sizeof(uint64_t), 0));
-	TRY(array_reserve(&t->flags, cap, 0));
+	TRY(devbuf_reserve(&t->keys[1 - alt], cap * sizeof(GroupedKey), 0));
+	TRY(devbuf_reserve(&t->payloads[1 - alt], cap * sizeof(uint64_t), 0));
+	TRY(devbuf_reserve(&t->flags, cap, 0));
 	t->cap = cap;
 	return GPU_OK;
-}
-
-static void
-pinned_drop(void *ptr)
-{
-	if (ptr)
-		cudaFreeHost(ptr);
-}
-
-static void
-event_drop(cudaEvent_t event)
-{
-	if (event)
-		cudaEventDestroy(event);
 }
 
 /* Page-locked memory for a result of n rows. */
@@ -384,8 +320,8 @@ host_room(GpuGroupedTopk *t, size_t n)
 
 	if (n <= t->host_cap)
 		return GPU_OK;
-	pinned_drop(t->host_keys);
-	pinned_drop(t->host_payloads);
+	pinned_free(t->host_keys);
+	pinned_free(t->host_payloads);
 	t->host_keys = NULL;
 	t->host_payloads = NULL;
 	t->host_cap = 0;
@@ -409,40 +345,64 @@ setup(GpuGroupedTopk *t)
 	GPU_CHECK(cudaMallocHost((void **) &t->h_count, sizeof(uint64_t)),
 			  "Allocating page-locked memory");
 	for (int i = 0; i < COPY_SLOTS; i++)
-	{
-		GPU_CHECK(cudaEventCreate(&t->copy_begun[i]), "Creating an event");
-		GPU_CHECK(cudaEventCreate(&t->copied[i]), "Creating an event");
-	}
-	GPU_CHECK(cudaEventCreate(&t->compact_begun), "Creating an event");
-	GPU_CHECK(cudaEventCreate(&t->counted), "Creating an event");
-	return GPU_OK;
+		TRY(span_create(&t->copy[i]));
+	return span_create(&t->compaction);
 }
 
 extern "C" GpuStatus
 gpu_grouped_create(uint64_t k, size_t batch_cap, GpuGroupedTopk **out)
 {
-	GpuGroupedTopk *t;
-	GpuStatus	status;
-
 	*out = NULL;
 	if (k == 0 || batch_cap == 0)
 		return gpu_fail(cudaErrorInvalidValue,
 						"Creating a grouped top-k (k and the batch capacity must be at least 1)");
-	t = (GpuGroupedTopk *) calloc(1, sizeof(GpuGroupedTopk));
-	if (t == NULL)
-		return gpu_fail(cudaErrorMemoryAllocation, "Allocating the grouped top-k state");
-	t->k = k;
-	t->batch_cap = batch_cap;
-	t->floor_rows = batch_cap > MAX_FLOOR_ROWS / FLOOR_BATCHES ? MAX_FLOOR_ROWS :
-		std::max(FLOOR_BATCHES * batch_cap, MIN_FLOOR_ROWS);
-	t->last_slot = -1;
-	status = setup(t);
-	if (status != GPU_OK)
+	return object_create("Allocating the grouped top-k state", [&](GpuGroupedTopk *t) {
+		t->k = k;
+		t->batch_cap = batch_cap;
+		t->floor_rows = batch_cap > MAX_FLOOR_ROWS / FLOOR_BATCHES ? MAX_FLOOR_ROWS :
+			std::max(FLOOR_BATCHES * batch_cap, MIN_FLOOR_ROWS);
+		t->last_slot = -1;
+		return setup(t);
+	}, gpu_grouped_destroy, out);
+}
+
+/* Free the memory that runs grow (no queued work may use it). */
+static void
+free_run_memory(GpuGroupedTopk *t)
+{
+	for (int i = 0; i < 2; i++)
 	{
-		gpu_grouped_destroy(t);
-		return status;
+		devbuf_free(&t->keys[i]);
+		devbuf_free(&t->payloads[i]);
 	}
-	*out = t;
+	devbuf_free(&t->flags);
+	devbuf_free(&t->temp);
+	t->cap = 0;
+	pinned_free(t->host_keys);
+	pinned_free(t->host_payloads);
+	t->host_keys = NULL;
+	t->host_payloads = NULL;
+	t->host_cap = 0;
+}
+
+/*
+ * Wait for t's queued work, so that its memory and the caller's buffers are
+ * free, and drop the rows held: no run is left in progress.  Then free the
+ * memory runs grew, if asked to.
+ */
+static GpuStatus
+quiesce(GpuGroupedTopk *t, bool free_memory)
+{
+	GPU_CHECK(cudaStreamSynchronize(t->stream), "Waiting for a grouped top-k");
+	t->running = false;
+	t->counting = false;
+	t->cand = 0;
+	t->pending = 0;
+	t->last_slot = -1;
+	for (int i = 0; i < COPY_SLOTS; i++)
+		t->slot_busy[i] = false;
+	if (free_memory)
+		free_run_memory(t);
 	return GPU_OK;
 }
 
@@ -452,30 +412,34 @@ gpu_grouped_destroy(GpuGroupedTopk *t)
 	if (t == NULL)
 		return;
 	/* queued copies may still read the caller's buffers */
-	if (t->stream)
-		cudaStreamSynchronize(t->stream);
-	for (int i = 0; i < 2; i++)
-	{
-		array_free(&t->keys[i]);
-		array_free(&t->payloads[i]);
-	}
-	array_free(&t->flags);
-	array_free(&t->temp);
+	stream_drain(t->stream);
+	free_run_memory(t);
 	for (int i = 0; i < COPY_SLOTS; i++)
-	{
-		event_drop(t->copy_begun[i]);
-		event_drop(t->copied[i]);
-	}
-	event_drop(t->compact_begun);
-	event_drop(t->counted);
+		span_destroy(&t->copy[i]);
+	span_destroy(&t->compaction);
 	if (t->d_count)
 		cudaFree(t->d_count);
-	pinned_drop(t->h_count);
-	pinned_drop(t->host_keys);
-	pinned_drop(t->host_payloads);
-	if (t->stream)
-		cudaStreamDestroy(t->stream);
+	pinned_free(t->h_count);
+	stream_destroy(t->stream);
 	free(t);
+}
+
+extern "C" GpuStatus
+gpu_grouped_reset(GpuGroupedTopk *t, uint64_t k)
+{
+	if (k == 0)
+		return gpu_fail(cudaErrorInvalidValue, "Resetting a grouped top-k (k must be at least 1)");
+	TRY(quiesce(t, false));
+	t->k = k;
+	t->copy_ms = 0;
+	t->kernel_ms = 0;
+	return GPU_OK;
+}
+
+extern "C" GpuStatus
+gpu_grouped_release_memory(GpuGroupedTopk *t)
+{
+	return quiesce(t, true);
 }
 
 extern "C" GpuStatus
@@ -500,14 +464,14 @@ gpu_grouped_push(GpuGroupedTopk *t, const GroupedKey *keys, const uint64_t *payl
 	TRY(make_room(t, at + n));
 	if (t->slot_busy[i])
 		TRY(retire_slot(t, i));
-	GPU_CHECK(cudaEventRecord(t->copy_begun[i], t->stream), "Recording an event");
+	GPU_CHECK(cudaEventRecord(t->copy[i].begun, t->stream), "Recording an event");
 	GPU_CHECK(cudaMemcpyAsync((GroupedKey *) t->keys[t->cur].ptr + at, keys,
 							  n * sizeof(GroupedKey), cudaMemcpyHostToDevice, t->stream),
 			  "Copying rows to the device");
 	GPU_CHECK(cudaMemcpyAsync((uint64_t *) t->payloads[t->cur].ptr + at, payloads,
 							  n * sizeof(uint64_t), cudaMemcpyHostToDevice, t->stream),
 			  "Copying rows to the device");
-	GPU_CHECK(cudaEventRecord(t->copied[i], t->stream), "Recording an event");
+	GPU_CHECK(cudaEventRecord(t->copy[i].ended, t->stream), "Recording an event");
 	t->slot_busy[i] = true;
 	t->last_slot = i;
 	t->next_slot = (i + 1) % COPY_SLOTS;
@@ -522,7 +486,7 @@ gpu_grouped_wait_input(GpuGroupedTopk *t)
 {
 	/* one stream: the last push's copies end after every earlier one's */
 	if (t->last_slot >= 0)
-		GPU_CHECK(cudaEventSynchronize(t->copied[t->last_slot]), "Copying rows to the device");
+		GPU_CHECK(cudaEventSynchronize(t->copy[t->last_slot].ended), "Copying rows to the device");
 	return GPU_OK;
 }
 

@@ -33,11 +33,29 @@ typedef struct GroupedKey
 
 typedef struct GpuGroupedTopk GpuGroupedTopk;
 
-/* k >= 1; batch_cap: the most rows one push may carry. */
+/*
+ * k >= 1; batch_cap: the most rows one push may carry.  Like a GpuTopk,
+ * the object belongs to the device current when it is created.
+ */
 extern GpuStatus gpu_grouped_create(uint64_t k, size_t batch_cap, GpuGroupedTopk **out);
 
 /* NULL is fine; waits for queued work. */
 extern void gpu_grouped_destroy(GpuGroupedTopk *t);
+
+/*
+ * A new grouped top-k of k >= 1 in t, as gpu_grouped_create(k, its batch
+ * capacity) would make it, keeping t's memory (for a pool of objects).
+ * Waits for queued work first: a run in progress is abandoned, and the
+ * caller's buffers are free when it returns.
+ */
+extern GpuStatus gpu_grouped_reset(GpuGroupedTopk *t, uint64_t k);
+
+/*
+ * Give back the device and page-locked memory that runs grew, after
+ * waiting for queued work (a run in progress is abandoned, the last result
+ * is gone); t stays usable, and its next run allocates again.
+ */
+extern GpuStatus gpu_grouped_release_memory(GpuGroupedTopk *t);
 
 /*
  * Add n <= batch_cap rows from host memory: keys[i] with payloads[i] (a

@@ -3,8 +3,10 @@
  *	  Devices, memory, streams and error reporting for gputopk's CUDA code.
  *
  * Thin wrappers over the CUDA runtime that classify every failure into a
- * GpuStatus and remember CUDA's message for it.  The runtime is linked
- * statically; the driver (libcuda.so.1) is loaded by it on first use.
+ * GpuStatus and remember CUDA's message for it, per thread: in the GPU
+ * service several threads run the engine at once, each reporting its own
+ * failures.  The runtime is linked statically; the driver (libcuda.so.1)
+ * is loaded by it on first use.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -14,7 +16,8 @@
 #include "gpu_api.h"
 #include "gpu_error.h"
 
-static char last_error[512];
+/* the calling thread's last failure, as gpu_last_error returns it */
+static thread_local char last_error[512];
 
 GpuStatus
 gpu_fail(cudaError_t err, const char *action)
@@ -39,6 +42,11 @@ gpu_fail(cudaError_t err, const char *action)
 		case cudaErrorUnsupportedPtxVersion:
 		case cudaErrorInvalidKernelImage:
 			return GPU_UNSUPPORTED_DEVICE;
+			/*
+			 * Sticky errors: a kernel that faulted, a trap instruction
+			 * among them (gpu_inject_device_fault: cudaErrorLaunchFailure,
+			 * cudaErrorIllegalInstruction or cudaErrorAssert, by driver).
+			 */
 		case cudaErrorIllegalAddress:
 		case cudaErrorLaunchFailure:
 		case cudaErrorLaunchTimeout:
@@ -58,11 +66,19 @@ gpu_fail(cudaError_t err, const char *action)
 const char *
 gpu_build_description(void)
 {
-	static char desc[128];
+	/* per thread: threads that ask at once must not write one buffer */
+	static thread_local char desc[128];
 
 	snprintf(desc, sizeof(desc), "CUDA %d.%d, kernels for sm_80 sm_90",
 			 CUDART_VERSION / 1000, (CUDART_VERSION % 1000) / 10);
 	return desc;
+}
+
+/* The status of a CUDA call that is a whole entry point. */
+static GpuStatus
+checked(cudaError_t err, const char *action)
+{
+	return err == cudaSuccess ? GPU_OK : gpu_fail(err, action);
 }
 
 const char *
@@ -160,79 +176,92 @@ gpu_device_open(int device)
 }
 
 GpuStatus
+gpu_set_device(int device)
+{
+	return checked(cudaSetDevice(device), "Selecting the CUDA device");
+}
+
+GpuStatus
+gpu_device_memory(size_t *free_bytes, size_t *total_bytes)
+{
+	return checked(cudaMemGetInfo(free_bytes, total_bytes),
+				   "Reading the device's free memory");
+}
+
+GpuStatus
 gpu_device_alloc(size_t size, void **ptr)
 {
-	GPU_CHECK(cudaMalloc(ptr, size), "Allocating device memory");
-	return GPU_OK;
+	return checked(cudaMalloc(ptr, size), "Allocating device memory");
 }
 
 GpuStatus
 gpu_device_free(void *ptr)
 {
-	GPU_CHECK(cudaFree(ptr), "Freeing device memory");
-	return GPU_OK;
+	return checked(cudaFree(ptr), "Freeing device memory");
 }
 
 GpuStatus
 gpu_host_alloc(size_t size, void **ptr)
 {
-	GPU_CHECK(cudaHostAlloc(ptr, size, cudaHostAllocDefault),
-		  "Allocating pinned host memory");
-	return GPU_OK;
+	return checked(cudaHostAlloc(ptr, size, cudaHostAllocDefault),
+				   "Allocating pinned host memory");
 }
 
 GpuStatus
 gpu_host_free(void *ptr)
 {
-	GPU_CHECK(cudaFreeHost(ptr), "Freeing pinned host memory");
-	return GPU_OK;
+	return checked(cudaFreeHost(ptr), "Freeing pinned host memory");
+}
+
+/* Portable: page-locked for every device's context, not only the current one. */
+GpuStatus
+gpu_host_register(void *ptr, size_t size)
+{
+	return checked(cudaHostRegister(ptr, size, cudaHostRegisterPortable),
+				   "Page-locking host memory");
 }
 
 GpuStatus
-gpu_stream_create(GpuStream *stream)
+gpu_host_unregister(void *ptr)
 {
-	GPU_CHECK(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking),
-		  "Creating a CUDA stream");
-	return GPU_OK;
-}
-
-GpuStatus
-gpu_stream_destroy(GpuStream stream)
-{
-	GPU_CHECK(cudaStreamDestroy(stream), "Destroying a CUDA stream");
-	return GPU_OK;
-}
-
-GpuStatus
-gpu_stream_query(GpuStream stream, bool *done)
-{
-	cudaError_t err = cudaStreamQuery(stream);
-
-	*done = (err == cudaSuccess);
-	if (err == cudaSuccess || err == cudaErrorNotReady)
-		return GPU_OK;
-	return gpu_fail(err, "Running GPU work");
+	return checked(cudaHostUnregister(ptr), "Unlocking page-locked host memory");
 }
 
 GpuStatus
 gpu_copy_to_device(void *dst, const void *src, size_t size, GpuStream stream)
 {
-	GPU_CHECK(cudaMemcpyAsync(dst, src, size, cudaMemcpyHostToDevice, stream),
-		  "Copying to the device");
-	return GPU_OK;
-}
-
-GpuStatus
-gpu_copy_to_host(void *dst, const void *src, size_t size, GpuStream stream)
-{
-	GPU_CHECK(cudaMemcpyAsync(dst, src, size, cudaMemcpyDeviceToHost, stream),
-		  "Copying from the device");
-	return GPU_OK;
+	return checked(cudaMemcpyAsync(dst, src, size, cudaMemcpyHostToDevice, stream),
+				   "Copying to the device");
 }
 
 GpuStatus
 gpu_synchronize(void)
 {
-	GPU_CHECK(cudaDeviceSynchronize(), "Waiting for the GPU");
-	return GPU_OK;
+	return checked(cudaDeviceSynchronize(), "Waiting for the GPU");
+}
+
+__global__ static void
+trap_kernel(void)
+{
+	asm volatile("trap;");
+}
+
+/*
+ * The trap aborts the kernel and leaves the context unusable, as a real
+ * device fault would; it runs on the legacy default stream, which the
+ * engine's streams (non-blocking) do not wait for or hold up.
+ */
+GpuStatus
+gpu_inject_device_fault(void)
+{
+	cudaError_t err;
+
+	trap_kernel<<<1, 1>>>();
+	if ((err = cudaGetLastError()) != cudaSuccess)
+		return gpu_fail(err, "Launching the fault-injection kernel");
+	if ((err = cudaStreamSynchronize(0)) != cudaSuccess)
+		return gpu_fail(err, "Running the fault-injection kernel");
+	snprintf(last_error, sizeof(last_error),
+			 "The fault-injection kernel ran to its end without a fault.");
+	return GPU_FAILED;
 }

@@ -43,8 +43,9 @@ typedef struct GpuTopkPlan
 /*
  * The cost model: the time of each algorithm is linear in the work it does
  * (SIGMOD'18 section 7: bytes over bandwidth, per step), with coefficients
- * fitted by least squares to runs timed on the device on first use in a
- * process.  For n keys and a top k, in seconds:
+ * fitted by least squares to runs timed on each device on its first use in
+ * a process (devices below GPU_MAX_DEVICES; threads that need it meanwhile
+ * wait).  For n keys and a top k, in seconds:
  *	 radix		a + b n + e k (the input read twice; the answer)
  *	 bitonic	a + b n, one line per log2 of k (shared-memory steps per key)
  *	 delegates	a + b n + c m + d g + e p (radix behind delegates: the pass
@@ -87,6 +88,14 @@ typedef struct GpuTopkCalibration
 	double		correction[2][GPU_TOPK_FAMILIES][GPU_TOPK_CORRECTION_N][GPU_TOPK_CORRECTION_K];
 } GpuTopkCalibration;
 
+/*
+ * The current device's parameters, measured now if they are not yet.  The
+ * measurement takes the device for a while and is skewed by other work on
+ * it: a process that runs top-ks in several threads (the GPU service) asks
+ * for each device's calibration before it takes work.  gpu_topk_choose,
+ * gpu_topk_estimate and selections with GPU_TOPK_AUTO use the current
+ * device's too.
+ */
 extern GpuStatus gpu_topk_calibration(GpuTopkCalibration *cal);
 
 /* The plan the cost model picks, and its predicted time in seconds. */
@@ -97,9 +106,31 @@ extern GpuStatus gpu_topk_estimate(size_t n, uint64_t k, int key_width,
 								   TopkMode mode, GpuTopkPlan plan,
 								   double *seconds);
 
+/*
+ * An object belongs to the device current when it is created (its streams
+ * and memory are there): use it with that device current, from one thread
+ * at a time.
+ */
 extern GpuStatus gpu_topk_create(int key_width, uint64_t k, TopkMode mode,
 								 GpuTopk **out);
+/* NULL is fine; waits for queued work. */
 extern void gpu_topk_destroy(GpuTopk *t);
+
+/*
+ * A new top-k in t, as gpu_topk_create would make it (automatic algorithm,
+ * default stream batch, no answer), keeping t's device memory (for a pool
+ * of objects).  Waits for queued work first: a streamed run in progress is
+ * abandoned, and the caller's buffers are free when it returns.
+ */
+extern GpuStatus gpu_topk_reset(GpuTopk *t, int key_width, uint64_t k,
+								TopkMode mode);
+
+/*
+ * Give back the device and page-locked memory that runs grew, after
+ * waiting for queued work (a streamed run in progress is abandoned, the
+ * last answer is gone); t stays usable, and its next run allocates again.
+ */
+extern GpuStatus gpu_topk_release_memory(GpuTopk *t);
 
 /*
  * Top-k of n keys in device memory (16-byte aligned), replacing anything
@@ -114,6 +145,17 @@ extern GpuStatus gpu_topk_device(GpuTopk *t, const void *dev_keys, size_t n,
  * default: the cost model's).  Bitonic falls back to radix above its k.
  */
 extern void gpu_topk_set_algorithm(GpuTopk *t, GpuTopkAlgorithm algorithm);
+
+/*
+ * Keys per batch of the streamed runs that follow (1 to 2^28; 2^23 until
+ * set), between runs only: pushes of more keys are split into batches.  It
+ * sizes a run's device memory, 3 batches plus a candidate set of
+ * 2 x (k + max(4 batches, 2^22 keys)) keys with their 8-byte references,
+ * and a quarter more: for 8-byte keys and a small k, about 1.5 GiB at the
+ * default and 190 MiB at 2^20.  Memory only grows: after large batches,
+ * gpu_topk_release_memory gives it back.
+ */
+extern GpuStatus gpu_topk_set_stream_batch(GpuTopk *t, size_t keys);
 
 /* The plan of the last selection; GPU_TOPK_AUTO before any. */
 extern GpuTopkPlan gpu_topk_last_plan(const GpuTopk *t);

@@ -23,6 +23,8 @@
  * every real key.  For 32-bit keys an item is one 64-bit integer, key above
  * inverted position, so that a compare-exchange is a 64-bit min and max.
  */
+#include <atomic>
+
 #include "topk_device.cuh"
 
 namespace topk
@@ -357,13 +359,24 @@ bitonic_topk(const Device &dev, Keys<K> in, uint64_t k, Sink<K> out, Arena &aren
 	size_t		smem = smem_bytes(sizeof(T));
 	uint64_t	items;
 	int			cur = 0;
-	static bool attributes_set = false;
+	int			device = 0;
+	uint32_t	bit;
 
-	if (!attributes_set)
+	/*
+	 * More than 48 KiB of shared memory is opted into per function in each
+	 * device's context: once per device (a bit each; beyond 32 devices every
+	 * time), by whichever thread launches there first.  Threads that race
+	 * here both set it, which is harmless; the bit is published after.
+	 */
+	static std::atomic<uint32_t> attributes_set{0};
+
+	cudaGetDevice(&device);
+	bit = device >= 0 && device < 32 ? 1u << device : 0;
+	if (bit == 0 || !(attributes_set.load(std::memory_order_acquire) & bit))
 	{
 		cudaFuncSetAttribute(sort_reducer<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
 		cudaFuncSetAttribute(bitonic_reducer<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
-		attributes_set = true;
+		attributes_set.fetch_or(bit, std::memory_order_release);
 	}
 	if (blocks <= 1)
 	{

@@ -46,6 +46,20 @@ gpu_device_open(int device)
 }
 
 GpuStatus
+gpu_set_device(int device)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_device_memory(size_t *free_bytes, size_t *total_bytes)
+{
+	*free_bytes = 0;
+	*total_bytes = 0;
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
 gpu_device_alloc(size_t size, void **ptr)
 {
 	return GPU_NOT_BUILT;
@@ -70,19 +84,13 @@ gpu_host_free(void *ptr)
 }
 
 GpuStatus
-gpu_stream_create(GpuStream *stream)
+gpu_host_register(void *ptr, size_t size)
 {
 	return GPU_NOT_BUILT;
 }
 
 GpuStatus
-gpu_stream_destroy(GpuStream stream)
-{
-	return GPU_NOT_BUILT;
-}
-
-GpuStatus
-gpu_stream_query(GpuStream stream, bool *done)
+gpu_host_unregister(void *ptr)
 {
 	return GPU_NOT_BUILT;
 }
@@ -94,13 +102,13 @@ gpu_copy_to_device(void *dst, const void *src, size_t size, GpuStream stream)
 }
 
 GpuStatus
-gpu_copy_to_host(void *dst, const void *src, size_t size, GpuStream stream)
+gpu_synchronize(void)
 {
 	return GPU_NOT_BUILT;
 }
 
 GpuStatus
-gpu_synchronize(void)
+gpu_inject_device_fault(void)
 {
 	return GPU_NOT_BUILT;
 }
@@ -117,9 +125,27 @@ gpu_topk_destroy(GpuTopk *t)
 {
 }
 
+GpuStatus
+gpu_topk_reset(GpuTopk *t, int key_width, uint64_t k, TopkMode mode)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_topk_release_memory(GpuTopk *t)
+{
+	return GPU_NOT_BUILT;
+}
+
 void
 gpu_topk_set_algorithm(GpuTopk *t, GpuTopkAlgorithm algorithm)
 {
+}
+
+GpuStatus
+gpu_topk_set_stream_batch(GpuTopk *t, size_t keys)
+{
+	return GPU_NOT_BUILT;
 }
 
 GpuTopkPlan
@@ -165,6 +191,18 @@ gpu_grouped_create(uint64_t k, size_t batch_cap, GpuGroupedTopk **out)
 void
 gpu_grouped_destroy(GpuGroupedTopk *t)
 {
+}
+
+GpuStatus
+gpu_grouped_reset(GpuGroupedTopk *t, uint64_t k)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_grouped_release_memory(GpuGroupedTopk *t)
+{
+	return GPU_NOT_BUILT;
 }
 
 GpuStatus

@@ -3,18 +3,25 @@
  *	  The GPU top-k backend against the CPU backend (and against a plain sort
  *	  for the smaller inputs), on a machine with a GPU.
  *
- * Usage: test_gpu [SEED] [CASES] [MAX_LOG_N] [forced|grouped]; the seed is
- * printed.  Cases draw n, k, key width, mode, distribution, and either a
- * device-resident run with a random plan (bitonic or radix, with or without
- * delegates, or the cost model's) or a streamed run in batches of odd
- * sizes.  With "forced", every case is resident with a random plan: the
- * cost model is never calibrated (for runs under compute-sanitizer's
- * slower tools).
+ * Usage: test_gpu [SEED] [CASES] [MAX_LOG_N] [forced|grouped|fault]; the
+ * seed is printed.  First THREADS threads run a top-k each at once (on
+ * several devices where there are), all needing the cost model before it
+ * is calibrated.  Then cases draw n, k, key width, mode, distribution, and
+ * either a device-resident run with a random plan (bitonic or radix, with
+ * or without delegates, or the cost model's) or a streamed run in batches
+ * of odd sizes; every other case reuses one object (gpu_topk_reset), and
+ * some streamed runs set their batch size.  With "forced", every case is
+ * resident with a random plan and there are no threads: the cost model is
+ * never calibrated (for runs under compute-sanitizer's slower tools).
  *
  * Then the grouped top-k (kernels/gpu_grouped.h) runs a fixed list of
  * cases on rows drawn from the same seed, at most 2^MAX_LOG_N rows each,
  * against a plain sort; with "grouped", only those.
+ *
+ * With "fault", only gpu_inject_device_fault runs, which must answer
+ * GPU_DEVICE_LOST (the process's context on device 0 is then unusable).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +136,123 @@ draw_k(TestRng *rng, size_t n)
 			return (uint64_t) 1 << (rng_next(rng) % 21);
 		default:
 			return 1 + rng_next(rng) % 5000;
+	}
+}
+
+/* ------------------------------------------------------------ threads */
+
+#define THREADS 4
+
+typedef struct ThreadCase
+{
+	int			index;
+	int			device;
+	uint64_t	seed;
+	size_t		n;
+	int			failures;
+} ThreadCase;
+
+/*
+ * One thread's top-k on its own object and device, as the GPU service runs
+ * them: keys in malloc'ed memory page-locked by gpu_host_register, streamed
+ * in batches of 2^18 keys, then resident with the cost model's plan and
+ * with bitonic forced, each against the CPU backend.
+ */
+static void *
+thread_case(void *arg)
+{
+	ThreadCase *tc = (ThreadCase *) arg;
+	TestRng		rng = {tc->seed};
+	int			width = (tc->index & 1) ? 8 : 4;
+	TopkMode	mode = (tc->index & 2) ? TOPK_WITH_TIES : TOPK_EXACT;
+	uint64_t	k = 1 + rng_next(&rng) % 256;
+	size_t		n = tc->n;
+	void	   *keys = malloc(n * width);
+	void	   *dev;
+	GpuTopkPlan bitonic = {GPU_TOPK_BITONIC, 0};
+	CpuTopk    *cpu;
+	GpuTopk    *gpu;
+	TopkResult	cr;
+	TopkResult	gr;
+	char		label[128];
+
+	if (keys == NULL)
+	{
+		fprintf(stderr, "thread %d: out of memory\n", tc->index);
+		exit(2);
+	}
+	make_keys(keys, n, width, DIST_UNIFORM, &rng);
+	cpu = cpu_topk_create(width, k, mode);
+	if (cpu == NULL || !cpu_topk_push(cpu, keys, n) || !cpu_topk_result(cpu, &cr))
+	{
+		fprintf(stderr, "thread %d: CPU backend out of memory\n", tc->index);
+		exit(2);
+	}
+	REQUIRE(gpu_set_device(tc->device));
+	REQUIRE(gpu_host_register(keys, n * width));
+	REQUIRE(gpu_device_alloc(n * width, &dev));
+	REQUIRE(gpu_topk_create(width, k, mode, &gpu));
+	for (int run = 0; run < 3; run++)
+	{
+		if (run == 0)
+		{
+			/* the first use of the cost model, in every thread at once */
+			REQUIRE(gpu_topk_set_stream_batch(gpu, (size_t) 1 << 18));
+			REQUIRE(gpu_topk_push(gpu, keys, n));
+		}
+		else
+		{
+			REQUIRE(gpu_copy_to_device(dev, keys, n * width, NULL));
+			REQUIRE(gpu_synchronize());
+			REQUIRE(gpu_topk_device(gpu, dev, n, run == 1 ? NULL : &bitonic, NULL));
+		}
+		REQUIRE(gpu_topk_result(gpu, &gr));
+		snprintf(label, sizeof(label), "thread %d on device %d (n=%zu k=%llu %d-byte %s run %d)",
+				 tc->index, tc->device, n, (unsigned long long) k, width,
+				 mode == TOPK_EXACT ? "exact" : "with-ties", run);
+		if (!same_answer(keys, n, width, &cr, &gr, label))
+			tc->failures++;
+	}
+	gpu_topk_destroy(gpu);
+	REQUIRE(gpu_device_free(dev));
+	REQUIRE(gpu_host_unregister(keys));
+	cpu_topk_destroy(cpu);
+	free(keys);
+	return NULL;
+}
+
+/*
+ * THREADS threads at once, each on its own device where there are several
+ * our kernels run on; run before anything else has used the cost model.
+ */
+static void
+test_threads(uint64_t seed, size_t max_n, int devices)
+{
+	pthread_t	threads[THREADS];
+	ThreadCase	tcs[THREADS];
+
+	for (int i = 0; i < THREADS; i++)
+	{
+		GpuDeviceInfo info;
+
+		tcs[i].index = i;
+		tcs[i].device = i % devices;
+		if (gpu_device_info(tcs[i].device, &info) != GPU_OK ||
+			info.cc_major < GPU_MIN_CC_MAJOR || tcs[i].device >= GPU_MAX_DEVICES)
+			tcs[i].device = 0;
+		tcs[i].seed = seed + i;
+		tcs[i].n = max_n < ((size_t) 1 << 22) ? max_n : (size_t) 1 << 22;
+		tcs[i].failures = 0;
+		if (pthread_create(&threads[i], NULL, thread_case, &tcs[i]) != 0)
+		{
+			fprintf(stderr, "test_gpu: could not start a thread\n");
+			exit(2);
+		}
+	}
+	for (int i = 0; i < THREADS; i++)
+	{
+		pthread_join(threads[i], NULL);
+		failures += tcs[i].failures;
 	}
 }
 
@@ -396,6 +520,36 @@ push_grouped(GpuGroupedTopk *g, const GroupedCase *gc, const GroupedKey *keys,
 	}
 }
 
+/*
+ * The object of a grouped case: cases of batch capacity MEBI share one, as a
+ * pool would, made anew by gpu_grouped_reset; before that, now and then a
+ * run is left unfinished (abandoned by the reset) or the object's memory is
+ * given back.  The rows pushed then are those of the case before.
+ */
+static GpuGroupedTopk *
+grouped_object(const GroupedCase *gc, int c, GpuGroupedTopk **pooled,
+			   const GroupedKey *keys, const uint64_t *payloads, size_t most)
+{
+	GpuGroupedTopk *g;
+
+	if (gc->batch_cap != MEBI)
+	{
+		REQUIRE(gpu_grouped_create(gc->k, gc->batch_cap, &g));
+		return g;
+	}
+	if (*pooled == NULL)
+	{
+		REQUIRE(gpu_grouped_create(gc->k, gc->batch_cap, pooled));
+		return *pooled;
+	}
+	if (c % 2 == 0)
+		REQUIRE(gpu_grouped_push(*pooled, keys, payloads, most < MEBI ? most : MEBI));
+	if (c % 4 == 3)
+		REQUIRE(gpu_grouped_release_memory(*pooled));
+	REQUIRE(gpu_grouped_reset(*pooled, gc->k));
+	return *pooled;
+}
+
 /* The grouped cases; returns how many runs were checked. */
 static int
 test_grouped(uint64_t seed, size_t max_n)
@@ -405,6 +559,7 @@ test_grouped(uint64_t seed, size_t max_n)
 	size_t		most = 1;
 	GroupedKey *keys;
 	uint64_t   *payloads;
+	GpuGroupedTopk *pooled = NULL;
 	int			runs = 0;
 
 	for (int c = 0; c < ncases; c++)
@@ -419,7 +574,7 @@ test_grouped(uint64_t seed, size_t max_n)
 		const GroupedCase *gc = &grouped_cases[c];
 		GpuGroupedTopk *g;
 
-		REQUIRE(gpu_grouped_create(gc->k, gc->batch_cap, &g));
+		g = grouped_object(gc, c, &pooled, keys, payloads, most);
 		for (int r = 0; r < gc->runs; r++)
 		{
 			size_t		n = (gc->n < max_n ? gc->n : max_n) >> r;
@@ -449,8 +604,10 @@ test_grouped(uint64_t seed, size_t max_n)
 			}
 			runs++;
 		}
-		gpu_grouped_destroy(g);
+		if (g != pooled)
+			gpu_grouped_destroy(g);
 	}
+	gpu_grouped_destroy(pooled);
 	gpu_host_free(keys);
 	gpu_host_free(payloads);
 	return runs;
@@ -464,6 +621,7 @@ main(int argc, char **argv)
 	int			max_log_n = argc > 3 ? atoi(argv[3]) : 26;
 	bool		forced = argc > 4 && strcmp(argv[4], "forced") == 0;
 	bool		grouped_only = argc > 4 && strcmp(argv[4], "grouped") == 0;
+	bool		fault = argc > 4 && strcmp(argv[4], "fault") == 0;
 	size_t		max_n = (size_t) 1 << max_log_n;
 	TestRng		rng = {seed};
 	void	   *host;
@@ -472,11 +630,21 @@ main(int argc, char **argv)
 	int			resident = 0;
 	int			streamed = 0;
 	int			grouped;
+	GpuTopk    *pooled = NULL;
 
 	printf("test_gpu: seed %llu, %d cases, n up to 2^%d\n", (unsigned long long) seed,
 		   cases, max_log_n);
 	REQUIRE(gpu_device_count(&count));
 	REQUIRE(gpu_device_open(0));
+	if (fault)
+	{
+		GpuStatus	status = gpu_inject_device_fault();
+
+		printf("test_gpu: injected fault: status %d, %s\n", (int) status, gpu_last_error());
+		return status == GPU_DEVICE_LOST ? 0 : 1;
+	}
+	if (!forced && !grouped_only)
+		test_threads(seed, max_n, count);
 	REQUIRE(gpu_host_alloc(max_n * 8, &host));
 	REQUIRE(gpu_device_alloc(max_n * 8, &dev));
 
@@ -488,9 +656,11 @@ main(int argc, char **argv)
 		TopkMode	mode = (rng_next(&rng) % 3 == 0) ? TOPK_WITH_TIES : TOPK_EXACT;
 		Distribution d = rng_next(&rng) % DIST_COUNT;
 		bool		stream = rng_next(&rng) % 3 == 0 && !forced;
+		bool		reuse = c % 2 == 1;
+		size_t		stream_batch = 0;
 		GpuTopkPlan plan = {GPU_TOPK_AUTO, 0};
 		GpuTopkPlan used = {GPU_TOPK_AUTO, 0};
-		char		label[256];
+		char		label[320];
 		CpuTopk    *cpu;
 		GpuTopk    *gpu;
 		TopkResult	cr;
@@ -513,10 +683,37 @@ main(int argc, char **argv)
 			return 2;
 		}
 
-		REQUIRE(gpu_topk_create(width, k, mode, &gpu));
+		/*
+		 * Odd cases reuse one object, made anew by gpu_topk_reset as a pool
+		 * would; before that, now and then a streamed run is left unfinished
+		 * (abandoned by the reset: its keys are this case's, taken at the
+		 * last case's width) or the object's memory is given back.  None of
+		 * this draws from rng, so that seeds replay as before.
+		 */
+		if (!reuse)
+			REQUIRE(gpu_topk_create(width, k, mode, &gpu));
+		else if (pooled == NULL)
+			REQUIRE(gpu_topk_create(width, k, mode, &pooled));
+		else
+		{
+			if (c % 8 == 3 && n > 0 && !forced)
+				REQUIRE(gpu_topk_push(pooled, host, n / 2 + 1));
+			if (c % 16 == 5)
+				REQUIRE(gpu_topk_release_memory(pooled));
+			REQUIRE(gpu_topk_reset(pooled, width, k, mode));
+		}
+		if (reuse)
+			gpu = pooled;
 		if (stream)
 		{
 			size_t		done = 0;
+
+			/* a third of streamed runs in batches of 4Ki to 1Mi keys, odd sizes among them */
+			if (c % 3 == 2)
+			{
+				stream_batch = ((size_t) 1 << (12 + c % 9)) + c % 7;
+				REQUIRE(gpu_topk_set_stream_batch(gpu, stream_batch));
+			}
 
 			while (done < n)
 			{
@@ -539,18 +736,21 @@ main(int argc, char **argv)
 		REQUIRE(gpu_topk_result(gpu, &gr));
 
 		snprintf(label, sizeof(label),
-				 "case %d (n=%zu k=%llu %d-byte %s %s %s plan=%s/%d)", c, n,
+				 "case %d (n=%zu k=%llu %d-byte %s %s %s plan=%s/%d batch=%zu%s)", c, n,
 				 (unsigned long long) k, width, distribution_name(d),
 				 mode == TOPK_EXACT ? "exact" : "with-ties",
 				 stream ? "streamed" : "resident",
 				 used.algorithm == GPU_TOPK_BITONIC ? "bitonic" :
-				 used.algorithm == GPU_TOPK_RADIX ? "radix" : "-", used.log_subrange);
+				 used.algorithm == GPU_TOPK_RADIX ? "radix" : "-", used.log_subrange,
+				 stream_batch, reuse ? " reused" : "");
 		if (!same_answer(host, n, width, &cr, &gr, label) ||
 			(n <= SORT_CHECK_MAX && !check_result(host, n, width, k, mode, &gr, label)))
 			failures++;
-		gpu_topk_destroy(gpu);
+		if (!reuse)
+			gpu_topk_destroy(gpu);
 		cpu_topk_destroy(cpu);
 	}
+	gpu_topk_destroy(pooled);
 	gpu_host_free(host);
 	gpu_device_free(dev);
 	grouped = test_grouped(seed, max_n);
