@@ -15,8 +15,8 @@ DATA = gputopk--0.1.sql
 PGFILEDESC = "gputopk - top-k queries on the GPU"
 
 # src/ by family: module-level files, scan_* what both custom scans share,
-# topk_* the GpuTopK scan, agg_* the top-k aggregates and GpuTopKAgg; and the
-# engine's CPU backend (kernels/, plain C).
+# topk_* the GpuTopK scan, agg_* the top-k aggregates and GpuTopKAgg,
+# service_* the GPU service; and the engine's CPU backend (kernels/, plain C).
 SRC_OBJS = src/gputopk.o src/device.o src/info.o kernels/cpu_topk.o \
 	src/scan_row_reader.o src/scan_filter_program.o src/scan_parallel_policy.o \
 	src/scan_counters.o src/scan_gpu_stats.o src/scan_double_buffer.o \
@@ -24,7 +24,9 @@ SRC_OBJS = src/gputopk.o src/device.o src/info.o kernels/cpu_topk.o \
 	src/topk_key_sink.o \
 	src/agg_functions.o src/agg_path.o src/agg_exec.o src/agg_groups.o \
 	src/agg_records.o src/agg_explain.o src/agg_group_sink.o \
-	src/agg_group_exchange.o src/agg_group_spill.o
+	src/agg_group_exchange.o src/agg_group_spill.o \
+	src/service_shmem.o src/service_main.o src/service_jobs.o src/service_client.o \
+	src/service_view.o
 
 # pg_regress tests in sql/ and expected/; two need a particular server set-up
 # and are run by test/run on their own: device_absent (no usable GPU) and

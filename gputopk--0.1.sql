@@ -26,6 +26,40 @@ LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED ROWS 2;
 COMMENT ON FUNCTION gputopk_devices() IS
 'CUDA devices and the CPU backend; selected marks where top-k work runs under gputopk.device';
 
+CREATE FUNCTION gputopk_service(
+    OUT device int,
+    OUT name text,
+    OUT state text,
+    OUT pid int,
+    OUT memory_used_bytes bigint,
+    OUT memory_free_bytes bigint,
+    OUT jobs_running int,
+    OUT jobs_done bigint,
+    OUT jobs_failed bigint,
+    OUT bytes_received bigint,
+    OUT transfer_ms float8,
+    OUT kernel_ms float8,
+    OUT queue_wait_ms float8)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE ROWS 1;
+
+COMMENT ON FUNCTION gputopk_service() IS
+'the GPU service: one row per GPU with its memory and the jobs it ran';
+
+CREATE VIEW gputopk_service AS SELECT * FROM gputopk_service();
+
+CREATE FUNCTION gputopk_service_inject_fault(fault text, arg int DEFAULT 0)
+RETURNS void
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+REVOKE ALL ON FUNCTION gputopk_service_inject_fault(text, int) FROM PUBLIC;
+
+COMMENT ON FUNCTION gputopk_service_inject_fault(text, int) IS
+'superuser only, for tests: make the GPU service fail once (out_of_memory, device_error, exit, slow_start with arg ms, or none)';
+
+-- Top-k aggregates (src/topk_agg.c): gpu_topk(value, k), the k largest values
 -- Top-k aggregates (src/agg_functions.c): gpu_topk(value, k), the k largest values
 -- in descending order, gpu_bottomk(value, k), the k smallest in ascending
 -- order; gpu_topk_by(result, value, k) and gpu_bottomk_by(result, value, k),

@@ -49,6 +49,58 @@ start_bench_cluster() {
 		-c 'CREATE EXTENSION pg_buffercache'
 }
 
+# load_table TABLE ROWS: the benchmark table (id int8 1..ROWS in ascending
+# physical order, a and b random int4, score random float4 with 1% NULL, ts
+# within the last 365 days, pad text of 20 characters: about 84 bytes a row),
+# frozen, analyzed and warm in shared_buffers.  LOADERS sessions write binary
+# COPY files of consecutive id ranges concurrently, then one session COPYs
+# them in order, FREEZE, into the table created in the same transaction.
+# Sets LOAD_GENERATE_S, LOAD_COPY_S, LOAD_VACUUM_S and LOAD_PREWARM_S.
+load_table() {
+	local table=$1 rows=$2 dir=$CLUSTER_DIR/load started pids=() i lo hi copies=""
+	mkdir -p "$dir"
+	[ "$(id -u)" = 0 ] && chown "$CLUSTER_USER:" "$dir"
+
+	started=$(now_s)
+	for ((i = 0; i < LOADERS; i++)); do
+		lo=$((rows * i / LOADERS + 1))
+		hi=$((rows * (i + 1) / LOADERS))
+		psql_q -c "COPY (
+			SELECT g AS id,
+			       (random() * 2e9 - 1e9)::int4 AS a,
+			       (random() * 2e9 - 1e9)::int4 AS b,
+			       CASE WHEN random() < 0.01 THEN NULL ELSE random()::float4 END AS score,
+			       now() - random() * interval '365 days' AS ts,
+			       lpad(g::text, 20, '*') AS pad
+			  FROM generate_series(${lo}::int8, ${hi}::int8) g
+			) TO '$dir/chunk_$i' (FORMAT binary)" &
+		pids+=($!)
+		copies+="COPY $table FROM '$dir/chunk_$i' (FORMAT binary, FREEZE);"$'\n'
+	done
+	for i in "${pids[@]}"; do
+		wait "$i" || die "a data generator failed"
+	done
+	LOAD_GENERATE_S=$(since "$started")
+
+	started=$(now_s)
+	psql_q <<-EOF
+		BEGIN;
+		CREATE TABLE $table (id int8, a int4, b int4, score float4, ts timestamptz, pad text);
+		$copies
+		COMMIT;
+	EOF
+	rm -rf "$dir"
+	LOAD_COPY_S=$(since "$started")
+
+	started=$(now_s)
+	psql_q -c "VACUUM (FREEZE, ANALYZE) $table"
+	LOAD_VACUUM_S=$(since "$started")
+
+	started=$(now_s)
+	psql_q -c "SELECT pg_prewarm('$table')" >/dev/null
+	LOAD_PREWARM_S=$(since "$started")
+}
+
 # sql VALUE_QUERY: one value, unaligned.
 sql() { psql_q -At -c "$1"; }
 

@@ -1,162 +1,82 @@
 /*-------------------------------------------------------------------------
  *
  * device.c
- *	  The GPU as seen by a backend: lazy probing, the choice between GPU and
- *	  CPU backends, errors, and resources released with memory contexts.
+ *	  Where top-k work runs: the GPU, through the GPU service, or the CPU
+ *	  backend, as gputopk.device says.
  *
- * CUDA is touched only here (through kernels/gpu_api.h) and only in the
- * backend that needs it, never in the postmaster.  The first use probes the
- * devices once per backend: the first one our kernels can run on is opened
- * and must pass a self-test, or the reason it cannot be used is kept for
- * DEBUG1 messages and errors.  Pinned host buffers belong to a memory
- * context and go back to the backend's pool by its reset callback, because
- * a failing or cancelled query never reaches its executor's end routine.
+ * Backends never touch CUDA: the GPU service (service.h) owns the GPUs.
+ * Without it (the library not in shared_preload_libraries, or no usable
+ * GPU), auto uses the CPU backend and gpu is an error that says why.
+ * While the service is still looking for GPUs, the question "is there a
+ * GPU?" waits for its answer; under auto, a job waits for nothing and runs
+ * on the CPU when the service is not ready.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include <signal.h>
-
-#include "utils/memutils.h"
+#include "miscadmin.h"
+#include "utils/wait_event.h"
 
 #include "device.h"
 #include "gputopk.h"
 
-typedef enum GpuState
-{
-	GPU_UNPROBED,
-	GPU_READY,
-	GPU_ABSENT,					/* never usable in this backend */
-	GPU_LOST					/* was usable until a sticky CUDA error */
-} GpuState;
+/* the longest wait for the service's first answer about GPUs */
+#define PROBE_WAIT_MS 10000
 
-static GpuState gpu_state = GPU_UNPROBED;
-static int	gpu_ordinal = -1;
-static char gpu_absent_reason[1024];
-
-/* Pinned host buffers kept between queries, up to gputopk.pinned_pool_size. */
-#define PINNED_POOL_SLOTS 32
-#define PINNED_ROUNDING (2 * 1024 * 1024)
-
-typedef struct PinnedSlot
-{
-	void	   *ptr;			/* NULL when the slot is empty */
-	size_t		size;
-	bool		in_use;
-} PinnedSlot;
-
-static PinnedSlot pinned_pool[PINNED_POOL_SLOTS];
-
-static void
-set_absent(GpuState state, const char *fmt,...) pg_attribute_printf(2, 3);
-
-static void
-set_absent(GpuState state, const char *fmt,...)
-{
-	va_list		args;
-
-	va_start(args, fmt);
-	vsnprintf(gpu_absent_reason, sizeof(gpu_absent_reason), fmt, args);
-	va_end(args);
-	gpu_state = state;
-}
+static const char *const not_preloaded_reason =
+"The GPU service runs only when gputopk is in shared_preload_libraries.";
 
 /*
- * Threads that the CUDA driver starts inherit the signal mask of the thread
- * that starts them; block everything meanwhile so that PostgreSQL's signals
- * (cancel, terminate, latches) always reach the backend's own thread.
+ * The service's state once it has looked for GPUs; a service that does not
+ * answer within PROBE_WAIT_MS counts as absent.
  */
-static void
-block_signals(sigset_t *saved)
+static ServiceState
+probed_state(void)
 {
-	sigset_t	all;
+	ServiceState state = service_state();
 
-	sigfillset(&all);
-	sigprocmask(SIG_SETMASK, &all, saved);
-}
-
-static void
-restore_signals(const sigset_t *saved)
-{
-	sigprocmask(SIG_SETMASK, saved, NULL);
-}
-
-static void
-probe(void)
-{
-	int			count = 0;
-	GpuStatus	status;
-	GpuDeviceInfo info;
-	sigset_t	saved;
-
-	block_signals(&saved);
-	status = gpu_device_count(&count);
-	restore_signals(&saved);
-	if (status != GPU_OK)
+	for (int waited = 0; state == SERVICE_PROBING && waited < PROBE_WAIT_MS; waited += 100)
 	{
-		set_absent(GPU_ABSENT, "%s", gpu_last_error());
-		return;
+		ConditionVariableTimedSleep(&service->state_changed, 100, PG_WAIT_EXTENSION);
+		state = service_state();
 	}
-	if (count == 0)
-	{
-		set_absent(GPU_ABSENT, "The CUDA driver reports no device.");
-		return;
-	}
-
-	for (int d = 0; d < count; d++)
-	{
-		if (gpu_device_info(d, &info) != GPU_OK)
-		{
-			set_absent(GPU_ABSENT, "%s", gpu_last_error());
-			return;
-		}
-		if (info.cc_major < GPU_MIN_CC_MAJOR)
-		{
-			set_absent(GPU_ABSENT,
-					   "Device %d (%s) has compute capability %d.%d; gputopk's kernels need %d.0 or newer.",
-					   d, info.name, info.cc_major, info.cc_minor,
-					   GPU_MIN_CC_MAJOR);
-			continue;
-		}
-		block_signals(&saved);
-		status = gpu_device_open(d);
-		restore_signals(&saved);
-		if (status != GPU_OK)
-		{
-			set_absent(GPU_ABSENT, "Device %d (%s) failed its self-test: %s",
-					   d, info.name, gpu_last_error());
-			return;
-		}
-		gpu_ordinal = d;
-		gpu_state = GPU_READY;
-		return;
-	}
+	ConditionVariableCancelSleep();
+	return state == SERVICE_PROBING ? SERVICE_ABSENT : state;
 }
 
 bool
 device_gpu_usable(void)
 {
-	if (gpu_state == GPU_UNPROBED)
-		probe();
-	return gpu_state == GPU_READY;
+	return service != NULL && probed_state() != SERVICE_ABSENT;
 }
 
-int
-device_gpu_ordinal(void)
-{
-	return device_gpu_usable() ? gpu_ordinal : -1;
-}
-
+/* Why the GPU is not usable, or not usable yet, as a sentence. */
 const char *
 device_gpu_absent_reason(void)
 {
-	return device_gpu_usable() ? NULL : gpu_absent_reason;
+	ServiceState state;
+
+	if (service == NULL)
+		return not_preloaded_reason;
+	state = service_state();
+	switch (state)
+	{
+		case SERVICE_ABSENT:
+			return service->reason;
+		case SERVICE_PROBING:
+			return "The GPU service did not report its GPUs in time.";
+		case SERVICE_READY:
+			break;
+		default:
+			return psprintf("The GPU service is %s.", service_state_name(state));
+	}
+	return NULL;
 }
 
 /*
- * Where top-k work runs under gputopk.device.  When auto falls back to the
- * CPU backend, DEBUG1 says why.
+ * Where top-k work runs under gputopk.device.  auto uses the GPU when the
+ * service is ready, and says why not at DEBUG1 otherwise.
  */
 TopkBackend
 device_selected_backend(void)
@@ -170,11 +90,11 @@ device_selected_backend(void)
 		case DEVICE_SETTING_AUTO:
 			break;
 	}
-	if (device_gpu_usable())
+	if (service != NULL && service_state() == SERVICE_READY)
 		return BACKEND_GPU;
 	ereport(DEBUG1,
 			(errmsg_internal("gputopk is using the CPU backend: no usable GPU"),
-			 errdetail_internal("%s", gpu_absent_reason)));
+			 errdetail_internal("%s", device_gpu_absent_reason())));
 	return BACKEND_CPU;
 }
 
@@ -187,166 +107,17 @@ device_choose_backend(void)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg(DEVICE_NO_GPU_MESSAGE),
-				 errdetail("%s", gpu_absent_reason),
+				 errdetail("%s", device_gpu_absent_reason()),
 				 errhint(DEVICE_NO_GPU_HINT)));
 	return backend;
 }
 
-/*
- * Report a failed GPU call.  A sticky error leaves the CUDA context unusable
- * for the rest of this process, so the GPU is given up for the session and
- * later work under gputopk.device = auto runs on the CPU.
- */
-void
-device_check(GpuStatus status, const char *action)
+ServiceJob *
+device_start_job(const ServiceJobSpec *spec)
 {
-	int			code;
-
-	if (status == GPU_OK)
-		return;
-
-	switch (status)
-	{
-		case GPU_OUT_OF_MEMORY:
-			code = ERRCODE_OUT_OF_MEMORY;
-			break;
-		case GPU_NOT_BUILT:
-		case GPU_NO_DRIVER:
-		case GPU_NO_DEVICE:
-		case GPU_UNSUPPORTED_DEVICE:
-			code = ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
-			break;
-		default:
-			code = ERRCODE_SYSTEM_ERROR;
-			break;
-	}
-	if (status == GPU_DEVICE_LOST)
-	{
-		set_absent(GPU_LOST, "The GPU failed earlier in this session: %s",
-				   gpu_last_error());
-		ereport(ERROR,
-				(errcode(code),
-				 errmsg("could not %s", action),
-				 errdetail("%s", gpu_last_error()),
-				 errhint("The GPU stays unused for the rest of this session; new sessions try it again.")));
-	}
-	ereport(ERROR,
-			(errcode(code),
-			 errmsg("could not %s", action),
-			 errdetail("%s", gpu_last_error())));
-}
-
-static void
-pinned_pool_trim(void)
-{
-	size_t		limit = (size_t) gputopk_pinned_pool_mb * 1024 * 1024;
-	size_t		idle = 0;
-
-	for (int i = 0; i < PINNED_POOL_SLOTS; i++)
-		if (pinned_pool[i].ptr != NULL && !pinned_pool[i].in_use)
-			idle += pinned_pool[i].size;
-
-	for (int i = 0; i < PINNED_POOL_SLOTS && idle > limit; i++)
-	{
-		PinnedSlot *slot = &pinned_pool[i];
-
-		if (slot->ptr == NULL || slot->in_use)
-			continue;
-		if (gpu_host_free(slot->ptr) != GPU_OK)
-			elog(WARNING, "could not free pinned host memory: %s",
-				 gpu_last_error());
-		idle -= slot->size;
-		slot->ptr = NULL;
-		slot->size = 0;
-	}
-}
-
-/* Runs on reset or deletion of the owning context; must not throw. */
-static void
-buffer_release_callback(void *arg)
-{
-	DeviceBuffer *buf = (DeviceBuffer *) arg;
-	GpuStatus	status;
-
-	if (buf->ptr == NULL)
-		return;
-	if (gpu_state != GPU_READY)
-	{
-		/* the context died with a sticky error: nothing can be freed */
-		buf->ptr = NULL;
-		return;
-	}
-	/* copies still queued on a cancelled query may use the buffer */
-	status = gpu_synchronize();
-	pinned_pool[buf->pool_slot].in_use = false;
-	buf->ptr = NULL;
-	if (status == GPU_DEVICE_LOST)
-		set_absent(GPU_LOST, "The GPU failed earlier in this session: %s",
-				   gpu_last_error());
-	else if (status != GPU_OK)
-		elog(WARNING, "could not release GPU memory: %s", gpu_last_error());
-	pinned_pool_trim();
-}
-
-DeviceBuffer *
-device_pinned_acquire(MemoryContext owner, size_t size)
-{
-	int			best = -1;
-	int			empty = -1;
-	DeviceBuffer *buf;
-	GpuStatus	status;
-	void	   *ptr;
-
-	Assert(gpu_state == GPU_READY);
-	for (int i = 0; i < PINNED_POOL_SLOTS; i++)
-	{
-		PinnedSlot *slot = &pinned_pool[i];
-
-		if (slot->ptr == NULL)
-		{
-			if (empty < 0)
-				empty = i;
-		}
-		else if (!slot->in_use && slot->size >= size &&
-				 (best < 0 || slot->size < pinned_pool[best].size))
-			best = i;
-	}
-
-	/* the handle first, registered empty, so that nothing leaks if what follows fails */
-	buf = MemoryContextAllocZero(owner, sizeof(DeviceBuffer));
-	buf->callback.func = buffer_release_callback;
-	buf->callback.arg = buf;
-	MemoryContextRegisterResetCallback(owner, &buf->callback);
-	if (best < 0)
-	{
-		if (empty < 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("too many pinned host buffers in use"),
-					 errdetail("A backend holds at most %d pinned buffers at once.",
-							   PINNED_POOL_SLOTS)));
-		size = TYPEALIGN(PINNED_ROUNDING, size);
-		status = gpu_host_alloc(size, &ptr);
-		if (status == GPU_OUT_OF_MEMORY)
-		{
-			/* give idle pooled buffers back and try once more */
-			int			saved = gputopk_pinned_pool_mb;
-
-			gputopk_pinned_pool_mb = 0;
-			pinned_pool_trim();
-			gputopk_pinned_pool_mb = saved;
-			status = gpu_host_alloc(size, &ptr);
-		}
-		device_check(status, "allocate pinned host memory");
-		pinned_pool[empty].ptr = ptr;
-		pinned_pool[empty].size = size;
-		best = empty;
-	}
-	pinned_pool[best].in_use = true;
-	buf->ptr = pinned_pool[best].ptr;
-	buf->size = pinned_pool[best].size;
-	buf->pool_slot = best;
-	return buf;
+	if (device_choose_backend() != BACKEND_GPU)
+		return NULL;
+	return service_job_start(spec, gputopk_device == DEVICE_SETTING_GPU);
 }
 
 /* A backend as EXPLAIN names it. */
@@ -363,16 +134,4 @@ device_backend_name(TopkBackend backend)
 			break;
 	}
 	return "none usable";
-}
-
-/* Check a GPU call that may have waited for the device; the time since start is added to *wait_ms. */
-void
-device_check_timed(GpuStatus status, instr_time start, double *wait_ms, const char *action)
-{
-	instr_time	end;
-
-	INSTR_TIME_SET_CURRENT(end);
-	INSTR_TIME_SUBTRACT(end, start);
-	*wait_ms += INSTR_TIME_GET_MILLISEC(end);
-	device_check(status, action);
 }

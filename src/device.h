@@ -1,16 +1,15 @@
 /*-------------------------------------------------------------------------
  *
  * device.h
- *	  Where top-k work runs, and pinned host buffers owned by memory contexts.
+ *	  Where top-k work runs: the GPU, through the GPU service, or the CPU
+ *	  backend, as gputopk.device says.
  *
  *-------------------------------------------------------------------------
  */
 #ifndef DEVICE_H
 #define DEVICE_H
 
-#include "portability/instr_time.h"
-
-#include "gpu_api.h"
+#include "service_client.h"
 
 typedef enum TopkBackend
 {
@@ -24,31 +23,23 @@ typedef enum TopkBackend
 #define DEVICE_NO_GPU_HINT \
 	"Set gputopk.device to \"auto\" to use the CPU backend when there is no GPU."
 
-/*
- * A pinned host buffer from the backend's pool, back in the pool when its
- * owning memory context is reset or deleted (errors included).
- */
-typedef struct DeviceBuffer
-{
-	void	   *ptr;			/* NULL once released */
-	size_t		size;
-	int			pool_slot;		/* its slot in the pinned pool */
-	MemoryContextCallback callback;
-} DeviceBuffer;
-
-/* Probing the GPU; these never throw. */
+/* Whether the GPU service has, or will soon have, a GPU; and why not. */
 extern bool device_gpu_usable(void);
-extern int	device_gpu_ordinal(void);
 extern const char *device_gpu_absent_reason(void);
+
+/* Where top-k work would run now; never throws. */
 extern TopkBackend device_selected_backend(void);
 
-/* The backend for a piece of work; errors when the GPU is demanded and absent. */
+/* The same, for work about to start: errors when the GPU is demanded and absent. */
 extern TopkBackend device_choose_backend(void);
 
+/*
+ * A GPU job for a scan process, or NULL for the CPU backend: under auto
+ * whenever the GPU is not at hand (no service, not ready, no free slot,
+ * a job it could not start); under gpu it waits, or throws.
+ */
+extern ServiceJob *device_start_job(const ServiceJobSpec *spec);
+
 extern const char *device_backend_name(TopkBackend backend);
-extern void device_check(GpuStatus status, const char *action);
-extern void device_check_timed(GpuStatus status, instr_time start, double *wait_ms,
-							   const char *action);
-extern DeviceBuffer *device_pinned_acquire(MemoryContext owner, size_t size);
 
 #endif							/* DEVICE_H */

@@ -4,10 +4,11 @@
  *	  Module entry point of gputopk: the gputopk.* settings.
  *
  * _PG_init runs in the postmaster under shared_preload_libraries and in a
- * backend under session_preload_libraries or LOAD.  It only defines
- * settings: CUDA is initialised lazily, by src/device.c, in the backend that
- * first needs it, because a process forked from one that touched CUDA cannot
- * use it.
+ * backend under session_preload_libraries or LOAD.  It defines settings,
+ * installs the planner hooks and, when preloaded, asks for the GPU service
+ * (service_shmem.c).  It never touches CUDA: only the GPU service does, in
+ * its own process, because a process forked from one that touched CUDA
+ * cannot use it.
  *
  *-------------------------------------------------------------------------
  */
@@ -23,6 +24,7 @@
 #include "device.h"
 #include "gpu_topk.h"
 #include "gputopk.h"
+#include "service.h"
 #include "topk_scan.h"
 
 PG_MODULE_MAGIC;
@@ -31,7 +33,6 @@ void		_PG_init(void);
 
 bool		gputopk_enabled = true;
 int			gputopk_device = DEVICE_SETTING_AUTO;
-int			gputopk_pinned_pool_mb = 256;
 int			gputopk_min_table_rows = 10000;
 int			gputopk_max_parallel_workers = -1;
 int			gputopk_algorithm = GPU_TOPK_AUTO;
@@ -98,17 +99,6 @@ _PG_init(void)
 							 0,
 							 check_device, NULL, NULL);
 
-	DefineCustomIntVariable("gputopk.pinned_pool_size",
-							"Pinned host memory a backend keeps for reuse between queries.",
-							"Pinned buffers are slow to allocate; up to this much is kept.",
-							&gputopk_pinned_pool_mb,
-							256,
-							0,
-							64 * 1024,
-							PGC_SUSET,
-							GUC_UNIT_MB,
-							NULL, NULL, NULL);
-
 	DefineCustomIntVariable("gputopk.min_table_rows",
 							"Tables with fewer rows than this keep PostgreSQL's own plans (top-k and GROUP BY).",
 							"The planner's estimate of the table's rows is compared.",
@@ -144,6 +134,7 @@ _PG_init(void)
 							 0,
 							 NULL, NULL, NULL);
 
+	service_init();
 	MarkGUCPrefixReserved("gputopk");
 	topk_path_init();
 	topk_agg_path_init();

@@ -22,7 +22,6 @@ typedef enum DeviceSetting
 /* GUC variables (src/gputopk.c) */
 extern bool gputopk_enabled;
 extern int	gputopk_device;
-extern int	gputopk_pinned_pool_mb;
 extern int	gputopk_min_table_rows;
 extern int	gputopk_max_parallel_workers;
 extern int	gputopk_algorithm;		/* a GpuTopkAlgorithm */

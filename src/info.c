@@ -16,6 +16,7 @@
 
 #include "device.h"
 #include "gputopk.h"
+#include "service.h"
 
 PG_FUNCTION_INFO_V1(gputopk_version);
 PG_FUNCTION_INFO_V1(gputopk_devices);
@@ -70,38 +71,33 @@ put_cpu_row(Tuplestorestate *store, TupleDesc desc, bool selected)
 	tuplestore_putvalues(store, desc, values, nulls);
 }
 
+/* The GPUs of the GPU service; none without it. */
 static void
-put_gpu_rows(Tuplestorestate *store, TupleDesc desc, int selected_ordinal)
+put_gpu_rows(Tuplestorestate *store, TupleDesc desc, bool selected)
 {
-	int			count;
-
-	/* probe first: it starts the driver the way device.c wants it started */
-	(void) device_gpu_usable();
-	if (gpu_device_count(&count) != GPU_OK)
+	if (service == NULL || !device_gpu_usable())
 		return;
-	for (int d = 0; d < count; d++)
+	for (int d = 0; d < service->ndevices; d++)
 	{
-		GpuDeviceInfo info;
+		ServiceDevice *dev = &service->devices[d];
 		Datum		values[DEVICES_COLUMNS];
 		bool		nulls[DEVICES_COLUMNS] = {0};
 
-		if (gpu_device_info(d, &info) != GPU_OK)
-			continue;
-		values[0] = Int32GetDatum(d);
+		values[0] = Int32GetDatum(dev->ordinal);
 		values[1] = CStringGetTextDatum("cuda");
-		values[2] = CStringGetTextDatum(info.name);
-		values[3] = Int64GetDatum((int64) info.memory_bytes);
-		values[4] = Int32GetDatum(info.multiprocessors);
-		values[5] = CStringGetTextDatum(psprintf("%d.%d", info.cc_major,
-												 info.cc_minor));
-		values[6] = BoolGetDatum(d == selected_ordinal);
+		values[2] = CStringGetTextDatum(dev->name);
+		values[3] = Int64GetDatum((int64) dev->memory_bytes);
+		values[4] = Int32GetDatum(dev->multiprocessors);
+		values[5] = CStringGetTextDatum(psprintf("%d.%d", dev->cc_major, dev->cc_minor));
+		values[6] = BoolGetDatum(selected);
 		tuplestore_putvalues(store, desc, values, nulls);
 	}
 }
 
 /*
- * One row per CUDA device and one for the CPU backend; "selected" marks
- * where top-k work runs under the current gputopk.device (no row when the
+ * One row per GPU of the GPU service and one for the CPU backend;
+ * "selected" marks where top-k work runs under the current gputopk.device:
+ * the service's GPUs, which share the work, or the CPU (no row when the
  * GPU is demanded but none is usable).
  */
 Datum
@@ -112,8 +108,7 @@ gputopk_devices(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 	backend = device_selected_backend();
-	put_gpu_rows(rsinfo->setResult, rsinfo->setDesc,
-				 backend == BACKEND_GPU ? device_gpu_ordinal() : -1);
+	put_gpu_rows(rsinfo->setResult, rsinfo->setDesc, backend == BACKEND_GPU);
 	put_cpu_row(rsinfo->setResult, rsinfo->setDesc, backend == BACKEND_CPU);
 	return (Datum) 0;
 }

@@ -1,0 +1,194 @@
+/*-------------------------------------------------------------------------
+ *
+ * service.h
+ *	  The GPU service: one background worker that owns every GPU of the
+ *	  server, and the shared memory through which backends hand it work.
+ *
+ * The service exists when the library is in shared_preload_libraries
+ * (service_shmem.c registers it).  It alone initialises CUDA, opens every
+ * usable GPU, calibrates the engine's cost model once per GPU, and
+ * registers PostgreSQL's main shared memory segment with CUDA, so that
+ * the GPU copies from it by DMA (service_main.c).  It runs one thread per
+ * job slot (service_jobs.c).
+ *
+ * A backend or parallel worker that has top-k work claims a job slot,
+ * describes the job and waits on its latch until the service accepts it
+ * (service_client.c).  Each slot owns two staging buffers in shared
+ * memory: the backend fills one while the GPU copies the other.  Commands
+ * go one way (posted), completions the other (done): each side bumps its
+ * counter and sets the other's latch.  Answers come back through the same
+ * buffers, in chunks.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SERVICE_H
+#define SERVICE_H
+
+#include "port/atomics.h"
+#include "portability/instr_time.h"
+#include "storage/condition_variable.h"
+
+#include "gpu_topk.h"
+
+/* the most GPUs the service opens */
+#define SERVICE_MAX_DEVICES 16
+
+#define SERVICE_REASON_BYTES 512
+#define SERVICE_MESSAGE_BYTES 512
+
+/* the service as backends see it */
+typedef enum ServiceState
+{
+	SERVICE_PROBING,			/* looking for GPUs (the state at server start) */
+	SERVICE_STARTING,			/* GPUs found: contexts, registration, calibration */
+	SERVICE_READY,				/* taking jobs */
+	SERVICE_RESTARTING,			/* exited after a fault; the postmaster restarts it */
+	SERVICE_ABSENT				/* no usable GPU: reason says why */
+} ServiceState;
+
+/* faults a superuser can inject (gputopk_service_inject_fault) */
+typedef enum ServiceFault
+{
+	SERVICE_FAULT_NONE,
+	SERVICE_FAULT_OUT_OF_MEMORY,	/* the next job cannot get device memory */
+	SERVICE_FAULT_DEVICE_ERROR, /* the next job's GPU hits a sticky error */
+	SERVICE_FAULT_EXIT,			/* the service exits at the next job's batch */
+	SERVICE_FAULT_SLOW_START	/* the next start waits fault_arg ms */
+} ServiceFault;
+
+/* what a job does: its kind and, for a top-k, its keys */
+typedef enum ServiceJobKind
+{
+	SERVICE_JOB_TOPK,			/* keys in, the k largest with ordinals out */
+	SERVICE_JOB_GROUPED			/* (group, key) and payload rows in, each
+								 * group's top k out (gpu_grouped.h) */
+} ServiceJobKind;
+
+typedef struct ServiceJobSpec
+{
+	ServiceJobKind kind;
+	int			key_width;		/* top-k: 4 or 8 */
+	uint64		k;
+	TopkMode	mode;			/* top-k */
+	GpuTopkAlgorithm algorithm; /* top-k */
+} ServiceJobSpec;
+
+/*
+ * A job slot's life.  The backend claims a free slot (FREE -> CLAIMED),
+ * describes the job and submits it (SUBMITTED); the service's thread
+ * accepts it (RUNNING) or cannot (FAILED).  The backend releases the slot
+ * whenever it is done or gives up (RELEASED), and the service's thread,
+ * once the GPU no longer reads its buffers, frees it (FREE).
+ */
+typedef enum SlotState
+{
+	SLOT_FREE,
+	SLOT_CLAIMED,
+	SLOT_SUBMITTED,
+	SLOT_RUNNING,
+	SLOT_FAILED,
+	SLOT_RELEASED
+} SlotState;
+
+typedef enum SlotCommand
+{
+	SLOT_BATCH,					/* rows in a buffer */
+	SLOT_RESULT,				/* the answer's first chunk into the buffers */
+	SLOT_NEXT_CHUNK				/* its next chunk */
+} SlotCommand;
+
+typedef struct SlotOrder
+{
+	SlotCommand command;
+	int			buffer;			/* SLOT_BATCH: 0 or 1 */
+	uint64		rows;			/* SLOT_BATCH */
+} SlotOrder;
+
+typedef struct ServiceSlot
+{
+	pg_atomic_uint32 state;		/* a SlotState */
+
+	/* written by the backend before SUBMITTED */
+	int			owner_procno;
+	int			owner_pid;
+	ServiceJobSpec spec;
+	instr_time	submitted_at;
+
+	/* written by the service before RUNNING or FAILED */
+	uint32		generation;		/* of the service that accepted */
+	int			device;			/* index into ServiceShared.devices */
+	double		queue_ms;		/* from SUBMITTED to accepted */
+
+	/* orders: the backend writes orders[posted % 2], then bumps posted */
+	SlotOrder	orders[2];
+	pg_atomic_uint32 posted;
+	pg_atomic_uint32 done;		/* bumped by the service as each completes */
+
+	/* written by the service before it bumps done (or sets FAILED) */
+	int			status;			/* a GpuStatus; GPU_OK while all is well */
+	char		message[SERVICE_MESSAGE_BYTES];
+	uint64		answer_rows;	/* the answer's rows, from SLOT_RESULT */
+	uint64		chunk_rows;		/* rows in the buffers now */
+	double		copy_ms;		/* the run's copies and kernels, from SLOT_RESULT */
+	double		kernel_ms;
+	GpuTopkPlan plan;			/* top-k: the last selection's */
+} ServiceSlot;
+
+/* a GPU the service opened, and what it did */
+typedef struct ServiceDevice
+{
+	int			ordinal;		/* CUDA's */
+	char		name[256];
+	uint64		memory_bytes;
+	int			multiprocessors;
+	int			cc_major;
+	int			cc_minor;
+	pg_atomic_uint64 memory_free;	/* refreshed by the service */
+	pg_atomic_uint32 jobs_running;
+	pg_atomic_uint64 jobs_done;
+	pg_atomic_uint64 jobs_failed;
+	pg_atomic_uint64 bytes_received;
+	pg_atomic_uint64 copy_us;
+	pg_atomic_uint64 kernel_us;
+	pg_atomic_uint64 queue_us;
+} ServiceDevice;
+
+typedef struct ServiceShared
+{
+	pg_atomic_uint32 state;		/* a ServiceState */
+	pg_atomic_uint32 generation;	/* bumped at each start of the service */
+	int			pid;			/* the service's, 0 when none runs */
+	int			procno;			/* its PGPROC, whose latch wakes it */
+	char		reason[SERVICE_REASON_BYTES];	/* why SERVICE_ABSENT */
+	ConditionVariable state_changed;
+
+	pg_atomic_uint32 fault;		/* a ServiceFault to inject */
+	int			fault_arg;
+
+	int			ndevices;
+	ServiceDevice devices[SERVICE_MAX_DEVICES];
+
+	int			nslots;
+	Size		buffer_bytes;	/* each of a slot's two staging buffers */
+	Size		staging_offset; /* from this struct to the first buffer */
+	ServiceSlot slots[FLEXIBLE_ARRAY_MEMBER];
+} ServiceShared;
+
+/* service_shmem.c */
+extern ServiceShared *service;	/* NULL unless preloaded */
+extern int	gputopk_service_jobs;
+extern int	gputopk_service_buffer_kb;
+
+extern void service_init(void);
+extern char *service_buffer(int slot, int buffer);
+extern ServiceState service_state(void);
+extern const char *service_state_name(ServiceState state);
+extern void service_set_state(ServiceState state);
+extern void service_wake(void);
+extern void service_wake_owner(ServiceSlot *slot);
+extern void service_free_slot(ServiceSlot *slot);
+
+/* service_main.c */
+extern PGDLLEXPORT void gputopk_service_main(Datum arg);
+
+#endif							/* SERVICE_H */

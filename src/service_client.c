@@ -1,0 +1,415 @@
+/*-------------------------------------------------------------------------
+ *
+ * service_client.c
+ *	  A backend's GPU job in the GPU service: start it, fill and post
+ *	  batches, take the answer, release it.
+ *
+ * Starting a job claims a free slot with a compare-and-swap, describes the
+ * job, marks it submitted and sets the service's latch; the service's
+ * thread for the slot accepts it (or says why it cannot).  Batches
+ * alternate between the slot's two buffers: posting one writes an order
+ * and bumps the slot's posted count, and the other buffer may be filled
+ * once the service's done count says the batch before has been copied to
+ * the GPU.  The answer comes back through both buffers in chunks.
+ *
+ * Every wait is a latch wait of at most WAIT_POLL_MS followed by
+ * CHECK_FOR_INTERRUPTS: cancel, termination and statement_timeout act
+ * within a poll.  A job failed by the service (a CUDA error, the service's
+ * exit) raises an error; under gputopk.device = auto, a job the service
+ * cannot start returns NULL instead, and the caller runs on the CPU.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <signal.h>
+
+#include "miscadmin.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "utils/memutils.h"
+#include "utils/wait_event.h"
+
+#include "service_client.h"
+
+/* the longest latch wait before the service's health is looked at again */
+#define WAIT_POLL_MS 100
+/* the wait between looks for a free slot, when all are taken */
+#define SLOT_POLL_MS 5
+
+static SlotState
+job_state(ServiceJob *job)
+{
+	return (SlotState) pg_atomic_read_u32(&job->slot->state);
+}
+
+static double
+ms_since(instr_time start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return INSTR_TIME_GET_MILLISEC(now);
+}
+
+/* Sleep on the latch for at most ms; interrupts are served on waking. */
+static void
+sleep_on_latch(long ms)
+{
+	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, ms,
+					 PG_WAIT_EXTENSION);
+	ResetLatch(MyLatch);
+	CHECK_FOR_INTERRUPTS();
+}
+
+/*
+ * Release the job: the slot goes back to the service, which stops at its
+ * next order and frees it.  Runs on the reset of the job's memory context
+ * too (errors included): must not throw.
+ */
+static void
+release_job(void *arg)
+{
+	ServiceJob *job = (ServiceJob *) arg;
+	ServiceSlot *slot = job->slot;
+
+	if (job->released)
+		return;
+	job->released = true;
+	for (;;)
+	{
+		uint32		state = pg_atomic_read_u32(&slot->state);
+
+		if (state == SLOT_CLAIMED)
+		{
+			/* never submitted: no thread looks at it */
+			service_free_slot(slot);
+			return;
+		}
+		if (state == SLOT_FREE || state == SLOT_RELEASED)
+			return;
+		if (pg_atomic_compare_exchange_u32(&slot->state, &state, SLOT_RELEASED))
+			break;
+	}
+	service_wake();
+}
+
+void
+service_job_release(ServiceJob *job)
+{
+	release_job(job);
+}
+
+/* A free slot claimed, or -1. */
+static int
+claim_slot(void)
+{
+	for (int i = 0; i < service->nslots; i++)
+	{
+		uint32		expected = SLOT_FREE;
+
+		if (pg_atomic_compare_exchange_u32(&service->slots[i].state, &expected, SLOT_CLAIMED))
+			return i;
+	}
+	return -1;
+}
+
+static const char *
+job_action(ServiceJobKind kind)
+{
+	return kind == SERVICE_JOB_TOPK ? "select the top k on the GPU" :
+		"select each group's top k on the GPU";
+}
+
+/* The error of a job the service failed. */
+static void
+report_failure(ServiceJob *job)
+{
+	ServiceSlot *slot = job->slot;
+	GpuStatus	status;
+	char		message[SERVICE_MESSAGE_BYTES];
+
+	pg_read_barrier();
+	status = (GpuStatus) slot->status;
+	strlcpy(message, slot->message, sizeof(message));
+	ereport(ERROR,
+			(errcode(status == GPU_OUT_OF_MEMORY ? ERRCODE_OUT_OF_MEMORY : ERRCODE_SYSTEM_ERROR),
+			 errmsg("could not %s", job_action(job->kind)),
+			 errdetail("%s", message),
+			 status == GPU_DEVICE_LOST ?
+			 errhint("The GPU service restarts with fresh GPU contexts; later queries can use the GPU again.") : 0));
+}
+
+/*
+ * Whether the service that accepted the job is gone (its exit fails its
+ * jobs; this also catches an exit that could not).
+ */
+static bool
+service_lost(ServiceJob *job)
+{
+	return service->pid == 0 ||
+		pg_atomic_read_u32(&service->generation) != job->generation;
+}
+
+/*
+ * Wait until the service has done the job's first `orders` orders; throw
+ * if it failed the job or went away.
+ */
+static void
+wait_done(ServiceJob *job, uint32 orders)
+{
+	instr_time	start;
+
+	INSTR_TIME_SET_CURRENT(start);
+	for (;;)
+	{
+		if (pg_atomic_read_u32(&job->slot->done) >= orders)
+			break;
+		if (job_state(job) == SLOT_FAILED)
+			report_failure(job);
+		if (service_lost(job))
+			ereport(ERROR,
+					(errcode(ERRCODE_SYSTEM_ERROR),
+					 errmsg("could not %s", job_action(job->kind)),
+					 errdetail("The GPU service exited while it ran the job.")));
+		sleep_on_latch(WAIT_POLL_MS);
+	}
+	pg_read_barrier();
+	job->wait_ms += ms_since(start);
+}
+
+/*
+ * Wait until the service is ready, or say why not: false and the reason
+ * (under auto, without waiting), or an error (demand).
+ */
+static bool
+await_ready(bool demand, const char **why)
+{
+	for (;;)
+	{
+		ServiceState state = service_state();
+
+		if (state == SERVICE_READY || state == SERVICE_ABSENT || !demand)
+			ConditionVariableCancelSleep();
+		if (state == SERVICE_READY)
+			return true;
+		if (state == SERVICE_ABSENT)
+		{
+			if (demand)
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("no GPU is usable for gputopk.device = gpu"),
+						 errdetail("%s", service->reason),
+						 errhint("Set gputopk.device to \"auto\" to use the CPU backend when there is no GPU.")));
+			*why = service->reason;
+			return false;
+		}
+		if (!demand)
+		{
+			*why = psprintf("The GPU service is %s.", service_state_name(state));
+			return false;
+		}
+		ConditionVariableTimedSleep(&service->state_changed, WAIT_POLL_MS, PG_WAIT_EXTENSION);
+	}
+}
+
+static void
+debug_fallback(const char *why)
+{
+	ereport(DEBUG1,
+			(errmsg_internal("gputopk is using the CPU backend for this scan"),
+			 errdetail_internal("%s", why)));
+}
+
+ServiceJob *
+service_job_start(const ServiceJobSpec *spec, bool demand)
+{
+	ServiceJob *job;
+	ServiceSlot *slot;
+	const char *why = NULL;
+	int			index;
+	instr_time	submitted;
+
+	Assert(service != NULL);
+	if (!await_ready(demand, &why))
+	{
+		debug_fallback(why);
+		return NULL;
+	}
+	while ((index = claim_slot()) < 0)
+	{
+		if (!demand)
+		{
+			debug_fallback("Every GPU job slot of the GPU service is taken (gputopk.service_jobs).");
+			return NULL;
+		}
+		sleep_on_latch(SLOT_POLL_MS);
+	}
+
+	/* released with the current memory context from here on */
+	job = palloc0(sizeof(ServiceJob));
+	job->index = index;
+	job->slot = slot = &service->slots[index];
+	job->kind = spec->kind;
+	job->callback.func = release_job;
+	job->callback.arg = job;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, &job->callback);
+
+	slot->owner_procno = MyProc->pgprocno;
+	slot->owner_pid = MyProcPid;
+	slot->spec = *spec;
+	INSTR_TIME_SET_CURRENT(submitted);
+	slot->submitted_at = submitted;
+	pg_write_barrier();
+	pg_atomic_write_u32(&slot->state, SLOT_SUBMITTED);
+	service_wake();
+
+	for (;;)
+	{
+		SlotState	state = job_state(job);
+
+		if (state == SLOT_RUNNING)
+			break;
+		if (state == SLOT_FAILED)
+		{
+			if (demand)
+				report_failure(job);
+			pg_read_barrier();
+			debug_fallback(slot->message);
+			release_job(job);
+			return NULL;
+		}
+		/* gone before it took the job: under auto, do not wait for a restart */
+		if (service_state() == SERVICE_ABSENT ||
+			(!demand && service_state() != SERVICE_READY))
+		{
+			release_job(job);
+			(void) await_ready(demand, &why);
+			debug_fallback(why);
+			return NULL;
+		}
+		sleep_on_latch(WAIT_POLL_MS);
+	}
+	pg_read_barrier();
+	job->generation = slot->generation;
+	job->device = service->devices[slot->device].ordinal;
+	job->queue_ms = ms_since(submitted);
+	return job;
+}
+
+char *
+service_job_buffer(ServiceJob *job)
+{
+	return service_buffer(job->index, job->filling);
+}
+
+size_t
+service_job_batch_rows(ServiceJob *job)
+{
+	if (job->kind == SERVICE_JOB_TOPK)
+		return service->buffer_bytes / job->slot->spec.key_width;
+	return service->buffer_bytes / (sizeof(GroupedKey) + sizeof(uint64));
+}
+
+uint64 *
+service_job_payloads(ServiceJob *job, char *buffer)
+{
+	return (uint64 *) (buffer + service_job_batch_rows(job) * sizeof(GroupedKey));
+}
+
+/* Post an order; the caller has made sure the slot has room for it. */
+static void
+post_order(ServiceJob *job, SlotCommand command, uint64 rows)
+{
+	SlotOrder  *order = &job->slot->orders[job->posted % 2];
+
+	order->command = command;
+	order->buffer = job->filling;
+	order->rows = rows;
+	pg_write_barrier();
+	job->posted = pg_atomic_add_fetch_u32(&job->slot->posted, 1);
+	service_wake();
+}
+
+void
+service_job_post(ServiceJob *job, size_t rows)
+{
+	if (rows == 0)
+		return;
+	post_order(job, SLOT_BATCH, rows);
+	job->filling = 1 - job->filling;
+	/* the batch before this one used the buffer to fill next */
+	wait_done(job, job->posted - 1);
+}
+
+/*
+ * The answer's first chunk, once every batch is on the GPU; its rows in
+ * *rows, the total in the return value.
+ */
+static uint64
+first_chunk(ServiceJob *job, uint64 *rows)
+{
+	ServiceSlot *slot = job->slot;
+
+	wait_done(job, job->posted);
+	post_order(job, SLOT_RESULT, 0);
+	wait_done(job, job->posted);
+	job->copy_ms = slot->copy_ms;
+	job->kernel_ms = slot->kernel_ms;
+	job->plan = slot->plan;
+	*rows = slot->chunk_rows;
+	return slot->answer_rows;
+}
+
+static uint64
+next_chunk(ServiceJob *job)
+{
+	post_order(job, SLOT_NEXT_CHUNK, 0);
+	wait_done(job, job->posted);
+	return job->slot->chunk_rows;
+}
+
+void
+service_job_topk_answer(ServiceJob *job, TopkResult *result)
+{
+	const TopkItem *chunk = (const TopkItem *) service_buffer(job->index, 0);
+	uint64		rows;
+	uint64		total = first_chunk(job, &rows);
+	uint64		got = 0;
+
+	result->count = total;
+	result->items = palloc_extended(sizeof(TopkItem) * Max(total, 1), MCXT_ALLOC_HUGE);
+	for (;;)
+	{
+		memcpy(result->items + got, chunk, rows * sizeof(TopkItem));
+		got += rows;
+		if (got >= total)
+			break;
+		rows = next_chunk(job);
+	}
+}
+
+void
+service_job_grouped_answer(ServiceJob *job, GroupedKey **keys, uint64 **payloads,
+						   size_t *count)
+{
+	const char *chunk = service_buffer(job->index, 0);
+	uint64		cap = 2 * service->buffer_bytes / (sizeof(GroupedKey) + sizeof(uint64));
+	uint64		rows;
+	uint64		total = first_chunk(job, &rows);
+	uint64		got = 0;
+
+	*count = total;
+	*keys = palloc_extended(sizeof(GroupedKey) * Max(total, 1), MCXT_ALLOC_HUGE);
+	*payloads = palloc_extended(sizeof(uint64) * Max(total, 1), MCXT_ALLOC_HUGE);
+	for (;;)
+	{
+		memcpy(*keys + got, chunk, rows * sizeof(GroupedKey));
+		memcpy(*payloads + got, chunk + cap * sizeof(GroupedKey), rows * sizeof(uint64));
+		got += rows;
+		if (got >= total)
+			break;
+		rows = next_chunk(job);
+	}
+}

@@ -1,0 +1,66 @@
+/*-------------------------------------------------------------------------
+ *
+ * service_client.h
+ *	  A backend's GPU job in the GPU service: start it, fill and post
+ *	  batches, take the answer, release it.
+ *
+ * Everything waits on the backend's latch, so that cancel, termination and
+ * statement_timeout act at once; a job whose memory context goes (errors
+ * included) is released, and the service drops it at its next order.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SERVICE_CLIENT_H
+#define SERVICE_CLIENT_H
+
+#include "gpu_grouped.h"
+#include "service.h"
+
+typedef struct ServiceJob
+{
+	int			index;			/* the slot's */
+	ServiceSlot *slot;
+	ServiceJobKind kind;
+	uint32		generation;		/* of the service that accepted it */
+	uint32		posted;			/* orders posted */
+	int			filling;		/* the buffer being filled */
+	bool		released;
+
+	/* what the job took, once its answer is back */
+	int			device;			/* the GPU's CUDA ordinal */
+	double		queue_ms;		/* from submitting to being accepted */
+	double		wait_ms;		/* waiting for the service after that */
+	double		copy_ms;		/* the GPU's copies and kernels */
+	double		kernel_ms;
+	GpuTopkPlan plan;			/* a top-k's last selection */
+	MemoryContextCallback callback;
+} ServiceJob;
+
+/*
+ * Start a job.  demand: wait for the service to be ready and a slot to be
+ * free, and throw if the GPU cannot be used; otherwise NULL whenever the
+ * GPU is not at hand (DEBUG1 says why), for the caller to use the CPU.
+ */
+extern ServiceJob *service_job_start(const ServiceJobSpec *spec, bool demand);
+
+/* The buffer to fill, and how many rows it holds. */
+extern char *service_job_buffer(ServiceJob *job);
+extern size_t service_job_batch_rows(ServiceJob *job);
+
+/* A grouped batch's payloads, after its keys in the buffer. */
+extern uint64 *service_job_payloads(ServiceJob *job, char *buffer);
+
+/*
+ * Hand the filled buffer's rows to the GPU; returns once the other buffer
+ * may be filled.
+ */
+extern void service_job_post(ServiceJob *job, size_t rows);
+
+/* The answer, in memory of the current context; then release the job. */
+extern void service_job_topk_answer(ServiceJob *job, TopkResult *result);
+extern void service_job_grouped_answer(ServiceJob *job, GroupedKey **keys,
+									   uint64 **payloads, size_t *count);
+
+extern void service_job_release(ServiceJob *job);
+
+#endif							/* SERVICE_CLIENT_H */

@@ -1,0 +1,633 @@
+/*-------------------------------------------------------------------------
+ *
+ * service_jobs.c
+ *	  The GPU service's job threads: one per job slot, each running its
+ *	  slot's jobs on the top-k engine, and the engine objects they reuse.
+ *
+ * A thread waits until its slot holds a submitted job, picks the GPU with
+ * the fewest running jobs, takes an engine object of the job's kind from
+ * that GPU's pool (or makes one) and accepts the job.  Then it carries out
+ * the backend's orders one at a time: a batch is pushed to the engine and
+ * waited for until its copy is over, so that the backend may refill the
+ * buffer as soon as the batch counts as done; the answer goes back through
+ * both buffers in chunks.  When the backend releases the slot, or dies,
+ * the thread stops at the next order (a batch boundary), puts the object
+ * back and frees the slot.
+ *
+ * Threads never call PostgreSQL's functions, which are not thread-safe:
+ * no elog, no palloc.  They read and write the slots in shared memory with
+ * atomics and barriers, set latches (for another process's latch, a store
+ * and a kill()), and call the engine, which reports failures as a
+ * GpuStatus and keeps each thread's last CUDA message apart.  A sticky CUDA
+ * error leaves the process's CUDA contexts unusable: the thread says so
+ * (service_jobs_fatal), and the main thread restarts the service.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+
+#include "gpu_api.h"
+#include "gpu_grouped.h"
+#include "gpu_topk.h"
+#include "service.h"
+#include "service_jobs.h"
+
+/* idle engine objects of each kind kept per GPU between jobs */
+#define POOL_MAX 4
+/* how long a thread sleeps before it looks at its slot again anyway */
+#define THREAD_POLL_MS 100
+
+#define TRY_GPU(call) \
+	do { \
+		GpuStatus status_ = (call); \
+		if (status_ != GPU_OK) \
+			return status_; \
+	} while (0)
+
+/* engine objects made on one GPU, idle between jobs */
+typedef struct DevicePool
+{
+	pthread_mutex_t lock;
+	GpuTopk    *topk[POOL_MAX];
+	int			ntopk;
+	GpuGroupedTopk *grouped[POOL_MAX];
+	int			ngrouped;
+} DevicePool;
+
+/* a thread and the job it runs */
+typedef struct JobThread
+{
+	int			index;			/* its slot's */
+	ServiceSlot *slot;
+	pthread_t	thread;
+	bool		started;
+	uint64		notified;		/* notifications seen */
+
+	/* the running job */
+	int			device;
+	GpuTopk    *topk;
+	GpuGroupedTopk *grouped;
+	bool		faults_checked; /* injected faults looked at, at the first batch */
+	bool		answered;		/* the engine gave its answer: the object is reusable */
+	TopkResult	answer;			/* a top-k's answer */
+	const GroupedKey *group_keys;	/* a grouped top-k's */
+	const uint64 *group_payloads;
+	uint64		answer_rows;
+	uint64		answer_sent;	/* rows handed out in chunks so far */
+} JobThread;
+
+static DevicePool pools[SERVICE_MAX_DEVICES];
+static JobThread *threads;
+static int	nthreads;
+
+/* notifications from the main thread, and the stop request */
+static pthread_mutex_t notify_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t notify_cond;
+static uint64 notifications;
+static bool stopping;
+
+/* a fault that ends the service */
+static pthread_mutex_t fatal_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool fatal;
+static char fatal_message[SERVICE_MESSAGE_BYTES];
+
+static void
+set_fatal(const char *message)
+{
+	pthread_mutex_lock(&fatal_lock);
+	if (!fatal)
+		strlcpy(fatal_message, message, sizeof(fatal_message));
+	fatal = true;
+	pthread_mutex_unlock(&fatal_lock);
+}
+
+bool
+service_jobs_fatal(char *message, size_t size)
+{
+	bool		result;
+
+	pthread_mutex_lock(&fatal_lock);
+	result = fatal;
+	if (result)
+		strlcpy(message, fatal_message, size);
+	pthread_mutex_unlock(&fatal_lock);
+	return result;
+}
+
+static bool
+should_stop(void)
+{
+	bool		result;
+
+	pthread_mutex_lock(&notify_lock);
+	result = stopping;
+	pthread_mutex_unlock(&notify_lock);
+	return result;
+}
+
+/* Sleep until the main thread passes on a wake-up, or THREAD_POLL_MS. */
+static void
+wait_notified(JobThread *jt)
+{
+	struct timespec deadline;
+
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_nsec += THREAD_POLL_MS * 1000000L;
+	if (deadline.tv_nsec >= 1000000000L)
+	{
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&notify_lock);
+	while (notifications == jt->notified && !stopping)
+		if (pthread_cond_timedwait(&notify_cond, &notify_lock, &deadline) == ETIMEDOUT)
+			break;
+	jt->notified = notifications;
+	pthread_mutex_unlock(&notify_lock);
+}
+
+static SlotState
+slot_state(ServiceSlot *slot)
+{
+	return (SlotState) pg_atomic_read_u32(&slot->state);
+}
+
+/* ---------------------------------------------------------- engine objects */
+
+/* Every idle object of a GPU destroyed, to give its memory back. */
+static void
+pool_drain(int device)
+{
+	DevicePool *pool = &pools[device];
+
+	pthread_mutex_lock(&pool->lock);
+	while (pool->ntopk > 0)
+		gpu_topk_destroy(pool->topk[--pool->ntopk]);
+	while (pool->ngrouped > 0)
+		gpu_grouped_destroy(pool->grouped[--pool->ngrouped]);
+	pthread_mutex_unlock(&pool->lock);
+}
+
+static GpuStatus
+take_topk(JobThread *jt, const ServiceJobSpec *spec)
+{
+	DevicePool *pool = &pools[jt->device];
+	GpuTopk    *t = NULL;
+	GpuStatus	status;
+
+	pthread_mutex_lock(&pool->lock);
+	if (pool->ntopk > 0)
+		t = pool->topk[--pool->ntopk];
+	pthread_mutex_unlock(&pool->lock);
+	if (t != NULL)
+	{
+		status = gpu_topk_reset(t, spec->key_width, spec->k, spec->mode);
+		if (status != GPU_OK)
+		{
+			gpu_topk_destroy(t);
+			return status;
+		}
+	}
+	else
+		TRY_GPU(gpu_topk_create(spec->key_width, spec->k, spec->mode, &t));
+	gpu_topk_set_algorithm(t, spec->algorithm);
+	gpu_topk_set_stream_batch(t, service->buffer_bytes / spec->key_width);
+	jt->topk = t;
+	return GPU_OK;
+}
+
+/* rows a grouped batch carries: a GroupedKey and a payload word each */
+static size_t
+grouped_batch_rows(void)
+{
+	return service->buffer_bytes / (sizeof(GroupedKey) + sizeof(uint64));
+}
+
+static GpuStatus
+take_grouped(JobThread *jt, const ServiceJobSpec *spec)
+{
+	DevicePool *pool = &pools[jt->device];
+	GpuGroupedTopk *g = NULL;
+	GpuStatus	status;
+
+	pthread_mutex_lock(&pool->lock);
+	if (pool->ngrouped > 0)
+		g = pool->grouped[--pool->ngrouped];
+	pthread_mutex_unlock(&pool->lock);
+	if (g != NULL)
+	{
+		status = gpu_grouped_reset(g, spec->k);
+		if (status != GPU_OK)
+		{
+			gpu_grouped_destroy(g);
+			return status;
+		}
+	}
+	else
+		TRY_GPU(gpu_grouped_create(spec->k, grouped_batch_rows(), &g));
+	jt->grouped = g;
+	return GPU_OK;
+}
+
+/*
+ * The engine object of the job, on its GPU.  Out of device memory, the
+ * idle objects of the GPU are given up and the object tried once more.
+ * An injected fault may say there is no memory.
+ */
+static GpuStatus
+take_object(JobThread *jt)
+{
+	const ServiceJobSpec *spec = &jt->slot->spec;
+	GpuStatus	status = GPU_OUT_OF_MEMORY;
+	uint32		injected = SERVICE_FAULT_OUT_OF_MEMORY;
+
+	if (pg_atomic_compare_exchange_u32(&service->fault, &injected, SERVICE_FAULT_NONE))
+	{
+		strlcpy(jt->slot->message,
+				"Allocating device memory failed: the fault was injected by gputopk_service_inject_fault.",
+				sizeof(jt->slot->message));
+		return GPU_OUT_OF_MEMORY;
+	}
+	for (int attempt = 0; attempt < 2 && status == GPU_OUT_OF_MEMORY; attempt++)
+	{
+		if (attempt > 0)
+			pool_drain(jt->device);
+		status = spec->kind == SERVICE_JOB_TOPK ? take_topk(jt, spec) : take_grouped(jt, spec);
+	}
+	if (status != GPU_OK)
+		strlcpy(jt->slot->message, gpu_last_error(), sizeof(jt->slot->message));
+	return status;
+}
+
+/*
+ * The job's object back to its GPU's pool, if the job ended well and there
+ * is room; otherwise destroyed (which waits for its queued work).
+ */
+static void
+put_object(JobThread *jt, bool reusable)
+{
+	DevicePool *pool = &pools[jt->device];
+
+	pthread_mutex_lock(&pool->lock);
+	if (jt->topk && reusable && pool->ntopk < POOL_MAX)
+		pool->topk[pool->ntopk++] = jt->topk;
+	else if (jt->topk)
+		gpu_topk_destroy(jt->topk);
+	if (jt->grouped && reusable && pool->ngrouped < POOL_MAX)
+		pool->grouped[pool->ngrouped++] = jt->grouped;
+	else if (jt->grouped)
+		gpu_grouped_destroy(jt->grouped);
+	pthread_mutex_unlock(&pool->lock);
+	jt->topk = NULL;
+	jt->grouped = NULL;
+}
+
+/* ------------------------------------------------------------------ orders */
+
+/* The GPU with the fewest running jobs. */
+static int
+least_loaded_device(void)
+{
+	int			best = 0;
+
+	for (int d = 1; d < service->ndevices; d++)
+		if (pg_atomic_read_u32(&service->devices[d].jobs_running) <
+			pg_atomic_read_u32(&service->devices[best].jobs_running))
+			best = d;
+	return best;
+}
+
+/*
+ * Faults injected for the job's first batch: a sticky error on its GPU, or
+ * the service's exit.
+ */
+static GpuStatus
+inject_faults(JobThread *jt)
+{
+	uint32		device_error = SERVICE_FAULT_DEVICE_ERROR;
+	uint32		exit_fault = SERVICE_FAULT_EXIT;
+
+	if (jt->faults_checked)
+		return GPU_OK;
+	jt->faults_checked = true;
+	if (pg_atomic_compare_exchange_u32(&service->fault, &device_error, SERVICE_FAULT_NONE))
+		return gpu_inject_device_fault();
+	if (pg_atomic_compare_exchange_u32(&service->fault, &exit_fault, SERVICE_FAULT_NONE))
+	{
+		strlcpy(jt->slot->message,
+				"The GPU service exited: the fault was injected by gputopk_service_inject_fault.",
+				sizeof(jt->slot->message));
+		set_fatal(jt->slot->message);
+		return GPU_FAILED;
+	}
+	return GPU_OK;
+}
+
+static GpuStatus
+push_batch(JobThread *jt, const SlotOrder *order)
+{
+	char	   *buffer = service_buffer(jt->index, order->buffer);
+	ServiceDevice *dev = &service->devices[jt->device];
+
+	TRY_GPU(inject_faults(jt));
+	if (jt->topk)
+	{
+		TRY_GPU(gpu_topk_push(jt->topk, buffer, order->rows));
+		TRY_GPU(gpu_topk_wait_input(jt->topk));
+		pg_atomic_fetch_add_u64(&dev->bytes_received, order->rows * jt->slot->spec.key_width);
+	}
+	else
+	{
+		const GroupedKey *keys = (const GroupedKey *) buffer;
+		const uint64 *payloads = (const uint64 *) (keys + grouped_batch_rows());
+
+		TRY_GPU(gpu_grouped_push(jt->grouped, keys, payloads, order->rows));
+		TRY_GPU(gpu_grouped_wait_input(jt->grouped));
+		pg_atomic_fetch_add_u64(&dev->bytes_received,
+								order->rows * (sizeof(GroupedKey) + sizeof(uint64)));
+	}
+	return GPU_OK;
+}
+
+/* The answer, computed once all batches are in; then its first chunk. */
+static GpuStatus
+finish_answer(JobThread *jt)
+{
+	ServiceSlot *slot = jt->slot;
+	ServiceDevice *dev = &service->devices[jt->device];
+	size_t		count;
+
+	if (jt->topk)
+	{
+		TRY_GPU(gpu_topk_result(jt->topk, &jt->answer));
+		gpu_topk_stream_times(jt->topk, &slot->copy_ms, &slot->kernel_ms);
+		slot->plan = gpu_topk_last_plan(jt->topk);
+		jt->answer_rows = jt->answer.count;
+	}
+	else
+	{
+		TRY_GPU(gpu_grouped_result(jt->grouped, &jt->group_keys, &jt->group_payloads,
+										  &count));
+		gpu_grouped_times(jt->grouped, &slot->copy_ms, &slot->kernel_ms);
+		jt->answer_rows = count;
+	}
+	slot->answer_rows = jt->answer_rows;
+	jt->answer_sent = 0;
+	jt->answered = true;
+	pg_atomic_fetch_add_u64(&dev->copy_us, (uint64) (slot->copy_ms * 1000.0));
+	pg_atomic_fetch_add_u64(&dev->kernel_us, (uint64) (slot->kernel_ms * 1000.0));
+	return GPU_OK;
+}
+
+/*
+ * The answer's next chunk into the slot's two buffers, which lie one after
+ * the other: top-k items, or a grouped top-k's keys then its payloads.
+ */
+static void
+send_chunk(JobThread *jt)
+{
+	char	   *to = service_buffer(jt->index, 0);
+	uint64		left = jt->answer_rows - jt->answer_sent;
+	uint64		n;
+
+	if (jt->topk)
+	{
+		n = Min(left, 2 * service->buffer_bytes / sizeof(TopkItem));
+		memcpy(to, jt->answer.items + jt->answer_sent, n * sizeof(TopkItem));
+	}
+	else
+	{
+		uint64		cap = 2 * service->buffer_bytes / (sizeof(GroupedKey) + sizeof(uint64));
+
+		n = Min(left, cap);
+		memcpy(to, jt->group_keys + jt->answer_sent, n * sizeof(GroupedKey));
+		memcpy(to + cap * sizeof(GroupedKey), jt->group_payloads + jt->answer_sent,
+			   n * sizeof(uint64));
+	}
+	jt->answer_sent += n;
+	jt->slot->chunk_rows = n;
+}
+
+static GpuStatus
+execute(JobThread *jt, const SlotOrder *order)
+{
+	switch (order->command)
+	{
+		case SLOT_BATCH:
+			return push_batch(jt, order);
+		case SLOT_RESULT:
+			TRY_GPU(finish_answer(jt));
+			send_chunk(jt);
+			return GPU_OK;
+		case SLOT_NEXT_CHUNK:
+			send_chunk(jt);
+			return GPU_OK;
+	}
+	return GPU_FAILED;
+}
+
+/* ------------------------------------------------------------------- jobs */
+
+/* A failed job: its status and message for the backend, which is woken. */
+static void
+fail_job(JobThread *jt, GpuStatus status, SlotState from)
+{
+	ServiceSlot *slot = jt->slot;
+	uint32		expected = from;
+
+	slot->status = status;
+	if (slot->message[0] == '\0')
+		strlcpy(slot->message, gpu_last_error(), sizeof(slot->message));
+	pg_write_barrier();
+	if (pg_atomic_compare_exchange_u32(&slot->state, &expected, SLOT_FAILED))
+		service_wake_owner(slot);
+	if (status == GPU_DEVICE_LOST)
+		set_fatal(slot->message);
+}
+
+/* Accept the submitted job: its GPU, its engine object, its queue time. */
+static bool
+accept_job(JobThread *jt)
+{
+	ServiceSlot *slot = jt->slot;
+	uint32		expected = SLOT_SUBMITTED;
+	instr_time	now;
+	GpuStatus	status;
+
+	jt->device = least_loaded_device();
+	jt->faults_checked = false;
+	jt->answered = false;
+	jt->answer_rows = jt->answer_sent = 0;
+	slot->device = jt->device;
+	slot->generation = pg_atomic_read_u32(&service->generation);
+	slot->status = GPU_OK;
+	slot->message[0] = '\0';
+	slot->answer_rows = slot->chunk_rows = 0;
+	slot->copy_ms = slot->kernel_ms = 0;
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, slot->submitted_at);
+	slot->queue_ms = INSTR_TIME_GET_MILLISEC(now);
+	pg_atomic_fetch_add_u64(&service->devices[jt->device].queue_us,
+							(uint64) (slot->queue_ms * 1000.0));
+
+	status = gpu_set_device(service->devices[jt->device].ordinal);
+	if (status == GPU_OK)
+		status = take_object(jt);
+	if (status != GPU_OK)
+	{
+		pg_atomic_fetch_add_u64(&service->devices[jt->device].jobs_failed, 1);
+		fail_job(jt, status, SLOT_SUBMITTED);
+		return false;
+	}
+	pg_write_barrier();
+	if (!pg_atomic_compare_exchange_u32(&slot->state, &expected, SLOT_RUNNING))
+	{
+		/* released while waiting for us */
+		put_object(jt, true);
+		return false;
+	}
+	service_wake_owner(slot);
+	return true;
+}
+
+/*
+ * Run the job in the thread's slot: accept it, carry out its orders until
+ * the backend releases the slot, and free the slot.
+ */
+static void
+run_job(JobThread *jt)
+{
+	ServiceSlot *slot = jt->slot;
+	ServiceDevice *dev;
+	GpuStatus	status = GPU_OK;
+	uint32		done = 0;
+
+	if (!accept_job(jt))
+	{
+		while (slot_state(slot) != SLOT_RELEASED && !should_stop())
+			wait_notified(jt);
+		if (slot_state(slot) == SLOT_RELEASED)
+			service_free_slot(slot);
+		return;
+	}
+	dev = &service->devices[jt->device];
+	pg_atomic_fetch_add_u32(&dev->jobs_running, 1);
+	for (;;)
+	{
+		SlotOrder	order;
+
+		if (slot_state(slot) != SLOT_RUNNING || should_stop())
+			break;
+		if (pg_atomic_read_u32(&slot->posted) == done)
+		{
+			wait_notified(jt);
+			continue;
+		}
+		pg_read_barrier();
+		order = slot->orders[done % 2];
+		status = execute(jt, &order);
+		if (status != GPU_OK)
+		{
+			fail_job(jt, status, SLOT_RUNNING);
+			break;
+		}
+		pg_write_barrier();
+		done = pg_atomic_add_fetch_u32(&slot->done, 1);
+		service_wake_owner(slot);
+	}
+	pg_atomic_fetch_sub_u32(&dev->jobs_running, 1);
+	pg_atomic_fetch_add_u64(status == GPU_OK ? &dev->jobs_done : &dev->jobs_failed, 1);
+	/* an object left mid-run is not reused: destroying it waits for the GPU */
+	put_object(jt, status == GPU_OK && jt->answered);
+	while (slot_state(slot) != SLOT_RELEASED && !should_stop())
+		wait_notified(jt);
+	if (slot_state(slot) == SLOT_RELEASED)
+		service_free_slot(slot);
+}
+
+static void *
+job_thread_main(void *arg)
+{
+	JobThread  *jt = (JobThread *) arg;
+
+	while (!should_stop())
+	{
+		switch (slot_state(jt->slot))
+		{
+			case SLOT_SUBMITTED:
+				run_job(jt);
+				break;
+			case SLOT_RELEASED:
+				service_free_slot(jt->slot);
+				break;
+			default:
+				wait_notified(jt);
+				break;
+		}
+	}
+	return NULL;
+}
+
+/* --------------------------------------------------------------- threads */
+
+void
+service_jobs_start(void)
+{
+	pthread_condattr_t attr;
+	sigset_t	all;
+	sigset_t	saved;
+
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&notify_cond, &attr);
+	pthread_condattr_destroy(&attr);
+	for (int d = 0; d < service->ndevices; d++)
+		pthread_mutex_init(&pools[d].lock, NULL);
+
+	threads = MemoryContextAllocZero(TopMemoryContext, sizeof(JobThread) * service->nslots);
+	nthreads = service->nslots;
+
+	/* PostgreSQL's signals are for the main thread: the threads block them all */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &saved);
+	for (int i = 0; i < nthreads; i++)
+	{
+		threads[i].index = i;
+		threads[i].slot = &service->slots[i];
+		threads[i].started = pthread_create(&threads[i].thread, NULL, job_thread_main,
+											&threads[i]) == 0;
+	}
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	for (int i = 0; i < nthreads; i++)
+		if (!threads[i].started)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+					 errmsg("could not start the GPU service's job threads")));
+}
+
+void
+service_jobs_notify(void)
+{
+	pthread_mutex_lock(&notify_lock);
+	notifications++;
+	pthread_cond_broadcast(&notify_cond);
+	pthread_mutex_unlock(&notify_lock);
+}
+
+void
+service_jobs_stop(void)
+{
+	pthread_mutex_lock(&notify_lock);
+	stopping = true;
+	pthread_cond_broadcast(&notify_cond);
+	pthread_mutex_unlock(&notify_lock);
+	for (int i = 0; i < nthreads; i++)
+		if (threads[i].started)
+			pthread_join(threads[i].thread, NULL);
+	nthreads = 0;
+}

@@ -1,0 +1,27 @@
+/*-------------------------------------------------------------------------
+ *
+ * service_jobs.h
+ *	  The GPU service's job threads (service_jobs.c), as its main thread
+ *	  (service_main.c) drives them.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SERVICE_JOBS_H
+#define SERVICE_JOBS_H
+
+/* One thread per job slot, started once the GPUs are ready. */
+extern void service_jobs_start(void);
+
+/* Wake the threads: a backend set the service's latch. */
+extern void service_jobs_notify(void);
+
+/* Stop and join the threads (each finishes its engine call first). */
+extern void service_jobs_stop(void);
+
+/*
+ * Whether a thread met a fault that ends the service (a sticky CUDA error,
+ * or an injected exit), and its message.
+ */
+extern bool service_jobs_fatal(char *message, size_t size);
+
+#endif							/* SERVICE_JOBS_H */

@@ -1,0 +1,261 @@
+/*-------------------------------------------------------------------------
+ *
+ * service_shmem.c
+ *	  The GPU service's settings, shared memory and registration, and the
+ *	  small helpers both of its sides use.
+ *
+ * Under shared_preload_libraries, _PG_init (in the postmaster) asks for
+ * the service's shared memory: its state, one slot per concurrent job and
+ * two staging buffers per slot, in PostgreSQL's main segment so that the
+ * service registers them with CUDA together with shared_buffers.  It also
+ * registers the service as a background worker started with the
+ * postmaster and restarted a second after it exits with code 1 (after a
+ * fault).  Without preloading there is neither: `service` stays NULL and
+ * top-k work runs on the CPU backend.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/bgworker_internals.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "utils/guc.h"
+
+#include "service.h"
+
+#define SERVICE_SHMEM_NAME "gputopk GPU service"
+#define SERVICE_FUNCTION "gputopk_service_main"
+#define STAGING_ALIGN 4096
+
+ServiceShared *service = NULL;
+int			gputopk_service_jobs = 32;
+int			gputopk_service_buffer_kb = 2048;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+static Size
+slots_bytes(void)
+{
+	return add_size(offsetof(ServiceShared, slots),
+					mul_size(gputopk_service_jobs, sizeof(ServiceSlot)));
+}
+
+static Size
+service_shmem_size(void)
+{
+	Size		staging = mul_size(mul_size(gputopk_service_jobs, 2),
+								   (Size) gputopk_service_buffer_kb * 1024);
+
+	return add_size(add_size(slots_bytes(), STAGING_ALIGN), staging);
+}
+
+static void
+service_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(service_shmem_size());
+}
+
+/*
+ * Whether the postmaster still knows the service.  It forgets a worker that
+ * exited with code 0, as the service does where it finds no GPU: after a
+ * crash and restart of the server, the new shared memory must say so
+ * rather than wait for a probe that never comes.
+ */
+static bool
+service_registered(void)
+{
+	slist_iter	iter;
+
+	slist_foreach(iter, &BackgroundWorkerList)
+	{
+		RegisteredBgWorker *rw = slist_container(RegisteredBgWorker, rw_lnode, iter.cur);
+
+		if (strcmp(rw->rw_worker.bgw_function_name, SERVICE_FUNCTION) == 0 &&
+			strcmp(rw->rw_worker.bgw_library_name, "gputopk") == 0)
+			return !rw->rw_terminate;
+	}
+	return false;
+}
+
+static void
+service_shmem_startup(void)
+{
+	bool		found;
+	char	   *base;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	service = ShmemInitStruct(SERVICE_SHMEM_NAME, service_shmem_size(), &found);
+	if (!found)
+	{
+		memset(service, 0, slots_bytes());
+		pg_atomic_init_u32(&service->state, SERVICE_PROBING);
+		pg_atomic_init_u32(&service->generation, 0);
+		pg_atomic_init_u32(&service->fault, SERVICE_FAULT_NONE);
+		service->procno = -1;
+		ConditionVariableInit(&service->state_changed);
+		service->nslots = gputopk_service_jobs;
+		service->buffer_bytes = (Size) gputopk_service_buffer_kb * 1024;
+		base = (char *) service;
+		service->staging_offset = (Size) (TYPEALIGN(STAGING_ALIGN, base + slots_bytes()) - base);
+		for (int i = 0; i < service->nslots; i++)
+		{
+			pg_atomic_init_u32(&service->slots[i].state, SLOT_FREE);
+			pg_atomic_init_u32(&service->slots[i].posted, 0);
+			pg_atomic_init_u32(&service->slots[i].done, 0);
+		}
+		if (!service_registered())
+		{
+			strlcpy(service->reason,
+					"The GPU service found no usable GPU when the server started.",
+					sizeof(service->reason));
+			pg_atomic_write_u32(&service->state, SERVICE_ABSENT);
+		}
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+static void
+register_service(void)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	worker.bgw_start_time = BgWorkerStart_PostmasterStart;
+	/* after a fault (exit code 1); code 0, where there is no GPU, is final */
+	worker.bgw_restart_time = 1;
+	strlcpy(worker.bgw_library_name, "gputopk", sizeof(worker.bgw_library_name));
+	strlcpy(worker.bgw_function_name, SERVICE_FUNCTION, sizeof(worker.bgw_function_name));
+	strlcpy(worker.bgw_name, "gputopk GPU service", sizeof(worker.bgw_name));
+	strlcpy(worker.bgw_type, "gputopk GPU service", sizeof(worker.bgw_type));
+	RegisterBackgroundWorker(&worker);
+}
+
+/*
+ * The service's settings, and under shared_preload_libraries its shared
+ * memory and its worker.  Runs in the postmaster: nothing here touches
+ * CUDA.
+ */
+void
+service_init(void)
+{
+	DefineCustomIntVariable("gputopk.service_jobs",
+							"GPU jobs the GPU service runs at once.",
+							"Each scan process with top-k work for the GPU takes one; a process that "
+							"finds none free waits for one under gputopk.device = gpu and uses the "
+							"CPU backend under auto.",
+							&gputopk_service_jobs,
+							32,
+							1,
+							1024,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("gputopk.service_buffer_size",
+							"Each GPU job's two staging buffers in shared memory, each this size.",
+							"Scan processes write keys or rows into one while the GPU copies the other; "
+							"the service's shared memory is gputopk.service_jobs times two buffers.",
+							&gputopk_service_buffer_kb,
+							2048,
+							64,
+							1024 * 1024,
+							PGC_POSTMASTER,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = service_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = service_shmem_startup;
+	register_service();
+}
+
+/* Buffer 0 or 1 of a slot. */
+char *
+service_buffer(int slot, int buffer)
+{
+	Assert(slot >= 0 && slot < service->nslots && (buffer == 0 || buffer == 1));
+	return (char *) service + service->staging_offset +
+		((Size) slot * 2 + buffer) * service->buffer_bytes;
+}
+
+ServiceState
+service_state(void)
+{
+	return (ServiceState) pg_atomic_read_u32(&service->state);
+}
+
+const char *
+service_state_name(ServiceState state)
+{
+	switch (state)
+	{
+		case SERVICE_PROBING:
+			return "probing";
+		case SERVICE_STARTING:
+			return "starting";
+		case SERVICE_READY:
+			return "ready";
+		case SERVICE_RESTARTING:
+			return "restarting";
+		case SERVICE_ABSENT:
+			break;
+	}
+	return "absent";
+}
+
+/* The service's main thread only: a new state, and every waiter told. */
+void
+service_set_state(ServiceState state)
+{
+	pg_atomic_write_u32(&service->state, state);
+	ConditionVariableBroadcast(&service->state_changed);
+}
+
+/*
+ * Set the service's latch.  Its PGPROC may have gone with it: setting a
+ * stale latch only wakes another process, which checks its own condition.
+ */
+void
+service_wake(void)
+{
+	int			procno = service->procno;
+
+	if (procno >= 0)
+		SetLatch(&GetPGProcByNumber(procno)->procLatch);
+}
+
+/*
+ * Set the latch of a slot's owner.  Called by the service's job threads:
+ * SetLatch of another process's latch is a store and a kill(), safe on
+ * any thread.
+ */
+void
+service_wake_owner(ServiceSlot *slot)
+{
+	SetLatch(&GetPGProcByNumber(slot->owner_procno)->procLatch);
+}
+
+/*
+ * Free a slot its owner has let go of (SLOT_RELEASED): by the job thread
+ * once the GPU no longer reads its buffers, or by the exiting service.
+ */
+void
+service_free_slot(ServiceSlot *slot)
+{
+	pg_atomic_write_u32(&slot->posted, 0);
+	pg_atomic_write_u32(&slot->done, 0);
+	pg_write_barrier();
+	pg_atomic_write_u32(&slot->state, SLOT_FREE);
+}
