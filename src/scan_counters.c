@@ -19,8 +19,11 @@ void
 scan_counters_init_shared(ScanCounters *counters, ScanSharedCounters *shared)
 {
 	pg_atomic_init_u32(&shared->processes, 0);
+	pg_atomic_init_u32(&shared->gpu_processes, 0);
 	for (int c = 0; c < SCAN_COUNTERS_MAX; c++)
 		pg_atomic_init_u64(&shared->counts[c], 0);
+	for (int f = 0; f < SHARED_GPU_FIELDS; f++)
+		pg_atomic_init_u64(&shared->gpu[f], 0);
 	counters->shared = shared;
 }
 
@@ -40,15 +43,45 @@ scan_counters_count_process(ScanCounters *counters)
 }
 
 void
+scan_counters_count_gpu_process(ScanCounters *counters)
+{
+	if (counters->shared)
+		pg_atomic_fetch_add_u32(&counters->shared->gpu_processes, 1);
+	else
+		counters->gpu_processes = 1;
+}
+
+static uint64
+to_us(double ms)
+{
+	return (uint64) (ms * 1000.0 + 0.5);
+}
+
+void
 scan_counters_publish(ScanCounters *counters)
 {
-	if (counters->shared == NULL || !IsParallelWorker())
+	ScanSharedCounters *shared = counters->shared;
+	ScanGpuStats *gpu = &counters->gpu;
+
+	if (shared == NULL || !IsParallelWorker())
 		return;
 	for (int c = 0; c < SCAN_COUNTERS_MAX; c++)
 	{
-		pg_atomic_fetch_add_u64(&counters->shared->counts[c], counters->counts[c]);
+		pg_atomic_fetch_add_u64(&shared->counts[c], counters->counts[c]);
 		counters->counts[c] = 0;
 	}
+	pg_atomic_fetch_add_u64(&shared->gpu[SHARED_GPU_BYTES], gpu->bytes_shipped);
+	pg_atomic_fetch_add_u64(&shared->gpu[SHARED_GPU_QUEUE_US], to_us(gpu->queue_ms));
+	pg_atomic_fetch_add_u64(&shared->gpu[SHARED_GPU_WAIT_US], to_us(gpu->wait_ms));
+	pg_atomic_fetch_add_u64(&shared->gpu[SHARED_GPU_COPY_US], to_us(gpu->copy_ms));
+	pg_atomic_fetch_add_u64(&shared->gpu[SHARED_GPU_KERNEL_US], to_us(gpu->kernel_ms));
+	memset(gpu, 0, sizeof(*gpu));
+}
+
+static double
+take_ms(pg_atomic_uint64 *us)
+{
+	return pg_atomic_exchange_u64(us, 0) / 1000.0;
 }
 
 /* Summed over runs, but the processes are the most of any run. */
@@ -62,8 +95,15 @@ scan_counters_collect(ScanCounters *counters)
 		return;
 	processes = (int) pg_atomic_exchange_u32(&shared->processes, 0);
 	counters->processes = Max(counters->processes, processes);
+	processes = (int) pg_atomic_exchange_u32(&shared->gpu_processes, 0);
+	counters->gpu_processes = Max(counters->gpu_processes, processes);
 	for (int c = 0; c < SCAN_COUNTERS_MAX; c++)
 		counters->counts[c] += pg_atomic_exchange_u64(&shared->counts[c], 0);
+	counters->gpu.bytes_shipped += pg_atomic_exchange_u64(&shared->gpu[SHARED_GPU_BYTES], 0);
+	counters->gpu.queue_ms += take_ms(&shared->gpu[SHARED_GPU_QUEUE_US]);
+	counters->gpu.wait_ms += take_ms(&shared->gpu[SHARED_GPU_WAIT_US]);
+	counters->gpu.copy_ms += take_ms(&shared->gpu[SHARED_GPU_COPY_US]);
+	counters->gpu.kernel_ms += take_ms(&shared->gpu[SHARED_GPU_KERNEL_US]);
 }
 
 void

@@ -10,8 +10,10 @@
  * counts there when a run ends (and starts again from zero), and the
  * leader collects them once the workers are done, at shutdown or before a
  * rescan's workers start.  The leader's counts are then those of all
- * processes, summed over the runs, and its processes the most of any run.
- * A scan numbers its counts itself, up to SCAN_COUNTERS_MAX.
+ * processes, summed over the runs, and its processes (and those of them
+ * that used the GPU) the most of any run.  A scan numbers its counts
+ * itself, up to SCAN_COUNTERS_MAX; what the GPU did (scan_gpu_stats.h) is
+ * summed alongside.
  *
  *-------------------------------------------------------------------------
  */
@@ -20,13 +22,28 @@
 
 #include "port/atomics.h"
 
+#include "scan_gpu_stats.h"
+
 #define SCAN_COUNTERS_MAX 8
+
+/* ScanGpuStats's fields in shared memory: bytes, and times in microseconds */
+typedef enum ScanSharedGpuField
+{
+	SHARED_GPU_BYTES,
+	SHARED_GPU_QUEUE_US,
+	SHARED_GPU_WAIT_US,
+	SHARED_GPU_COPY_US,
+	SHARED_GPU_KERNEL_US,
+	SHARED_GPU_FIELDS
+} ScanSharedGpuField;
 
 /* in the parallel scan's shared memory */
 typedef struct ScanSharedCounters
 {
 	pg_atomic_uint32 processes;
+	pg_atomic_uint32 gpu_processes;
 	pg_atomic_uint64 counts[SCAN_COUNTERS_MAX];
+	pg_atomic_uint64 gpu[SHARED_GPU_FIELDS];
 } ScanSharedCounters;
 
 /* one process's */
@@ -34,7 +51,9 @@ typedef struct ScanCounters
 {
 	ScanSharedCounters *shared; /* of a parallel scan, or NULL */
 	int			processes;		/* that scanned the table, the most of any run */
+	int			gpu_processes;	/* of them, those that used the GPU */
 	uint64		counts[SCAN_COUNTERS_MAX];
+	ScanGpuStats gpu;
 } ScanCounters;
 
 /* The leader, in the shared memory it sets up; a worker, attaching to it. */
@@ -43,6 +62,9 @@ extern void scan_counters_attach(ScanCounters *counters, ScanSharedCounters *sha
 
 /* This process scans the table (alone, without shared counters). */
 extern void scan_counters_count_process(ScanCounters *counters);
+
+/* It uses the GPU: once per scan. */
+extern void scan_counters_count_gpu_process(ScanCounters *counters);
 
 /* At the end of a worker's run: its counts to the leader's (else nothing). */
 extern void scan_counters_publish(ScanCounters *counters);

@@ -3,11 +3,13 @@
  * scan_gpu_stats.c
  *	  What the GPU did for a scan, and EXPLAIN ANALYZE's lines for it.
  *
- * Both custom scans show the same lines, under the same names and units:
- * "Bytes Shipped" with their counts, and with timing on the GPU's own time
- * in copies to the device ("GPU Transfer Time") and in kernels ("GPU
- * Kernel Time"), each summed over batches and timed with CUDA events, then
- * the time the host waited for the GPU ("GPU Wait Time").
+ * Both custom scans show the same lines, under the same names and units,
+ * summed over the processes that used the GPU: "Bytes Shipped" with their
+ * counts, and with timing on the GPU's own time in copies to the device
+ * ("GPU Transfer Time") and in kernels ("GPU Kernel Time"), each summed
+ * over batches and timed with CUDA events; the time jobs waited for the
+ * GPU service to take them ("GPU Queue Wait"); and the time the scan then
+ * waited for the GPU ("GPU Wait Time").
  *
  *-------------------------------------------------------------------------
  */
@@ -16,14 +18,16 @@
 #include "commands/explain.h"
 
 #include "scan_gpu_stats.h"
+#include "service_client.h"
 
 void
-scan_gpu_stats_add(ScanGpuStats *sum, const ScanGpuStats *stats)
+scan_gpu_stats_add_job(ScanGpuStats *sum, const ServiceJob *job)
 {
-	sum->bytes_shipped += stats->bytes_shipped;
-	sum->wait_ms += stats->wait_ms;
-	sum->copy_ms += stats->copy_ms;
-	sum->kernel_ms += stats->kernel_ms;
+	sum->bytes_shipped += job->bytes_posted;
+	sum->queue_ms += job->queue_ms;
+	sum->wait_ms += job->wait_ms;
+	sum->copy_ms += job->copy_ms;
+	sum->kernel_ms += job->kernel_ms;
 }
 
 void
@@ -37,5 +41,6 @@ scan_gpu_stats_explain_times(const ScanGpuStats *stats, ExplainState *es)
 {
 	ExplainPropertyFloat("GPU Transfer Time", "ms", stats->copy_ms, 3, es);
 	ExplainPropertyFloat("GPU Kernel Time", "ms", stats->kernel_ms, 3, es);
+	ExplainPropertyFloat("GPU Queue Wait", "ms", stats->queue_ms, 3, es);
 	ExplainPropertyFloat("GPU Wait Time", "ms", stats->wait_ms, 3, es);
 }

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * scan_gpu_stats.h
- *	  What the GPU did for a scan: filled by both custom scans' sinks
- *	  (topk's keys, agg's grouped rows), shown by their EXPLAIN ANALYZE.
+ *	  What the GPU did for a scan: filled from both custom scans' GPU jobs
+ *	  (topk's keys, agg's grouped rows), summed over the processes of a
+ *	  parallel scan (scan_counters.h) and shown by EXPLAIN ANALYZE.
  *
  *-------------------------------------------------------------------------
  */
@@ -10,16 +11,19 @@
 #define SCAN_GPU_STATS_H
 
 struct ExplainState;
+struct ServiceJob;
 
 typedef struct ScanGpuStats
 {
-	uint64		bytes_shipped;	/* handed to the GPU */
-	double		wait_ms;		/* the host waiting for the GPU */
+	uint64		bytes_shipped;	/* handed to the GPU service */
+	double		queue_ms;		/* jobs waiting for the service to take them */
+	double		wait_ms;		/* the scan waiting for the GPU after that */
 	double		copy_ms;		/* the GPU's copies to the device, timed on it */
 	double		kernel_ms;		/* its kernels, timed on it */
 } ScanGpuStats;
 
-extern void scan_gpu_stats_add(ScanGpuStats *sum, const ScanGpuStats *stats);
+/* A job's share, once its answer is back. */
+extern void scan_gpu_stats_add_job(ScanGpuStats *sum, const struct ServiceJob *job);
 
 /*
  * EXPLAIN ANALYZE's lines for a scan that ran on the GPU: the bytes shipped,

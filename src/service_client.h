@@ -28,6 +28,7 @@ typedef struct ServiceJob
 
 	/* what the job took, once its answer is back */
 	int			device;			/* the GPU's CUDA ordinal */
+	uint64		bytes_posted;	/* in batches */
 	double		queue_ms;		/* from submitting to being accepted */
 	double		wait_ms;		/* waiting for the service after that */
 	double		copy_ms;		/* the GPU's copies and kernels */

@@ -120,9 +120,8 @@ typedef struct TopkScanState
 	/* for EXPLAIN ANALYZE: the last run's */
 	TopkBackend backend;
 	const char *algorithm;
-	ScanGpuStats gpu_stats;
 	/* summed over runs */
-	ScanCounters counters;		/* TopkCount's, and the processes */
+	ScanCounters counters;		/* TopkCount's, the processes, the GPU's work */
 	double		scan_ms;
 	double		fetch_ms;
 } TopkScanState;
@@ -487,13 +486,13 @@ run_topk(TopkScanState *ts)
 	ts->blocks_cap = 0;
 	ts->blocks = NULL;
 	ts->counters.counts[TOPK_COUNT_ROWS_KEYED] += scan_keys(ts, sink);
-	key_sink_result(sink, &result);
+	key_sink_result(sink, &result, &ts->counters.gpu, &ts->algorithm);
 	INSTR_TIME_SET_CURRENT(mid);
 	ts->backend = sink->backend;
-	ts->algorithm = key_sink_algorithm(sink);
-	ts->gpu_stats = sink->gpu_stats;
 	ts->counters.counts[TOPK_COUNT_CANDIDATES] += result.count;
 	scan_counters_count_process(&ts->counters);
+	if (sink->backend == BACKEND_GPU)
+		scan_counters_count_gpu_process(&ts->counters);
 	/* the leader shows the counts of all processes */
 	scan_counters_publish(&ts->counters);
 	ordinals = palloc_extended(sizeof(uint64) * Max(result.count, 1), MCXT_ALLOC_HUGE);
@@ -648,8 +647,9 @@ explain_planned_bound(CustomScan *cscan, ExplainState *es)
 }
 
 /*
- * How the rows reached the backend: read on the CPU by this many processes,
- * their keys handed on, at what rate of table pages per second of the scan.
+ * How the rows reached the backend: read on the CPU by this many processes
+ * (in a parallel scan, how many of them handed their keys to the GPU), at
+ * what rate of table pages per second of the scan.
  */
 static void
 explain_data_path(TopkScanState *ts, ExplainState *es)
@@ -658,6 +658,8 @@ explain_data_path(TopkScanState *ts, ExplainState *es)
 
 	ExplainPropertyText("Data Path", "heap rows read on the CPU, keys to the backend", es);
 	ExplainPropertyInteger("Scan Processes", NULL, ts->counters.processes, es);
+	if (ts->css.ss.ps.plan->parallel_aware)
+		ExplainPropertyInteger("GPU Processes", NULL, ts->counters.gpu_processes, es);
 	ExplainPropertyUInteger("Pages Read", NULL, pages_read, es);
 	if (es->timing && ts->scan_ms > 0)
 		ExplainPropertyFloat("Read Rate", "MB/s",
@@ -706,8 +708,6 @@ explain_topk_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		return;
 	}
 	ExplainPropertyText("Backend", device_backend_name(ts->backend), es);
-	if (node->ss.ps.plan->parallel_aware)
-		ExplainPropertyText("Worker Backend", "cpu", es);
 	if (ts->algorithm)
 		ExplainPropertyText("Algorithm", ts->algorithm, es);
 	if (ts->bound == PG_UINT64_MAX)
@@ -718,14 +718,14 @@ explain_topk_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	explain_data_path(ts, es);
 	ExplainPropertyUInteger("Rows Scanned", NULL, ts->counters.counts[TOPK_COUNT_ROWS_SCANNED], es);
 	ExplainPropertyUInteger("Rows Keyed", NULL, ts->counters.counts[TOPK_COUNT_ROWS_KEYED], es);
-	if (ts->backend == BACKEND_GPU)
-		scan_gpu_stats_explain_shipped(&ts->gpu_stats, es);
+	if (ts->counters.gpu_processes > 0)
+		scan_gpu_stats_explain_shipped(&ts->counters.gpu, es);
 	ExplainPropertyUInteger("Candidates", NULL, ts->counters.counts[TOPK_COUNT_CANDIDATES], es);
 	if (es->timing)
 	{
 		ExplainPropertyFloat("Scan and Select Time", "ms", ts->scan_ms, 3, es);
-		if (ts->backend == BACKEND_GPU)
-			scan_gpu_stats_explain_times(&ts->gpu_stats, es);
+		if (ts->counters.gpu_processes > 0)
+			scan_gpu_stats_explain_times(&ts->counters.gpu, es);
 		ExplainPropertyFloat("Fetch and Sort Time", "ms", ts->fetch_ms, 3, es);
 	}
 }

@@ -1,13 +1,15 @@
 /*-------------------------------------------------------------------------
  *
  * topk_key_sink.h
- *	  The keys of one top-k, handed in batches to the CPU or the GPU backend.
+ *	  The keys of one top-k, handed in batches to the CPU backend or to a
+ *	  job of the GPU service.
  *
  * A caller adds one key per row (see keys.h), in row order, and asks for
  * the answer once: the k largest keys with their ordinals.  The backend is
- * the one gputopk.device chooses; GPU batches go through a double buffer
- * (scan_double_buffer.h), one filled while the other is copied.  Everything is freed with the memory
- * context that was current at key_sink_create, errors included.
+ * the one gputopk.device chooses: on the GPU, batches are written straight
+ * into the job's staging buffers in shared memory, one filled while the
+ * GPU copies the other (service_client.h).  Everything is freed with the
+ * memory context that was current at key_sink_create, errors included.
  *
  *-------------------------------------------------------------------------
  */
@@ -16,7 +18,6 @@
 
 #include "device.h"
 #include "gpu_topk.h"
-#include "scan_double_buffer.h"
 #include "scan_gpu_stats.h"
 #include "topk.h"
 
@@ -24,23 +25,26 @@ typedef struct KeySink
 {
 	int			key_width;		/* 4 or 8 */
 	TopkBackend backend;		/* BACKEND_CPU or BACKEND_GPU */
-	void	   *batch;			/* the batch being filled (on the GPU: buffers.current) */
+	void	   *batch;			/* the batch being filled */
 	size_t		nbatch;
 	size_t		batch_cap;
-	ScanGpuStats gpu_stats;		/* on the GPU; complete after key_sink_result */
 
 	/* private to topk_key_sink.c */
 	struct CpuTopk *cpu;
-	GpuTopk    *gpu;
-	ScanDoubleBuffer buffers;
+	ServiceJob *job;
 	MemoryContextCallback callback;
 } KeySink;
 
 extern KeySink *key_sink_create(int key_width, uint64 k, TopkMode mode,
 								GpuTopkAlgorithm algorithm);
 extern void key_sink_flush(KeySink *sink);
-extern void key_sink_result(KeySink *sink, TopkResult *result);
-extern const char *key_sink_algorithm(KeySink *sink);
+
+/*
+ * The answer, in the current memory context; on the GPU, what the job did
+ * is added to *gpu and the algorithm it ran last is set (NULL on the CPU).
+ */
+extern void key_sink_result(KeySink *sink, TopkResult *result, ScanGpuStats *gpu,
+							const char **algorithm);
 
 static inline void
 key_sink_add(KeySink *sink, uint64 key)
