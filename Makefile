@@ -19,7 +19,7 @@ PGFILEDESC = "gputopk - top-k queries on the GPU"
 # service_* the GPU service; and the engine's CPU backend (kernels/, plain C).
 SRC_OBJS = src/gputopk.o src/device.o src/info.o kernels/cpu_topk.o \
 	src/scan_row_reader.o src/scan_filter_program.o src/scan_parallel_policy.o \
-	src/scan_counters.o src/scan_gpu_stats.o src/scan_double_buffer.o \
+	src/scan_counters.o src/scan_gpu_stats.o \
 	src/topk_path.o src/topk_exec.o src/topk_rank_key.o src/topk_key_program.o \
 	src/topk_key_sink.o \
 	src/agg_functions.o src/agg_path.o src/agg_exec.o src/agg_groups.o \

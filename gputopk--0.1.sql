@@ -48,6 +48,7 @@ COMMENT ON FUNCTION gputopk_service() IS
 'the GPU service: one row per GPU with its memory and the jobs it ran';
 
 CREATE VIEW gputopk_service AS SELECT * FROM gputopk_service();
+GRANT SELECT ON gputopk_service TO PUBLIC;
 
 CREATE FUNCTION gputopk_service_inject_fault(fault text, arg int DEFAULT 0)
 RETURNS void

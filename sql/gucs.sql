@@ -13,18 +13,18 @@ SET gputopk.device = 'AUTO';
 SHOW gputopk.device;
 SET gputopk.device = tpu;
 
-SET gputopk.pinned_pool_size = '1GB';
-SHOW gputopk.pinned_pool_size;
-SET gputopk.pinned_pool_size = -1;
-RESET gputopk.pinned_pool_size;
+-- the GPU service's settings are the server's, fixed at its start
+SHOW gputopk.service_jobs;
+SHOW gputopk.service_buffer_size;
+SET gputopk.service_jobs = 8;
+SET gputopk.service_buffer_size = '4MB';
 
 -- the prefix is reserved: a misspelt setting is an error, not a placeholder
 SET gputopk.enable = on;
 
--- pinning host memory is for superusers to allow
+-- any user may choose the device
 CREATE ROLE regress_gputopk_user;
 SET ROLE regress_gputopk_user;
-SET gputopk.pinned_pool_size = '16MB';
 SET gputopk.device = cpu;
 RESET ROLE;
 DROP ROLE regress_gputopk_user;

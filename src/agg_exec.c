@@ -178,9 +178,8 @@ count_process(AggScanState *ts)
 {
 	scan_counters_count_process(&ts->stats.counters);
 	ts->stats.ngroups = 0;
-	ts->stats.candidates = 0;
-	memset(&ts->stats.gpu, 0, sizeof(ts->stats.gpu));
 	ts->stats.memory_used = 0;
+	ts->stats.gpu_counted = false;
 	ts->run.backend = BACKEND_CPU;
 	ts->stats.ran = true;
 }

@@ -98,6 +98,7 @@ typedef enum SummedCount
 	COUNT_ROWS_SPILLED,
 	COUNT_BYTES_SPILLED,
 	COUNT_SPILL_BATCHES,		/* runs over spilled rows */
+	COUNT_GPU_CANDIDATES,		/* rows the GPU returned */
 	SUMMED_COUNTS
 } SummedCount;
 
@@ -147,11 +148,10 @@ typedef struct AggStats
 	bool		ran;			/* this process has run the node */
 	/* of this process's last scan (count_process starts them), over its runs */
 	uint64		ngroups;
-	uint64		candidates;		/* the GPU's */
-	ScanGpuStats gpu;			/* summed over the aggregates' sinks */
 	Size		memory_used;	/* the most of any run */
+	bool		gpu_counted;	/* counted among the processes on the GPU */
 	/* summed over all runs (the leader's: over all processes) */
-	ScanCounters counters;		/* SummedCount's, and the processes */
+	ScanCounters counters;		/* SummedCount's, the processes, the GPU's work */
 	int			leader_partitions;	/* grouped by the leader */
 	double		scan_ms;		/* reading the table (into the exchange) */
 	double		group_ms;		/* grouping a partitioned plan's partitions */

@@ -60,8 +60,8 @@ agg_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		return;
 	if (node->ss.ps.plan->parallel_aware)
 	{
-		ExplainPropertyText("Worker Backend", "cpu", es);
 		ExplainPropertyInteger("Scan Processes", NULL, ts->stats.counters.processes, es);
+		ExplainPropertyInteger("GPU Processes", NULL, ts->stats.counters.gpu_processes, es);
 	}
 	ExplainPropertyUInteger("Rows Scanned", NULL, count[COUNT_ROWS_SCANNED], es);
 	ExplainPropertyUInteger("Groups", NULL, node->ss.ps.plan->parallel_aware ?
@@ -84,19 +84,19 @@ agg_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyInteger("Spill Disk", "kB",
 							   (int64) ((count[COUNT_BYTES_SPILLED] + 1023) / 1024), es);
 	}
-	if (ts->run.backend == BACKEND_GPU)
+	if (ts->stats.counters.gpu_processes > 0)
 	{
-		scan_gpu_stats_explain_shipped(&ts->stats.gpu, es);
-		ExplainPropertyUInteger("Candidates", NULL, ts->stats.candidates, es);
+		scan_gpu_stats_explain_shipped(&ts->stats.counters.gpu, es);
+		ExplainPropertyUInteger("Candidates", NULL, count[COUNT_GPU_CANDIDATES], es);
 	}
 	if (es->timing)
 	{
 		ExplainPropertyFloat("Scan Time", "ms", ts->stats.scan_ms, 3, es);
 		if (ts->planned.mode == AGG_MODE_PARTITIONED)
 			ExplainPropertyFloat("Group Time", "ms", ts->stats.group_ms, 3, es);
-		if (ts->run.backend == BACKEND_GPU)
+		if (ts->stats.counters.gpu_processes > 0)
 		{
-			scan_gpu_stats_explain_times(&ts->stats.gpu, es);
+			scan_gpu_stats_explain_times(&ts->stats.counters.gpu, es);
 			ExplainPropertyFloat("Merge Time", "ms", ts->stats.merge_ms, 3, es);
 		}
 	}

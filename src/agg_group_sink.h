@@ -1,14 +1,15 @@
 /*-------------------------------------------------------------------------
  *
  * agg_group_sink.h
- *	  The rows of one grouped top-k on the GPU, handed over in batches.
+ *	  The rows of one grouped top-k, handed in batches to a job of the GPU
+ *	  service.
  *
  * A caller adds one row at a time (its group's word, its key, a payload
  * word) and asks for the answer once: for every group its k best rows and
- * those tied with the k-th (gpu_grouped.h).  Batches go through a double
- * buffer (scan_double_buffer.h), one filled while the other is copied.
- * Everything is freed with the memory context that was current at
- * group_sink_create, errors included.
+ * those tied with the k-th (gpu_grouped.h).  Rows are written straight
+ * into the job's staging buffers in shared memory, one filled while the
+ * GPU copies the other (service_client.h).  The job goes with the memory
+ * context that was current at group_sink_create, errors included.
  *
  *-------------------------------------------------------------------------
  */
@@ -17,27 +18,33 @@
 
 #include "device.h"
 #include "gpu_grouped.h"
-#include "scan_double_buffer.h"
 #include "scan_gpu_stats.h"
 
 typedef struct GroupSink
 {
-	GroupedKey *keys;			/* the batch being filled: buffers.current */
+	GroupedKey *keys;			/* the batch being filled */
 	uint64	   *payloads;		/* in the same buffer, after the keys */
 	size_t		nbatch;
 	size_t		batch_cap;
-	ScanGpuStats gpu_stats;		/* complete after group_sink_result */
-
-	/* private to agg_group_sink.c */
-	GpuGroupedTopk *gpu;
-	ScanDoubleBuffer buffers;
-	MemoryContextCallback callback;
+	ServiceJob *job;
 } GroupSink;
 
+/*
+ * A sink on a new GPU job, or NULL when the GPU is not at hand or every job
+ * slot is taken (device_start_job without waiting for a slot).
+ */
 extern GroupSink *group_sink_create(uint64 k);
 extern void group_sink_flush(GroupSink *sink);
-extern void group_sink_result(GroupSink *sink, const GroupedKey **keys,
-							  const uint64 **payloads, size_t *count);
+
+/*
+ * The candidates, grouped, in the current memory context; what the job
+ * did is added to *gpu, and the job is released.
+ */
+extern void group_sink_result(GroupSink *sink, GroupedKey **keys, uint64 **payloads,
+							  size_t *count, ScanGpuStats *gpu);
+
+/* Give the job back unfinished. */
+extern void group_sink_release(GroupSink *sink);
 
 static inline void
 group_sink_add(GroupSink *sink, uint64 group, uint64 key, uint64 payload)

@@ -111,6 +111,54 @@ state_of(AggScanState *ts, GroupEntry *entry, int i)
 }
 
 /*
+ * A GPU job per aggregate, each a grouped top-k, taken all at once: if one
+ * cannot start, those taken go back, and under gputopk.device = gpu the
+ * run waits for free slots and tries again (a process that held some
+ * slots while it waited for more could wait for another that does the
+ * same); under auto the run is on the CPU.
+ */
+static void
+start_gpu_jobs(AggScanState *ts)
+{
+	MemoryContext old = MemoryContextSwitchTo(ts->run.cxt);
+	GroupSink **sinks = palloc0(sizeof(GroupSink *) * ts->planned.naggs);
+	int			started = 0;
+
+	if (device_gpu_demanded() && ts->planned.naggs > service->nslots)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("too few GPU job slots for this GpuTopKAgg scan"),
+				 errdetail("Its %d aggregates need a job each; gputopk.service_jobs is %d.",
+						   ts->planned.naggs, service->nslots)));
+	for (;;)
+	{
+		for (started = 0; started < ts->planned.naggs; started++)
+			if ((sinks[started] = group_sink_create(ts->planned.aggs[started].k)) == NULL)
+				break;
+		if (started == ts->planned.naggs || !device_gpu_demanded())
+			break;
+		while (started-- > 0)
+			group_sink_release(sinks[started]);
+		pg_usleep(5000L);
+		CHECK_FOR_INTERRUPTS();
+	}
+	MemoryContextSwitchTo(old);
+	if (started < ts->planned.naggs)
+	{
+		while (started-- > 0)
+			group_sink_release(sinks[started]);
+		return;
+	}
+	ts->run.sinks = sinks;
+	ts->run.backend = BACKEND_GPU;
+	if (!ts->stats.gpu_counted)
+	{
+		scan_counters_count_gpu_process(&ts->stats.counters);
+		ts->stats.gpu_counted = true;
+	}
+}
+
+/*
  * Start a run, of the table's rows or the exchange's (depth 0) or of a
  * spill's: no groups yet, the backend this process uses.
  */
@@ -133,22 +181,14 @@ agg_run_begin(AggScanState *ts, int depth)
 	ts->run.single = MemoryContextAllocZero(ts->run.cxt, sizeof(GroupEntry));
 	ts->run.depth = depth;
 
-	/*
-	 * A CUDA context per parallel worker would cost more than it saves, and
-	 * so would the GPU's set-up for each of a spill's partitions.
-	 */
-	ts->run.backend = ts->planned.results_byval && !IsParallelWorker() && depth == 0 ?
-		device_choose_backend() : BACKEND_CPU;
+	ts->run.backend = BACKEND_CPU;
 	ts->run.sinks = NULL;
-	if (ts->run.backend == BACKEND_GPU)
-	{
-		MemoryContext old = MemoryContextSwitchTo(ts->run.cxt);
-
-		ts->run.sinks = palloc(sizeof(GroupSink *) * ts->planned.naggs);
-		for (int i = 0; i < ts->planned.naggs; i++)
-			ts->run.sinks[i] = group_sink_create(ts->planned.aggs[i].k);
-		MemoryContextSwitchTo(old);
-	}
+	/*
+	 * The GPU carries results passed by value only.  A spill's partitions
+	 * are small and many: they stay on the CPU.
+	 */
+	if (ts->planned.results_byval && depth == 0 && device_choose_backend() == BACKEND_GPU)
+		start_gpu_jobs(ts);
 	if (ts->planned.group_attno == 0)
 		group_entry(ts, 0, true);
 }
@@ -237,15 +277,14 @@ offer_candidates(AggScanState *ts)
 {
 	for (int i = 0; i < ts->planned.naggs; i++)
 	{
-		const GroupedKey *keys;
-		const uint64 *payloads;
+		GroupedKey *keys;
+		uint64	   *payloads;
 		size_t		count;
 		size_t		end;
-		GroupSink  *sink = ts->run.sinks[i];
 
-		group_sink_result(sink, &keys, &payloads, &count);
-		ts->stats.candidates += count;
-		scan_gpu_stats_add(&ts->stats.gpu, &sink->gpu_stats);
+		group_sink_result(ts->run.sinks[i], &keys, &payloads, &count,
+						  &ts->stats.counters.gpu);
+		ts->stats.counters.counts[COUNT_GPU_CANDIDATES] += count;
 		for (size_t start = 0; start < count; start = end)
 		{
 			GroupEntry *entry = group_entry(ts, keys[start].group, false);
@@ -264,6 +303,8 @@ offer_candidates(AggScanState *ts)
 			for (size_t j = end; j-- > start;)
 				topk_agg_offer(state, keys[j].key, (Datum) payloads[j], false, ts->run.cxt);
 		}
+		pfree(keys);
+		pfree(payloads);
 	}
 }
 

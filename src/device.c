@@ -113,11 +113,18 @@ device_choose_backend(void)
 }
 
 ServiceJob *
-device_start_job(const ServiceJobSpec *spec)
+device_start_job(const ServiceJobSpec *spec, bool wait_for_slot)
 {
 	if (device_choose_backend() != BACKEND_GPU)
 		return NULL;
-	return service_job_start(spec, gputopk_device == DEVICE_SETTING_GPU);
+	return service_job_start(spec, device_gpu_demanded(),
+							 wait_for_slot && device_gpu_demanded());
+}
+
+bool
+device_gpu_demanded(void)
+{
+	return gputopk_device == DEVICE_SETTING_GPU;
 }
 
 /* A backend as EXPLAIN names it. */

@@ -36,9 +36,13 @@ extern TopkBackend device_choose_backend(void);
 /*
  * A GPU job for a scan process, or NULL for the CPU backend: under auto
  * whenever the GPU is not at hand (no service, not ready, no free slot,
- * a job it could not start); under gpu it waits, or throws.
+ * a job it could not start); under gpu it waits, or throws.  Without
+ * wait_for_slot, NULL also under gpu when every slot is taken.
  */
-extern ServiceJob *device_start_job(const ServiceJobSpec *spec);
+extern ServiceJob *device_start_job(const ServiceJobSpec *spec, bool wait_for_slot);
+
+/* Whether gputopk.device demands the GPU. */
+extern bool device_gpu_demanded(void);
 
 extern const char *device_backend_name(TopkBackend backend);
 

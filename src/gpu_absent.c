@@ -4,9 +4,10 @@
  *	  The GPU interface of a build made without the CUDA toolkit.
  *
  * Linked in place of kernels/ when nvcc was not found: no device exists, so
- * src/device.c never gets past gpu_device_count and everything runs on the
- * CPU backend.  The other entry points, the top-k engine's and the grouped
- * top-k's among them, are here so that the same code links.
+ * the GPU service (service_main.c) never gets past gpu_device_count and
+ * everything runs on the CPU backend.  The other entry points that src/
+ * calls, the top-k engine's and the grouped top-k's among them, are here so
+ * that the same code links.
  *
  *-------------------------------------------------------------------------
  */
@@ -60,55 +61,19 @@ gpu_device_memory(size_t *free_bytes, size_t *total_bytes)
 }
 
 GpuStatus
-gpu_device_alloc(size_t size, void **ptr)
-{
-	return GPU_NOT_BUILT;
-}
-
-GpuStatus
-gpu_device_free(void *ptr)
-{
-	return GPU_NOT_BUILT;
-}
-
-GpuStatus
-gpu_host_alloc(size_t size, void **ptr)
-{
-	return GPU_NOT_BUILT;
-}
-
-GpuStatus
-gpu_host_free(void *ptr)
-{
-	return GPU_NOT_BUILT;
-}
-
-GpuStatus
 gpu_host_register(void *ptr, size_t size)
 {
 	return GPU_NOT_BUILT;
 }
 
 GpuStatus
-gpu_host_unregister(void *ptr)
-{
-	return GPU_NOT_BUILT;
-}
-
-GpuStatus
-gpu_copy_to_device(void *dst, const void *src, size_t size, GpuStream stream)
-{
-	return GPU_NOT_BUILT;
-}
-
-GpuStatus
-gpu_synchronize(void)
-{
-	return GPU_NOT_BUILT;
-}
-
-GpuStatus
 gpu_inject_device_fault(void)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_topk_calibration(GpuTopkCalibration *cal)
 {
 	return GPU_NOT_BUILT;
 }
@@ -127,12 +92,6 @@ gpu_topk_destroy(GpuTopk *t)
 
 GpuStatus
 gpu_topk_reset(GpuTopk *t, int key_width, uint64_t k, TopkMode mode)
-{
-	return GPU_NOT_BUILT;
-}
-
-GpuStatus
-gpu_topk_release_memory(GpuTopk *t)
 {
 	return GPU_NOT_BUILT;
 }
@@ -195,12 +154,6 @@ gpu_grouped_destroy(GpuGroupedTopk *t)
 
 GpuStatus
 gpu_grouped_reset(GpuGroupedTopk *t, uint64_t k)
-{
-	return GPU_NOT_BUILT;
-}
-
-GpuStatus
-gpu_grouped_release_memory(GpuGroupedTopk *t)
 {
 	return GPU_NOT_BUILT;
 }

@@ -223,11 +223,11 @@ debug_fallback(const char *why)
 }
 
 ServiceJob *
-service_job_start(const ServiceJobSpec *spec, bool demand)
+service_job_start(const ServiceJobSpec *spec, bool demand, bool wait_for_slot)
 {
 	ServiceJob *job;
 	ServiceSlot *slot;
-	const char *why = NULL;
+	const char *why = "The GPU service restarted before it took the job.";
 	int			index;
 	instr_time	submitted;
 
@@ -239,7 +239,7 @@ service_job_start(const ServiceJobSpec *spec, bool demand)
 	}
 	while ((index = claim_slot()) < 0)
 	{
-		if (!demand)
+		if (!wait_for_slot)
 		{
 			debug_fallback("Every GPU job slot of the GPU service is taken (gputopk.service_jobs).");
 			return NULL;

@@ -38,11 +38,15 @@ typedef struct ServiceJob
 } ServiceJob;
 
 /*
- * Start a job.  demand: wait for the service to be ready and a slot to be
- * free, and throw if the GPU cannot be used; otherwise NULL whenever the
- * GPU is not at hand (DEBUG1 says why), for the caller to use the CPU.
+ * Start a job.  demand: wait for the service to be ready, and throw if the
+ * GPU cannot be used; otherwise NULL whenever the GPU is not at hand
+ * (DEBUG1 says why), for the caller to use the CPU.  wait_for_slot: wait
+ * for a free slot rather than return NULL; a caller that needs several
+ * slots at once takes them without waiting, so that two such callers
+ * cannot each hold some and wait for the other's.
  */
-extern ServiceJob *service_job_start(const ServiceJobSpec *spec, bool demand);
+extern ServiceJob *service_job_start(const ServiceJobSpec *spec, bool demand,
+									 bool wait_for_slot);
 
 /* The buffer to fill, and how many rows it holds. */
 extern char *service_job_buffer(ServiceJob *job);

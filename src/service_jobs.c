@@ -31,6 +31,8 @@
 #include <signal.h>
 #include <time.h>
 
+#include "utils/memutils.h"
+
 #include "gpu_api.h"
 #include "gpu_grouped.h"
 #include "gpu_topk.h"
@@ -459,6 +461,8 @@ accept_job(JobThread *jt)
 	instr_time	now;
 	GpuStatus	status;
 
+	/* the backend wrote the job before it marked the slot submitted */
+	pg_read_barrier();
 	jt->device = least_loaded_device();
 	jt->faults_checked = false;
 	jt->answered = false;

@@ -106,7 +106,7 @@ service_shmem_startup(void)
 		service->nslots = gputopk_service_jobs;
 		service->buffer_bytes = (Size) gputopk_service_buffer_kb * 1024;
 		base = (char *) service;
-		service->staging_offset = (Size) (TYPEALIGN(STAGING_ALIGN, base + slots_bytes()) - base);
+		service->staging_offset = TYPEALIGN(STAGING_ALIGN, (uintptr_t) base + slots_bytes()) - (uintptr_t) base;
 		for (int i = 0; i < service->nslots; i++)
 		{
 			pg_atomic_init_u32(&service->slots[i].state, SLOT_FREE);
@@ -142,13 +142,15 @@ register_service(void)
 }
 
 /*
- * The service's settings, and under shared_preload_libraries its shared
- * memory and its worker.  Runs in the postmaster: nothing here touches
- * CUDA.
+ * Under shared_preload_libraries: the service's settings (fixed at server
+ * start, so they exist only then), its shared memory and its worker.  Runs
+ * in the postmaster: nothing here touches CUDA.
  */
 void
 service_init(void)
 {
+	if (!process_shared_preload_libraries_in_progress)
+		return;
 	DefineCustomIntVariable("gputopk.service_jobs",
 							"GPU jobs the GPU service runs at once.",
 							"Each scan process with top-k work for the GPU takes one; a process that "
@@ -172,8 +174,6 @@ service_init(void)
 							PGC_POSTMASTER,
 							GUC_UNIT_KB,
 							NULL, NULL, NULL);
-	if (!process_shared_preload_libraries_in_progress)
-		return;
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = service_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;

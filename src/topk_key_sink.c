@@ -57,7 +57,7 @@ key_sink_create(int key_width, uint64 k, TopkMode mode, GpuTopkAlgorithm algorit
 	sink->callback.arg = sink;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, &sink->callback);
 	/* released with the context, errors included (service_client.h) */
-	sink->job = device_start_job(&spec);
+	sink->job = device_start_job(&spec, true);
 	if (sink->job != NULL)
 	{
 		sink->backend = BACKEND_GPU;

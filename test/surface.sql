@@ -1,6 +1,6 @@
 -- pgTAP: the SQL surface of gputopk and the error codes of its settings.
 BEGIN;
-SELECT plan(18);
+SELECT plan(21);
 
 SELECT has_extension('gputopk');
 SELECT has_function('gputopk_version', '{}'::name[]);
@@ -8,19 +8,23 @@ SELECT function_returns('gputopk_version', '{}'::name[], 'text');
 SELECT has_function('gputopk_devices', '{}'::name[]);
 SELECT function_returns('gputopk_devices', '{}'::name[], 'setof record');
 SELECT volatility_is('gputopk_devices', '{}'::name[], 'volatile');
+SELECT has_view('gputopk_service');
+SELECT has_function('gputopk_service_inject_fault', ARRAY['text', 'integer']);
+SELECT ok(NOT has_function_privilege('public', 'gputopk_service_inject_fault(text, int)', 'EXECUTE'),
+          'fault injection is not granted to PUBLIC');
 
 SELECT results_eq(
     $$SELECT name FROM pg_settings WHERE name LIKE 'gputopk.%' ORDER BY name$$,
     ARRAY['gputopk.algorithm', 'gputopk.device', 'gputopk.enabled', 'gputopk.max_parallel_workers',
-          'gputopk.min_table_rows',
-          'gputopk.pinned_pool_size']::text[],
+          'gputopk.min_table_rows', 'gputopk.service_buffer_size',
+          'gputopk.service_jobs']::text[],
     'the settings are defined');
 SELECT throws_ok('SET gputopk.device = tpu', '22023', NULL,
                  'an unknown device is invalid_parameter_value');
 SELECT throws_ok('SET gputopk.enabled = maybe', '22023', NULL,
                  'a non-boolean is invalid_parameter_value');
-SELECT throws_ok('SET gputopk.pinned_pool_size = ''-1''', '22023', NULL,
-                 'a negative pool size is invalid_parameter_value');
+SELECT throws_ok('SET gputopk.service_jobs = 8', '55P02', NULL,
+                 'the GPU service''s settings need a restart: cant_change_runtime_param');
 SELECT throws_ok('SET gputopk.no_such_setting = 1', '42602', NULL,
                  'the gputopk prefix is reserved');
 SELECT lives_ok('SET gputopk.device = cpu', 'cpu is always accepted');

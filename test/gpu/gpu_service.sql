@@ -1,0 +1,163 @@
+-- pgTAP, GPU machines only, under gputopk.device = gpu: the GPU service runs
+-- the GPU work of every process, and its faults fail a query cleanly or, under
+-- auto, leave it to the CPU; the service comes back after each, and no job or
+-- temporary file is left behind.
+BEGIN;
+SELECT plan(30);
+
+SET LOCAL gputopk.min_table_rows = 1000;
+CREATE TABLE svc AS
+SELECT i AS id, (random() * 1e6)::float8 AS v, i % 100 AS g
+  FROM generate_series(1, 2000000) i;
+ANALYZE svc;
+
+-- the service back to ready (after a fault), or its state after 60 s
+CREATE FUNCTION pg_temp.await_service() RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  FOR i IN 1..600 LOOP
+    IF EXISTS (SELECT FROM gputopk_service WHERE state = 'ready') THEN
+      RETURN 'ready';
+    END IF;
+    PERFORM pg_sleep(0.1);
+  END LOOP;
+  RETURN coalesce((SELECT string_agg(DISTINCT state, ',') FROM gputopk_service), 'absent');
+END $$;
+
+-- the jobs the service has finished or failed, on all GPUs
+CREATE FUNCTION pg_temp.jobs() RETURNS bigint LANGUAGE sql AS
+$$ SELECT coalesce(sum(jobs_done + jobs_failed), 0)::bigint FROM gputopk_service $$;
+
+-- a query's rows with gputopk and without, as text
+CREATE FUNCTION pg_temp.answer(q text, enabled boolean) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  result text;
+BEGIN
+  PERFORM set_config('gputopk.enabled', enabled::text, true);
+  EXECUTE format('SELECT string_agg(t::text, '';'') FROM (%s) t', q) INTO result;
+  PERFORM set_config('gputopk.enabled', 'on', true);
+  RETURN result;
+END $$;
+
+-- an EXPLAIN ANALYZE property of the query's first custom scan
+CREATE FUNCTION pg_temp.explained(q text, property text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  plan json;
+BEGIN
+  EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON) ' || q INTO plan;
+  RETURN (WITH RECURSIVE nodes(node) AS (
+            SELECT plan -> 0 -> 'Plan'
+            UNION ALL
+            SELECT child FROM nodes, json_array_elements(node -> 'Plans') child)
+          SELECT node ->> property FROM nodes WHERE node ->> 'Node Type' = 'Custom Scan' LIMIT 1);
+END $$;
+
+-- the service
+SELECT is((SELECT count(*)::int FROM gputopk_service WHERE state = 'ready'),
+          (SELECT count(*)::int FROM gputopk_devices() WHERE backend = 'cuda'),
+          'every GPU is in the GPU service, which is ready');
+SELECT ok((SELECT bool_and(pid > 0 AND memory_free_bytes > 0) FROM gputopk_service),
+          'the service has a process and sees free GPU memory');
+
+-- GpuTopK and GpuTopKAgg through the service
+CREATE TEMP TABLE before AS SELECT pg_temp.jobs() AS jobs;
+SELECT is(pg_temp.answer('SELECT id, v FROM svc ORDER BY v DESC LIMIT 20', true),
+          pg_temp.answer('SELECT id, v FROM svc ORDER BY v DESC LIMIT 20', false),
+          'GpuTopK through the service answers as PostgreSQL does');
+SELECT is(pg_temp.answer('SELECT g, gpu_topk(v, 3) FROM svc GROUP BY g ORDER BY g', true),
+          pg_temp.answer('SELECT g, (array_agg(v ORDER BY v DESC))[1:3] FROM svc GROUP BY g ORDER BY g', false),
+          'GpuTopKAgg through the service answers as the array_agg idiom does');
+SELECT ok(pg_temp.jobs() >= (SELECT jobs FROM before) + 2, 'the service ran their jobs');
+SELECT ok((SELECT sum(bytes_received) FROM gputopk_service) > 0, 'and received their keys');
+
+-- parallel workers use the GPU too
+SET LOCAL parallel_setup_cost = 0;
+SET LOCAL parallel_tuple_cost = 0;
+SET LOCAL min_parallel_table_scan_size = 0;
+SET LOCAL max_parallel_workers_per_gather = 4;
+SELECT cmp_ok(pg_temp.explained('SELECT id FROM svc ORDER BY v DESC LIMIT 5', 'Scan Processes')::int,
+              '>', 1, 'a parallel GpuTopK scans in several processes');
+SELECT is(pg_temp.explained('SELECT id FROM svc ORDER BY v DESC LIMIT 5', 'GPU Processes'),
+          pg_temp.explained('SELECT id FROM svc ORDER BY v DESC LIMIT 5', 'Scan Processes'),
+          'and each of them hands its keys to the GPU');
+SELECT is(pg_temp.answer('SELECT id, v FROM svc ORDER BY v DESC LIMIT 20', true),
+          pg_temp.answer('SELECT id, v FROM svc ORDER BY v DESC LIMIT 20', false),
+          'a parallel GpuTopK on the GPU answers as PostgreSQL does');
+SELECT is(pg_temp.explained('SELECT gpu_topk(v, 5) FROM svc', 'GPU Processes'),
+          pg_temp.explained('SELECT gpu_topk(v, 5) FROM svc', 'Scan Processes'),
+          'every process of a parallel GpuTopKAgg uses the GPU');
+SELECT ok(pg_temp.explained('SELECT id FROM svc ORDER BY v DESC LIMIT 5', 'GPU Queue Wait') IS NOT NULL,
+          'EXPLAIN ANALYZE shows the GPU queue wait');
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+
+-- device memory running out: an error under gpu, the CPU under auto
+SELECT gputopk_service_inject_fault('out_of_memory');
+SELECT throws_ok('SELECT id FROM svc ORDER BY v DESC LIMIT 10', '53200', NULL,
+                 'out of device memory, a GpuTopK query fails with out_of_memory');
+SELECT gputopk_service_inject_fault('out_of_memory');
+SELECT throws_ok('SELECT g, gpu_topk(v, 3) FROM svc GROUP BY g', '53200', NULL,
+                 'and so does a GpuTopKAgg query');
+SET LOCAL gputopk.device = auto;
+SELECT gputopk_service_inject_fault('out_of_memory');
+SELECT is(pg_temp.answer('SELECT id, v FROM svc ORDER BY v DESC LIMIT 20', true),
+          pg_temp.answer('SELECT id, v FROM svc ORDER BY v DESC LIMIT 20', false),
+          'under auto, a job without device memory runs on the CPU instead');
+SELECT gputopk_service_inject_fault('out_of_memory');
+SELECT is(pg_temp.answer('SELECT g, gpu_topk(v, 3) FROM svc GROUP BY g ORDER BY g', true),
+          pg_temp.answer('SELECT g, (array_agg(v ORDER BY v DESC))[1:3] FROM svc GROUP BY g ORDER BY g', false),
+          'and so does a grouped one');
+SET LOCAL gputopk.device = gpu;
+
+-- a sticky CUDA error: the query fails, the service restarts with new contexts
+SELECT gputopk_service_inject_fault('device_error');
+SELECT throws_ok('SELECT id FROM svc ORDER BY v DESC LIMIT 10', 'XX000', NULL,
+                 'a sticky CUDA error fails the query with system_error');
+SELECT is(pg_temp.await_service(), 'ready', 'the service restarts after a sticky error');
+SELECT is(pg_temp.answer('SELECT id, v FROM svc ORDER BY v DESC LIMIT 20', true),
+          pg_temp.answer('SELECT id, v FROM svc ORDER BY v DESC LIMIT 20', false),
+          'and the GPU answers again');
+
+-- the service exits during a job: the query fails within the poll, not a hang
+SELECT gputopk_service_inject_fault('exit');
+SELECT throws_ok('SELECT g, gpu_topk(v, 3) FROM svc GROUP BY g', 'XX000', NULL,
+                 'a query whose service exits fails with system_error');
+SELECT is(pg_temp.await_service(), 'ready', 'the postmaster restarts the service');
+SELECT is(pg_temp.answer('SELECT g, gpu_topk(v, 3) FROM svc GROUP BY g ORDER BY g', true),
+          pg_temp.answer('SELECT g, (array_agg(v ORDER BY v DESC))[1:3] FROM svc GROUP BY g ORDER BY g', false),
+          'and it answers again');
+
+-- cancel during a job: statement_timeout fires while one process scans the
+-- table into its GPU job
+SET LOCAL max_parallel_workers_per_gather = 0;
+SET LOCAL statement_timeout = '30ms';
+SELECT throws_ok('SELECT id FROM svc ORDER BY v DESC LIMIT 10',
+                 '57014', NULL, 'statement_timeout cancels a query during its GPU job');
+RESET statement_timeout;
+RESET max_parallel_workers_per_gather;
+SELECT is(pg_temp.answer('SELECT id, v FROM svc ORDER BY v DESC LIMIT 20', true),
+          pg_temp.answer('SELECT id, v FROM svc ORDER BY v DESC LIMIT 20', false),
+          'the session goes on on the GPU');
+
+-- a timeout while the service starts: the wait is on the latch
+SELECT gputopk_service_inject_fault('slow_start', 3000);
+SELECT gputopk_service_inject_fault('exit');
+SELECT throws_ok('SELECT id FROM svc ORDER BY v DESC LIMIT 10', 'XX000', NULL,
+                 'the service exits (to start again slowly)');
+SET LOCAL statement_timeout = '100ms';
+SELECT throws_ok('SELECT id FROM svc ORDER BY v DESC LIMIT 10', '57014', NULL,
+                 'statement_timeout ends the wait for a starting service');
+RESET statement_timeout;
+SELECT is(pg_temp.await_service(), 'ready', 'the slow start ends');
+
+-- nothing is left behind
+SELECT is((SELECT coalesce(sum(jobs_running), 0)::int FROM gputopk_service), 0,
+          'no job is left running in the service');
+SELECT is((SELECT count(*)::int FROM pg_ls_tmpdir()), 0, 'no temporary file is left behind');
+SELECT throws_ok('SELECT gputopk_service_inject_fault(''meltdown'')', '22023', NULL,
+                 'an unknown fault is refused');
+SELECT lives_ok('SELECT gputopk_service_inject_fault(''none'')', 'none clears the faults');
+
+SELECT * FROM finish();
+ROLLBACK;
