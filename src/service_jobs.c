@@ -40,7 +40,7 @@
 #include "service_jobs.h"
 
 /* idle engine objects of each kind kept per GPU between jobs */
-#define POOL_MAX 4
+#define POOL_MAX 8
 /* how long a thread sleeps before it looks at its slot again anyway */
 #define THREAD_POLL_MS 100
 
