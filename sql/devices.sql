@@ -13,10 +13,10 @@ SELECT count(*) AS bad_gpu_rows FROM gputopk_devices()
 
 SET gputopk.device = cpu;
 SELECT backend FROM gputopk_devices() WHERE selected;
--- auto picks exactly one: the GPU when usable, otherwise the CPU
+-- auto picks one backend: the GPUs when usable, otherwise the CPU
 SET gputopk.device = auto;
-SELECT count(*) AS selected_rows FROM gputopk_devices() WHERE selected;
-SELECT backend = (CASE WHEN EXISTS (SELECT FROM gputopk_devices() WHERE backend = 'cuda'
+SELECT count(DISTINCT backend) AS selected_backends FROM gputopk_devices() WHERE selected;
+SELECT DISTINCT backend = (CASE WHEN EXISTS (SELECT FROM gputopk_devices() WHERE backend = 'cuda'
                                       AND compute_capability::numeric >= 8)
                        THEN 'cuda' ELSE 'cpu' END) AS auto_choice_ok
   FROM gputopk_devices() WHERE selected;

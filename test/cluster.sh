@@ -115,9 +115,26 @@ cluster_restart() {
 	fi
 	grep -q "^include 'preload.conf'" "$CLUSTER_DIR/data/postgresql.conf" ||
 		echo "include 'preload.conf'" >>"$CLUSTER_DIR/data/postgresql.conf"
+	local logged
+	logged=$(stat -c %s "$CLUSTER_DIR/server.log" 2>/dev/null || echo 0)
 	"${RUN_AS[@]}" env "$@" "$PGBIN/pg_ctl" -D "$CLUSTER_DIR/data" -l "$CLUSTER_DIR/server.log" \
 		-w start >/dev/null ||
 		{ tail -n 30 "$CLUSTER_DIR/server.log"; die "the server did not start"; }
+	[ "$preload" != preload ] || wait_for_service "$logged"
+}
+
+# wait_for_service OFFSET: until the GPU service, started with the server,
+# has said in the server log (after byte OFFSET) whether it has a GPU, so
+# that what runs next sees the service ready or absent, not starting.
+wait_for_service() {
+	local i
+	for ((i = 0; i < 600; i++)); do
+		tail -c +"$(($1 + 1))" "$CLUSTER_DIR/server.log" |
+			grep -qE 'gputopk GPU service (ready|found no usable GPU|cannot use its GPUs)' && return 0
+		sleep 0.1
+	done
+	tail -n 30 "$CLUSTER_DIR/server.log"
+	die "the GPU service did not report within 60 s"
 }
 
 cluster_stop() {
