@@ -46,14 +46,16 @@ typedef enum ServiceState
 	SERVICE_ABSENT				/* no usable GPU: reason says why */
 } ServiceState;
 
-/* faults a superuser can inject (gputopk_service_inject_fault) */
+/*
+ * Faults a superuser can inject into the next job (gputopk_service_inject_fault);
+ * a slow start is injected apart (ServiceShared.slow_start_ms).
+ */
 typedef enum ServiceFault
 {
 	SERVICE_FAULT_NONE,
 	SERVICE_FAULT_OUT_OF_MEMORY,	/* the next job cannot get device memory */
 	SERVICE_FAULT_DEVICE_ERROR, /* the next job's GPU hits a sticky error */
-	SERVICE_FAULT_EXIT,			/* the service exits at the next job's batch */
-	SERVICE_FAULT_SLOW_START	/* the next start waits fault_arg ms */
+	SERVICE_FAULT_EXIT			/* the service exits at the next job's batch */
 } ServiceFault;
 
 /* what a job does: its kind and, for a top-k, its keys */
@@ -162,8 +164,8 @@ typedef struct ServiceShared
 	char		reason[SERVICE_REASON_BYTES];	/* why SERVICE_ABSENT */
 	ConditionVariable state_changed;
 
-	pg_atomic_uint32 fault;		/* a ServiceFault to inject */
-	int			fault_arg;
+	pg_atomic_uint32 fault;		/* a ServiceFault to inject into the next job */
+	pg_atomic_uint32 slow_start_ms; /* injected: the next start waits this long */
 
 	int			ndevices;
 	ServiceDevice devices[SERVICE_MAX_DEVICES];

@@ -285,14 +285,17 @@ sleep_ms(long ms)
 	}
 }
 
-/* An injected slow start: the next start waits, as a long calibration would. */
+/* An injected slow start: this start waits, as a long calibration would. */
 static void
 injected_slow_start(void)
 {
-	uint32		expected = SERVICE_FAULT_SLOW_START;
+	uint32		ms = pg_atomic_exchange_u32(&service->slow_start_ms, 0);
 
-	if (pg_atomic_compare_exchange_u32(&service->fault, &expected, SERVICE_FAULT_NONE))
-		sleep_ms(service->fault_arg);
+	if (ms > 0)
+	{
+		ereport(LOG, (errmsg("gputopk GPU service waits %u ms before it starts (injected)", ms)));
+		sleep_ms(ms);
+	}
 }
 
 /* Free the slots of backends that exited without releasing them. */

@@ -68,7 +68,8 @@ gputopk_service(PG_FUNCTION_ARGS)
  * gets no device memory), 'device_error' (the next job's GPU meets a
  * sticky error, and the service restarts), 'exit' (the service exits at
  * the next job's first batch), 'slow_start' (the next start of the
- * service waits arg milliseconds before it is ready), or 'none'.
+ * service waits arg milliseconds before it is ready, whatever else is
+ * injected), or 'none' (clears them all).
  * Superusers only (and not granted to PUBLIC).
  */
 Datum
@@ -76,12 +77,16 @@ gputopk_service_inject_fault(PG_FUNCTION_ARGS)
 {
 	char	   *fault = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	int32		arg = PG_GETARG_INT32(1);
-	ServiceFault value;
+	ServiceFault value = SERVICE_FAULT_NONE;
 
 	if (!superuser())
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("must be superuser to inject faults into the GPU service")));
+	if (arg < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the fault's argument must not be negative")));
 	if (strcmp(fault, "none") == 0)
 		value = SERVICE_FAULT_NONE;
 	else if (strcmp(fault, "out_of_memory") == 0)
@@ -90,24 +95,23 @@ gputopk_service_inject_fault(PG_FUNCTION_ARGS)
 		value = SERVICE_FAULT_DEVICE_ERROR;
 	else if (strcmp(fault, "exit") == 0)
 		value = SERVICE_FAULT_EXIT;
-	else if (strcmp(fault, "slow_start") == 0)
-		value = SERVICE_FAULT_SLOW_START;
-	else
+	else if (strcmp(fault, "slow_start") != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown fault \"%s\"", fault),
 				 errhint("The faults are none, out_of_memory, device_error, exit and slow_start.")));
-	if (arg < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("the fault's argument must not be negative")));
 	if (service == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the GPU service is not running"),
 				 errdetail("It runs only when gputopk is in shared_preload_libraries.")));
-	service->fault_arg = arg;
-	pg_write_barrier();
-	pg_atomic_write_u32(&service->fault, value);
+	if (strcmp(fault, "slow_start") == 0)
+		pg_atomic_write_u32(&service->slow_start_ms, (uint32) arg);
+	else
+	{
+		if (value == SERVICE_FAULT_NONE)
+			pg_atomic_write_u32(&service->slow_start_ms, 0);
+		pg_atomic_write_u32(&service->fault, value);
+	}
 	PG_RETURN_VOID();
 }
