@@ -39,8 +39,6 @@
 #include "service.h"
 #include "service_jobs.h"
 
-/* idle engine objects of each kind kept per GPU between jobs */
-#define POOL_MAX 8
 /* how long a thread sleeps before it looks at its slot again anyway */
 #define THREAD_POLL_MS 100
 
@@ -51,13 +49,18 @@
 			return status_; \
 	} while (0)
 
-/* engine objects made on one GPU, idle between jobs */
+/*
+ * Engine objects made on one GPU, idle between jobs: as many of each kind
+ * as jobs can run at once, so that a steady load makes none anew (making
+ * one allocates its device memory).  They keep their memory; out of
+ * memory, a new job's thread gives the idle ones up.
+ */
 typedef struct DevicePool
 {
 	pthread_mutex_t lock;
-	GpuTopk    *topk[POOL_MAX];
+	GpuTopk   **topk;
 	int			ntopk;
-	GpuGroupedTopk *grouped[POOL_MAX];
+	GpuGroupedTopk **grouped;
 	int			ngrouped;
 } DevicePool;
 
@@ -197,10 +200,9 @@ take_topk(JobThread *jt, const ServiceJobSpec *spec)
 	}
 	else
 		TRY_GPU(gpu_topk_create(spec->key_width, spec->k, spec->mode, &t));
-	gpu_topk_set_algorithm(t, spec->algorithm);
-	gpu_topk_set_stream_batch(t, service->buffer_bytes / spec->key_width);
 	jt->topk = t;
-	return GPU_OK;
+	gpu_topk_set_algorithm(t, spec->algorithm);
+	return gpu_topk_set_stream_batch(t, service->buffer_bytes / spec->key_width);
 }
 
 /* rows a grouped batch carries: a GroupedKey and a payload word each */
@@ -266,25 +268,29 @@ take_object(JobThread *jt)
 	return status;
 }
 
-/*
- * The job's object back to its GPU's pool, if the job ended well and there
- * is room; otherwise destroyed (which waits for its queued work).
- */
+/* Objects back to a GPU's pool; destroyed when not reusable (which waits for their work). */
+static void
+pool_put(int device, GpuTopk *topk, GpuGroupedTopk *grouped, bool reusable)
+{
+	DevicePool *pool = &pools[device];
+
+	pthread_mutex_lock(&pool->lock);
+	if (topk && reusable && pool->ntopk < service->nslots)
+		pool->topk[pool->ntopk++] = topk;
+	else if (topk)
+		gpu_topk_destroy(topk);
+	if (grouped && reusable && pool->ngrouped < service->nslots)
+		pool->grouped[pool->ngrouped++] = grouped;
+	else if (grouped)
+		gpu_grouped_destroy(grouped);
+	pthread_mutex_unlock(&pool->lock);
+}
+
+/* The job's object back to its GPU's pool, if the job ended well. */
 static void
 put_object(JobThread *jt, bool reusable)
 {
-	DevicePool *pool = &pools[jt->device];
-
-	pthread_mutex_lock(&pool->lock);
-	if (jt->topk && reusable && pool->ntopk < POOL_MAX)
-		pool->topk[pool->ntopk++] = jt->topk;
-	else if (jt->topk)
-		gpu_topk_destroy(jt->topk);
-	if (jt->grouped && reusable && pool->ngrouped < POOL_MAX)
-		pool->grouped[pool->ngrouped++] = jt->grouped;
-	else if (jt->grouped)
-		gpu_grouped_destroy(jt->grouped);
-	pthread_mutex_unlock(&pool->lock);
+	pool_put(jt->device, jt->topk, jt->grouped, reusable);
 	jt->topk = NULL;
 	jt->grouped = NULL;
 }
@@ -579,6 +585,74 @@ job_thread_main(void *arg)
 
 /* --------------------------------------------------------------- threads */
 
+/* A small top-k through a pooled object: its device memory, and its kernels loaded. */
+static GpuStatus
+warm_topk(GpuTopk *t, int key_width, TopkMode mode, void *keys, size_t n)
+{
+	TopkResult	result;
+
+	TRY_GPU(gpu_topk_reset(t, key_width, 16, mode));
+	TRY_GPU(gpu_topk_set_stream_batch(t, service->buffer_bytes / key_width));
+	TRY_GPU(gpu_topk_push(t, keys, n));
+	TRY_GPU(gpu_topk_wait_input(t));
+	return gpu_topk_result(t, &result);
+}
+
+/*
+ * Warm up a GPU: a top-k object and a grouped one made and run once on a
+ * few rows, so that the first jobs after a start find them in the pool
+ * with their memory allocated and CUDA's kernels loaded (CUDA loads a
+ * kernel at its first launch).  The rows come from slot 0's buffers: no
+ * job runs yet.
+ */
+static GpuStatus
+warm_up_device(int device)
+{
+	const size_t n = 4096;
+	uint64	   *keys = (uint64 *) service_buffer(0, 0);
+	uint64	   *payloads = (uint64 *) service_buffer(0, 1);
+	GpuTopk    *t = NULL;
+	GpuGroupedTopk *g = NULL;
+	const GroupedKey *group_keys;
+	const uint64 *group_payloads;
+	size_t		count;
+	GpuStatus	status;
+
+	for (size_t i = 0; i < n; i++)
+		keys[i] = payloads[i] = (i * UINT64CONST(0x9e3779b97f4a7c15)) >> 7;
+	TRY_GPU(gpu_set_device(service->devices[device].ordinal));
+	TRY_GPU(gpu_topk_create(8, 16, TOPK_EXACT, &t));
+	status = warm_topk(t, 8, TOPK_WITH_TIES, keys, n);
+	if (status == GPU_OK)
+		status = warm_topk(t, 4, TOPK_EXACT, keys, n);
+	if (status == GPU_OK)
+		status = gpu_grouped_create(4, grouped_batch_rows(), &g);
+	if (status == GPU_OK)
+		status = gpu_grouped_push(g, (const GroupedKey *) keys, payloads, n / 2);
+	if (status == GPU_OK)
+		status = gpu_grouped_result(g, &group_keys, &group_payloads, &count);
+	pool_put(device, t, g, status == GPU_OK);
+	return status;
+}
+
+bool
+service_jobs_warm_up(void)
+{
+	for (int d = 0; d < service->ndevices; d++)
+	{
+		DevicePool *pool = &pools[d];
+
+		pthread_mutex_init(&pool->lock, NULL);
+		pool->topk = MemoryContextAllocZero(TopMemoryContext,
+											sizeof(GpuTopk *) * service->nslots);
+		pool->grouped = MemoryContextAllocZero(TopMemoryContext,
+											   sizeof(GpuGroupedTopk *) * service->nslots);
+		if (warm_up_device(d) != GPU_OK)
+			return false;
+	}
+	return true;
+}
+
 void
 service_jobs_start(void)
 {
@@ -590,8 +664,6 @@ service_jobs_start(void)
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
 	pthread_cond_init(&notify_cond, &attr);
 	pthread_condattr_destroy(&attr);
-	for (int d = 0; d < service->ndevices; d++)
-		pthread_mutex_init(&pools[d].lock, NULL);
 
 	threads = MemoryContextAllocZero(TopMemoryContext, sizeof(JobThread) * service->nslots);
 	nthreads = service->nslots;

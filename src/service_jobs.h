@@ -9,6 +9,12 @@
 #ifndef SERVICE_JOBS_H
 #define SERVICE_JOBS_H
 
+/*
+ * Each GPU's pool of engine objects, with one of each kind warmed up; false
+ * (gpu_last_error says why) if a GPU fails.  Before the threads start.
+ */
+extern bool service_jobs_warm_up(void);
+
 /* One thread per job slot, started once the GPUs are ready. */
 extern void service_jobs_start(void);
 

@@ -9,11 +9,13 @@
  * one it records why (SERVICE_ABSENT) and exits with code 0, which the
  * postmaster takes as final: no service process is left, and backends use
  * the CPU backend.  Otherwise it opens every GPU of compute capability 8.0
- * or newer (each must pass a self-test), registers PostgreSQL's main shared
- * memory segment with CUDA once (shared_buffers and the staging buffers,
- * so that copies from them are single DMAs), calibrates the engine's cost
- * model on each GPU (SERVICE_STARTING), starts one job thread per slot and
- * takes jobs (SERVICE_READY).
+ * or newer (each must pass a self-test), registers the staging buffers
+ * with CUDA (so that copies from them are single DMAs), calibrates the
+ * engine's cost model on each GPU and warms up a pool of engine objects
+ * (SERVICE_STARTING), starts one job thread per slot and takes jobs
+ * (SERVICE_READY).  Then a thread registers shared_buffers with CUDA
+ * too, for later work that reads pages in place: the two together are
+ * PostgreSQL's main shared memory segment as the GPUs need it.
  *
  * Then it sleeps on its latch, which backends set when they submit a job
  * or post an order, and wakes the job threads.  Every second it frees the
@@ -30,7 +32,9 @@
  */
 #include "postgres.h"
 
+#include <pthread.h>
 #include <signal.h>
+#include <time.h>
 
 #include "miscadmin.h"
 #include "postmaster/bgworker.h"
@@ -153,79 +157,90 @@ open_devices(void)
 	return service->ndevices > 0;
 }
 
-/* The mapping of this process that holds addr: [start, end), from /proc/self/maps. */
-static bool
-mapping_of(const void *addr, uintptr_t *start, uintptr_t *end)
-{
-	FILE	   *maps = fopen("/proc/self/maps", "r");
-	char		line[1024];
-	bool		found = false;
-
-	if (maps == NULL)
-		return false;
-	while (!found && fgets(line, sizeof(line), maps) != NULL)
-	{
-		unsigned long lo;
-		unsigned long hi;
-
-		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 &&
-			lo <= (uintptr_t) addr && (uintptr_t) addr < hi)
-		{
-			*start = lo;
-			*end = hi;
-			found = true;
-		}
-	}
-	fclose(maps);
-	return found;
-}
-
 /*
- * Register PostgreSQL's main shared memory segment with CUDA, for every
- * GPU: the mapping that holds shared_buffers, which also holds the staging
- * buffers.  Failing that, the staging buffers alone.  Copies from memory
- * CUDA does not know still work, through the driver's own bounce buffers,
- * only slower: a failure is logged, not fatal.
+ * Register the staging buffers with CUDA, for every GPU, so that copies
+ * from them are single DMAs.  Copies from memory CUDA does not know still
+ * work, through the driver's own bounce buffers, only slower: a failure is
+ * logged, not fatal.
  */
 static void
-register_shared_memory(void)
+register_staging(void)
 {
-	uintptr_t	start;
-	uintptr_t	end;
-	char	   *staging = service_buffer(0, 0);
-	Size		staging_bytes = (Size) service->nslots * 2 * service->buffer_bytes;
-	instr_time	began;
-	instr_time	took;
-	GpuStatus	status = GPU_FAILED;
+	Size		bytes = (Size) service->nslots * 2 * service->buffer_bytes;
+	GpuStatus	status;
 	sigset_t	saved;
 
-	INSTR_TIME_SET_CURRENT(began);
 	block_signals(&saved);
-	if (mapping_of(BufferBlocks, &start, &end) &&
-		start <= (uintptr_t) staging && (uintptr_t) staging + staging_bytes <= end)
-		status = gpu_host_register((void *) start, end - start);
-	else
-		start = end = 0;
-	if (status != GPU_OK)
-	{
-		ereport(LOG,
-				(errmsg("gputopk GPU service could not register the main shared memory segment with CUDA; registering its staging buffers only"),
-				 start != end ? errdetail("%s", gpu_last_error()) : 0));
-		start = (uintptr_t) staging;
-		end = start + staging_bytes;
-		status = gpu_host_register(staging, staging_bytes);
-	}
+	status = gpu_host_register(service_buffer(0, 0), bytes);
 	restore_signals(&saved);
-	INSTR_TIME_SET_CURRENT(took);
-	INSTR_TIME_SUBTRACT(took, began);
 	if (status != GPU_OK)
 		ereport(LOG,
 				(errmsg("gputopk GPU service could not register its staging buffers with CUDA; copies from them will be slower"),
 				 errdetail("%s", gpu_last_error())));
+}
+
+/*
+ * shared_buffers are registered with CUDA too, so that later work can read
+ * pages where they are.  Registering pins every page, at a few GB/s for
+ * pages not touched yet: a thread does it once the service is ready, and
+ * the main thread logs the outcome.
+ */
+static pthread_t buffers_thread;
+static bool buffers_thread_started;
+static pg_atomic_uint32 buffers_registered;	/* 0 running, 1 done, 2 failed */
+static double buffers_ms;
+static char buffers_error[SERVICE_MESSAGE_BYTES];
+
+static void *
+register_buffers(void *arg)
+{
+	struct timespec began;
+	struct timespec ended;
+	GpuStatus	status;
+
+	clock_gettime(CLOCK_MONOTONIC, &began);
+	status = gpu_host_register(BufferBlocks, (size_t) NBuffers * BLCKSZ);
+	clock_gettime(CLOCK_MONOTONIC, &ended);
+	buffers_ms = (ended.tv_sec - began.tv_sec) * 1000.0 +
+		(ended.tv_nsec - began.tv_nsec) / 1e6;
+	if (status != GPU_OK)
+		strlcpy(buffers_error, gpu_last_error(), sizeof(buffers_error));
+	pg_write_barrier();
+	pg_atomic_write_u32(&buffers_registered, status == GPU_OK ? 1 : 2);
+	service_wake();
+	return NULL;
+}
+
+static void
+start_buffer_registration(void)
+{
+	sigset_t	saved;
+
+	pg_atomic_init_u32(&buffers_registered, 0);
+	block_signals(&saved);
+	buffers_thread_started = pthread_create(&buffers_thread, NULL, register_buffers, NULL) == 0;
+	restore_signals(&saved);
+}
+
+/* Once: the registration's outcome in the server log. */
+static void
+log_buffer_registration(void)
+{
+	uint32		state = pg_atomic_read_u32(&buffers_registered);
+
+	if (!buffers_thread_started || state == 0)
+		return;
+	pthread_join(buffers_thread, NULL);
+	buffers_thread_started = false;
+	pg_read_barrier();
+	if (state == 1)
+		ereport(LOG,
+				(errmsg("gputopk GPU service registered shared_buffers (%zu MB) with CUDA in %.0f ms",
+						((size_t) NBuffers * BLCKSZ) >> 20, buffers_ms)));
 	else
 		ereport(LOG,
-				(errmsg("gputopk GPU service registered %zu MB of shared memory with CUDA in %.0f ms",
-						(size_t) ((end - start) >> 20), INSTR_TIME_GET_MILLISEC(took))));
+				(errmsg("gputopk GPU service could not register shared_buffers with CUDA"),
+				 errdetail("%s", buffers_error)));
 }
 
 /* The cost model of every GPU, measured once per start of the service. */
@@ -260,6 +275,21 @@ calibrate_devices(void)
 						dev->ordinal, dev->name, INSTR_TIME_GET_MILLISEC(took))));
 	}
 	return true;
+}
+
+/* One object of each kind per GPU, made and run once (service_jobs.h). */
+static bool
+warm_up_devices(void)
+{
+	sigset_t	saved;
+	bool		ok;
+
+	block_signals(&saved);
+	ok = service_jobs_warm_up();
+	restore_signals(&saved);
+	if (!ok)
+		set_reason("Preparing the GPUs' first jobs failed: %s", gpu_last_error());
+	return ok;
 }
 
 /* Sleep for ms, or until shutdown is asked for. */
@@ -395,8 +425,8 @@ gputopk_service_main(Datum arg)
 	}
 	service_set_state(SERVICE_STARTING);
 	injected_slow_start();
-	register_shared_memory();
-	if (!calibrate_devices())
+	register_staging();
+	if (!calibrate_devices() || !warm_up_devices())
 	{
 		ereport(LOG, (errmsg("gputopk GPU service cannot use its GPUs"),
 					  errdetail("%s", service->reason)));
@@ -405,6 +435,7 @@ gputopk_service_main(Datum arg)
 	}
 	service_jobs_start();
 	service_set_state(SERVICE_READY);
+	start_buffer_registration();
 	ereport(LOG, (errmsg("gputopk GPU service ready: %d GPU%s, %d job slots",
 						 service->ndevices, service->ndevices == 1 ? "" : "s",
 						 service->nslots)));
@@ -431,6 +462,7 @@ gputopk_service_main(Datum arg)
 						  errdetail("%s", exit_reason)));
 			proc_exit(1);
 		}
+		log_buffer_registration();
 		INSTR_TIME_SET_CURRENT(now);
 		INSTR_TIME_SUBTRACT(now, housekept);
 		if (INSTR_TIME_GET_MILLISEC(now) >= HOUSEKEEPING_MS)
