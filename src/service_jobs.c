@@ -31,6 +31,7 @@
 #include <signal.h>
 #include <time.h>
 
+#include "miscadmin.h"
 #include "utils/memutils.h"
 
 #include "gpu_api.h"
@@ -599,19 +600,19 @@ warm_topk(GpuTopk *t, int key_width, TopkMode mode, void *keys, size_t n)
 }
 
 /*
- * Warm up a GPU: a top-k object and a grouped one made and run once on a
- * few rows, so that the first jobs after a start find them in the pool
- * with their memory allocated and CUDA's kernels loaded (CUDA loads a
- * kernel at its first launch).  The rows come from slot 0's buffers: no
- * job runs yet.
+ * Warm up a GPU: top-k objects for the processes of one parallel query
+ * (max_parallel_workers and the leader, up to the slots) and a grouped
+ * top-k, each made and run once on a few rows, so that the first queries
+ * after a start find them in the pool with their device memory allocated
+ * (making one allocates about a hundred MB, slowly).  The rows come from
+ * slot 0's buffers: no job runs yet.
  */
 static GpuStatus
-warm_up_device(int device)
+warm_up_device(int device, int topks)
 {
 	const size_t n = 4096;
 	uint64	   *keys = (uint64 *) service_buffer(0, 0);
 	uint64	   *payloads = (uint64 *) service_buffer(0, 1);
-	GpuTopk    *t = NULL;
 	GpuGroupedTopk *g = NULL;
 	const GroupedKey *group_keys;
 	const uint64 *group_payloads;
@@ -621,17 +622,22 @@ warm_up_device(int device)
 	for (size_t i = 0; i < n; i++)
 		keys[i] = payloads[i] = (i * UINT64CONST(0x9e3779b97f4a7c15)) >> 7;
 	TRY_GPU(gpu_set_device(service->devices[device].ordinal));
-	TRY_GPU(gpu_topk_create(8, 16, TOPK_EXACT, &t));
-	status = warm_topk(t, 8, TOPK_WITH_TIES, keys, n);
-	if (status == GPU_OK)
-		status = warm_topk(t, 4, TOPK_EXACT, keys, n);
-	if (status == GPU_OK)
-		status = gpu_grouped_create(4, grouped_batch_rows(), &g);
-	if (status == GPU_OK)
-		status = gpu_grouped_push(g, (const GroupedKey *) keys, payloads, n / 2);
+	for (int i = 0; i < topks; i++)
+	{
+		GpuTopk    *t = NULL;
+
+		TRY_GPU(gpu_topk_create(8, 16, TOPK_EXACT, &t));
+		status = warm_topk(t, 8, TOPK_WITH_TIES, keys, n);
+		if (status == GPU_OK)
+			status = warm_topk(t, 4, TOPK_EXACT, keys, n);
+		pool_put(device, t, NULL, status == GPU_OK);
+		TRY_GPU(status);
+	}
+	TRY_GPU(gpu_grouped_create(4, grouped_batch_rows(), &g));
+	status = gpu_grouped_push(g, (const GroupedKey *) keys, payloads, n / 2);
 	if (status == GPU_OK)
 		status = gpu_grouped_result(g, &group_keys, &group_payloads, &count);
-	pool_put(device, t, g, status == GPU_OK);
+	pool_put(device, NULL, g, status == GPU_OK);
 	return status;
 }
 
@@ -647,7 +653,7 @@ service_jobs_warm_up(void)
 											sizeof(GpuTopk *) * service->nslots);
 		pool->grouped = MemoryContextAllocZero(TopMemoryContext,
 											   sizeof(GpuGroupedTopk *) * service->nslots);
-		if (warm_up_device(d) != GPU_OK)
+		if (warm_up_device(d, Min(service->nslots, max_parallel_workers + 1)) != GPU_OK)
 			return false;
 	}
 	return true;

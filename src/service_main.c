@@ -409,6 +409,11 @@ gputopk_service_main(Datum arg)
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
 
+	/*
+	 * Load every kernel when a GPU is opened, not at its first launch (CUDA's
+	 * lazy loading): the first jobs after a start would pay for it.
+	 */
+	setenv("CUDA_MODULE_LOADING", "EAGER", 0);
 	before_shmem_exit(service_exit, 0);
 	service->pid = MyProcPid;
 	service->procno = MyProc->pgprocno;
