@@ -90,6 +90,7 @@ typedef struct JobThread
 static DevicePool pools[SERVICE_MAX_DEVICES];
 static JobThread *threads;
 static int	nthreads;
+static pg_atomic_uint32 threads_ready; /* threads that have set up their CUDA state */
 
 /* notifications from the main thread, and the stop request */
 static pthread_mutex_t notify_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -566,6 +567,14 @@ job_thread_main(void *arg)
 {
 	JobThread  *jt = (JobThread *) arg;
 
+	/*
+	 * A thread's first CUDA call on a device sets up the runtime's state for
+	 * the thread: done here, before the service is ready, not in a first job.
+	 */
+	for (int d = 0; d < service->ndevices; d++)
+		(void) gpu_set_device(service->devices[d].ordinal);
+	pg_atomic_fetch_add_u32(&threads_ready, 1);
+
 	while (!should_stop())
 	{
 		switch (slot_state(jt->slot))
@@ -673,6 +682,7 @@ service_jobs_start(void)
 
 	threads = MemoryContextAllocZero(TopMemoryContext, sizeof(JobThread) * service->nslots);
 	nthreads = service->nslots;
+	pg_atomic_init_u32(&threads_ready, 0);
 
 	/* PostgreSQL's signals are for the main thread: the threads block them all */
 	sigfillset(&all);
@@ -690,6 +700,8 @@ service_jobs_start(void)
 			ereport(ERROR,
 					(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
 					 errmsg("could not start the GPU service's job threads")));
+	while (pg_atomic_read_u32(&threads_ready) < (uint32) nthreads)
+		pg_usleep(1000L);
 }
 
 void
