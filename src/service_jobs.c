@@ -494,6 +494,7 @@ accept_job(JobThread *jt)
 	{
 		pg_atomic_fetch_add_u64(&service->devices[jt->device].jobs_failed, 1);
 		fail_job(jt, status, SLOT_SUBMITTED);
+		put_object(jt, false);
 		return false;
 	}
 	pg_write_barrier();
@@ -595,55 +596,66 @@ job_thread_main(void *arg)
 
 /* --------------------------------------------------------------- threads */
 
-/* A small top-k through a pooled object: its device memory, and its kernels loaded. */
+/*
+ * A top-k through a pooled object, as large as its first real one would
+ * be: enough keys to fill its candidate set (k + 2^22 keys at the most for
+ * the service's batches), so that its compactions' memory is allocated.
+ */
 static GpuStatus
-warm_topk(GpuTopk *t, int key_width, TopkMode mode, void *keys, size_t n)
+warm_topk(GpuTopk *t, int key_width, TopkMode mode, const char *keys, size_t bytes)
 {
+	size_t		n = bytes / key_width;
+	size_t		pushed = 0;
 	TopkResult	result;
 
-	TRY_GPU(gpu_topk_reset(t, key_width, 16, mode));
+	TRY_GPU(gpu_topk_reset(t, key_width, 1024, mode));
 	TRY_GPU(gpu_topk_set_stream_batch(t, service->buffer_bytes / key_width));
-	TRY_GPU(gpu_topk_push(t, keys, n));
-	TRY_GPU(gpu_topk_wait_input(t));
+	for (; pushed < ((size_t) 5 << 20); pushed += n)
+	{
+		TRY_GPU(gpu_topk_push(t, keys, n));
+		TRY_GPU(gpu_topk_wait_input(t));
+	}
 	return gpu_topk_result(t, &result);
 }
 
 /*
  * Warm up a GPU: top-k objects for the processes of one parallel query
  * (max_parallel_workers and the leader, up to the slots) and a grouped
- * top-k, each made and run once on a few rows, so that the first queries
- * after a start find them in the pool with their device memory allocated
- * (making one allocates about a hundred MB, slowly).  The rows come from
- * slot 0's buffers: no job runs yet.
+ * top-k, each made and run once, so that the first queries after a start
+ * find them in the pool with their device memory allocated (allocating it
+ * takes milliseconds).  The keys come from slot 0's buffers: no job runs
+ * yet.
  */
 static GpuStatus
 warm_up_device(int device, int topks)
 {
-	const size_t n = 4096;
-	uint64	   *keys = (uint64 *) service_buffer(0, 0);
-	uint64	   *payloads = (uint64 *) service_buffer(0, 1);
+	char	   *buffers = service_buffer(0, 0);
+	size_t		bytes = 2 * service->buffer_bytes;
+	uint64	   *words = (uint64 *) buffers;
+	size_t		nwords = bytes / sizeof(uint64);
+	size_t		rows = grouped_batch_rows();
 	GpuGroupedTopk *g = NULL;
 	const GroupedKey *group_keys;
 	const uint64 *group_payloads;
 	size_t		count;
 	GpuStatus	status;
 
-	for (size_t i = 0; i < n; i++)
-		keys[i] = payloads[i] = (i * UINT64CONST(0x9e3779b97f4a7c15)) >> 7;
+	for (size_t i = 0; i < nwords; i++)
+		words[i] = (i + 1) * UINT64CONST(0x9e3779b97f4a7c15);
 	TRY_GPU(gpu_set_device(service->devices[device].ordinal));
 	for (int i = 0; i < topks; i++)
 	{
 		GpuTopk    *t = NULL;
 
-		TRY_GPU(gpu_topk_create(8, 16, TOPK_EXACT, &t));
-		status = warm_topk(t, 8, TOPK_WITH_TIES, keys, n);
+		TRY_GPU(gpu_topk_create(8, 1024, TOPK_EXACT, &t));
+		status = warm_topk(t, 8, TOPK_WITH_TIES, buffers, bytes);
 		if (status == GPU_OK)
-			status = warm_topk(t, 4, TOPK_EXACT, keys, n);
+			status = warm_topk(t, 4, TOPK_EXACT, buffers, bytes);
 		pool_put(device, t, NULL, status == GPU_OK);
 		TRY_GPU(status);
 	}
-	TRY_GPU(gpu_grouped_create(4, grouped_batch_rows(), &g));
-	status = gpu_grouped_push(g, (const GroupedKey *) keys, payloads, n / 2);
+	TRY_GPU(gpu_grouped_create(4, rows, &g));
+	status = gpu_grouped_push(g, (const GroupedKey *) buffers, words + 2 * rows, rows);
 	if (status == GPU_OK)
 		status = gpu_grouped_result(g, &group_keys, &group_payloads, &count);
 	pool_put(device, NULL, g, status == GPU_OK);

@@ -392,6 +392,9 @@ fail_jobs(void)
 static void
 service_exit(int code, Datum arg)
 {
+	/* CUDA must be idle when the process exits and tears it down */
+	if (buffers_thread_started)
+		pthread_join(buffers_thread, NULL);
 	service_jobs_stop();
 	fail_jobs();
 	service->pid = 0;
