@@ -103,6 +103,11 @@ static pthread_mutex_t fatal_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool fatal;
 static char fatal_message[SERVICE_MESSAGE_BYTES];
 
+/*
+ * A fault that ends the service: backends see it restarting at once (the
+ * main thread, woken, exits, and the postmaster starts a new one), and no
+ * thread takes another job meanwhile.
+ */
 static void
 set_fatal(const char *message)
 {
@@ -111,6 +116,8 @@ set_fatal(const char *message)
 		strlcpy(fatal_message, message, sizeof(fatal_message));
 	fatal = true;
 	pthread_mutex_unlock(&fatal_lock);
+	pg_atomic_write_u32(&service->state, SERVICE_RESTARTING);
+	service_wake();
 }
 
 bool
@@ -487,7 +494,10 @@ accept_job(JobThread *jt)
 	pg_atomic_fetch_add_u64(&service->devices[jt->device].queue_us,
 							(uint64) (slot->queue_ms * 1000.0));
 
-	status = gpu_set_device(service->devices[jt->device].ordinal);
+	if (service_jobs_fatal(slot->message, sizeof(slot->message)))
+		status = GPU_FAILED;
+	else
+		status = gpu_set_device(service->devices[jt->device].ordinal);
 	if (status == GPU_OK)
 		status = take_object(jt);
 	if (status != GPU_OK)
