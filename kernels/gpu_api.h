@@ -52,6 +52,14 @@ typedef struct GpuDeviceInfo
 	int			shared_memory_per_block;	/* opt-in maximum */
 } GpuDeviceInfo;
 
+/* Return a failed call's GpuStatus from the calling function (which returns one). */
+#define GPU_TRY(call) \
+	do { \
+		GpuStatus status_ = (call); \
+		if (status_ != GPU_OK) \
+			return status_; \
+	} while (0)
+
 /* Lowest compute capability our kernel images run on (sm_80 SASS). */
 #define GPU_MIN_CC_MAJOR 8
 

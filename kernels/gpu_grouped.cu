@@ -227,12 +227,12 @@ compact(GpuGroupedTopk *t)
 
 	if (n == 0)
 		return GPU_OK;
-	TRY(compaction_calls(t, n, NULL, &temp_bytes, &out));
+	GPU_TRY(compaction_calls(t, n, NULL, &temp_bytes, &out));
 	/* the last compaction is over (its count was waited for): temp is free */
-	TRY(devbuf_reserve(&t->temp, temp_bytes, temp_bytes / 4));
+	GPU_TRY(devbuf_reserve(&t->temp, temp_bytes, temp_bytes / 4));
 	temp_bytes = t->temp.bytes;
 	GPU_CHECK(cudaEventRecord(t->compaction.begun, t->stream), "Recording an event");
-	TRY(compaction_calls(t, n, t->temp.ptr, &temp_bytes, &out));
+	GPU_TRY(compaction_calls(t, n, t->temp.ptr, &temp_bytes, &out));
 	GPU_CHECK(cudaMemcpyAsync(t->h_count, t->d_count, sizeof(uint64_t),
 							  cudaMemcpyDeviceToHost, t->stream),
 			  "Reading a count from the device");
@@ -288,8 +288,8 @@ make_room(GpuGroupedTopk *t, size_t rows)
 	t->cap = 0;
 	devbuf_free(&t->keys[alt]);
 	devbuf_free(&t->payloads[alt]);
-	TRY(devbuf_reserve(&t->keys[alt], cap * sizeof(GroupedKey), 0));
-	TRY(devbuf_reserve(&t->payloads[alt], cap * sizeof(uint64_t), 0));
+	GPU_TRY(devbuf_reserve(&t->keys[alt], cap * sizeof(GroupedKey), 0));
+	GPU_TRY(devbuf_reserve(&t->payloads[alt], cap * sizeof(uint64_t), 0));
 	if (held > 0)
 	{
 		GPU_CHECK(cudaMemcpyAsync(t->keys[alt].ptr, t->keys[t->cur].ptr,
@@ -303,9 +303,9 @@ make_room(GpuGroupedTopk *t, size_t rows)
 	devbuf_free(&t->keys[t->cur]);
 	devbuf_free(&t->payloads[t->cur]);
 	t->cur = alt;
-	TRY(devbuf_reserve(&t->keys[1 - alt], cap * sizeof(GroupedKey), 0));
-	TRY(devbuf_reserve(&t->payloads[1 - alt], cap * sizeof(uint64_t), 0));
-	TRY(devbuf_reserve(&t->flags, cap, 0));
+	GPU_TRY(devbuf_reserve(&t->keys[1 - alt], cap * sizeof(GroupedKey), 0));
+	GPU_TRY(devbuf_reserve(&t->payloads[1 - alt], cap * sizeof(uint64_t), 0));
+	GPU_TRY(devbuf_reserve(&t->flags, cap, 0));
 	t->cap = cap;
 	return GPU_OK;
 }
@@ -345,7 +345,7 @@ setup(GpuGroupedTopk *t)
 	GPU_CHECK(cudaMallocHost((void **) &t->h_count, sizeof(uint64_t)),
 			  "Allocating page-locked memory");
 	for (int i = 0; i < COPY_SLOTS; i++)
-		TRY(span_create(&t->copy[i]));
+		GPU_TRY(span_create(&t->copy[i]));
 	return span_create(&t->compaction);
 }
 
@@ -429,7 +429,7 @@ gpu_grouped_reset(GpuGroupedTopk *t, uint64_t k)
 {
 	if (k == 0)
 		return gpu_fail(cudaErrorInvalidValue, "Resetting a grouped top-k (k must be at least 1)");
-	TRY(quiesce(t, false));
+	GPU_TRY(quiesce(t, false));
 	t->k = k;
 	t->copy_ms = 0;
 	t->kernel_ms = 0;
@@ -459,11 +459,11 @@ gpu_grouped_push(GpuGroupedTopk *t, const GroupedKey *keys, const uint64_t *payl
 		t->run_copy_ms = 0;
 		t->run_kernel_ms = 0;
 	}
-	TRY(await_count(t));
+	GPU_TRY(await_count(t));
 	at = t->cand + t->pending;
-	TRY(make_room(t, at + n));
+	GPU_TRY(make_room(t, at + n));
 	if (t->slot_busy[i])
-		TRY(retire_slot(t, i));
+		GPU_TRY(retire_slot(t, i));
 	GPU_CHECK(cudaEventRecord(t->copy[i].begun, t->stream), "Recording an event");
 	GPU_CHECK(cudaMemcpyAsync((GroupedKey *) t->keys[t->cur].ptr + at, keys,
 							  n * sizeof(GroupedKey), cudaMemcpyHostToDevice, t->stream),
@@ -477,7 +477,7 @@ gpu_grouped_push(GpuGroupedTopk *t, const GroupedKey *keys, const uint64_t *payl
 	t->next_slot = (i + 1) % COPY_SLOTS;
 	t->pending += n;
 	if (t->pending >= std::max(t->cand, t->floor_rows))
-		TRY(compact(t));
+		GPU_TRY(compact(t));
 	return GPU_OK;
 }
 
@@ -501,14 +501,14 @@ gpu_grouped_result(GpuGroupedTopk *t, const GroupedKey **keys, const uint64_t **
 	*count = 0;
 	if (t->running)
 	{
-		TRY(await_count(t));
+		GPU_TRY(await_count(t));
 		if (t->pending > 0)
 		{
-			TRY(compact(t));
-			TRY(await_count(t));
+			GPU_TRY(compact(t));
+			GPU_TRY(await_count(t));
 		}
 		n = t->cand;
-		TRY(host_room(t, n));
+		GPU_TRY(host_room(t, n));
 		if (n > 0)
 		{
 			GPU_CHECK(cudaMemcpyAsync(t->host_keys, t->keys[t->cur].ptr, n * sizeof(GroupedKey),
@@ -521,7 +521,7 @@ gpu_grouped_result(GpuGroupedTopk *t, const GroupedKey **keys, const uint64_t **
 		GPU_CHECK(cudaStreamSynchronize(t->stream), "Copying a grouped top-k to the host");
 		for (int i = 0; i < COPY_SLOTS; i++)
 			if (t->slot_busy[i])
-				TRY(retire_slot(t, i));
+				GPU_TRY(retire_slot(t, i));
 		t->running = false;
 		t->cand = 0;
 		t->pending = 0;

@@ -2,7 +2,7 @@
  * gpu_resources.cuh
  *	  What the engine's objects (GpuTopk, GpuGroupedTopk) own on the device
  *	  and how they make and free it: device buffers that only grow, pairs
- *	  of events that time work, and the object itself; and TRY.
+ *	  of events that time work, and the object itself.
  *
  * Objects are zeroed when made, so that freeing works on a half-made one:
  * every free here accepts what was never made.  Callers free only what no
@@ -14,14 +14,6 @@
 #include <stdlib.h>
 
 #include "gpu_error.h"
-
-/* Return a failed GpuStatus from the calling function. */
-#define TRY(call) \
-	do { \
-		GpuStatus status_ = (call); \
-		if (status_ != GPU_OK) \
-			return status_; \
-	} while (0)
 
 /* device memory that only grows, and is kept from run to run */
 struct DevBuf

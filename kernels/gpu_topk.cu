@@ -98,7 +98,7 @@ run_plan(GpuTopk *t, Keys<K> in, GpuTopkPlan plan, Sink<K> out)
 
 	if (log_s <= 0 || in.refs || in.d_n)
 	{
-		TRY(ensure(&t->arena, inner_bytes<K>(algorithm, in.n, t->k)));
+		GPU_TRY(ensure(&t->arena, inner_bytes<K>(algorithm, in.n, t->k)));
 		arena = arena_of(&t->arena);
 		run_inner(t, algorithm, in, out, arena);
 		return launched("Launching the top-k kernels");
@@ -110,7 +110,7 @@ run_plan(GpuTopk *t, Keys<K> in, GpuTopkPlan plan, Sink<K> out)
 	cand_cap = t->mode == TOPK_EXACT ? sel_cap * s : in.n;
 	if (cand_cap > in.n)
 		cand_cap = in.n;
-	TRY(ensure(&t->arena, arena_bytes<K>(m) + arena_bytes<K>(sel_cap) +
+	GPU_TRY(ensure(&t->arena, arena_bytes<K>(m) + arena_bytes<K>(sel_cap) +
 			   arena_bytes<Ref>(sel_cap) +
 			   std::max(inner_bytes<K>(algorithm, m, t->k),
 						inner_bytes<K>(algorithm, cand_cap, t->k))));
@@ -134,16 +134,16 @@ run_plan(GpuTopk *t, Keys<K> in, GpuTopkPlan plan, Sink<K> out)
 	/* with fewer than k delegates there is no floor: every key may count */
 	min_key<K>(t->dev, sel.keys, sel.d_count, sel.cap, t->k,
 			   (K *) &t->sc->floor, &t->sc->has_floor);
-	TRY(launched("Launching the delegate kernels"));
+	GPU_TRY(launched("Launching the delegate kernels"));
 	if (t->mode == TOPK_WITH_TIES)
 	{
 		uint32_t	selected = 0;
 
-		TRY(read_count(t, sel.d_count, &selected));
+		GPU_TRY(read_count(t, sel.d_count, &selected));
 		cand_cap = std::min((uint64_t) selected * s, (uint64_t) in.n);
 	}
-	TRY(ensure(&t->cand_keys, sizeof(K) * (cand_cap ? cand_cap : 1)));
-	TRY(ensure(&t->cand_refs, sizeof(Ref) * (cand_cap ? cand_cap : 1)));
+	GPU_TRY(ensure(&t->cand_keys, sizeof(K) * (cand_cap ? cand_cap : 1)));
+	GPU_TRY(ensure(&t->cand_refs, sizeof(Ref) * (cand_cap ? cand_cap : 1)));
 
 	/* their keys at or above the k-th delegate, and the answer among them */
 	cand.keys = (K *) t->cand_keys.ptr;
@@ -176,8 +176,8 @@ ensure_answer(GpuTopk *t, size_t count)
 	count = count ? count : 1;
 	for (int i = 0; i < 2; i++)
 	{
-		TRY(ensure(&t->ans_keys[i], sizeof(K) * count));
-		TRY(ensure(&t->ans_refs[i], sizeof(Ref) * count));
+		GPU_TRY(ensure(&t->ans_keys[i], sizeof(K) * count));
+		GPU_TRY(ensure(&t->ans_refs[i], sizeof(Ref) * count));
 	}
 	return GPU_OK;
 }
@@ -202,7 +202,7 @@ sort_answer(GpuTopk *t)
 														(int) t->answer_count, 0,
 														(int) sizeof(K) * 8, t->dev.stream),
 			  "Sizing the answer's sort");
-	TRY(ensure(&t->sort_temp, temp));
+	GPU_TRY(ensure(&t->sort_temp, temp));
 	GPU_CHECK(cub::DeviceRadixSort::SortPairsDescending(t->sort_temp.ptr, temp, keys, refs,
 														(int) t->answer_count, 0,
 														(int) sizeof(K) * 8, t->dev.stream),
@@ -246,15 +246,15 @@ copy_answer(GpuTopk *t, TopkResult *result)
 	}
 	if (count > 0)
 	{
-		TRY(ensure(&t->items, count * sizeof(TopkItem)));
+		GPU_TRY(ensure(&t->items, count * sizeof(TopkItem)));
 		pack_items<K><<<(unsigned) std::min<size_t>((count + 255) / 256, 1024), 256, 0, t->dev.stream>>>(
 			(const K *) t->ans_keys[t->ans].ptr, (const Ref *) t->ans_refs[t->ans].ptr,
 			count, (TopkItem *) t->items.ptr);
-		TRY(launched("Packing the answer"));
+		GPU_TRY(launched("Packing the answer"));
 		GPU_CHECK(cudaMemcpyAsync(t->host_items, t->items.ptr, count * sizeof(TopkItem),
 								  cudaMemcpyDeviceToHost, t->dev.stream),
 				  "Copying the answer to the host");
-		TRY(wait_stream(t->dev.stream));
+		GPU_TRY(wait_stream(t->dev.stream));
 	}
 	result->items = t->host_items;
 	result->count = count;
@@ -284,20 +284,20 @@ device_run(GpuTopk *t, const K *keys, size_t n, GpuTopkPlan plan)
 		Sink<K>		out;
 		uint32_t	count = 0;
 
-		TRY(ensure_answer<K>(t, cap));
+		GPU_TRY(ensure_answer<K>(t, cap));
 		GPU_CHECK(cudaMemsetAsync(t->sc, 0, sizeof(Scalars), t->dev.stream),
 				  "Clearing the top-k counters");
 		out.keys = (K *) t->ans_keys[0].ptr;
 		out.refs = (Ref *) t->ans_refs[0].ptr;
 		out.cap = (uint32_t) cap;
 		out.d_count = &t->sc->answer_count;
-		TRY(run_plan<K>(t, in, plan, out));
+		GPU_TRY(run_plan<K>(t, in, plan, out));
 		if (t->mode == TOPK_EXACT)
 		{
 			t->answer_count = cap;	/* exactly min(k, n) */
 			break;
 		}
-		TRY(read_count(t, out.d_count, &count));
+		GPU_TRY(read_count(t, out.d_count, &count));
 		if (count <= cap)
 		{
 			t->answer_count = count;
@@ -308,7 +308,7 @@ device_run(GpuTopk *t, const K *keys, size_t n, GpuTopkPlan plan)
 	/* bitonic's exact answer comes out sorted; every other is in any order */
 	if (!(valid_algorithm(plan.algorithm, t->k) == GPU_TOPK_BITONIC &&
 		  t->mode == TOPK_EXACT))
-		TRY(sort_answer<K>(t));
+		GPU_TRY(sort_answer<K>(t));
 	return wait_stream(t->dev.stream);
 }
 
@@ -340,8 +340,8 @@ setup(GpuTopk *t)
 			  "Allocating pinned memory");
 	for (int i = 0; i < STREAM_SLOTS; i++)
 	{
-		TRY(span_create(&t->copy[i]));
-		TRY(span_create(&t->kernels[i]));
+		GPU_TRY(span_create(&t->copy[i]));
+		GPU_TRY(span_create(&t->kernels[i]));
 	}
 	return span_create(&t->finish);
 }
@@ -393,7 +393,7 @@ static GpuStatus
 quiesce(GpuTopk *t, bool free_memory)
 {
 	GPU_CHECK(cudaStreamSynchronize(t->copy_stream), "Copying keys to the device");
-	TRY(wait_stream(t->dev.stream));
+	GPU_TRY(wait_stream(t->dev.stream));
 	stream_abandon(t);
 	t->ans = 0;
 	t->answer_count = 0;
@@ -437,7 +437,7 @@ gpu_topk_destroy(GpuTopk *t)
 extern "C" GpuStatus
 gpu_topk_reset(GpuTopk *t, int key_width, uint64_t k, TopkMode mode)
 {
-	TRY(quiesce(t, false));
+	GPU_TRY(quiesce(t, false));
 	configure(t, key_width, k, mode);
 	return GPU_OK;
 }
@@ -462,7 +462,7 @@ gpu_topk_device(GpuTopk *t, const void *dev_keys, size_t n, const GpuTopkPlan *p
 		p = *plan;
 	else
 	{
-		TRY(current_calibration(&cal));
+		GPU_TRY(current_calibration(&cal));
 		p = best_plan(cal, n, t->k, t->key_width, t->mode, true, NULL);
 	}
 	p.algorithm = valid_algorithm(p.algorithm, t->k);
@@ -491,7 +491,7 @@ extern "C" GpuStatus
 gpu_topk_result(GpuTopk *t, TopkResult *result)
 {
 	if (t->streaming)
-		TRY(stream_finish(t));
+		GPU_TRY(stream_finish(t));
 	if (t->key_width == 4)
 		return copy_answer<uint32_t>(t, result);
 	return copy_answer<uint64_t>(t, result);

@@ -85,7 +85,7 @@ time_best(int runs, F fn, double *seconds)
 		auto		start = std::chrono::steady_clock::now();
 		double		t;
 
-		TRY(fn());
+		GPU_TRY(fn());
 		t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 		if (r > 0 && t < best)
 			best = t;
@@ -214,7 +214,7 @@ time_grid(GpuTopk *t, const void *keys, GpuTopkFamily f, GridTimes times)
 
 			times[i][j] = 0;
 			if (plan_applies(f, n, k))
-				TRY(time_run(t, keys, n, k, family_plan(f, n, k), &times[i][j]));
+				GPU_TRY(time_run(t, keys, n, k, family_plan(f, n, k), &times[i][j]));
 		}
 	return GPU_OK;
 }
@@ -251,9 +251,9 @@ calibrate_blocks(GpuTopkCalibration *c, GpuTopk *t, const void *keys)
 	GridTimes	times[GPU_TOPK_FAMILIES];
 	GpuTopkPlan bitonic = {GPU_TOPK_BITONIC, 0};
 
-	TRY(time_grid(t, keys, GPU_TOPK_FAMILY_RADIX, times[GPU_TOPK_FAMILY_RADIX]));
+	GPU_TRY(time_grid(t, keys, GPU_TOPK_FAMILY_RADIX, times[GPU_TOPK_FAMILY_RADIX]));
 	fit_grid(c, w, GPU_TOPK_FAMILY_RADIX, times[GPU_TOPK_FAMILY_RADIX], c->radix[w]);
-	TRY(time_grid(t, keys, GPU_TOPK_FAMILY_RADIX_DELEGATES, times[GPU_TOPK_FAMILY_RADIX_DELEGATES]));
+	GPU_TRY(time_grid(t, keys, GPU_TOPK_FAMILY_RADIX_DELEGATES, times[GPU_TOPK_FAMILY_RADIX_DELEGATES]));
 	fit_grid(c, w, GPU_TOPK_FAMILY_RADIX_DELEGATES, times[GPU_TOPK_FAMILY_RADIX_DELEGATES],
 			 c->delegates[w]);
 	for (int l = 0; l <= 8; l++)
@@ -263,13 +263,13 @@ calibrate_blocks(GpuTopkCalibration *c, GpuTopk *t, const void *keys)
 		size_t		n1 = (size_t) 1 << 16;
 		size_t		n2 = (size_t) 1 << 21;
 
-		TRY(time_run(t, keys, n1, (uint64_t) 1 << l, bitonic, &t1));
-		TRY(time_run(t, keys, n2, (uint64_t) 1 << l, bitonic, &t2));
+		GPU_TRY(time_run(t, keys, n1, (uint64_t) 1 << l, bitonic, &t1));
+		GPU_TRY(time_run(t, keys, n2, (uint64_t) 1 << l, bitonic, &t2));
 		c->bitonic[w][l][1] = std::max(0.0, (t2 - t1) / (double) (n2 - n1));
 		c->bitonic[w][l][0] = std::max(0.0, t1 - c->bitonic[w][l][1] * n1);
 	}
-	TRY(time_grid(t, keys, GPU_TOPK_FAMILY_BITONIC, times[GPU_TOPK_FAMILY_BITONIC]));
-	TRY(time_grid(t, keys, GPU_TOPK_FAMILY_BITONIC_DELEGATES,
+	GPU_TRY(time_grid(t, keys, GPU_TOPK_FAMILY_BITONIC, times[GPU_TOPK_FAMILY_BITONIC]));
+	GPU_TRY(time_grid(t, keys, GPU_TOPK_FAMILY_BITONIC_DELEGATES,
 				  times[GPU_TOPK_FAMILY_BITONIC_DELEGATES]));
 
 	for (int f = 0; f < GPU_TOPK_FAMILIES; f++)
@@ -293,7 +293,7 @@ calibrate_width(GpuTopkCalibration *c, const void *keys, int key_width)
 	GpuTopk    *t;
 	GpuStatus	status;
 
-	TRY(gpu_topk_create(key_width, 1, TOPK_EXACT, &t));
+	GPU_TRY(gpu_topk_create(key_width, 1, TOPK_EXACT, &t));
 	status = calibrate_blocks(c, t, keys);
 	gpu_topk_destroy(t);
 	return status;
@@ -409,7 +409,7 @@ current_calibration(const GpuTopkCalibration **cal)
 		/* another thread may have measured it while this one waited */
 		if (!m->ready.load(std::memory_order_acquire))
 		{
-			TRY(calibrate(&m->cal));
+			GPU_TRY(calibrate(&m->cal));
 			m->ready.store(true, std::memory_order_release);
 		}
 	}
@@ -424,7 +424,7 @@ gpu_topk_calibration(GpuTopkCalibration *cal)
 {
 	const GpuTopkCalibration *current;
 
-	TRY(current_calibration(&current));
+	GPU_TRY(current_calibration(&current));
 	*cal = *current;
 	return GPU_OK;
 }

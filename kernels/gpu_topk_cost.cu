@@ -240,7 +240,7 @@ gpu_topk_estimate(size_t n, uint64_t k, int key_width, TopkMode mode,
 {
 	const GpuTopkCalibration *cal;
 
-	TRY(current_calibration(&cal));
+	GPU_TRY(current_calibration(&cal));
 	plan.algorithm = valid_algorithm(plan.algorithm, k);
 	*seconds = plan_cost(cal, n, k, key_width, mode, plan);
 	return GPU_OK;
@@ -252,7 +252,7 @@ gpu_topk_choose(size_t n, uint64_t k, int key_width, TopkMode mode,
 {
 	const GpuTopkCalibration *cal;
 
-	TRY(current_calibration(&cal));
+	GPU_TRY(current_calibration(&cal));
 	*plan = best_plan(cal, n, k, key_width, mode, true, seconds);
 	return GPU_OK;
 }

@@ -126,7 +126,7 @@ read_count(GpuTopk *t, const uint32_t *d_count, uint32_t *count)
 	GPU_CHECK(cudaMemcpyAsync(t->host_count, d_count, sizeof(uint32_t),
 							  cudaMemcpyDeviceToHost, t->dev.stream),
 			  "Reading a count from the device");
-	TRY(wait_stream(t->dev.stream));
+	GPU_TRY(wait_stream(t->dev.stream));
 	*count = *t->host_count;
 	return GPU_OK;
 }

@@ -45,19 +45,19 @@ start_streaming(GpuTopk *t)
 
 	/* compactions consult the cost model, unless forced: calibrate before copies start */
 	if (t->algorithm == GPU_TOPK_AUTO)
-		TRY(current_calibration(&cal));
+		GPU_TRY(current_calibration(&cal));
 	t->set_cap = (size_t) t->k + std::max(SET_BATCHES * t->stream_batch, SET_MIN_ROOM);
 	if (t->set_cap > UINT32_MAX / 2)
 		t->set_cap = UINT32_MAX / 2;
 	for (int i = 0; i < STREAM_SLOTS; i++)
 	{
-		TRY(ensure(&t->slot[i], t->stream_batch * sizeof(K)));
+		GPU_TRY(ensure(&t->slot[i], t->stream_batch * sizeof(K)));
 		t->slot_busy[i] = false;
 	}
 	for (int i = 0; i < 2; i++)
 	{
-		TRY(ensure(&t->set_keys[i], t->set_cap * sizeof(K)));
-		TRY(ensure(&t->set_refs[i], t->set_cap * sizeof(Ref)));
+		GPU_TRY(ensure(&t->set_keys[i], t->set_cap * sizeof(K)));
+		GPU_TRY(ensure(&t->set_refs[i], t->set_cap * sizeof(Ref)));
 	}
 	GPU_CHECK(cudaMemsetAsync(t->sc, 0, sizeof(Scalars), t->dev.stream),
 			  "Clearing the top-k counters");
@@ -75,8 +75,8 @@ start_streaming(GpuTopk *t)
 static GpuStatus
 add_slot_times(GpuTopk *t, int i)
 {
-	TRY(span_add_ms(&t->copy[i], &t->copy_ms));
-	TRY(span_add_ms(&t->kernels[i], &t->kernel_ms));
+	GPU_TRY(span_add_ms(&t->copy[i], &t->copy_ms));
+	GPU_TRY(span_add_ms(&t->kernels[i], &t->kernel_ms));
 	t->slot_busy[i] = false;
 	return GPU_OK;
 }
@@ -109,15 +109,15 @@ compact(GpuTopk *t)
 	/* the candidates have explicit references: delegates do not apply */
 	if (t->algorithm == GPU_TOPK_AUTO)
 	{
-		TRY(current_calibration(&cal));
+		GPU_TRY(current_calibration(&cal));
 		t->last_plan = best_plan(cal, in.n, t->k, sizeof(K), t->mode, false, NULL);
 	}
 	else
 		t->last_plan = {t->algorithm, 0};
 	t->last_plan.algorithm = valid_algorithm(t->last_plan.algorithm, t->k);
-	TRY(run_plan<K>(t, in, t->last_plan, out));
+	GPU_TRY(run_plan<K>(t, in, t->last_plan, out));
 	min_key<K>(t->dev, out.keys, out.d_count, out.cap, t->k, (K *) &t->sc->cut, &t->sc->has_cut);
-	TRY(launched("Launching the top-k kernels"));
+	GPU_TRY(launched("Launching the top-k kernels"));
 	t->set = other;
 	/* an exact answer holds at most k: no round trip for its count */
 	if (t->mode == TOPK_EXACT)
@@ -125,15 +125,15 @@ compact(GpuTopk *t)
 		t->set_bound = std::min<uint64_t>(t->set_bound, t->k);
 		return GPU_OK;
 	}
-	TRY(read_count(t, out.d_count, &count));
+	GPU_TRY(read_count(t, out.d_count, &count));
 	t->set_bound = count;
 	if (count + t->stream_batch > t->set_cap)
 	{
 		/* keep the tied candidates and make room for more */
 		size_t		cap = 2 * ((size_t) count + t->stream_batch);
 
-		TRY(ensure(&t->set_keys[1 - other], cap * sizeof(K)));
-		TRY(ensure(&t->set_refs[1 - other], cap * sizeof(Ref)));
+		GPU_TRY(ensure(&t->set_keys[1 - other], cap * sizeof(K)));
+		GPU_TRY(ensure(&t->set_refs[1 - other], cap * sizeof(Ref)));
 		GPU_CHECK(cudaMemcpyAsync(t->set_keys[1 - other].ptr, out.keys, count * sizeof(K),
 								  cudaMemcpyDeviceToDevice, t->dev.stream), "Growing the candidate set");
 		GPU_CHECK(cudaMemcpyAsync(t->set_refs[1 - other].ptr, out.refs, count * sizeof(Ref),
@@ -141,10 +141,10 @@ compact(GpuTopk *t)
 		GPU_CHECK(cudaMemcpyAsync(&t->sc->set_count[1 - other], &t->sc->set_count[other],
 								  sizeof(uint32_t), cudaMemcpyDeviceToDevice, t->dev.stream),
 				  "Growing the candidate set");
-		TRY(wait_stream(t->dev.stream));
+		GPU_TRY(wait_stream(t->dev.stream));
 		t->set = 1 - other;
-		TRY(ensure(&t->set_keys[other], cap * sizeof(K)));
-		TRY(ensure(&t->set_refs[other], cap * sizeof(Ref)));
+		GPU_TRY(ensure(&t->set_keys[other], cap * sizeof(K)));
+		GPU_TRY(ensure(&t->set_refs[other], cap * sizeof(Ref)));
 		t->set_cap = cap;
 	}
 	return GPU_OK;
@@ -155,7 +155,7 @@ static GpuStatus
 push_keys(GpuTopk *t, const K *host, size_t n)
 {
 	if (!t->streaming)
-		TRY(start_streaming<K>(t));
+		GPU_TRY(start_streaming<K>(t));
 	while (n > 0)
 	{
 		size_t		chunk = std::min(n, t->stream_batch);
@@ -167,7 +167,7 @@ push_keys(GpuTopk *t, const K *host, size_t n)
 		if (t->slot_busy[i])
 		{
 			GPU_CHECK(cudaEventSynchronize(t->kernels[i].ended), "Waiting for a batch slot");
-			TRY(add_slot_times(t, i));
+			GPU_TRY(add_slot_times(t, i));
 		}
 		GPU_CHECK(cudaEventRecord(t->copy[i].begun, t->copy_stream), "Recording an event");
 		GPU_CHECK(cudaMemcpyAsync(t->slot[i].ptr, host, chunk * sizeof(K),
@@ -179,7 +179,7 @@ push_keys(GpuTopk *t, const K *host, size_t n)
 		GPU_CHECK(cudaEventRecord(t->kernels[i].begun, t->dev.stream), "Recording an event");
 		/* every key of the batch may pass the cut: make room for all of them */
 		if (t->set_bound + chunk > t->set_cap)
-			TRY(compact<K>(t));
+			GPU_TRY(compact<K>(t));
 		in.keys = (const K *) t->slot[i].ptr;
 		in.refs = NULL;
 		in.base = t->pushed;
@@ -191,7 +191,7 @@ push_keys(GpuTopk *t, const K *host, size_t n)
 		set.d_count = &t->sc->set_count[t->set];
 		append_above<K>(t->dev, in, &t->sc->has_cut, (const K *) &t->sc->cut,
 						t->mode == TOPK_WITH_TIES, set);
-		TRY(launched("Launching the streaming filter"));
+		GPU_TRY(launched("Launching the streaming filter"));
 		GPU_CHECK(cudaEventRecord(t->kernels[i].ended, t->dev.stream), "Recording an event");
 		t->slot_busy[i] = true;
 		t->next_slot = (i + 1) % STREAM_SLOTS;
@@ -216,22 +216,22 @@ finish_streaming(GpuTopk *t)
 		return GPU_OK;
 	}
 	GPU_CHECK(cudaEventRecord(t->finish.begun, t->dev.stream), "Recording an event");
-	TRY(compact<K>(t));
-	TRY(read_count(t, &t->sc->set_count[t->set], &count));
-	TRY(ensure_answer<K>(t, count));
+	GPU_TRY(compact<K>(t));
+	GPU_TRY(read_count(t, &t->sc->set_count[t->set], &count));
+	GPU_TRY(ensure_answer<K>(t, count));
 	GPU_CHECK(cudaMemcpyAsync(t->ans_keys[0].ptr, t->set_keys[t->set].ptr, count * sizeof(K),
 							  cudaMemcpyDeviceToDevice, t->dev.stream), "Copying the answer");
 	GPU_CHECK(cudaMemcpyAsync(t->ans_refs[0].ptr, t->set_refs[t->set].ptr, count * sizeof(Ref),
 							  cudaMemcpyDeviceToDevice, t->dev.stream), "Copying the answer");
 	t->ans = 0;
 	t->answer_count = count;
-	TRY(sort_answer<K>(t));
+	GPU_TRY(sort_answer<K>(t));
 	GPU_CHECK(cudaEventRecord(t->finish.ended, t->dev.stream), "Recording an event");
 	t->streaming = false;
-	TRY(wait_stream(t->dev.stream));
+	GPU_TRY(wait_stream(t->dev.stream));
 	for (int i = 0; i < STREAM_SLOTS; i++)
 		if (t->slot_busy[i])
-			TRY(add_slot_times(t, i));
+			GPU_TRY(add_slot_times(t, i));
 	return span_add_ms(&t->finish, &t->kernel_ms);
 }
 
@@ -251,7 +251,7 @@ stream_abandon(GpuTopk *t)
 GpuStatus
 stream_finish(GpuTopk *t)
 {
-	TRY(gpu_topk_wait_input(t));
+	GPU_TRY(gpu_topk_wait_input(t));
 	if (t->key_width == 4)
 		return finish_streaming<uint32_t>(t);
 	return finish_streaming<uint64_t>(t);

@@ -176,7 +176,7 @@ read_row(AggScanState *ts, Datum *group, bool *group_isnull)
 static void
 count_process(AggScanState *ts)
 {
-	scan_counters_count_process(&ts->stats.counters);
+	scan_counters_count_process(&ts->stats.counters, false);
 	ts->stats.ngroups = 0;
 	ts->stats.memory_used = 0;
 	ts->stats.gpu_counted = false;

@@ -14,12 +14,10 @@
 
 #include "agg_group_sink.h"
 
-/* Point the batch at the job's buffer to fill. */
+/* Point the batch at a buffer of the job. */
 static void
-fill_current(GroupSink *sink)
+fill(GroupSink *sink, char *buffer)
 {
-	char	   *buffer = service_job_buffer(sink->job);
-
 	sink->keys = (GroupedKey *) buffer;
 	sink->payloads = service_job_payloads(sink->job, buffer);
 }
@@ -36,7 +34,7 @@ group_sink_create(uint64 k)
 	sink = palloc0(sizeof(GroupSink));
 	sink->job = job;
 	sink->batch_cap = service_job_batch_rows(job);
-	fill_current(sink);
+	fill(sink, service_job_buffer(job));
 	return sink;
 }
 
@@ -44,13 +42,7 @@ group_sink_create(uint64 k)
 void
 group_sink_flush(GroupSink *sink)
 {
-	size_t		n = sink->nbatch;
-
-	sink->nbatch = 0;
-	if (n == 0)
-		return;
-	service_job_post(sink->job, n);
-	fill_current(sink);
+	fill(sink, service_job_post(sink->job, &sink->nbatch));
 }
 
 void

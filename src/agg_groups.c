@@ -153,7 +153,7 @@ start_gpu_jobs(AggScanState *ts)
 	ts->run.backend = BACKEND_GPU;
 	if (!ts->stats.gpu_counted)
 	{
-		scan_counters_count_gpu_process(&ts->stats.counters);
+		scan_counters_count_process(&ts->stats.counters, true);
 		ts->stats.gpu_counted = true;
 	}
 }

@@ -34,21 +34,16 @@ scan_counters_attach(ScanCounters *counters, ScanSharedCounters *shared)
 }
 
 void
-scan_counters_count_process(ScanCounters *counters)
+scan_counters_count_process(ScanCounters *counters, bool on_gpu)
 {
-	if (counters->shared)
-		pg_atomic_fetch_add_u32(&counters->shared->processes, 1);
+	ScanSharedCounters *shared = counters->shared;
+
+	if (shared)
+		pg_atomic_fetch_add_u32(on_gpu ? &shared->gpu_processes : &shared->processes, 1);
+	else if (on_gpu)
+		counters->gpu_processes = 1;
 	else
 		counters->processes = 1;
-}
-
-void
-scan_counters_count_gpu_process(ScanCounters *counters)
-{
-	if (counters->shared)
-		pg_atomic_fetch_add_u32(&counters->shared->gpu_processes, 1);
-	else
-		counters->gpu_processes = 1;
 }
 
 static uint64

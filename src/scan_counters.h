@@ -60,11 +60,11 @@ typedef struct ScanCounters
 extern void scan_counters_init_shared(ScanCounters *counters, ScanSharedCounters *shared);
 extern void scan_counters_attach(ScanCounters *counters, ScanSharedCounters *shared);
 
-/* This process scans the table (alone, without shared counters). */
-extern void scan_counters_count_process(ScanCounters *counters);
-
-/* It uses the GPU: once per scan. */
-extern void scan_counters_count_gpu_process(ScanCounters *counters);
+/*
+ * This process scans the table (alone, without shared counters), or
+ * (on_gpu) it hands its work to the GPU; each once per scan.
+ */
+extern void scan_counters_count_process(ScanCounters *counters, bool on_gpu);
 
 /* At the end of a worker's run: its counts to the leader's (else nothing). */
 extern void scan_counters_publish(ScanCounters *counters);

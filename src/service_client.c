@@ -332,17 +332,21 @@ post_order(ServiceJob *job, SlotCommand command, uint64 rows)
 	service_wake();
 }
 
-void
-service_job_post(ServiceJob *job, size_t rows)
+char *
+service_job_post(ServiceJob *job, size_t *rows)
 {
-	if (rows == 0)
-		return;
-	post_order(job, SLOT_BATCH, rows);
-	job->bytes_posted += rows * (job->kind == SERVICE_JOB_TOPK ? job->slot->spec.key_width :
-								 sizeof(GroupedKey) + sizeof(uint64));
-	job->filling = 1 - job->filling;
-	/* the batch before this one used the buffer to fill next */
-	wait_done(job, job->posted - 1);
+	if (*rows > 0)
+	{
+		post_order(job, SLOT_BATCH, *rows);
+		job->bytes_posted += *rows * (job->kind == SERVICE_JOB_TOPK ?
+									  job->slot->spec.key_width :
+									  sizeof(GroupedKey) + sizeof(uint64));
+		*rows = 0;
+		job->filling = 1 - job->filling;
+		/* the batch before this one used the buffer to fill next */
+		wait_done(job, job->posted - 1);
+	}
+	return service_job_buffer(job);
 }
 
 /*

@@ -56,10 +56,10 @@ extern size_t service_job_batch_rows(ServiceJob *job);
 extern uint64 *service_job_payloads(ServiceJob *job, char *buffer);
 
 /*
- * Hand the filled buffer's rows to the GPU; returns once the other buffer
- * may be filled.
+ * Hand the filled buffer's *rows rows (if any) to the GPU, and set *rows to
+ * 0; returns the buffer to fill next, once it may be filled.
  */
-extern void service_job_post(ServiceJob *job, size_t rows);
+extern char *service_job_post(ServiceJob *job, size_t *rows);
 
 /* The answer, in memory of the current context; then release the job. */
 extern void service_job_topk_answer(ServiceJob *job, TopkResult *result);

@@ -43,13 +43,6 @@
 /* how long a thread sleeps before it looks at its slot again anyway */
 #define THREAD_POLL_MS 100
 
-#define TRY_GPU(call) \
-	do { \
-		GpuStatus status_ = (call); \
-		if (status_ != GPU_OK) \
-			return status_; \
-	} while (0)
-
 /*
  * Engine objects made on one GPU, idle between jobs: as many of each kind
  * as jobs can run at once, so that a steady load makes none anew (making
@@ -187,28 +180,35 @@ pool_drain(int device)
 	pthread_mutex_unlock(&pool->lock);
 }
 
+/* An idle object of a kind from a GPU's pool, or NULL. */
+static void *
+pool_take(int device, ServiceJobKind kind)
+{
+	DevicePool *pool = &pools[device];
+	void	   *object = NULL;
+
+	pthread_mutex_lock(&pool->lock);
+	if (kind == SERVICE_JOB_TOPK && pool->ntopk > 0)
+		object = pool->topk[--pool->ntopk];
+	else if (kind == SERVICE_JOB_GROUPED && pool->ngrouped > 0)
+		object = pool->grouped[--pool->ngrouped];
+	pthread_mutex_unlock(&pool->lock);
+	return object;
+}
+
+/* A top-k object for the job: a pooled one reset, or a new one. */
 static GpuStatus
 take_topk(JobThread *jt, const ServiceJobSpec *spec)
 {
-	DevicePool *pool = &pools[jt->device];
-	GpuTopk    *t = NULL;
-	GpuStatus	status;
+	GpuTopk    *t = pool_take(jt->device, SERVICE_JOB_TOPK);
+	GpuStatus	status = t != NULL ? gpu_topk_reset(t, spec->key_width, spec->k, spec->mode) :
+		gpu_topk_create(spec->key_width, spec->k, spec->mode, &t);
 
-	pthread_mutex_lock(&pool->lock);
-	if (pool->ntopk > 0)
-		t = pool->topk[--pool->ntopk];
-	pthread_mutex_unlock(&pool->lock);
-	if (t != NULL)
+	if (status != GPU_OK)
 	{
-		status = gpu_topk_reset(t, spec->key_width, spec->k, spec->mode);
-		if (status != GPU_OK)
-		{
-			gpu_topk_destroy(t);
-			return status;
-		}
+		gpu_topk_destroy(t);
+		return status;
 	}
-	else
-		TRY_GPU(gpu_topk_create(spec->key_width, spec->k, spec->mode, &t));
 	jt->topk = t;
 	gpu_topk_set_algorithm(t, spec->algorithm);
 	return gpu_topk_set_stream_batch(t, service->buffer_bytes / spec->key_width);
@@ -221,28 +221,19 @@ grouped_batch_rows(void)
 	return service->buffer_bytes / (sizeof(GroupedKey) + sizeof(uint64));
 }
 
+/* A grouped top-k object for the job: a pooled one reset, or a new one. */
 static GpuStatus
 take_grouped(JobThread *jt, const ServiceJobSpec *spec)
 {
-	DevicePool *pool = &pools[jt->device];
-	GpuGroupedTopk *g = NULL;
-	GpuStatus	status;
+	GpuGroupedTopk *g = pool_take(jt->device, SERVICE_JOB_GROUPED);
+	GpuStatus	status = g != NULL ? gpu_grouped_reset(g, spec->k) :
+		gpu_grouped_create(spec->k, grouped_batch_rows(), &g);
 
-	pthread_mutex_lock(&pool->lock);
-	if (pool->ngrouped > 0)
-		g = pool->grouped[--pool->ngrouped];
-	pthread_mutex_unlock(&pool->lock);
-	if (g != NULL)
+	if (status != GPU_OK)
 	{
-		status = gpu_grouped_reset(g, spec->k);
-		if (status != GPU_OK)
-		{
-			gpu_grouped_destroy(g);
-			return status;
-		}
+		gpu_grouped_destroy(g);
+		return status;
 	}
-	else
-		TRY_GPU(gpu_grouped_create(spec->k, grouped_batch_rows(), &g));
 	jt->grouped = g;
 	return GPU_OK;
 }
@@ -351,11 +342,11 @@ push_batch(JobThread *jt, const SlotOrder *order)
 	char	   *buffer = service_buffer(jt->index, order->buffer);
 	ServiceDevice *dev = &service->devices[jt->device];
 
-	TRY_GPU(inject_faults(jt));
+	GPU_TRY(inject_faults(jt));
 	if (jt->topk)
 	{
-		TRY_GPU(gpu_topk_push(jt->topk, buffer, order->rows));
-		TRY_GPU(gpu_topk_wait_input(jt->topk));
+		GPU_TRY(gpu_topk_push(jt->topk, buffer, order->rows));
+		GPU_TRY(gpu_topk_wait_input(jt->topk));
 		pg_atomic_fetch_add_u64(&dev->bytes_received, order->rows * jt->slot->spec.key_width);
 	}
 	else
@@ -363,8 +354,8 @@ push_batch(JobThread *jt, const SlotOrder *order)
 		const GroupedKey *keys = (const GroupedKey *) buffer;
 		const uint64 *payloads = (const uint64 *) (keys + grouped_batch_rows());
 
-		TRY_GPU(gpu_grouped_push(jt->grouped, keys, payloads, order->rows));
-		TRY_GPU(gpu_grouped_wait_input(jt->grouped));
+		GPU_TRY(gpu_grouped_push(jt->grouped, keys, payloads, order->rows));
+		GPU_TRY(gpu_grouped_wait_input(jt->grouped));
 		pg_atomic_fetch_add_u64(&dev->bytes_received,
 								order->rows * (sizeof(GroupedKey) + sizeof(uint64)));
 	}
@@ -381,14 +372,14 @@ finish_answer(JobThread *jt)
 
 	if (jt->topk)
 	{
-		TRY_GPU(gpu_topk_result(jt->topk, &jt->answer));
+		GPU_TRY(gpu_topk_result(jt->topk, &jt->answer));
 		gpu_topk_stream_times(jt->topk, &slot->copy_ms, &slot->kernel_ms);
 		slot->plan = gpu_topk_last_plan(jt->topk);
 		jt->answer_rows = jt->answer.count;
 	}
 	else
 	{
-		TRY_GPU(gpu_grouped_result(jt->grouped, &jt->group_keys, &jt->group_payloads,
+		GPU_TRY(gpu_grouped_result(jt->grouped, &jt->group_keys, &jt->group_payloads,
 										  &count));
 		gpu_grouped_times(jt->grouped, &slot->copy_ms, &slot->kernel_ms);
 		jt->answer_rows = count;
@@ -438,7 +429,7 @@ execute(JobThread *jt, const SlotOrder *order)
 		case SLOT_BATCH:
 			return push_batch(jt, order);
 		case SLOT_RESULT:
-			TRY_GPU(finish_answer(jt));
+			GPU_TRY(finish_answer(jt));
 			send_chunk(jt);
 			return GPU_OK;
 		case SLOT_NEXT_CHUNK:
@@ -618,12 +609,12 @@ warm_topk(GpuTopk *t, int key_width, TopkMode mode, const char *keys, size_t byt
 	size_t		pushed = 0;
 	TopkResult	result;
 
-	TRY_GPU(gpu_topk_reset(t, key_width, 1024, mode));
-	TRY_GPU(gpu_topk_set_stream_batch(t, service->buffer_bytes / key_width));
+	GPU_TRY(gpu_topk_reset(t, key_width, 1024, mode));
+	GPU_TRY(gpu_topk_set_stream_batch(t, service->buffer_bytes / key_width));
 	for (; pushed < ((size_t) 5 << 20); pushed += n)
 	{
-		TRY_GPU(gpu_topk_push(t, keys, n));
-		TRY_GPU(gpu_topk_wait_input(t));
+		GPU_TRY(gpu_topk_push(t, keys, n));
+		GPU_TRY(gpu_topk_wait_input(t));
 	}
 	return gpu_topk_result(t, &result);
 }
@@ -652,19 +643,19 @@ warm_up_device(int device, int topks)
 
 	for (size_t i = 0; i < nwords; i++)
 		words[i] = (i + 1) * UINT64CONST(0x9e3779b97f4a7c15);
-	TRY_GPU(gpu_set_device(service->devices[device].ordinal));
+	GPU_TRY(gpu_set_device(service->devices[device].ordinal));
 	for (int i = 0; i < topks; i++)
 	{
 		GpuTopk    *t = NULL;
 
-		TRY_GPU(gpu_topk_create(8, 1024, TOPK_EXACT, &t));
+		GPU_TRY(gpu_topk_create(8, 1024, TOPK_EXACT, &t));
 		status = warm_topk(t, 8, TOPK_WITH_TIES, buffers, bytes);
 		if (status == GPU_OK)
 			status = warm_topk(t, 4, TOPK_EXACT, buffers, bytes);
 		pool_put(device, t, NULL, status == GPU_OK);
-		TRY_GPU(status);
+		GPU_TRY(status);
 	}
-	TRY_GPU(gpu_grouped_create(4, rows, &g));
+	GPU_TRY(gpu_grouped_create(4, rows, &g));
 	status = gpu_grouped_push(g, (const GroupedKey *) buffers, words + 2 * rows, rows);
 	if (status == GPU_OK)
 		status = gpu_grouped_result(g, &group_keys, &group_payloads, &count);

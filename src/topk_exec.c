@@ -490,9 +490,9 @@ run_topk(TopkScanState *ts)
 	INSTR_TIME_SET_CURRENT(mid);
 	ts->backend = sink->backend;
 	ts->counters.counts[TOPK_COUNT_CANDIDATES] += result.count;
-	scan_counters_count_process(&ts->counters);
+	scan_counters_count_process(&ts->counters, false);
 	if (sink->backend == BACKEND_GPU)
-		scan_counters_count_gpu_process(&ts->counters);
+		scan_counters_count_process(&ts->counters, true);
 	/* the leader shows the counts of all processes */
 	scan_counters_publish(&ts->counters);
 	ordinals = palloc_extended(sizeof(uint64) * Max(result.count, 1), MCXT_ALLOC_HUGE);

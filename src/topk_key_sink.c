@@ -78,19 +78,14 @@ key_sink_create(int key_width, uint64 k, TopkMode mode, GpuTopkAlgorithm algorit
 void
 key_sink_flush(KeySink *sink)
 {
-	size_t		n = sink->nbatch;
-
-	sink->nbatch = 0;
-	if (n == 0)
-		return;
-	if (sink->backend == BACKEND_CPU)
+	if (sink->backend == BACKEND_GPU)
+		sink->batch = service_job_post(sink->job, &sink->nbatch);
+	else if (sink->nbatch > 0)
 	{
-		if (!cpu_topk_push(sink->cpu, sink->batch, n))
+		if (!cpu_topk_push(sink->cpu, sink->batch, sink->nbatch))
 			sink_out_of_memory("The top-k candidates did not fit in memory.");
-		return;
+		sink->nbatch = 0;
 	}
-	service_job_post(sink->job, n);
-	sink->batch = service_job_buffer(sink->job);
 }
 
 /* The name of a plan's algorithm, for EXPLAIN. */
