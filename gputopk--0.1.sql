@@ -60,7 +60,6 @@ REVOKE ALL ON FUNCTION gputopk_service_inject_fault(text, int) FROM PUBLIC;
 COMMENT ON FUNCTION gputopk_service_inject_fault(text, int) IS
 'superuser only, for tests: make the GPU service fail once (out_of_memory, device_error, exit, slow_start with arg ms, or none)';
 
--- Top-k aggregates (src/topk_agg.c): gpu_topk(value, k), the k largest values
 -- Top-k aggregates (src/agg_functions.c): gpu_topk(value, k), the k largest values
 -- in descending order, gpu_bottomk(value, k), the k smallest in ascending
 -- order; gpu_topk_by(result, value, k) and gpu_bottomk_by(result, value, k),

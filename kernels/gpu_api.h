@@ -5,9 +5,11 @@
  *
  * Everything under kernels/ is CUDA C++ that includes no PostgreSQL header
  * and never throws: each entry point returns a GpuStatus and keeps CUDA's
- * own message for the last failure (gpu_last_error).  src/device.c turns
- * those into ereports.  A build without nvcc links src/gpu_absent.c in
- * place of the CUDA objects; it answers GPU_NOT_BUILT to everything.
+ * own message for the last failure (gpu_last_error).  Only the GPU service
+ * calls them (src/service_*.c); it hands failures to the backends, where
+ * src/service_client.c turns them into ereports.  A build without nvcc
+ * links src/gpu_absent.c in place of the CUDA objects; it answers
+ * GPU_NOT_BUILT to everything.
  *
  * Entry points may be called from several threads at once, each thread
  * with its own current device and its own last error; an engine object

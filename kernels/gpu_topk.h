@@ -2,7 +2,7 @@
  * gpu_topk.h
  *	  The C interface of the GPU top-k backend.
  *
- * Same contract as the CPU backend (src/cpu_topk.h): keys in batches, each
+ * Same contract as the CPU backend (kernels/cpu_topk.h): keys in batches, each
  * given the next row ordinal as its reference, and the k largest back in
  * descending order.  Keys come from host memory (streamed: page-locked
  * buffers give full speed) or are already in device memory.  Like the rest

@@ -22,7 +22,7 @@
  * lossy, and a caller that can meet both must ask for ties at the boundary
  * and order the candidates itself (key_null_is_exact says which).
  *
- * Plain C and CUDA: included by src/cpu_topk.c and by the CUDA files.
+ * Plain C and CUDA: included by kernels/cpu_topk.c and by the CUDA files.
  */
 #ifndef KEYS_H
 #define KEYS_H

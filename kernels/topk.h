@@ -1,6 +1,6 @@
 /*
  * topk.h
- *	  Types shared by both top-k backends (src/cpu_topk.c, kernels/gpu_topk.cu).
+ *	  Types shared by both top-k backends (kernels/cpu_topk.c, kernels/gpu_topk*.cu).
  *
  * Both take keys (see keys.h) in batches and give back the k largest with
  * their row references.  A key's reference is its ordinal among all keys

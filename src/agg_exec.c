@@ -16,8 +16,8 @@
  * partition is grouped in a run of its own, which may spill in turn (the
  * deeper spills are read first, each level hashing the groups differently).
  *
- * A parallel plan takes one of two forms (parallel workers on the CPU
- * backend, the leader as gputopk.device says).  In a partial aggregation
+ * A parallel plan takes one of two forms (every process on the backend
+ * gputopk.device says: through the GPU service, each a job of its own).  In a partial aggregation
  * each process groups its share of the table's blocks and returns its
  * groups' states serialized, for PostgreSQL's Finalize Aggregate to
  * combine: for few groups.  In a partitioned one, for many groups, each
