@@ -385,27 +385,6 @@ free_run_memory(GpuGroupedTopk *t)
 	t->host_cap = 0;
 }
 
-/*
- * Wait for t's queued work, so that its memory and the caller's buffers are
- * free, and drop the rows held: no run is left in progress.  Then free the
- * memory runs grew, if asked to.
- */
-static GpuStatus
-quiesce(GpuGroupedTopk *t, bool free_memory)
-{
-	GPU_CHECK(cudaStreamSynchronize(t->stream), "Waiting for a grouped top-k");
-	t->running = false;
-	t->counting = false;
-	t->cand = 0;
-	t->pending = 0;
-	t->last_slot = -1;
-	for (int i = 0; i < COPY_SLOTS; i++)
-		t->slot_busy[i] = false;
-	if (free_memory)
-		free_run_memory(t);
-	return GPU_OK;
-}
-
 extern "C" void
 gpu_grouped_destroy(GpuGroupedTopk *t)
 {
@@ -429,17 +408,19 @@ gpu_grouped_reset(GpuGroupedTopk *t, uint64_t k)
 {
 	if (k == 0)
 		return gpu_fail(cudaErrorInvalidValue, "Resetting a grouped top-k (k must be at least 1)");
-	GPU_TRY(quiesce(t, false));
+	/* queued work done, the caller's buffers are free; the rows held are dropped */
+	GPU_CHECK(cudaStreamSynchronize(t->stream), "Waiting for a grouped top-k");
+	t->running = false;
+	t->counting = false;
+	t->cand = 0;
+	t->pending = 0;
+	t->last_slot = -1;
+	for (int i = 0; i < COPY_SLOTS; i++)
+		t->slot_busy[i] = false;
 	t->k = k;
 	t->copy_ms = 0;
 	t->kernel_ms = 0;
 	return GPU_OK;
-}
-
-extern "C" GpuStatus
-gpu_grouped_release_memory(GpuGroupedTopk *t)
-{
-	return quiesce(t, true);
 }
 
 extern "C" GpuStatus

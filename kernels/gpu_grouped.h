@@ -51,13 +51,6 @@ extern void gpu_grouped_destroy(GpuGroupedTopk *t);
 extern GpuStatus gpu_grouped_reset(GpuGroupedTopk *t, uint64_t k);
 
 /*
- * Give back the device and page-locked memory that runs grew, after
- * waiting for queued work (a run in progress is abandoned, the last result
- * is gone); t stays usable, and its next run allocates again.
- */
-extern GpuStatus gpu_grouped_release_memory(GpuGroupedTopk *t);
-
-/*
  * Add n <= batch_cap rows from host memory: keys[i] with payloads[i] (a
  * word returned with the row).  Asynchronous, like gpu_topk_push: both
  * arrays must stay unchanged until gpu_grouped_wait_input or

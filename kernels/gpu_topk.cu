@@ -384,24 +384,6 @@ free_run_memory(GpuTopk *t)
 	t->host_cap = 0;
 }
 
-/*
- * Wait for t's queued work, so that its memory and the caller's buffers are
- * free, and leave no run in progress and no answer.  Then free the memory
- * runs grew, if asked to.
- */
-static GpuStatus
-quiesce(GpuTopk *t, bool free_memory)
-{
-	GPU_CHECK(cudaStreamSynchronize(t->copy_stream), "Copying keys to the device");
-	GPU_TRY(wait_stream(t->dev.stream));
-	stream_abandon(t);
-	t->ans = 0;
-	t->answer_count = 0;
-	if (free_memory)
-		free_run_memory(t);
-	return GPU_OK;
-}
-
 extern "C" GpuStatus
 gpu_topk_create(int key_width, uint64_t k, TopkMode mode, GpuTopk **out)
 {
@@ -434,18 +416,21 @@ gpu_topk_destroy(GpuTopk *t)
 	free(t);
 }
 
+/*
+ * Wait for t's queued work, so that its memory and the caller's buffers are
+ * free, and leave no run in progress and no answer; then the new top-k's
+ * parameters.
+ */
 extern "C" GpuStatus
 gpu_topk_reset(GpuTopk *t, int key_width, uint64_t k, TopkMode mode)
 {
-	GPU_TRY(quiesce(t, false));
+	GPU_CHECK(cudaStreamSynchronize(t->copy_stream), "Copying keys to the device");
+	GPU_TRY(wait_stream(t->dev.stream));
+	stream_abandon(t);
+	t->ans = 0;
+	t->answer_count = 0;
 	configure(t, key_width, k, mode);
 	return GPU_OK;
-}
-
-extern "C" GpuStatus
-gpu_topk_release_memory(GpuTopk *t)
-{
-	return quiesce(t, true);
 }
 
 extern "C" GpuStatus

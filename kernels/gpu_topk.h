@@ -126,13 +126,6 @@ extern GpuStatus gpu_topk_reset(GpuTopk *t, int key_width, uint64_t k,
 								TopkMode mode);
 
 /*
- * Give back the device and page-locked memory that runs grew, after
- * waiting for queued work (a streamed run in progress is abandoned, the
- * last answer is gone); t stays usable, and its next run allocates again.
- */
-extern GpuStatus gpu_topk_release_memory(GpuTopk *t);
-
-/*
  * Top-k of n keys in device memory (16-byte aligned), replacing anything
  * pushed before; plan may force an algorithm, and used (if not NULL) gets
  * the plan that ran.  Returns when the answer is on the device.
@@ -152,8 +145,8 @@ extern void gpu_topk_set_algorithm(GpuTopk *t, GpuTopkAlgorithm algorithm);
  * sizes a run's device memory, 3 batches plus a candidate set of
  * 2 x (k + max(4 batches, 2^22 keys)) keys with their 8-byte references,
  * and a quarter more: for 8-byte keys and a small k, about 1.5 GiB at the
- * default and 190 MiB at 2^20.  Memory only grows: after large batches,
- * gpu_topk_release_memory gives it back.
+ * default and 190 MiB at 2^20.  Memory only grows, until the object is
+ * destroyed.
  */
 extern GpuStatus gpu_topk_set_stream_batch(GpuTopk *t, size_t keys);
 

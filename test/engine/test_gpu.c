@@ -523,8 +523,8 @@ push_grouped(GpuGroupedTopk *g, const GroupedCase *gc, const GroupedKey *keys,
 /*
  * The object of a grouped case: cases of batch capacity MEBI share one, as a
  * pool would, made anew by gpu_grouped_reset; before that, now and then a
- * run is left unfinished (abandoned by the reset) or the object's memory is
- * given back.  The rows pushed then are those of the case before.
+ * run is left unfinished (abandoned by the reset).  The rows pushed then
+ * are those of the case before.
  */
 static GpuGroupedTopk *
 grouped_object(const GroupedCase *gc, int c, GpuGroupedTopk **pooled,
@@ -544,8 +544,6 @@ grouped_object(const GroupedCase *gc, int c, GpuGroupedTopk **pooled,
 	}
 	if (c % 2 == 0)
 		REQUIRE(gpu_grouped_push(*pooled, keys, payloads, most < MEBI ? most : MEBI));
-	if (c % 4 == 3)
-		REQUIRE(gpu_grouped_release_memory(*pooled));
 	REQUIRE(gpu_grouped_reset(*pooled, gc->k));
 	return *pooled;
 }
@@ -687,8 +685,8 @@ main(int argc, char **argv)
 		 * Odd cases reuse one object, made anew by gpu_topk_reset as a pool
 		 * would; before that, now and then a streamed run is left unfinished
 		 * (abandoned by the reset: its keys are this case's, taken at the
-		 * last case's width) or the object's memory is given back.  None of
-		 * this draws from rng, so that seeds replay as before.
+		 * last case's width).  None of this draws from rng, so that seeds
+		 * replay as before.
 		 */
 		if (!reuse)
 			REQUIRE(gpu_topk_create(width, k, mode, &gpu));
@@ -698,8 +696,6 @@ main(int argc, char **argv)
 		{
 			if (c % 8 == 3 && n > 0 && !forced)
 				REQUIRE(gpu_topk_push(pooled, host, n / 2 + 1));
-			if (c % 16 == 5)
-				REQUIRE(gpu_topk_release_memory(pooled));
 			REQUIRE(gpu_topk_reset(pooled, width, k, mode));
 		}
 		if (reuse)
