@@ -115,10 +115,16 @@ device_choose_backend(void)
 ServiceJob *
 device_start_job(const ServiceJobSpec *spec, bool wait_for_slot)
 {
+	ServiceJob *job;
+
 	if (device_choose_backend() != BACKEND_GPU)
 		return NULL;
-	return service_job_start(spec, device_gpu_demanded(),
-							 wait_for_slot && device_gpu_demanded());
+	job = service_job_start(spec, device_gpu_demanded(),
+							wait_for_slot && device_gpu_demanded());
+	/* the service found no GPU meanwhile (after a restart): gpu's error */
+	if (job == NULL)
+		(void) device_choose_backend();
+	return job;
 }
 
 bool

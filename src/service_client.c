@@ -180,8 +180,8 @@ wait_done(ServiceJob *job, uint32 orders)
 }
 
 /*
- * Wait until the service is ready, or say why not: false and the reason
- * (under auto, without waiting), or an error (demand).
+ * Wait until the service is ready (under auto, without waiting); false and
+ * the reason when it is not, or (demand) when it has no GPU.
  */
 static bool
 await_ready(bool demand, const char **why)
@@ -196,12 +196,6 @@ await_ready(bool demand, const char **why)
 			return true;
 		if (state == SERVICE_ABSENT)
 		{
-			if (demand)
-				ereport(ERROR,
-						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-						 errmsg("no GPU is usable for gputopk.device = gpu"),
-						 errdetail("%s", service->reason),
-						 errhint("Set gputopk.device to \"auto\" to use the CPU backend when there is no GPU.")));
 			*why = service->reason;
 			return false;
 		}

@@ -39,8 +39,9 @@ typedef struct ServiceJob
 
 /*
  * Start a job.  demand: wait for the service to be ready, and throw if the
- * GPU cannot be used; otherwise NULL whenever the GPU is not at hand
- * (DEBUG1 says why), for the caller to use the CPU.  wait_for_slot: wait
+ * job fails to start; NULL (DEBUG1 says why) when the service has no GPU,
+ * and without demand whenever the GPU is not at hand, for the caller to use
+ * the CPU.  wait_for_slot: wait
  * for a free slot rather than return NULL; a caller that needs several
  * slots at once takes them without waiting, so that two such callers
  * cannot each hold some and wait for the other's.
