@@ -31,7 +31,6 @@
 #include <signal.h>
 #include <time.h>
 
-#include "miscadmin.h"
 #include "utils/memutils.h"
 
 #include "gpu_api.h"
@@ -620,21 +619,22 @@ warm_topk(GpuTopk *t, int key_width, TopkMode mode, const char *keys, size_t byt
 }
 
 /*
- * Warm up a GPU: top-k objects for the processes of one parallel query
- * (max_parallel_workers and the leader, up to the slots) and a grouped
- * top-k, each made and run once, so that the first queries after a start
- * find them in the pool with their device memory allocated (allocating it
- * takes milliseconds).  The keys come from slot 0's buffers: no job runs
- * yet.
+ * Warm up a GPU: a top-k object and a grouped top-k, each made and run
+ * once, so that the first jobs after a start find them in the pool with
+ * their device memory allocated.  (Warming one top-k object per process of
+ * a parallel query held 3.6 GB of an H100 and did not make the first such
+ * query after a start any faster: bench/results/service_bench_h100_*.)  The
+ * keys come from slot 0's buffers: no job runs yet.
  */
 static GpuStatus
-warm_up_device(int device, int topks)
+warm_up_device(int device)
 {
 	char	   *buffers = service_buffer(0, 0);
 	size_t		bytes = 2 * service->buffer_bytes;
 	uint64	   *words = (uint64 *) buffers;
 	size_t		nwords = bytes / sizeof(uint64);
 	size_t		rows = grouped_batch_rows();
+	GpuTopk    *t = NULL;
 	GpuGroupedTopk *g = NULL;
 	const GroupedKey *group_keys;
 	const uint64 *group_payloads;
@@ -644,17 +644,12 @@ warm_up_device(int device, int topks)
 	for (size_t i = 0; i < nwords; i++)
 		words[i] = (i + 1) * UINT64CONST(0x9e3779b97f4a7c15);
 	GPU_TRY(gpu_set_device(service->devices[device].ordinal));
-	for (int i = 0; i < topks; i++)
-	{
-		GpuTopk    *t = NULL;
-
-		GPU_TRY(gpu_topk_create(8, 1024, TOPK_EXACT, &t));
-		status = warm_topk(t, 8, TOPK_WITH_TIES, buffers, bytes);
-		if (status == GPU_OK)
-			status = warm_topk(t, 4, TOPK_EXACT, buffers, bytes);
-		pool_put(device, t, NULL, status == GPU_OK);
-		GPU_TRY(status);
-	}
+	GPU_TRY(gpu_topk_create(8, 1024, TOPK_EXACT, &t));
+	status = warm_topk(t, 8, TOPK_WITH_TIES, buffers, bytes);
+	if (status == GPU_OK)
+		status = warm_topk(t, 4, TOPK_EXACT, buffers, bytes);
+	pool_put(device, t, NULL, status == GPU_OK);
+	GPU_TRY(status);
 	GPU_TRY(gpu_grouped_create(4, rows, &g));
 	status = gpu_grouped_push(g, (const GroupedKey *) buffers, words + 2 * rows, rows);
 	if (status == GPU_OK)
@@ -675,7 +670,7 @@ service_jobs_warm_up(void)
 											sizeof(GpuTopk *) * service->nslots);
 		pool->grouped = MemoryContextAllocZero(TopMemoryContext,
 											   sizeof(GpuGroupedTopk *) * service->nslots);
-		if (warm_up_device(d, Min(service->nslots, max_parallel_workers + 1)) != GPU_OK)
+		if (warm_up_device(d) != GPU_OK)
 			return false;
 	}
 	return true;

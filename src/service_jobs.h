@@ -10,7 +10,7 @@
 #define SERVICE_JOBS_H
 
 /*
- * Each GPU's pool of engine objects, warmed up for a first parallel query;
+ * Each GPU's pool of engine objects, with one of each kind warmed up;
  * false (gpu_last_error says why) if a GPU fails.  Before the threads start.
  */
 extern bool service_jobs_warm_up(void);
