@@ -621,10 +621,11 @@ warm_topk(GpuTopk *t, int key_width, TopkMode mode, const char *keys, size_t byt
 /*
  * Warm up a GPU: a top-k object and a grouped top-k, each made and run
  * once, so that the first jobs after a start find them in the pool with
- * their device memory allocated.  (Warming one top-k object per process of
- * a parallel query held 3.6 GB of an H100 and did not make the first such
- * query after a start any faster: bench/results/service_bench_h100_*.)  The
- * keys come from slot 0's buffers: no job runs yet.
+ * their device memory allocated.  One top-k object per process of a
+ * parallel query held 3.6 GB of an H100 and did not make the first such
+ * query after a start faster (bench/results/service_bench_h100_2026-11-23_
+ * warm1.md, _warm17.md).  The keys come from slot 0's buffers: no job runs
+ * yet.
  */
 static GpuStatus
 warm_up_device(int device)
