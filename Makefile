@@ -16,22 +16,24 @@ PGFILEDESC = "gputopk - top-k queries on the GPU"
 
 # src/ by family: module-level files, scan_* what both custom scans share,
 # topk_* the GpuTopK scan, agg_* the top-k aggregates and GpuTopKAgg,
-# service_* the GPU service; and the engine's CPU backend (kernels/, plain C).
+# service_* the GPU service, colindex_* the column index; and the engine's
+# CPU backend (kernels/, plain C).
 SRC_OBJS = src/gputopk.o src/device.o src/info.o kernels/cpu_topk.o \
 	src/scan_row_reader.o src/scan_filter_program.o src/scan_parallel_policy.o \
 	src/scan_counters.o src/scan_gpu_stats.o \
 	src/topk_path.o src/topk_exec.o src/topk_rank_key.o src/topk_key_program.o \
-	src/topk_key_sink.o \
+	src/topk_key_sink.o src/topk_index_path.o src/topk_index_select.o \
 	src/agg_functions.o src/agg_path.o src/agg_exec.o src/agg_groups.o \
 	src/agg_records.o src/agg_explain.o src/agg_group_sink.o \
 	src/agg_group_exchange.o src/agg_group_spill.o \
 	src/service_shmem.o src/service_main.o src/service_jobs.o src/service_client.o \
-	src/service_view.o
+	src/service_view.o \
+	src/colindex_page.o src/colindex_am.o src/colindex_check.o
 
 # pg_regress tests in sql/ and expected/; two need a particular server set-up
 # and are run by test/run on their own: device_absent (no usable GPU) and
 # load_modes (library not preloaded).
-REGRESS = install gucs devices topk_scan topk_filter topk_partition topk_random topk_agg topk_agg_scan
+REGRESS = install gucs devices topk_scan topk_filter topk_partition topk_index topk_random topk_agg topk_agg_scan
 REGRESS_OPTS = --inputdir=. --load-extension=gputopk
 # isolation tests in specs/ (with concurrent sessions), also run by installcheck
 ISOLATION = topk_snapshot

@@ -365,3 +365,31 @@ CREATE AGGREGATE gpu_bottomk_by(result anyelement, value timestamptz, k integer)
     FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_bottomk_by(anyelement, timestamptz, integer) IS 'the results of the k rows with the smallest values, smallest first (ties: results ascending)';
+
+-- The column index: CREATE INDEX ... USING gputopk (c1, c2, ...)
+
+CREATE FUNCTION gputopk_index_handler(internal)
+RETURNS index_am_handler
+AS 'MODULE_PATHNAME'
+LANGUAGE C;
+
+CREATE ACCESS METHOD gputopk TYPE INDEX HANDLER gputopk_index_handler;
+COMMENT ON ACCESS METHOD gputopk IS 'column index read by GpuTopK: ranking and filter columns stored columnar';
+
+CREATE OPERATOR CLASS bool_gputopk_ops DEFAULT FOR TYPE boolean USING gputopk AS STORAGE boolean;
+CREATE OPERATOR CLASS int2_gputopk_ops DEFAULT FOR TYPE smallint USING gputopk AS STORAGE smallint;
+CREATE OPERATOR CLASS int4_gputopk_ops DEFAULT FOR TYPE integer USING gputopk AS STORAGE integer;
+CREATE OPERATOR CLASS int8_gputopk_ops DEFAULT FOR TYPE bigint USING gputopk AS STORAGE bigint;
+CREATE OPERATOR CLASS float4_gputopk_ops DEFAULT FOR TYPE real USING gputopk AS STORAGE real;
+CREATE OPERATOR CLASS float8_gputopk_ops DEFAULT FOR TYPE double precision USING gputopk AS STORAGE double precision;
+CREATE OPERATOR CLASS date_gputopk_ops DEFAULT FOR TYPE date USING gputopk AS STORAGE date;
+CREATE OPERATOR CLASS timestamp_gputopk_ops DEFAULT FOR TYPE timestamp USING gputopk AS STORAGE timestamp;
+CREATE OPERATOR CLASS timestamptz_gputopk_ops DEFAULT FOR TYPE timestamptz USING gputopk AS STORAGE timestamptz;
+
+CREATE FUNCTION gputopk_index_check(index regclass)
+RETURNS bigint
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION gputopk_index_check(regclass) IS
+'verifies a gputopk index against its table: every row the snapshot sees has one live entry with its values; returns the rows checked';

@@ -30,7 +30,7 @@
 /* keys checked together before looking at them one by one */
 #define BLOCK_KEYS 32
 
-typedef bool (*PushLoop) (CpuTopk *t, const void *keys, size_t n);
+typedef bool (*PushLoop) (CpuTopk *t, const void *keys, const uint64_t *refs, size_t n);
 
 struct CpuTopk
 {
@@ -258,7 +258,7 @@ any_above_u64(const uint64_t *p, uint64_t cut)
  */
 #define DEFINE_PUSH(NAME, KEY_T, ANY_ABOVE, ATTRIBUTES) \
 static ATTRIBUTES bool \
-NAME(CpuTopk *t, const void *all_keys, size_t n) \
+NAME(CpuTopk *t, const void *all_keys, const uint64_t *refs, size_t n) \
 { \
 	const KEY_T *keys = all_keys; \
 	size_t		i = 0; \
@@ -274,10 +274,10 @@ NAME(CpuTopk *t, const void *all_keys, size_t n) \
 				i += BLOCK_KEYS; \
 			end = (i + BLOCK_KEYS <= n) ? i + BLOCK_KEYS : n; \
 			for (; i < end; i++) \
-				if (keys[i] > cut && !append(t, keys[i], t->pushed + i)) \
+				if (keys[i] > cut && !append(t, keys[i], refs ? refs[i] : t->pushed + i)) \
 					return false; \
 		} \
-		else if (!append(t, keys[i], t->pushed + i)) \
+		else if (!append(t, keys[i], refs ? refs[i] : t->pushed + i)) \
 			return false; \
 		else \
 			i++; \
@@ -341,9 +341,15 @@ cpu_topk_push(CpuTopk *t, const void *keys, size_t n)
 {
 	bool		ok;
 
-	ok = t->k == 0 || t->push(t, keys, n);
+	ok = t->k == 0 || t->push(t, keys, NULL, n);
 	t->pushed += n;
 	return ok;
+}
+
+bool
+cpu_topk_push_refs(CpuTopk *t, const void *keys, const uint64_t *refs, size_t n)
+{
+	return t->k == 0 || t->push(t, keys, refs, n);
 }
 
 #define SORT_BITS 11

@@ -22,6 +22,9 @@ extern CpuTopk *cpu_topk_create(int key_width, uint64_t k, TopkMode mode);
 /* Add n keys (uint32_t or uint64_t); their references continue the count. */
 extern bool cpu_topk_push(CpuTopk *t, const void *keys, size_t n);
 
+/* Add n keys with the references the caller gives them (not counted as pushed). */
+extern bool cpu_topk_push_refs(CpuTopk *t, const void *keys, const uint64_t *refs, size_t n);
+
 /* The answer so far, sorted; pushing may go on afterwards. */
 extern bool cpu_topk_result(CpuTopk *t, TopkResult *result);
 

@@ -1,7 +1,9 @@
 --
 -- Random top-k queries over tk and a partitioned copy, each run with
 -- gputopk off and on and compared (needs topk_check and tk from
--- topk_scan).  gputopk_test.seed and gputopk_test.queries give the seed
+-- topk_scan).  Both tables have a column index on every key column, which
+-- GpuTopK reads where its cost wins, except under the 'no index' setting.
+-- gputopk_test.seed and gputopk_test.queries give the seed
 -- and the number of queries; test/run sets them, prints the seed and
 -- reports the counts from random_checks, which stays behind for that.
 --
@@ -21,6 +23,8 @@ CREATE TABLE tk_rp1 PARTITION OF tk_rp FOR VALUES FROM (3) TO (6);
 CREATE TABLE tk_rp2 PARTITION OF tk_rp DEFAULT;
 INSERT INTO tk_rp SELECT * FROM tk;
 ANALYZE tk_rp;
+CREATE INDEX tk_random_ci ON tk USING gputopk (i2, i4, i8, f4, f8, d, ts, tz, g);
+CREATE INDEX tk_rp_ci ON tk_rp USING gputopk (i2, i4, i8, f4, f8, d, ts, tz, g);
 
 CREATE FUNCTION pick(VARIADIC choices text[]) RETURNS text LANGUAGE sql AS
 $$ SELECT choices[1 + floor(random() * array_length(choices, 1))::int] $$;
@@ -114,12 +118,14 @@ DECLARE
 BEGIN
   FOR n IN 1 .. coalesce(current_setting('gputopk_test.queries', true)::int, 300) LOOP
     q := random_query();
-    -- forced parallel plans, and no sorts (GpuTopK even for selective filters)
-    settings := pick('', '', 'parallel', 'no sort');
+    -- forced parallel plans, no sorts (GpuTopK even for selective filters),
+    -- and the table's rows read even where the column index holds the key
+    settings := pick('', '', 'parallel', 'no sort', 'no index');
     PERFORM set_config('parallel_setup_cost', CASE settings WHEN 'parallel' THEN '0' ELSE '1000' END, false);
     PERFORM set_config('parallel_tuple_cost', CASE settings WHEN 'parallel' THEN '0' ELSE '0.1' END, false);
     PERFORM set_config('min_parallel_table_scan_size', CASE settings WHEN 'parallel' THEN '0' ELSE '8MB' END, false);
     PERFORM set_config('enable_sort', CASE settings WHEN 'no sort' THEN 'off' ELSE 'on' END, false);
+    PERFORM set_config('gputopk.enable_column_index', CASE settings WHEN 'no index' THEN 'off' ELSE 'on' END, false);
     BEGIN
       INSERT INTO random_checks VALUES (n, q, settings, topk_check(q));
     EXCEPTION WHEN OTHERS THEN
@@ -131,11 +137,14 @@ RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 RESET enable_sort;
+RESET gputopk.enable_column_index;
 
 SELECT count(*) = coalesce(current_setting('gputopk_test.queries', true)::int, 300) AS all_ran,
-       count(*) FILTER (WHERE result = 'gputopk') > count(*) / 2 AS mostly_gputopk
+       count(*) FILTER (WHERE result LIKE 'gputopk%') > count(*) / 2 AS mostly_gputopk,
+       count(*) FILTER (WHERE result = 'gputopk index') > 0 AS index_used
 FROM random_checks;
-SELECT n, q, settings, result FROM random_checks WHERE result NOT IN ('gputopk', 'native') LIMIT 20;
+SELECT n, q, settings, result FROM random_checks
+WHERE result NOT IN ('gputopk', 'gputopk index', 'native') LIMIT 20;
 
 DROP FUNCTION random_query(), random_clause(int), random_value(text), pick(text[]);
 DROP FUNCTION topk_check(text);

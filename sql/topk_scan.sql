@@ -60,6 +60,7 @@ DECLARE
   plain text[];
   ours text[];
   used boolean;
+  indexed boolean;
   line text;
 BEGIN
   SET LOCAL gputopk.enabled = off;
@@ -67,13 +68,15 @@ BEGIN
   SET LOCAL gputopk.enabled = on;
   EXECUTE format('SELECT array_agg(r::text) FROM (%s) r', q) INTO ours;
   used := false;
+  indexed := false;
   FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
     used := used OR line LIKE '%GpuTopK%';
+    indexed := indexed OR line LIKE '%Column Index:%';
   END LOOP;
   IF plain IS DISTINCT FROM ours THEN
     RETURN 'MISMATCH: ' || q;
   END IF;
-  RETURN CASE WHEN used THEN 'gputopk' ELSE 'native' END;
+  RETURN CASE WHEN indexed THEN 'gputopk index' WHEN used THEN 'gputopk' ELSE 'native' END;
 END $$;
 
 -- Every key type and order, with and without a filter, OFFSET and WITH TIES.

@@ -43,7 +43,7 @@ agg_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	}
 	ExplainPropertyList("Aggregates", aggs, es);
 	if (ts->reader.filter)
-		filter_program_explain(ts->reader.filter, context, es);
+		filter_program_explain(ts->reader.filter, "Compiled Filter", context, es);
 	if (ts->planned.interpreted != NIL)
 		ExplainPropertyText("Filter",
 							deparse_expression((Node *) make_ands_explicit(ts->planned.interpreted),

@@ -32,6 +32,7 @@ PG_MODULE_MAGIC;
 void		_PG_init(void);
 
 bool		gputopk_enabled = true;
+bool		gputopk_enable_column_index = true;
 int			gputopk_device = DEVICE_SETTING_AUTO;
 int			gputopk_min_table_rows = 10000;
 int			gputopk_max_parallel_workers = -1;
@@ -83,6 +84,15 @@ _PG_init(void)
 							 "Enables gputopk's top-k plans and aggregates.",
 							 "When off, queries run exactly as in plain PostgreSQL.",
 							 &gputopk_enabled,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gputopk.enable_column_index",
+							 "Lets GpuTopK read a gputopk column index instead of the table.",
+							 "When off, GpuTopK reads the table's rows even where a column index holds the ranking key.",
+							 &gputopk_enable_column_index,
 							 true,
 							 PGC_USERSET,
 							 0,

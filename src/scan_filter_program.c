@@ -567,9 +567,10 @@ filter_program_compiles(Node *clause, Index scanrelid)
  * prefixed as EXPLAIN prefixes the Filter line.
  */
 void
-filter_program_explain(FilterProgram *program, List *deparse_context, ExplainState *es)
+filter_program_explain(FilterProgram *program, const char *label, List *deparse_context,
+					   ExplainState *es)
 {
-	ExplainPropertyText("Compiled Filter",
+	ExplainPropertyText(label,
 						deparse_expression((Node *) make_ands_explicit(program->clauses),
 										   deparse_context, es->verbose, false),
 						es);
@@ -739,24 +740,23 @@ combine(const Truth *values, int n, Truth deciding)
 	return result;
 }
 
-/* Whether the row satisfies every compiled clause (is TRUE, not FALSE or NULL). */
-bool
-filter_program_passes(FilterProgram *program, HeapTuple tuple, TupleDesc desc)
+/* A column's value into its register. */
+static inline void
+load_column(const ColumnLoad *load, Register *reg, Datum d)
+{
+	if (!reg->isnull && load->value_needed)
+		reg->value = load->to_float8 ? encode_as_float8(load->type, d) :
+			encode(load->type, d);
+}
+
+/* Whether the registers' values satisfy every clause (are TRUE, not FALSE or NULL). */
+static bool
+run_steps(FilterProgram *program)
 {
 	Register   *regs = program->registers;
 	Truth	   *stack = program->stack;
 	int			top = 0;
 
-	for (int i = 0; i < program->ncolumns; i++)
-	{
-		ColumnLoad *load = &program->columns[i];
-		Register   *reg = &regs[load->reg];
-		Datum		d = heap_getattr(tuple, load->attno, desc, &reg->isnull);
-
-		if (!reg->isnull && load->value_needed)
-			reg->value = load->to_float8 ? encode_as_float8(load->type, d) :
-				encode(load->type, d);
-	}
 	for (int i = 0; i < program->nsteps; i++)
 	{
 		FilterStep *step = &program->steps[i];
@@ -796,4 +796,33 @@ filter_program_passes(FilterProgram *program, HeapTuple tuple, TupleDesc desc)
 		}
 	}
 	return stack[0] == TRUTH_TRUE;
+}
+
+/* Whether the row satisfies every compiled clause. */
+bool
+filter_program_passes(FilterProgram *program, HeapTuple tuple, TupleDesc desc)
+{
+	for (int i = 0; i < program->ncolumns; i++)
+	{
+		ColumnLoad *load = &program->columns[i];
+		Register   *reg = &program->registers[load->reg];
+
+		load_column(load, reg, heap_getattr(tuple, load->attno, desc, &reg->isnull));
+	}
+	return run_steps(program);
+}
+
+/* The same for a row given as arrays of its columns, by attribute number - 1. */
+bool
+filter_program_passes_values(FilterProgram *program, const Datum *values, const bool *isnull)
+{
+	for (int i = 0; i < program->ncolumns; i++)
+	{
+		ColumnLoad *load = &program->columns[i];
+		Register   *reg = &program->registers[load->reg];
+
+		reg->isnull = isnull[load->attno - 1];
+		load_column(load, reg, values[load->attno - 1]);
+	}
+	return run_steps(program);
 }

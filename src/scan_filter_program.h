@@ -18,10 +18,12 @@ struct ExplainState;
 extern FilterProgram *filter_program_compile(List *clauses, Index scanrelid,
 											 PlanState *parent, List **rest);
 extern bool filter_program_compiles(Node *clause, Index scanrelid);
-extern void filter_program_explain(FilterProgram *program, List *deparse_context,
-								   struct ExplainState *es);
+extern void filter_program_explain(FilterProgram *program, const char *label,
+								   List *deparse_context, struct ExplainState *es);
 extern void filter_program_bind(FilterProgram *program, ExprContext *econtext);
 extern bool filter_program_passes(FilterProgram *program, HeapTuple tuple,
 								  TupleDesc desc);
+extern bool filter_program_passes_values(FilterProgram *program, const Datum *values,
+										 const bool *isnull);
 
 #endif							/* SCAN_FILTER_PROGRAM_H */

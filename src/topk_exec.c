@@ -18,6 +18,7 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/heapam.h"
 #include "access/parallel.h"
 #include "access/relscan.h"
@@ -45,6 +46,7 @@
 #include "scan_filter_program.h"
 #include "scan_gpu_stats.h"
 #include "scan_row_reader.h"
+#include "topk_index_select.h"
 #include "topk_key_program.h"
 #include "topk_key_sink.h"
 #include "topk_scan.h"
@@ -104,6 +106,9 @@ typedef struct TopkScanState
 	ExprState  *limit_offset;
 	RowReader	reader;			/* its table_slot, filter and table_qual */
 	TopkShared *shared;			/* of a parallel scan, or NULL */
+	Relation	index;			/* the column index read instead of the table, or NULL */
+	FilterProgram *index_filter;	/* the WHERE clauses checked on its entries */
+	double		candidates_per_row;
 
 	/* per run */
 	bool		done;			/* the sorted rows are ready */
@@ -122,6 +127,7 @@ typedef struct TopkScanState
 	const char *algorithm;
 	/* summed over runs */
 	ScanCounters counters;		/* TopkCount's, the processes, the GPU's work */
+	IndexSelectStats index_stats;
 	double		scan_ms;
 	double		fetch_ms;
 } TopkScanState;
@@ -209,6 +215,30 @@ init_sort_exprs(TopkScanState *ts, CustomScan *cscan, EState *estate)
 										&TTSOpsVirtual);
 }
 
+/*
+ * The column index the plan reads, and the WHERE clauses checked on its
+ * entries (all of them are checked again on the rows fetched).
+ */
+static void
+open_index(TopkScanState *ts, CustomScan *cscan)
+{
+	Oid			oid = linitial_oid(list_nth(cscan->custom_private, TOPK_FIELD_INDEX));
+	List	   *rest;
+	Bitmapset  *columns;
+	int			attnos[INDEX_MAX_KEYS];
+
+	ts->index = index_open(oid, AccessShareLock);
+	for (int i = 0; i < ts->index->rd_index->indnatts; i++)
+		attnos[i] = ts->index->rd_index->indkey.values[i];
+	columns = index_columns(ts->index->rd_index->indnatts, attnos);
+	ts->index_filter = filter_program_compile(index_covered_clauses(cscan->scan.plan.qual,
+																	cscan->scan.scanrelid,
+																	columns),
+											  cscan->scan.scanrelid, &ts->css.ss.ps, &rest);
+	Assert(rest == NIL);
+	ts->candidates_per_row = floatVal(list_nth(cscan->custom_private, TOPK_FIELD_CANDIDATES));
+}
+
 static void
 begin_topk_scan(CustomScanState *node, EState *estate, int eflags)
 {
@@ -257,6 +287,8 @@ begin_topk_scan(CustomScanState *node, EState *estate, int eflags)
 											&node->ss.ps, &interpreted);
 		ts->reader.table_qual = ExecInitQual(interpreted, &node->ss.ps);
 		init_sort_exprs(ts, cscan, estate);
+		if (list_nth(private, TOPK_FIELD_INDEX) != NIL)
+			open_index(ts, cscan);
 		node->ss.ps.scanopsfixed = fixed;
 	}
 	ts->sorted_slot = ExecAllocTableSlot(&estate->es_tupleTable, ts->sort_desc,
@@ -365,7 +397,7 @@ copy_columns(TupleTableSlot *dst, TupleTableSlot *src, int natts)
 	memcpy(dst->tts_isnull, src->tts_isnull, sizeof(bool) * natts);
 }
 
-/* The current row into the tuplesort, with its computed ORDER BY items. */
+/* The row in the table slot into the tuplesort, with its computed ORDER BY items. */
 static void
 put_candidate(TopkScanState *ts)
 {
@@ -374,7 +406,6 @@ put_candidate(TopkScanState *ts)
 	TupleTableSlot *in = ts->sort_input;
 	int			natts = RelationGetDescr(ts->css.ss.ss_currentRelation)->natts;
 
-	ExecStoreBufferHeapTuple(&ts->reader.tuple, row, ts->reader.scan->rs_cbuf);
 	if (in == NULL)
 	{
 		tuplesort_puttupleslot(ts->sort, row);
@@ -420,6 +451,8 @@ fetch_rows(TopkScanState *ts, uint64 *ordinals, size_t count)
 					 ordinals[i], ts->blocks[b].block);
 			if (ordinal == ordinals[i])
 			{
+				ExecStoreBufferHeapTuple(&ts->reader.tuple, ts->reader.table_slot,
+										 ts->reader.scan->rs_cbuf);
 				put_candidate(ts);
 				i++;
 			}
@@ -428,7 +461,99 @@ fetch_rows(TopkScanState *ts, uint64 *ordinals, size_t count)
 	}
 }
 
-/* One run: scan, select, fetch and sort. */
+/*
+ * Scan the table, select the best keys on the backend, and put their rows
+ * into the tuplesort; *selected is when the backend answered.
+ */
+static void
+select_from_table(TopkScanState *ts, instr_time *selected)
+{
+	KeySink    *sink;
+	TopkResult	result;
+	uint64	   *ordinals;
+
+	/* a bound above the rows the table can hold is no bound */
+	ts->reader.parallel = ts->shared ?
+		(ParallelTableScanDesc) ((char *) ts->shared + SHARED_SCAN_OFFSET) : NULL;
+	row_reader_begin(&ts->reader, ts->css.ss.ps.state->es_snapshot);
+	sink = key_sink_create(key_width(ts->key_type),
+						   Min(ts->bound, (uint64) ts->reader.scan->rs_nblocks * MaxHeapTuplesPerPage),
+						   ts->mode, (GpuTopkAlgorithm) gputopk_algorithm);
+	ts->nblocks = 0;
+	ts->blocks_cap = 0;
+	ts->blocks = NULL;
+	ts->counters.counts[TOPK_COUNT_ROWS_KEYED] += scan_keys(ts, sink);
+	key_sink_result(sink, &result, &ts->counters.gpu, &ts->algorithm);
+	INSTR_TIME_SET_CURRENT(*selected);
+	ts->backend = sink->backend;
+	ts->counters.counts[TOPK_COUNT_CANDIDATES] += result.count;
+	scan_counters_count_process(&ts->counters, false);
+	if (sink->backend == BACKEND_GPU)
+		scan_counters_count_process(&ts->counters, true);
+	/* the leader shows the counts of all processes */
+	scan_counters_publish(&ts->counters);
+	ordinals = palloc_extended(sizeof(uint64) * Max(result.count, 1), MCXT_ALLOC_HUGE);
+	for (size_t i = 0; i < result.count; i++)
+		ordinals[i] = result.items[i].ref;
+	qsort(ordinals, result.count, sizeof(uint64), key_compare_u64);
+	fetch_rows(ts, ordinals, result.count);
+	row_reader_end(&ts->reader);
+	ts->blocks = NULL;
+}
+
+/* A candidate's row from the index: into the tuplesort if the WHERE clause holds. */
+static bool
+keep_index_row(void *arg, TupleTableSlot *slot)
+{
+	TopkScanState *ts = arg;
+	ExprContext *econtext = ts->css.ss.ps.ps_ExprContext;
+
+	if (ts->reader.filter &&
+		!filter_program_passes(ts->reader.filter, ExecFetchSlotHeapTuple(slot, false, NULL),
+							   RelationGetDescr(ts->css.ss.ss_currentRelation)))
+		return false;
+	if (ts->reader.table_qual)
+	{
+		econtext->ecxt_scantuple = slot;
+		ResetExprContext(econtext);
+		if (!ExecQual(ts->reader.table_qual, econtext))
+			return false;
+	}
+	put_candidate(ts);
+	return true;
+}
+
+/*
+ * Select from the column index and put the surviving rows into the
+ * tuplesort, round by round; *selected is when the rounds ended.
+ */
+static void
+select_from_index(TopkScanState *ts, instr_time *selected)
+{
+	IndexSelectSpec spec = {
+		.index = ts->index,
+		.heap = ts->css.ss.ss_currentRelation,
+		.snapshot = ts->css.ss.ps.state->es_snapshot,
+		.key_type = ts->key_type,
+		.desc = ts->desc,
+		.nulls_first = ts->sort_nulls_first[0],
+		.key_attno = ts->key_attno,
+		.key_program = ts->key_program,
+		.filter = ts->index_filter,
+		.candidates_per_row = ts->candidates_per_row,
+	};
+
+	if (ts->index_filter)
+		filter_program_bind(ts->index_filter, ts->css.ss.ps.ps_ExprContext);
+	index_select_rows(&spec, ts->bound, keep_index_row, ts, ts->reader.table_slot,
+					  &ts->index_stats);
+	INSTR_TIME_SET_CURRENT(*selected);
+	ts->backend = BACKEND_CPU;
+	ts->algorithm = NULL;
+	scan_counters_count_process(&ts->counters, false);
+}
+
+/* One run: select, fetch and sort. */
 static void
 run_topk(TopkScanState *ts)
 {
@@ -437,9 +562,6 @@ run_topk(TopkScanState *ts)
 	uint64		offset = eval_limit(ts->limit_offset, econtext, 0);
 	MemoryContext run_cxt;
 	MemoryContext old;
-	KeySink    *sink;
-	TopkResult	result;
-	uint64	   *ordinals;
 	instr_time	start;
 	instr_time	mid;
 	instr_time	end;
@@ -472,36 +594,13 @@ run_topk(TopkScanState *ts)
 									ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(run_cxt);
 	INSTR_TIME_SET_CURRENT(start);
-
 	if (ts->reader.filter)
 		filter_program_bind(ts->reader.filter, econtext);
-	/* a bound above the rows the table can hold is no bound */
-	ts->reader.parallel = ts->shared ?
-		(ParallelTableScanDesc) ((char *) ts->shared + SHARED_SCAN_OFFSET) : NULL;
-	row_reader_begin(&ts->reader, ts->css.ss.ps.state->es_snapshot);
-	sink = key_sink_create(key_width(ts->key_type),
-						   Min(ts->bound, (uint64) ts->reader.scan->rs_nblocks * MaxHeapTuplesPerPage),
-						   ts->mode, (GpuTopkAlgorithm) gputopk_algorithm);
-	ts->nblocks = 0;
-	ts->blocks_cap = 0;
-	ts->blocks = NULL;
-	ts->counters.counts[TOPK_COUNT_ROWS_KEYED] += scan_keys(ts, sink);
-	key_sink_result(sink, &result, &ts->counters.gpu, &ts->algorithm);
-	INSTR_TIME_SET_CURRENT(mid);
-	ts->backend = sink->backend;
-	ts->counters.counts[TOPK_COUNT_CANDIDATES] += result.count;
-	scan_counters_count_process(&ts->counters, false);
-	if (sink->backend == BACKEND_GPU)
-		scan_counters_count_process(&ts->counters, true);
-	/* the leader shows the counts of all processes */
-	scan_counters_publish(&ts->counters);
-	ordinals = palloc_extended(sizeof(uint64) * Max(result.count, 1), MCXT_ALLOC_HUGE);
-	for (size_t i = 0; i < result.count; i++)
-		ordinals[i] = result.items[i].ref;
-	qsort(ordinals, result.count, sizeof(uint64), key_compare_u64);
+	if (ts->index)
+		select_from_index(ts, &mid);
+	else
+		select_from_table(ts, &mid);
 	MemoryContextSwitchTo(old);
-	fetch_rows(ts, ordinals, result.count);
-	row_reader_end(&ts->reader);
 	tuplesort_performsort(ts->sort);
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, mid);
@@ -510,7 +609,6 @@ run_topk(TopkScanState *ts)
 	ts->fetch_ms += INSTR_TIME_GET_MILLISEC(end);
 	/* frees the backend (the sink's reset callback), the block map and the ordinals */
 	MemoryContextDelete(run_cxt);
-	ts->blocks = NULL;
 }
 
 static TupleTableSlot *
@@ -567,7 +665,11 @@ reset_run(TopkScanState *ts)
 static void
 end_topk_scan(CustomScanState *node)
 {
-	reset_run((TopkScanState *) node);
+	TopkScanState *ts = (TopkScanState *) node;
+
+	reset_run(ts);
+	if (ts->index)
+		index_close(ts->index, AccessShareLock);
 }
 
 static void
@@ -666,6 +768,37 @@ explain_data_path(TopkScanState *ts, ExplainState *es)
 							 (double) pages_read * BLCKSZ / (ts->scan_ms * 1000.0), 0, es);
 }
 
+/* What the rounds over a column index did. */
+static void
+explain_index_rounds(TopkScanState *ts, ExplainState *es)
+{
+	IndexSelectStats *stats = &ts->index_stats;
+
+	ExplainPropertyText("Data Path", "index entries read on the CPU, candidates' rows fetched", es);
+	ExplainPropertyUInteger("Index Entries Scanned", NULL, stats->entries_scanned, es);
+	ExplainPropertyUInteger("Rounds", NULL, stats->rounds, es);
+	ExplainPropertyUInteger("Candidates Fetched", NULL, stats->fetched, es);
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+	{
+		ExplainPropertyText("Candidates Rejected",
+							psprintf("dead=" UINT64_FORMAT " invisible=" UINT64_FORMAT
+									 " filter=" UINT64_FORMAT,
+									 stats->dead, stats->invisible, stats->filtered),
+							es);
+	}
+	else
+	{
+		ExplainPropertyUInteger("Candidates Dead", NULL, stats->dead, es);
+		ExplainPropertyUInteger("Candidates Invisible", NULL, stats->invisible, es);
+		ExplainPropertyUInteger("Candidates Filtered", NULL, stats->filtered, es);
+	}
+	if (es->timing)
+	{
+		ExplainPropertyFloat("Rounds Time", "ms", ts->scan_ms, 3, es);
+		ExplainPropertyFloat("Sort Time", "ms", ts->fetch_ms, 3, es);
+	}
+}
+
 static void
 explain_topk_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 {
@@ -694,8 +827,12 @@ explain_topk_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 						 nulls_first != desc ? (nulls_first ? " NULLS FIRST" : " NULLS LAST") : "");
 	}
 	ExplainPropertyText("Top-k Key", keys.data, es);
+	if (ts->index)
+		ExplainPropertyText("Column Index", RelationGetRelationName(ts->index), es);
+	if (ts->index_filter)
+		filter_program_explain(ts->index_filter, "Index Filter", context, es);
 	if (ts->reader.filter)
-		filter_program_explain(ts->reader.filter, context, es);
+		filter_program_explain(ts->reader.filter, "Compiled Filter", context, es);
 	if (ts->key_source == KEY_SOURCE_EXACT_FLOAT8)
 		ExplainPropertyText("Ranking Key", ts->key_program ? "float8, exact, compiled" :
 							"float8, exact", es);
@@ -714,6 +851,11 @@ explain_topk_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyText("Bound", "none", es);
 	else
 		ExplainPropertyUInteger("Bound", NULL, ts->bound, es);
+	if (ts->index)
+	{
+		explain_index_rounds(ts, es);
+		return;
+	}
 	ExplainPropertyText("Mode", ts->mode == TOPK_EXACT ? "exact" : "with ties", es);
 	explain_data_path(ts, es);
 	ExplainPropertyUInteger("Rows Scanned", NULL, ts->counters.counts[TOPK_COUNT_ROWS_SCANNED], es);

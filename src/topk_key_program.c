@@ -125,9 +125,13 @@ key_program_compile(Expr *expr, Index scanrelid)
 	return program;
 }
 
-/* The value on a row; false when it is NULL. */
-bool
-key_program_eval(const KeyProgram *program, HeapTuple tuple, TupleDesc desc, double *value)
+/*
+ * The value on a row, from the tuple or, without one, from arrays of its
+ * columns by attribute number - 1; false when it is NULL.
+ */
+static pg_attribute_always_inline bool
+eval_steps(const KeyProgram *program, HeapTuple tuple, TupleDesc desc,
+		   const Datum *values, const bool *nulls, double *value)
 {
 	double	   *stack = program->stack;
 	int			top = 0;
@@ -142,7 +146,13 @@ key_program_eval(const KeyProgram *program, HeapTuple tuple, TupleDesc desc, dou
 		{
 			case KEY_STEP_INT2_COLUMN:
 			case KEY_STEP_INT4_COLUMN:
-				d = heap_getattr(tuple, step->attno, desc, &isnull);
+				if (tuple)
+					d = heap_getattr(tuple, step->attno, desc, &isnull);
+				else
+				{
+					d = values[step->attno - 1];
+					isnull = nulls[step->attno - 1];
+				}
 				if (isnull)
 					return false;
 				stack[top++] = step->kind == KEY_STEP_INT2_COLUMN ?
@@ -170,4 +180,17 @@ key_program_eval(const KeyProgram *program, HeapTuple tuple, TupleDesc desc, dou
 	}
 	*value = stack[0];
 	return true;
+}
+
+bool
+key_program_eval(const KeyProgram *program, HeapTuple tuple, TupleDesc desc, double *value)
+{
+	return eval_steps(program, tuple, desc, NULL, NULL, value);
+}
+
+bool
+key_program_eval_values(const KeyProgram *program, const Datum *values, const bool *isnull,
+						double *value)
+{
+	return eval_steps(program, NULL, NULL, values, isnull, value);
 }

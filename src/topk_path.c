@@ -225,13 +225,15 @@ sort_keys_of(PlannerInfo *root, RelOptInfo *rel, List **private)
 	*private = lappend(*private, collations);
 	*private = lappend(*private, nulls_first);
 	*private = lappend(*private, makeInteger(source));
+	*private = lappend(*private, NIL);
+	*private = lappend(*private, makeFloat(pstrdup("1")));
 	*private = lappend(*private, lcons(key_expr, exprs));
 	return true;
 }
 
 /* The bound k + m the planner assumes: constants as given, else a default. */
-static double
-estimated_bound(PlannerInfo *root)
+double
+topk_estimated_bound(PlannerInfo *root)
 {
 	Query	   *parse = root->parse;
 	double		bound = TOPK_DEFAULT_BOUND;
@@ -275,6 +277,13 @@ where_clause_cost(PlannerInfo *root, RelOptInfo *rel)
 	return total;
 }
 
+/* The cost of sorting the bound's rows. */
+Cost
+topk_sort_cost(double bound)
+{
+	return bound * (cpu_tuple_cost + 2.0 * cpu_operator_cost * log2(bound + 1.0));
+}
+
 /*
  * Cost: a sequential scan of the table (pages, tuples, the WHERE clause),
  * a key per qualifying row for the top-k backend, and for the bound's rows
@@ -284,7 +293,7 @@ where_clause_cost(PlannerInfo *root, RelOptInfo *rel)
 static void
 cost_topk_path(PlannerInfo *root, RelOptInfo *rel, Path *path, QualCost where)
 {
-	double		bound = Min(estimated_bound(root), Max(rel->rows, 1.0));
+	double		bound = Min(topk_estimated_bound(root), Max(rel->rows, 1.0));
 	double		divisor = path->parallel_workers > 0 ?
 		scan_parallel_divisor(path->parallel_workers) : 1.0;
 	Cost		run;
@@ -296,17 +305,16 @@ cost_topk_path(PlannerInfo *root, RelOptInfo *rel, Path *path, QualCost where)
 		((cpu_tuple_cost + where.per_tuple) * rel->tuples +
 		 TOPK_PUSH_COST_FACTOR * cpu_operator_cost * rel->rows) / divisor +
 		spc_seq_page_cost * Min(bound, rel->pages) +
-		bound * (cpu_tuple_cost + 2.0 * cpu_operator_cost * log2(bound + 1.0)) +
-		path->pathtarget->cost.per_tuple * bound;
+		topk_sort_cost(bound) + path->pathtarget->cost.per_tuple * bound;
 	/* each process returns at most its own bound's rows */
 	path->rows = clamp_row_est(Min(bound, rel->rows / divisor));
 	path->startup_cost = where.startup + path->pathtarget->cost.startup + run;
 	path->total_cost = path->startup_cost;
 }
 
-static CustomPath *
-make_topk_path(PlannerInfo *root, RelOptInfo *rel, List *private, int workers,
-			   QualCost where)
+/* A GpuTopK path, not yet costed. */
+CustomPath *
+topk_make_path(PlannerInfo *root, RelOptInfo *rel, List *private, int workers)
 {
 	CustomPath *path = makeNode(CustomPath);
 
@@ -322,8 +330,17 @@ make_topk_path(PlannerInfo *root, RelOptInfo *rel, List *private, int workers,
 	path->custom_paths = NIL;
 	path->custom_private = private;
 	path->methods = &topk_path_methods;
-	cost_topk_path(root, rel, &path->path, where);
 	return path;
+}
+
+static Path *
+make_heap_topk_path(PlannerInfo *root, RelOptInfo *rel, List *private, int workers,
+					QualCost where)
+{
+	CustomPath *path = topk_make_path(root, rel, private, workers);
+
+	cost_topk_path(root, rel, &path->path, where);
+	return &path->path;
 }
 
 /*
@@ -345,7 +362,7 @@ add_partial_topk_path(PlannerInfo *root, RelOptInfo *rel, List *private, QualCos
 	workers = scan_parallel_workers(rel);
 	if (workers <= 0)
 		return;
-	add_partial_path(rel, &make_topk_path(root, rel, private, workers, where)->path);
+	add_partial_path(rel, make_heap_topk_path(root, rel, private, workers, where));
 }
 
 static void
@@ -363,7 +380,8 @@ topk_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		return;
 
 	where = where_clause_cost(root, rel);
-	add_path(rel, &make_topk_path(root, rel, private, 0, where)->path);
+	add_path(rel, make_heap_topk_path(root, rel, private, 0, where));
+	add_index_topk_paths(root, rel, private, where);
 	/* a child's partial paths would go to a Parallel Append, which does not keep order */
 	if (rel->reloptkind == RELOPT_BASEREL)
 		add_partial_topk_path(root, rel, private, where);

@@ -16,6 +16,7 @@
 #define TOPK_SCAN_H
 
 #include "nodes/extensible.h"
+#include "nodes/pathnodes.h"
 
 #include "keys.h"
 
@@ -29,6 +30,8 @@ typedef enum TopkScanField
 	TOPK_FIELD_SORT_COLLATIONS, /* OidList */
 	TOPK_FIELD_SORT_NULLS_FIRST,	/* IntList */
 	TOPK_FIELD_KEY_SOURCE,		/* Integer: TopkKeySource */
+	TOPK_FIELD_INDEX,			/* OidList: the column index read, or NIL */
+	TOPK_FIELD_CANDIDATES,		/* Float: candidates fetched per row kept, guessed */
 	TOPK_FIELD_EXPRS			/* the path's only: key and ORDER BY exprs */
 } TopkScanField;
 
@@ -50,6 +53,16 @@ extern const CustomScanMethods topk_scan_methods;
 
 /* topk_path.c */
 extern void topk_path_init(void);
+extern double topk_estimated_bound(PlannerInfo *root);
+extern CustomPath *topk_make_path(PlannerInfo *root, RelOptInfo *rel, List *private,
+								  int workers);
+extern Cost topk_sort_cost(double bound);
+
+/* topk_index_path.c */
+extern void add_index_topk_paths(PlannerInfo *root, RelOptInfo *rel, List *private,
+								 QualCost where);
+extern Bitmapset *index_columns(int ncolumns, const int *attnos);
+extern List *index_covered_clauses(List *clauses, Index relid, Bitmapset *columns);
 
 /* topk_rank_key.c */
 extern Expr *exact_float8_of_numeric(Expr *expr);

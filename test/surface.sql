@@ -1,6 +1,6 @@
 -- pgTAP: the SQL surface of gputopk and the error codes of its settings.
 BEGIN;
-SELECT plan(21);
+SELECT plan(25);
 
 SELECT has_extension('gputopk');
 SELECT has_function('gputopk_version', '{}'::name[]);
@@ -15,7 +15,8 @@ SELECT ok(NOT has_function_privilege('public', 'gputopk_service_inject_fault(tex
 
 SELECT results_eq(
     $$SELECT name FROM pg_settings WHERE name LIKE 'gputopk.%' ORDER BY name$$,
-    ARRAY['gputopk.algorithm', 'gputopk.device', 'gputopk.enabled', 'gputopk.max_parallel_workers',
+    ARRAY['gputopk.algorithm', 'gputopk.device', 'gputopk.enable_column_index', 'gputopk.enabled',
+          'gputopk.max_parallel_workers',
           'gputopk.min_table_rows', 'gputopk.service_buffer_size',
           'gputopk.service_jobs']::text[],
     'the settings are defined');
@@ -32,6 +33,14 @@ SELECT is((SELECT backend FROM gputopk_devices() WHERE selected), 'cpu',
           'cpu selects the CPU backend');
 SELECT is((SELECT count(*)::int FROM gputopk_devices() WHERE backend = 'cpu'), 1,
           'exactly one CPU row');
+
+SELECT has_function('gputopk_index_check', ARRAY['regclass']);
+SELECT function_returns('gputopk_index_check', ARRAY['regclass'], 'bigint');
+SELECT is((SELECT amtype::text FROM pg_am WHERE amname = 'gputopk'), 'i',
+          'gputopk is an index access method');
+SELECT is((SELECT count(*)::int FROM pg_opclass c JOIN pg_am a ON a.oid = c.opcmethod
+           WHERE a.amname = 'gputopk' AND c.opcdefault), 9,
+          'the column index has a default operator class for each of its 9 types');
 
 SELECT has_function('gpu_topk', ARRAY['double precision', 'integer'], 'gpu_topk(float8, int) exists');
 SELECT has_function('gpu_bottomk', ARRAY['timestamp with time zone', 'integer'],

@@ -1,0 +1,145 @@
+--
+-- The column index (CREATE INDEX ... USING gputopk) and GpuTopK over it:
+-- its definition, its entries through inserts, updates, deletes and
+-- VACUUM (gputopk_index_check), and queries compared with plain
+-- PostgreSQL (needs topk_check and tk from topk_scan).
+--
+SET gputopk.min_table_rows = 1000;
+
+-- what the index can hold
+CREATE TABLE ci_bad (a int, t text, p point);
+CREATE INDEX ON ci_bad USING gputopk (t);
+CREATE INDEX ON ci_bad USING gputopk ((a + 1));
+CREATE INDEX ON ci_bad USING gputopk (a) WHERE a > 0;
+CREATE INDEX ON ci_bad USING gputopk (a) WITH (fillfactor = 50);
+CREATE UNIQUE INDEX ON ci_bad USING gputopk (a);
+CREATE INDEX ci_bad_a ON ci_bad USING gputopk (a);
+SELECT gputopk_index_check('ci_bad_a');
+SELECT gputopk_index_check('ci_bad');
+CREATE INDEX ci_bad_b ON ci_bad (a);
+SELECT gputopk_index_check('ci_bad_b');
+-- no index scans of it
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT * FROM ci_bad WHERE a = 1;
+RESET enable_seqscan;
+DROP TABLE ci_bad;
+
+-- every key type, with the index on all of them
+CREATE INDEX tk_ci ON tk USING gputopk (i2, i4, i8, f4, f8, d, ts, tz, g);
+SELECT gputopk_index_check('tk_ci') = (SELECT count(*) FROM tk) AS index_matches;
+CREATE TEMP TABLE checks (q text, result text);
+DO $$
+DECLARE
+  col text;
+  ord text;
+  tail text;
+  q text;
+BEGIN
+  FOREACH col IN ARRAY ARRAY['i2', 'i4', 'i8', 'f4', 'f8', 'd', 'ts', 'tz', 'g'] LOOP
+    FOREACH ord IN ARRAY ARRAY['', ' DESC', ' NULLS FIRST', ' DESC NULLS LAST'] LOOP
+      FOREACH tail IN ARRAY ARRAY['LIMIT 1', 'LIMIT 25 OFFSET 30', 'LIMIT 30000',
+                                  'FETCH FIRST 7 ROWS WITH TIES'] LOOP
+        q := format('SELECT %s FROM tk ORDER BY %s%s %s', col, col, ord, tail);
+        INSERT INTO checks VALUES (q, topk_check(q));
+        q := format('SELECT %s, id FROM tk WHERE g <> 3 AND id %% 3 <> 1 ORDER BY %s%s, id %s',
+                    col, col, ord, tail);
+        INSERT INTO checks VALUES (q, topk_check(q));
+      END LOOP;
+    END LOOP;
+  END LOOP;
+END $$;
+SELECT result, count(*) FROM checks GROUP BY result ORDER BY result;
+SELECT q, result FROM checks WHERE result <> 'gputopk index' LIMIT 10;
+
+-- clauses the index checks and clauses it leaves to the rows, computed keys
+EXPLAIN (COSTS OFF)
+  SELECT id, f8 FROM tk WHERE g IN (1, 2) AND f4 > 0 AND length(wide) > 10 ORDER BY f8 DESC LIMIT 10;
+SELECT topk_check('SELECT id, f8 FROM tk WHERE g IN (1, 2) AND f4 > 0 AND length(wide) > 10 ORDER BY f8 DESC, id LIMIT 10');
+SELECT topk_check('SELECT id, i2 + 0.5 * g FROM tk WHERE ts > ''2010-01-01'' ORDER BY i2 + 0.5 * g DESC, id LIMIT 20');
+SELECT topk_check('SELECT id, i2 + 0.5 * g FROM tk ORDER BY i2 + 0.5 * g NULLS FIRST, id LIMIT 20');
+SELECT topk_check('SELECT id FROM tk WHERE f8 > 1e9 ORDER BY f8 LIMIT 5');
+SELECT topk_check('SELECT id FROM tk WHERE id % 100 = 7 ORDER BY d DESC, id LIMIT 50');
+-- a key the index does not hold: the table is read
+EXPLAIN (COSTS OFF) SELECT id FROM tk ORDER BY f4::float8 * 2 LIMIT 5;
+-- off, the table is read
+SET gputopk.enable_column_index = off;
+EXPLAIN (COSTS OFF) SELECT id, f8 FROM tk ORDER BY f8 DESC LIMIT 10;
+RESET gputopk.enable_column_index;
+-- a btree that gives the order still wins
+CREATE INDEX tk_f8 ON tk (f8);
+EXPLAIN (COSTS OFF) SELECT id, f8 FROM tk ORDER BY f8 DESC LIMIT 10;
+DROP INDEX tk_f8;
+-- parameters
+PREPARE ci_q(int, float8) AS SELECT id, f8 FROM tk WHERE f4 > $2 ORDER BY f8, id LIMIT $1;
+SET plan_cache_mode = force_generic_plan;
+EXPLAIN (COSTS OFF) EXECUTE ci_q(5, 0);
+CREATE TEMP TABLE ci_executed AS EXECUTE ci_q(7, 10);
+SET gputopk.enabled = off;
+SELECT array_agg(id) = (SELECT array_agg(id) FROM ci_executed) AS same
+  FROM (SELECT id FROM tk WHERE f4 > 10 ORDER BY f8, id LIMIT 7) s;
+RESET gputopk.enabled;
+RESET plan_cache_mode;
+DEALLOCATE ci_q;
+
+-- entries through writes: rows updated into and out of the top, deleted
+-- (candidates dead), inserted, then VACUUM; a table with its own data
+CREATE TABLE ci (id int, score float4, day date, flag bool, note text)
+  WITH (autovacuum_enabled = off);
+INSERT INTO ci SELECT i, (i * 7919 % 10007) / 100.0, date '2020-01-01' + i % 1000, i % 2 = 0, 'r' || i
+  FROM generate_series(1, 20000) i;
+CREATE INDEX ci_idx ON ci USING gputopk (score, day, flag);
+ANALYZE ci;
+SELECT gputopk_index_check('ci_idx');
+UPDATE ci SET score = score + 200 WHERE id % 1000 = 0;
+UPDATE ci SET score = -1 WHERE score > 99 AND score < 100;
+UPDATE ci SET note = note || 'x' WHERE id % 3 = 0;
+SELECT gputopk_index_check('ci_idx');
+SELECT topk_check('SELECT id, score FROM ci ORDER BY score DESC, id LIMIT 30');
+SELECT topk_check('SELECT id, score FROM ci WHERE flag AND day < ''2021-06-01'' ORDER BY score DESC, id LIMIT 30');
+-- the top rows deleted: their entries stay until VACUUM, and take more rounds
+DELETE FROM ci WHERE score > 50;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+  SELECT id, score FROM ci ORDER BY score DESC LIMIT 10;
+SELECT topk_check('SELECT id, score FROM ci ORDER BY score DESC, id LIMIT 10');
+-- entries found dead to everyone are skipped from then on
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+  SELECT id, score FROM ci ORDER BY score DESC LIMIT 10;
+VACUUM ci;
+SELECT gputopk_index_check('ci_idx');
+INSERT INTO ci SELECT i, i % 97, date '2022-01-01', true, 'new' FROM generate_series(20001, 30000) i;
+SELECT gputopk_index_check('ci_idx');
+SELECT topk_check('SELECT id, score FROM ci ORDER BY score DESC, id LIMIT 100');
+SELECT pg_relation_size('ci_idx') < pg_relation_size('ci') / 2 AS index_is_small;
+-- the same in a transaction that wrote the rows itself, and after a rollback
+BEGIN;
+INSERT INTO ci VALUES (0, 1000, '2030-01-01', false, 'mine');
+SELECT topk_check('SELECT id, score FROM ci ORDER BY score DESC, id LIMIT 3');
+ROLLBACK;
+SELECT topk_check('SELECT id, score FROM ci ORDER BY score DESC, id LIMIT 3');
+REINDEX INDEX ci_idx;
+SELECT gputopk_index_check('ci_idx');
+DROP TABLE ci;
+
+-- unlogged and temporary tables, a partitioned table
+CREATE UNLOGGED TABLE ci_u AS SELECT i AS id, (i * 31 % 1009)::int4 AS v FROM generate_series(1, 5000) i;
+CREATE INDEX ci_u_idx ON ci_u USING gputopk (v);
+ANALYZE ci_u;
+SELECT topk_check('SELECT id, v FROM ci_u ORDER BY v DESC, id LIMIT 10');
+CREATE TEMP TABLE ci_t AS SELECT i AS id, (i * 31 % 1009)::int8 AS v FROM generate_series(1, 5000) i;
+CREATE INDEX ci_t_idx ON ci_t USING gputopk (v);
+ANALYZE ci_t;
+SELECT topk_check('SELECT id, v FROM ci_t ORDER BY v, id LIMIT 10');
+SELECT gputopk_index_check('ci_u_idx'), gputopk_index_check('ci_t_idx');
+DROP TABLE ci_u, ci_t;
+CREATE TABLE ci_p (id int, v float8) PARTITION BY RANGE (id);
+CREATE TABLE ci_p1 PARTITION OF ci_p FOR VALUES FROM (MINVALUE) TO (5000);
+CREATE TABLE ci_p2 PARTITION OF ci_p FOR VALUES FROM (5000) TO (MAXVALUE);
+INSERT INTO ci_p SELECT i, (i * 7919 % 10007) FROM generate_series(1, 10000) i;
+CREATE INDEX ci_p_idx ON ci_p USING gputopk (v);
+ANALYZE ci_p;
+EXPLAIN (COSTS OFF) SELECT id, v FROM ci_p ORDER BY v DESC LIMIT 5;
+SELECT topk_check('SELECT id, v FROM ci_p ORDER BY v DESC, id LIMIT 5');
+DROP TABLE ci_p;
+
+DROP INDEX tk_ci;
+RESET gputopk.min_table_rows;

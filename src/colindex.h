@@ -1,0 +1,166 @@
+/*-------------------------------------------------------------------------
+ *
+ * colindex.h
+ *	  The gputopk column index (CREATE INDEX ... USING gputopk): its pages
+ *	  and the functions that read and write them.
+ *
+ * Block 0 is the metapage: the columns' types, the entries a data page
+ * holds, and the page inserts try first.  Every other block is a data page
+ * of columnar slots: a bitmap of the slots in use, a bitmap of the entries
+ * found dead to every transaction (a hint, as btree's LP_DEAD), the heap
+ * TIDs, and per column a null bitmap and an array of fixed-width values,
+ * each at an offset that follows from the columns alone (ColIndexLayout).
+ *
+ * An entry never moves: an insert takes a free slot, VACUUM frees the
+ * slots of dead entries.  So a scan may name an entry by its block and slot
+ * (colindex_position) and find it again later: if its slot has been freed
+ * and taken since, the new entry's row is one the scan's snapshot cannot
+ * see (see docs/column-index.md).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef COLINDEX_H
+#define COLINDEX_H
+
+#include "access/amapi.h"
+#include "access/itup.h"
+#include "storage/bufpage.h"
+#include "utils/relcache.h"
+
+#define COLINDEX_AM_NAME "gputopk"
+#define COLINDEX_MAGIC 0x47544b49	/* "GTKI" */
+#define COLINDEX_VERSION 1
+#define COLINDEX_METAPAGE_BLKNO 0
+
+/* a slot's number fits in a position's low bits */
+#define COLINDEX_SLOT_BITS 12
+#define COLINDEX_MAX_SLOTS ((1 << COLINDEX_SLOT_BITS) - 1)
+
+/* page kinds, in the special space */
+#define COLINDEX_PAGE_META 1
+#define COLINDEX_PAGE_DATA 2
+
+typedef struct ColIndexPageOpaque
+{
+	uint16		kind;
+	uint16		page_id;		/* COLINDEX_PAGE_ID, for tools that read pages */
+} ColIndexPageOpaque;
+
+#define COLINDEX_PAGE_ID 0xFF8A
+
+typedef struct ColIndexMeta
+{
+	uint32		magic;
+	uint32		version;
+	uint16		ncolumns;
+	uint16		capacity;		/* slots of a data page */
+	BlockNumber insert_block;	/* tried first by inserts, or InvalidBlockNumber */
+	Oid			types[INDEX_MAX_KEYS];
+} ColIndexMeta;
+
+/* the head of a data page's contents */
+typedef struct ColIndexDataHeader
+{
+	uint16		high;			/* slots at and above are unused */
+	uint16		nlive;			/* slots in use */
+} ColIndexDataHeader;
+
+/* where things are on a data page; the same for every page of an index */
+typedef struct ColIndexLayout
+{
+	int			ncolumns;
+	int			capacity;
+	Oid			types[INDEX_MAX_KEYS];
+	int16		widths[INDEX_MAX_KEYS];
+	uint16		live_offset;	/* bitmaps, from the start of the page */
+	uint16		killed_offset;
+	uint16		tid_offset;
+	uint16		null_offsets[INDEX_MAX_KEYS];
+	uint16		value_offsets[INDEX_MAX_KEYS];
+} ColIndexLayout;
+
+#define COLINDEX_BIT(bits, slot) (((const uint8 *) (bits))[(slot) >> 3] & (1 << ((slot) & 7)))
+
+static inline bool
+colindex_slot_live(const ColIndexLayout *layout, Page page, int slot)
+{
+	return COLINDEX_BIT((char *) page + layout->live_offset, slot) != 0;
+}
+
+static inline bool
+colindex_slot_killed(const ColIndexLayout *layout, Page page, int slot)
+{
+	return COLINDEX_BIT((char *) page + layout->killed_offset, slot) != 0;
+}
+
+static inline ItemPointer
+colindex_slot_tid(const ColIndexLayout *layout, Page page, int slot)
+{
+	return (ItemPointer) ((char *) page + layout->tid_offset) + slot;
+}
+
+static inline bool
+colindex_slot_isnull(const ColIndexLayout *layout, Page page, int column, int slot)
+{
+	return COLINDEX_BIT((char *) page + layout->null_offsets[column], slot) != 0;
+}
+
+/* the column's value of a slot whose value is not NULL */
+static inline Datum
+colindex_slot_value(const ColIndexLayout *layout, Page page, int column, int slot)
+{
+	const char *p = (char *) page + layout->value_offsets[column] +
+		slot * layout->widths[column];
+
+	return fetch_att(p, true, layout->widths[column]);
+}
+
+static inline ColIndexDataHeader *
+colindex_data_header(Page page)
+{
+	return (ColIndexDataHeader *) PageGetContents(page);
+}
+
+static inline bool
+colindex_is_data_page(Page page)
+{
+	return !PageIsNew(page) &&
+		((ColIndexPageOpaque *) PageGetSpecialPointer(page))->kind == COLINDEX_PAGE_DATA;
+}
+
+/* an entry's block and slot as one number, and back */
+static inline uint64
+colindex_position(BlockNumber block, int slot)
+{
+	return ((uint64) block << COLINDEX_SLOT_BITS) | (uint64) slot;
+}
+
+static inline BlockNumber
+colindex_position_block(uint64 position)
+{
+	return (BlockNumber) (position >> COLINDEX_SLOT_BITS);
+}
+
+static inline int
+colindex_position_slot(uint64 position)
+{
+	return (int) (position & COLINDEX_MAX_SLOTS);
+}
+
+/* colindex_page.c: the pages */
+extern bool colindex_type_supported(Oid type);
+extern void colindex_compute_layout(ColIndexLayout *layout, int ncolumns, const Oid *types);
+extern const ColIndexLayout *colindex_layout(Relation index);
+extern void colindex_init_meta_page(Page page, const ColIndexLayout *layout);
+extern void colindex_init_data_page(Page page, const ColIndexLayout *layout);
+extern bool colindex_page_add(const ColIndexLayout *layout, Page page, ItemPointer tid,
+							  const Datum *values, const bool *isnull);
+extern void colindex_page_free_slot(const ColIndexLayout *layout, Page page, int slot);
+extern void colindex_page_kill_slot(const ColIndexLayout *layout, Page page, int slot);
+extern void colindex_insert(Relation index, ItemPointer tid, const Datum *values,
+							const bool *isnull);
+
+/* colindex_am.c: the access method */
+extern Oid	colindex_am_oid(void);
+
+#endif							/* COLINDEX_H */

@@ -1,0 +1,381 @@
+/*-------------------------------------------------------------------------
+ *
+ * colindex_am.c
+ *	  The column index's access method: build, insert and VACUUM.
+ *
+ * The index is read only by GpuTopK (topk_index_select.c), never by an
+ * index or bitmap scan: it has no amgettuple or amgetbitmap, so the
+ * planner makes no index paths of it.  Its columns are plain columns of
+ * the types colindex_type_supported() names; expressions and partial
+ * indexes are refused, since GpuTopK needs an entry for every row version
+ * with the columns' own values.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "access/reloptions.h"
+#include "access/tableam.h"
+#include "catalog/index.h"
+#include "catalog/pg_opclass.h"
+#include "commands/defrem.h"
+#include "commands/vacuum.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "optimizer/cost.h"
+#include "storage/bufmgr.h"
+#include "storage/indexfsm.h"
+#include "storage/lmgr.h"
+#include "storage/smgr.h"
+#include "utils/builtins.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "colindex.h"
+
+PG_FUNCTION_INFO_V1(gputopk_index_handler);
+
+typedef struct BuildState
+{
+	const ColIndexLayout *layout;
+	PGAlignedBlock page;		/* the data page being filled */
+	BlockNumber last_block;
+	double		entries;
+} BuildState;
+
+Oid
+colindex_am_oid(void)
+{
+	return get_index_am_oid(COLINDEX_AM_NAME, true);
+}
+
+/* The columns' layout; errors for what the index cannot hold. */
+static void
+check_definition(Relation index, IndexInfo *info, ColIndexLayout *layout)
+{
+	TupleDesc	desc = RelationGetDescr(index);
+	Oid			types[INDEX_MAX_KEYS];
+
+	if (info->ii_Predicate != NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("gputopk indexes cannot be partial"),
+				 errdetail("GpuTopK needs an entry for every row of the table.")));
+	for (int i = 0; i < info->ii_NumIndexAttrs; i++)
+	{
+		if (info->ii_IndexAttrNumbers[i] == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("gputopk indexes cannot have expressions"),
+					 errhint("Index the columns the expression reads; GpuTopK computes it from them.")));
+		types[i] = TupleDescAttr(desc, i)->atttypid;
+		if (!colindex_type_supported(types[i]))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("gputopk indexes cannot hold type %s", format_type_be(types[i]))));
+	}
+	colindex_compute_layout(layout, info->ii_NumIndexAttrs, types);
+}
+
+/* Write the data page being built as a new block. */
+static void
+flush_build_page(Relation index, BuildState *state)
+{
+	Buffer		buf;
+	GenericXLogState *xlog;
+
+	LockRelationForExtension(index, ExclusiveLock);
+	buf = ReadBuffer(index, P_NEW);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	UnlockRelationForExtension(index, ExclusiveLock);
+	xlog = GenericXLogStart(index);
+	memcpy(GenericXLogRegisterBuffer(xlog, buf, GENERIC_XLOG_FULL_IMAGE),
+		   state->page.data, BLCKSZ);
+	GenericXLogFinish(xlog);
+	state->last_block = BufferGetBlockNumber(buf);
+	UnlockReleaseBuffer(buf);
+	colindex_init_data_page(state->page.data, state->layout);
+}
+
+static void
+build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
+			   bool alive, void *arg)
+{
+	BuildState *state = arg;
+
+	if (!colindex_page_add(state->layout, state->page.data, tid, values, isnull))
+	{
+		flush_build_page(index, state);
+		if (!colindex_page_add(state->layout, state->page.data, tid, values, isnull))
+			elog(ERROR, "could not add an entry to an empty page");
+	}
+	state->entries++;
+}
+
+/* The metapage as block 0, then the given insert block. */
+static void
+write_meta_page(Relation index, const ColIndexLayout *layout, BlockNumber insert_block)
+{
+	Buffer		buf;
+	GenericXLogState *xlog;
+	Page		page;
+
+	buf = ReadBuffer(index, RelationGetNumberOfBlocks(index) == 0 ?
+					 P_NEW : COLINDEX_METAPAGE_BLKNO);
+	Assert(BufferGetBlockNumber(buf) == COLINDEX_METAPAGE_BLKNO);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	xlog = GenericXLogStart(index);
+	page = GenericXLogRegisterBuffer(xlog, buf, GENERIC_XLOG_FULL_IMAGE);
+	colindex_init_meta_page(page, layout);
+	((ColIndexMeta *) PageGetContents(page))->insert_block = insert_block;
+	GenericXLogFinish(xlog);
+	UnlockReleaseBuffer(buf);
+}
+
+static IndexBuildResult *
+colindex_build(Relation heap, Relation index, IndexInfo *info)
+{
+	BuildState *state = palloc0(sizeof(BuildState));
+	ColIndexLayout *layout = palloc(sizeof(ColIndexLayout));
+	IndexBuildResult *result = palloc(sizeof(IndexBuildResult));
+
+	if (RelationGetNumberOfBlocks(index) != 0)
+		elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
+	check_definition(index, info, layout);
+	state->layout = layout;
+	state->last_block = InvalidBlockNumber;
+	write_meta_page(index, layout, InvalidBlockNumber);
+	colindex_init_data_page(state->page.data, layout);
+	result->heap_tuples = table_index_build_scan(heap, index, info, true, true,
+												 build_callback, state, NULL);
+	if (colindex_data_header(state->page.data)->nlive > 0)
+		flush_build_page(index, state);
+	write_meta_page(index, layout, state->last_block);
+	result->index_tuples = state->entries;
+	return result;
+}
+
+/* The metapage of an unlogged table's index, in its init fork. */
+static void
+colindex_build_empty(Relation index)
+{
+	ColIndexLayout layout;
+	PGAlignedBlock page;
+	Oid			types[INDEX_MAX_KEYS];
+	TupleDesc	desc = RelationGetDescr(index);
+
+	for (int i = 0; i < desc->natts; i++)
+		types[i] = TupleDescAttr(desc, i)->atttypid;
+	colindex_compute_layout(&layout, desc->natts, types);
+	colindex_init_meta_page(page.data, &layout);
+	PageSetChecksumInplace(page.data, COLINDEX_METAPAGE_BLKNO);
+	smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, COLINDEX_METAPAGE_BLKNO, page.data, true);
+	log_newpage(&RelationGetSmgr(index)->smgr_rnode.node, INIT_FORKNUM,
+				COLINDEX_METAPAGE_BLKNO, page.data, true);
+	/* the write bypassed shared buffers: a checkpoint may not have seen it */
+	smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
+}
+
+static bool
+colindex_aminsert(Relation index, Datum *values, bool *isnull, ItemPointer tid,
+				  Relation heap, IndexUniqueCheck check_unique, bool unchanged,
+				  IndexInfo *info)
+{
+	colindex_insert(index, tid, values, isnull);
+	return false;
+}
+
+/*
+ * Free the slots of the entries VACUUM's callback names.  A cleanup lock
+ * waits out scans that hold a pin on the page between reading an entry's
+ * TID and marking it dead, so a slot is not freed and taken again between
+ * the two.
+ */
+static IndexBulkDeleteResult *
+colindex_bulk_delete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
+					 IndexBulkDeleteCallback callback, void *callback_state)
+{
+	Relation	index = info->index;
+	const ColIndexLayout *layout = colindex_layout(index);
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+
+	if (stats == NULL)
+		stats = palloc0(sizeof(IndexBulkDeleteResult));
+	for (BlockNumber block = COLINDEX_METAPAGE_BLKNO + 1; block < nblocks; block++)
+	{
+		Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, block, RBM_NORMAL,
+											 info->strategy);
+		GenericXLogState *xlog;
+		Page		page;
+		int			high;
+		int			freed = 0;
+
+		vacuum_delay_point();
+		LockBufferForCleanup(buf);
+		xlog = GenericXLogStart(index);
+		page = GenericXLogRegisterBuffer(xlog, buf, 0);
+		if (!colindex_is_data_page(page))
+		{
+			GenericXLogAbort(xlog);
+			UnlockReleaseBuffer(buf);
+			continue;
+		}
+		high = colindex_data_header(page)->high;
+		for (int slot = 0; slot < high; slot++)
+		{
+			if (!colindex_slot_live(layout, page, slot))
+				continue;
+			if (callback(colindex_slot_tid(layout, page, slot), callback_state))
+			{
+				colindex_page_free_slot(layout, page, slot);
+				freed++;
+			}
+			else
+				stats->num_index_tuples++;
+		}
+		if (freed > 0)
+			GenericXLogFinish(xlog);
+		else
+			GenericXLogAbort(xlog);
+		stats->tuples_removed += freed;
+		if (colindex_data_header(BufferGetPage(buf))->nlive < layout->capacity)
+			RecordFreeIndexPage(index, block);
+		UnlockReleaseBuffer(buf);
+	}
+	stats->num_pages = nblocks;
+	return stats;
+}
+
+/* After VACUUM: the entries left, and the free space map brought up to date. */
+static IndexBulkDeleteResult *
+colindex_vacuum_cleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
+{
+	Relation	index = info->index;
+	BlockNumber nblocks;
+
+	if (info->analyze_only)
+		return stats;
+	nblocks = RelationGetNumberOfBlocks(index);
+	if (stats == NULL)
+	{
+		stats = palloc0(sizeof(IndexBulkDeleteResult));
+		for (BlockNumber block = COLINDEX_METAPAGE_BLKNO + 1; block < nblocks; block++)
+		{
+			Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, block, RBM_NORMAL,
+												 info->strategy);
+
+			vacuum_delay_point();
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			if (colindex_is_data_page(BufferGetPage(buf)))
+				stats->num_index_tuples += colindex_data_header(BufferGetPage(buf))->nlive;
+			UnlockReleaseBuffer(buf);
+		}
+	}
+	stats->num_pages = nblocks;
+	IndexFreeSpaceMapVacuum(index);
+	return stats;
+}
+
+/* Never called: the index offers the planner no scans. */
+static void
+colindex_cost_estimate(PlannerInfo *root, IndexPath *path, double loop_count,
+					   Cost *startup, Cost *total, Selectivity *selectivity,
+					   double *correlation, double *pages)
+{
+	*startup = *total = disable_cost;
+	*selectivity = 1.0;
+	*correlation = 0.0;
+	*pages = path->indexinfo->pages;
+}
+
+static bytea *
+colindex_options(Datum reloptions, bool validate)
+{
+	if (validate && reloptions != (Datum) 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("gputopk indexes take no storage parameters")));
+	return NULL;
+}
+
+/* An operator class is valid when its type is one the index holds. */
+static bool
+colindex_validate(Oid opclass)
+{
+	HeapTuple	tuple = SearchSysCache1(CLAOID, ObjectIdGetDatum(opclass));
+	bool		valid;
+
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "cache lookup failed for operator class %u", opclass);
+	valid = colindex_type_supported(((Form_pg_opclass) GETSTRUCT(tuple))->opcintype);
+	if (!valid)
+		ereport(INFO,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("gputopk operator class \"%s\" is for a type the index cannot hold",
+						NameStr(((Form_pg_opclass) GETSTRUCT(tuple))->opcname))));
+	ReleaseSysCache(tuple);
+	return valid;
+}
+
+static IndexScanDesc
+colindex_begin_scan(Relation index, int nkeys, int norderbys)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("gputopk index \"%s\" cannot be scanned by itself",
+					RelationGetRelationName(index)),
+			 errdetail("Only the GpuTopK scan reads gputopk indexes.")));
+	return NULL;				/* keep the compiler quiet */
+}
+
+Datum
+gputopk_index_handler(PG_FUNCTION_ARGS)
+{
+	IndexAmRoutine *am = makeNode(IndexAmRoutine);
+
+	am->amstrategies = 0;
+	am->amsupport = 0;
+	am->amoptsprocnum = 0;
+	am->amcanorder = false;
+	am->amcanorderbyop = false;
+	am->amcanbackward = false;
+	am->amcanunique = false;
+	am->amcanmulticol = true;
+	am->amoptionalkey = true;
+	am->amsearcharray = false;
+	am->amsearchnulls = false;
+	am->amstorage = false;
+	am->amclusterable = false;
+	am->ampredlocks = false;
+	am->amcanparallel = false;
+	am->amcaninclude = false;
+	am->amusemaintenanceworkmem = false;
+	am->amparallelvacuumoptions = VACUUM_OPTION_PARALLEL_BULKDEL;
+	am->amkeytype = InvalidOid;
+
+	am->ambuild = colindex_build;
+	am->ambuildempty = colindex_build_empty;
+	am->aminsert = colindex_aminsert;
+	am->ambulkdelete = colindex_bulk_delete;
+	am->amvacuumcleanup = colindex_vacuum_cleanup;
+	am->amcanreturn = NULL;
+	am->amcostestimate = colindex_cost_estimate;
+	am->amoptions = colindex_options;
+	am->amproperty = NULL;
+	am->ambuildphasename = NULL;
+	am->amvalidate = colindex_validate;
+	am->amadjustmembers = NULL;
+	am->ambeginscan = colindex_begin_scan;
+	am->amrescan = NULL;
+	am->amgettuple = NULL;
+	am->amgetbitmap = NULL;
+	am->amendscan = NULL;
+	am->ammarkpos = NULL;
+	am->amrestrpos = NULL;
+	am->amestimateparallelscan = NULL;
+	am->aminitparallelscan = NULL;
+	am->amparallelrescan = NULL;
+
+	PG_RETURN_POINTER(am);
+}

@@ -1,0 +1,197 @@
+/*-------------------------------------------------------------------------
+ *
+ * colindex_check.c
+ *	  gputopk_index_check(regclass): verify a column index against its table.
+ *
+ * Every row the current snapshot sees must have exactly one live entry,
+ * at the root of its HOT chain, with the row's values of the indexed
+ * columns; no two live entries may name one TID.  The first difference is
+ * an error (ERRCODE_INDEX_CORRUPTED); otherwise the rows checked are
+ * returned.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "catalog/index.h"
+#include "catalog/pg_am_d.h"
+#include "catalog/pg_class.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "utils/datum.h"
+#include "utils/hsearch.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+
+#include "colindex.h"
+
+PG_FUNCTION_INFO_V1(gputopk_index_check);
+
+/* a live entry: its TID (the key) and values */
+typedef struct CheckedEntry
+{
+	ItemPointerData tid;
+	bool		isnull[INDEX_MAX_KEYS];
+	Datum		values[INDEX_MAX_KEYS];
+} CheckedEntry;
+
+static void
+report_corrupt(Relation index, const char *what, ItemPointer tid)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("gputopk index \"%s\" does not match its table",
+					RelationGetRelationName(index)),
+			 errdetail("%s (%u,%u).", what, ItemPointerGetBlockNumber(tid),
+					   ItemPointerGetOffsetNumber(tid))));
+}
+
+/* Every live entry of the index, by TID. */
+static HTAB *
+read_entries(Relation index, const ColIndexLayout *layout)
+{
+	HASHCTL		ctl;
+	HTAB	   *entries;
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+
+	ctl.keysize = sizeof(ItemPointerData);
+	ctl.entrysize = sizeof(CheckedEntry);
+	ctl.hcxt = CurrentMemoryContext;
+	entries = hash_create("gputopk index check", 1024, &ctl,
+						  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	for (BlockNumber block = COLINDEX_METAPAGE_BLKNO + 1; block < nblocks; block++)
+	{
+		Buffer		buf = ReadBuffer(index, block);
+		Page		page = BufferGetPage(buf);
+
+		CHECK_FOR_INTERRUPTS();
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		if (colindex_is_data_page(page))
+			for (int slot = 0; slot < colindex_data_header(page)->high; slot++)
+			{
+				ItemPointer tid = colindex_slot_tid(layout, page, slot);
+				CheckedEntry *entry;
+				bool		found;
+
+				if (!colindex_slot_live(layout, page, slot))
+					continue;
+				entry = hash_search(entries, tid, HASH_ENTER, &found);
+				if (found)
+					report_corrupt(index, "Two live entries name the row", tid);
+				for (int i = 0; i < layout->ncolumns; i++)
+				{
+					entry->isnull[i] = colindex_slot_isnull(layout, page, i, slot);
+					entry->values[i] = entry->isnull[i] ? (Datum) 0 :
+						colindex_slot_value(layout, page, i, slot);
+				}
+			}
+		UnlockReleaseBuffer(buf);
+	}
+	return entries;
+}
+
+/* Check the visible rows of one heap page against the entries. */
+static uint64
+check_page(Relation heap, Relation index, const ColIndexLayout *layout, HTAB *entries,
+		   BlockNumber block, Snapshot snapshot)
+{
+	Buffer		buf = ReadBuffer(heap, block);
+	Page		page = BufferGetPage(buf);
+	TupleDesc	desc = RelationGetDescr(heap);
+	OffsetNumber roots[MaxHeapTuplesPerPage];
+	uint64		checked = 0;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	heap_get_root_tuples(page, roots);
+	for (OffsetNumber off = FirstOffsetNumber; off <= PageGetMaxOffsetNumber(page); off++)
+	{
+		ItemId		item = PageGetItemId(page, off);
+		HeapTupleData tuple;
+		ItemPointerData root;
+		CheckedEntry *entry;
+
+		if (!ItemIdIsNormal(item))
+			continue;
+		tuple.t_data = (HeapTupleHeader) PageGetItem(page, item);
+		tuple.t_len = ItemIdGetLength(item);
+		tuple.t_tableOid = RelationGetRelid(heap);
+		ItemPointerSet(&tuple.t_self, block, off);
+		if (!HeapTupleSatisfiesVisibility(&tuple, snapshot, buf))
+			continue;
+		ItemPointerSet(&root, block, roots[off - 1]);
+		entry = hash_search(entries, &root, HASH_FIND, NULL);
+		if (entry == NULL)
+			report_corrupt(index, "No live entry names the visible row", &tuple.t_self);
+		for (int i = 0; i < layout->ncolumns; i++)
+		{
+			bool		isnull;
+			Datum		value = heap_getattr(&tuple, index->rd_index->indkey.values[i],
+											 desc, &isnull);
+
+			if (isnull != entry->isnull[i] ||
+				(!isnull && !datumIsEqual(value, entry->values[i], true, layout->widths[i])))
+				report_corrupt(index, "An entry's values differ from those of the row",
+							   &tuple.t_self);
+		}
+		checked++;
+	}
+	UnlockReleaseBuffer(buf);
+	return checked;
+}
+
+static bool
+is_column_index(Oid relid)
+{
+	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	bool		result;
+
+	if (!HeapTupleIsValid(tuple))
+		return false;
+	result = ((Form_pg_class) GETSTRUCT(tuple))->relkind == RELKIND_INDEX &&
+		((Form_pg_class) GETSTRUCT(tuple))->relam == colindex_am_oid();
+	ReleaseSysCache(tuple);
+	return result;
+}
+
+Datum
+gputopk_index_check(PG_FUNCTION_ARGS)
+{
+	Oid			index_oid = PG_GETARG_OID(0);
+	Relation	heap;
+	Relation	index;
+	Snapshot	snapshot;
+	const ColIndexLayout *layout;
+	HTAB	   *entries;
+	BlockNumber nblocks;
+	uint64		checked = 0;
+
+	if (!is_column_index(index_oid))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a gputopk index", get_rel_name(index_oid))));
+	heap = table_open(IndexGetRelation(index_oid, false), AccessShareLock);
+	index = index_open(index_oid, AccessShareLock);
+	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	if (heap->rd_rel->relam != HEAP_TABLE_AM_OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("gputopk_index_check reads heap tables only")));
+	layout = colindex_layout(index);
+	entries = read_entries(index, layout);
+	nblocks = RelationGetNumberOfBlocks(heap);
+	for (BlockNumber block = 0; block < nblocks; block++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		checked += check_page(heap, index, layout, entries, block, snapshot);
+	}
+	UnregisterSnapshot(snapshot);
+	index_close(index, AccessShareLock);
+	table_close(heap, AccessShareLock);
+	PG_RETURN_INT64((int64) checked);
+}

@@ -1,0 +1,339 @@
+/*-------------------------------------------------------------------------
+ *
+ * colindex_page.c
+ *	  The column index's pages: their layout, and entries added to and
+ *	  freed from them, WAL-logged with generic WAL records.
+ *
+ * An insert goes to the metapage's insert block while it has a free slot;
+ * then to a page the free space map names (pages where VACUUM freed
+ * slots); then to a new page, which becomes the insert block.  Data pages
+ * are locked only after the metapage is unlocked, or while it is locked
+ * exclusively to extend the index, so two inserts cannot deadlock.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "catalog/pg_type_d.h"
+#include "storage/bufmgr.h"
+#include "storage/indexfsm.h"
+#include "storage/lmgr.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "colindex.h"
+
+/* The bytes of a value of a supported type, or 0. */
+static int
+value_width(Oid type)
+{
+	switch (type)
+	{
+		case BOOLOID:
+			return 1;
+		case INT2OID:
+			return 2;
+		case INT4OID:
+		case FLOAT4OID:
+		case DATEOID:
+			return 4;
+		case INT8OID:
+		case FLOAT8OID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return 8;
+		default:
+			return 0;
+	}
+}
+
+bool
+colindex_type_supported(Oid type)
+{
+	return value_width(type) > 0;
+}
+
+/* Lay out a page of capacity slots; returns the bytes it needs. */
+static Size
+lay_out(ColIndexLayout *layout, int capacity)
+{
+	Size		bitmap = (capacity + 7) / 8;
+	Size		at = MAXALIGN(SizeOfPageHeaderData) + MAXALIGN(sizeof(ColIndexDataHeader));
+
+	layout->capacity = capacity;
+	layout->live_offset = at;
+	at += bitmap;
+	layout->killed_offset = at;
+	at += bitmap;
+	at = SHORTALIGN(at);
+	layout->tid_offset = at;
+	at += capacity * sizeof(ItemPointerData);
+	for (int i = 0; i < layout->ncolumns; i++)
+	{
+		layout->null_offsets[i] = at;
+		at += bitmap;
+		at = TYPEALIGN(layout->widths[i], at);
+		layout->value_offsets[i] = at;
+		at += capacity * layout->widths[i];
+	}
+	return at;
+}
+
+/* The layout of a data page for the columns: as many slots as fit. */
+void
+colindex_compute_layout(ColIndexLayout *layout, int ncolumns, const Oid *types)
+{
+	Size		room = BLCKSZ - MAXALIGN(sizeof(ColIndexPageOpaque));
+	Size		entry = sizeof(ItemPointerData);
+	int			capacity;
+
+	layout->ncolumns = ncolumns;
+	for (int i = 0; i < ncolumns; i++)
+	{
+		layout->types[i] = types[i];
+		layout->widths[i] = value_width(types[i]);
+		entry += layout->widths[i];
+	}
+	/* an estimate from the bytes per entry, then down until it fits */
+	capacity = Min(room / entry, COLINDEX_MAX_SLOTS);
+	while (lay_out(layout, capacity) > room)
+		capacity--;
+}
+
+/* The layout of an index, read from its metapage once and kept in its relcache entry. */
+const ColIndexLayout *
+colindex_layout(Relation index)
+{
+	if (index->rd_amcache == NULL)
+	{
+		Buffer		buf = ReadBuffer(index, COLINDEX_METAPAGE_BLKNO);
+		ColIndexMeta *meta;
+		ColIndexLayout *layout;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		meta = (ColIndexMeta *) PageGetContents(BufferGetPage(buf));
+		if (meta->magic != COLINDEX_MAGIC || meta->version != COLINDEX_VERSION)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" is not a gputopk index of version %d",
+							RelationGetRelationName(index), COLINDEX_VERSION)));
+		layout = MemoryContextAlloc(index->rd_indexcxt, sizeof(ColIndexLayout));
+		colindex_compute_layout(layout, meta->ncolumns, meta->types);
+		UnlockReleaseBuffer(buf);
+		index->rd_amcache = layout;
+	}
+	return index->rd_amcache;
+}
+
+static void
+init_page(Page page, uint16 kind)
+{
+	ColIndexPageOpaque *opaque;
+
+	PageInit(page, BLCKSZ, sizeof(ColIndexPageOpaque));
+	opaque = (ColIndexPageOpaque *) PageGetSpecialPointer(page);
+	opaque->kind = kind;
+	opaque->page_id = COLINDEX_PAGE_ID;
+}
+
+void
+colindex_init_meta_page(Page page, const ColIndexLayout *layout)
+{
+	ColIndexMeta *meta;
+
+	init_page(page, COLINDEX_PAGE_META);
+	meta = (ColIndexMeta *) PageGetContents(page);
+	memset(meta, 0, sizeof(ColIndexMeta));
+	meta->magic = COLINDEX_MAGIC;
+	meta->version = COLINDEX_VERSION;
+	meta->ncolumns = layout->ncolumns;
+	meta->capacity = layout->capacity;
+	meta->insert_block = InvalidBlockNumber;
+	memcpy(meta->types, layout->types, sizeof(Oid) * layout->ncolumns);
+	/* generic WAL leaves out what lies between pd_lower and pd_upper */
+	((PageHeader) page)->pd_lower = (char *) meta + sizeof(ColIndexMeta) - (char *) page;
+}
+
+void
+colindex_init_data_page(Page page, const ColIndexLayout *layout)
+{
+	init_page(page, COLINDEX_PAGE_DATA);
+	memset(PageGetContents(page), 0, ((PageHeader) page)->pd_upper - SizeOfPageHeaderData);
+	((PageHeader) page)->pd_lower = ((PageHeader) page)->pd_upper;
+}
+
+static void
+set_bit(char *bits, int slot, bool on)
+{
+	uint8	   *byte = (uint8 *) bits + (slot >> 3);
+
+	if (on)
+		*byte |= 1 << (slot & 7);
+	else
+		*byte &= ~(1 << (slot & 7));
+}
+
+/* A free slot of the page, or -1. */
+static int
+free_slot(const ColIndexLayout *layout, Page page)
+{
+	ColIndexDataHeader *header = colindex_data_header(page);
+
+	if (header->nlive < header->high)
+		for (int slot = 0; slot < header->high; slot++)
+			if (!colindex_slot_live(layout, page, slot))
+				return slot;
+	return header->high < layout->capacity ? header->high : -1;
+}
+
+/* Add an entry to a data page; false when it is full. */
+bool
+colindex_page_add(const ColIndexLayout *layout, Page page, ItemPointer tid,
+				  const Datum *values, const bool *isnull)
+{
+	ColIndexDataHeader *header = colindex_data_header(page);
+	int			slot = free_slot(layout, page);
+
+	if (slot < 0)
+		return false;
+	*colindex_slot_tid(layout, page, slot) = *tid;
+	for (int i = 0; i < layout->ncolumns; i++)
+	{
+		char	   *value = (char *) page + layout->value_offsets[i] + slot * layout->widths[i];
+
+		set_bit((char *) page + layout->null_offsets[i], slot, isnull[i]);
+		if (isnull[i])
+			memset(value, 0, layout->widths[i]);
+		else
+			store_att_byval(value, values[i], layout->widths[i]);
+	}
+	set_bit((char *) page + layout->killed_offset, slot, false);
+	set_bit((char *) page + layout->live_offset, slot, true);
+	header->nlive++;
+	if (slot == header->high)
+		header->high++;
+	return true;
+}
+
+void
+colindex_page_free_slot(const ColIndexLayout *layout, Page page, int slot)
+{
+	ColIndexDataHeader *header = colindex_data_header(page);
+
+	Assert(colindex_slot_live(layout, page, slot));
+	set_bit((char *) page + layout->live_offset, slot, false);
+	set_bit((char *) page + layout->killed_offset, slot, false);
+	header->nlive--;
+	/* the high-water mark comes down over freed slots at the end */
+	while (header->high > 0 && !colindex_slot_live(layout, page, header->high - 1))
+		header->high--;
+}
+
+/* Mark an entry dead to everyone: a hint, set under a share lock. */
+void
+colindex_page_kill_slot(const ColIndexLayout *layout, Page page, int slot)
+{
+	set_bit((char *) page + layout->killed_offset, slot, true);
+}
+
+/* Add the entry to the page in buf (locked exclusively) if it has room. */
+static bool
+add_logged(Relation index, const ColIndexLayout *layout, Buffer buf, ItemPointer tid,
+		   const Datum *values, const bool *isnull)
+{
+	GenericXLogState *state = GenericXLogStart(index);
+	Page		page = GenericXLogRegisterBuffer(state, buf, 0);
+
+	if (colindex_is_data_page(page) &&
+		colindex_page_add(layout, page, tid, values, isnull))
+	{
+		GenericXLogFinish(state);
+		return true;
+	}
+	GenericXLogAbort(state);
+	return false;
+}
+
+static bool
+add_to_block(Relation index, const ColIndexLayout *layout, BlockNumber block,
+			 ItemPointer tid, const Datum *values, const bool *isnull)
+{
+	Buffer		buf = ReadBuffer(index, block);
+	bool		added;
+
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	added = add_logged(index, layout, buf, tid, values, isnull);
+	/* a page from the free space map with room left goes back into it */
+	if (added && free_slot(layout, BufferGetPage(buf)) >= 0)
+		RecordFreeIndexPage(index, block);
+	UnlockReleaseBuffer(buf);
+	return added;
+}
+
+/* Add an entry: to the insert block, a page with free slots, or a new page. */
+void
+colindex_insert(Relation index, ItemPointer tid, const Datum *values, const bool *isnull)
+{
+	const ColIndexLayout *layout = colindex_layout(index);
+	Buffer		metabuf = ReadBuffer(index, COLINDEX_METAPAGE_BLKNO);
+	ColIndexMeta *meta = (ColIndexMeta *) PageGetContents(BufferGetPage(metabuf));
+	BlockNumber tried;
+	BlockNumber block;
+	Buffer		buf;
+	GenericXLogState *state;
+	Page		page;
+
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	tried = meta->insert_block;
+	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+	if (tried != InvalidBlockNumber)
+	{
+		buf = ReadBuffer(index, tried);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		if (add_logged(index, layout, buf, tid, values, isnull))
+		{
+			UnlockReleaseBuffer(buf);
+			ReleaseBuffer(metabuf);
+			return;
+		}
+		UnlockReleaseBuffer(buf);
+	}
+	while ((block = GetFreeIndexPage(index)) != InvalidBlockNumber)
+		if (add_to_block(index, layout, block, tid, values, isnull))
+		{
+			ReleaseBuffer(metabuf);
+			return;
+		}
+
+	/* a new page, unless another insert has made one meanwhile */
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	if (meta->insert_block != InvalidBlockNumber && meta->insert_block != tried)
+	{
+		buf = ReadBuffer(index, meta->insert_block);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		if (add_logged(index, layout, buf, tid, values, isnull))
+		{
+			UnlockReleaseBuffer(buf);
+			UnlockReleaseBuffer(metabuf);
+			return;
+		}
+		UnlockReleaseBuffer(buf);
+	}
+	LockRelationForExtension(index, ExclusiveLock);
+	buf = ReadBuffer(index, P_NEW);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	UnlockRelationForExtension(index, ExclusiveLock);
+
+	state = GenericXLogStart(index);
+	page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
+	colindex_init_data_page(page, layout);
+	if (!colindex_page_add(layout, page, tid, values, isnull))
+		elog(ERROR, "could not add an entry to a new page of index \"%s\"",
+			 RelationGetRelationName(index));
+	meta = (ColIndexMeta *) PageGetContents(GenericXLogRegisterBuffer(state, metabuf, 0));
+	meta->insert_block = BufferGetBlockNumber(buf);
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(buf);
+	UnlockReleaseBuffer(metabuf);
+}

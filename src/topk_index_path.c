@@ -1,0 +1,168 @@
+/*-------------------------------------------------------------------------
+ *
+ * topk_index_path.c
+ *	  Planning GpuTopK over a column index: a path for each gputopk index
+ *	  of the table that holds the ranking key's columns.
+ *
+ * The path reads the index's entries instead of the table's rows: the WHERE
+ * clauses that the filter program compiles and that read only indexed
+ * columns are checked on the entries, the ranking key computed from them,
+ * and only the candidates' rows are fetched from the table, where the
+ * whole WHERE clause is checked again (topk_index_select.c).  Its cost is
+ * the index's pages, a fraction of an operator per entry and per clause,
+ * and a random page and a row's qual per candidate; the candidates per row
+ * kept are guessed from the selectivity of the clauses the index cannot
+ * check and the share of entries that belong to dead row versions.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/sysattr.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/restrictinfo.h"
+#include "utils/spccache.h"
+
+#include "colindex.h"
+#include "gputopk.h"
+#include "scan_filter_program.h"
+#include "topk_key_program.h"
+#include "topk_scan.h"
+
+/* cost of keying one entry, in cpu_operator_cost */
+#define INDEX_ENTRY_COST_FACTOR 0.1
+
+/* cost of a compiled WHERE clause on one entry, in cpu_operator_cost */
+#define INDEX_CLAUSE_COST_FACTOR 0.25
+
+/* the fewest rows kept per candidate the planner assumes */
+#define MIN_KEPT_PER_CANDIDATE 0.001
+
+/* The columns as pull_varattnos gives them. */
+Bitmapset *
+index_columns(int ncolumns, const int *attnos)
+{
+	Bitmapset  *columns = NULL;
+
+	for (int i = 0; i < ncolumns; i++)
+		columns = bms_add_member(columns, attnos[i] - FirstLowInvalidHeapAttributeNumber);
+	return columns;
+}
+
+static bool
+reads_only(Node *node, Index relid, Bitmapset *columns)
+{
+	Bitmapset  *read = NULL;
+
+	pull_varattnos(node, relid, &read);
+	return bms_is_subset(read, columns);
+}
+
+/* The clauses the index checks: compiled, over its columns only. */
+List *
+index_covered_clauses(List *clauses, Index relid, Bitmapset *columns)
+{
+	List	   *covered = NIL;
+	ListCell   *lc;
+
+	foreach(lc, clauses)
+	{
+		Node	   *clause = lfirst(lc);
+
+		if (filter_program_compiles(clause, relid) && reads_only(clause, relid, columns))
+			covered = lappend(covered, clause);
+	}
+	return covered;
+}
+
+/* Whether the index holds what the ranking key is computed from. */
+static bool
+index_has_key(RelOptInfo *rel, List *private, Bitmapset *columns)
+{
+	TopkKeySource source = intVal(list_nth(private, TOPK_FIELD_KEY_SOURCE));
+	Expr	   *key = linitial(llast(private));
+
+	if (source == KEY_SOURCE_VALUE && IsA(key, Var))
+		return reads_only((Node *) key, rel->relid, columns);
+	return source == KEY_SOURCE_EXACT_FLOAT8 &&
+		key_program_compile(key, rel->relid) != NULL &&
+		reads_only((Node *) key, rel->relid, columns);
+}
+
+static void
+add_index_path(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost where,
+			   IndexOptInfo *index, Bitmapset *columns)
+{
+	double		bound = Min(topk_estimated_bound(root), Max(rel->rows, 1.0));
+	List	   *rest = NIL;
+	int			ncovered = 0;
+	double		kept_per_candidate;
+	double		candidates;
+	double		spc_random_page_cost;
+	double		spc_seq_page_cost;
+	CustomPath *path;
+	ListCell   *lc;
+
+	foreach(lc, rel->baserestrictinfo)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+
+		if (list_length(index_covered_clauses(list_make1(rinfo->clause), rel->relid,
+											  columns)) == 1)
+			ncovered++;
+		else
+			rest = lappend(rest, rinfo);
+	}
+	kept_per_candidate = clauselist_selectivity(root, rest, rel->relid, JOIN_INNER, NULL);
+	if (index->tuples > rel->tuples && index->tuples > 0)
+		kept_per_candidate *= rel->tuples / index->tuples;
+	kept_per_candidate = Max(kept_per_candidate, MIN_KEPT_PER_CANDIDATE);
+	candidates = Min(bound / kept_per_candidate, Max(index->tuples, 1.0));
+
+	path = topk_make_path(root, rel, list_copy(private), 0);
+	list_nth_cell(path->custom_private, TOPK_FIELD_INDEX)->ptr_value =
+		list_make1_oid(index->indexoid);
+	list_nth_cell(path->custom_private, TOPK_FIELD_CANDIDATES)->ptr_value =
+		makeFloat(psprintf("%g", 1.0 / kept_per_candidate));
+
+	get_tablespace_page_costs(rel->reltablespace, &spc_random_page_cost, &spc_seq_page_cost);
+	path->path.rows = clamp_row_est(bound);
+	path->path.startup_cost = where.startup + path->path.pathtarget->cost.startup +
+		spc_seq_page_cost * index->pages +
+		index->tuples * cpu_operator_cost *
+		(INDEX_ENTRY_COST_FACTOR + INDEX_CLAUSE_COST_FACTOR * ncovered) +
+		spc_random_page_cost * Min(candidates, rel->pages) +
+		candidates * (cpu_tuple_cost + where.per_tuple) +
+		topk_sort_cost(bound) + path->path.pathtarget->cost.per_tuple * bound;
+	path->path.total_cost = path->path.startup_cost;
+	add_path(rel, &path->path);
+}
+
+/* A GpuTopK path for each column index that holds the ranking key's columns. */
+void
+add_index_topk_paths(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost where)
+{
+	Oid			am = InvalidOid;
+	ListCell   *lc;
+
+	if (!gputopk_enable_column_index)
+		return;
+	foreach(lc, rel->indexlist)
+	{
+		IndexOptInfo *index = lfirst_node(IndexOptInfo, lc);
+		Bitmapset  *columns;
+
+		if (!OidIsValid(am))
+			am = colindex_am_oid();
+		if (index->relam != am || index->indpred != NIL)
+			continue;
+		columns = index_columns(index->ncolumns, index->indexkeys);
+		if (index_has_key(rel, private, columns))
+			add_index_path(root, rel, private, where, index, columns);
+	}
+}

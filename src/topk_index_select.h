@@ -1,0 +1,56 @@
+/*-------------------------------------------------------------------------
+ *
+ * topk_index_select.h
+ *	  GpuTopK over a column index: the top rows found from the index's
+ *	  entries, fetched from the table and rechecked, round by round.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TOPK_INDEX_SELECT_H
+#define TOPK_INDEX_SELECT_H
+
+#include "executor/tuptable.h"
+#include "utils/relcache.h"
+#include "utils/snapshot.h"
+
+#include "keys.h"
+#include "scan_filter_program.h"
+#include "topk_key_program.h"
+
+typedef struct IndexSelectSpec
+{
+	Relation	index;
+	Relation	heap;
+	Snapshot	snapshot;
+	KeyType		key_type;
+	bool		desc;
+	bool		nulls_first;
+	AttrNumber	key_attno;		/* the key's column, or 0: key_program */
+	KeyProgram *key_program;
+	FilterProgram *filter;		/* WHERE clauses over indexed columns, or NULL */
+	double		candidates_per_row; /* the planner's guess, at least 1 */
+} IndexSelectSpec;
+
+/* counts for EXPLAIN ANALYZE */
+typedef struct IndexSelectStats
+{
+	uint64		rounds;
+	uint64		entries_scanned;
+	uint64		fetched;		/* candidates whose rows were looked up */
+	uint64		dead;			/* no version left that anyone can see */
+	uint64		invisible;		/* none the snapshot sees */
+	uint64		filtered;		/* the row failed the other WHERE clauses */
+} IndexSelectStats;
+
+/*
+ * A candidate's row, visible to the snapshot, in a slot of the table: the
+ * caller checks the whole WHERE clause and, if it holds, keeps the row;
+ * returns whether it did.
+ */
+typedef bool (*IndexRowSink) (void *arg, TupleTableSlot *slot);
+
+extern void index_select_rows(const IndexSelectSpec *spec, uint64 bound,
+							  IndexRowSink sink, void *arg, TupleTableSlot *slot,
+							  IndexSelectStats *stats);
+
+#endif							/* TOPK_INDEX_SELECT_H */
