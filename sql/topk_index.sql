@@ -5,6 +5,8 @@
 -- PostgreSQL (needs topk_check and tk from topk_scan).
 --
 SET gputopk.min_table_rows = 1000;
+-- the index is read on the CPU (under gputopk.device = gpu it is not used)
+SET gputopk.device = cpu;
 
 -- what the index can hold
 CREATE TABLE ci_bad (a int, t text, p point);
@@ -142,4 +144,5 @@ SELECT topk_check('SELECT id, v FROM ci_p ORDER BY v DESC, id LIMIT 5');
 DROP TABLE ci_p;
 
 DROP INDEX tk_ci;
+RESET gputopk.device;
 RESET gputopk.min_table_rows;

@@ -143,14 +143,19 @@ add_index_path(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost where
 	add_path(rel, &path->path);
 }
 
-/* A GpuTopK path for each column index that holds the ranking key's columns. */
+/*
+ * A GpuTopK path for each column index that holds the ranking key's
+ * columns, unless gputopk.enable_column_index is off or gputopk.device is
+ * gpu.
+ */
 void
 add_index_topk_paths(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost where)
 {
 	Oid			am = InvalidOid;
 	ListCell   *lc;
 
-	if (!gputopk_enable_column_index)
+	/* the index is read on the CPU: not where the GPU is demanded */
+	if (!gputopk_enable_column_index || gputopk_device == DEVICE_SETTING_GPU)
 		return;
 	foreach(lc, rel->indexlist)
 	{

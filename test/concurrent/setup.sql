@@ -8,18 +8,22 @@ CREATE TABLE tc (id int PRIMARY KEY, v float8, g int, pad text)
   WITH (autovacuum_enabled = off);
 INSERT INTO tc SELECT i, (i * 7919 % 100003)::float8 / 100, i % 7, repeat('x', i % 40)
   FROM generate_series(1, 200000) i;
+-- a column index, which GpuTopK reads where the reader does not turn it off
+CREATE INDEX tc_ci ON tc USING gputopk (v, g);
 -- all-visible pages, which the page reader takes without a check per tuple
 VACUUM (FREEZE, ANALYZE) tc;
-CREATE TABLE concurrent_checks (q text, used boolean, parallel boolean, same boolean);
+CREATE TABLE concurrent_checks (q text, used boolean, parallel boolean, indexed boolean,
+                                same boolean);
 
 -- q's rows with gputopk on and off, in order, as text; whether a gputopk
--- node ran, and in parallel; recorded in concurrent_checks
+-- node ran, in parallel, over the column index; recorded in concurrent_checks
 CREATE FUNCTION concurrent_check(q text) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
   ours text[];
   plain text[];
   used boolean := false;
   parallel boolean := false;
+  indexed boolean := false;
   line text;
 BEGIN
   IF current_setting('transaction_isolation') <> 'repeatable read' THEN
@@ -28,10 +32,11 @@ BEGIN
   FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
     used := used OR line LIKE '%GpuTopK%';
     parallel := parallel OR line LIKE '%Parallel Custom Scan (GpuTopK%';
+    indexed := indexed OR line LIKE '%Column Index:%';
   END LOOP;
   EXECUTE format('SELECT array_agg(r::text) FROM (%s) r', q) INTO ours;
   SET LOCAL gputopk.enabled = off;
   EXECUTE format('SELECT array_agg(r::text) FROM (%s) r', q) INTO plain;
   SET LOCAL gputopk.enabled = on;
-  INSERT INTO concurrent_checks VALUES (q, used, parallel, ours IS NOT DISTINCT FROM plain);
+  INSERT INTO concurrent_checks VALUES (q, used, parallel, indexed, ours IS NOT DISTINCT FROM plain);
 END $$;
