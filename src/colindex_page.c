@@ -255,17 +255,20 @@ add_logged(Relation index, const ColIndexLayout *layout, Buffer buf, ItemPointer
 	return false;
 }
 
+/*
+ * Add the entry to the block if it has room; a page from the free space
+ * map that still has room goes back into it.
+ */
 static bool
 add_to_block(Relation index, const ColIndexLayout *layout, BlockNumber block,
-			 ItemPointer tid, const Datum *values, const bool *isnull)
+			 bool from_fsm, ItemPointer tid, const Datum *values, const bool *isnull)
 {
 	Buffer		buf = ReadBuffer(index, block);
 	bool		added;
 
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 	added = add_logged(index, layout, buf, tid, values, isnull);
-	/* a page from the free space map with room left goes back into it */
-	if (added && free_slot(layout, BufferGetPage(buf)) >= 0)
+	if (added && from_fsm && free_slot(layout, BufferGetPage(buf)) >= 0)
 		RecordFreeIndexPage(index, block);
 	UnlockReleaseBuffer(buf);
 	return added;
@@ -287,20 +290,14 @@ colindex_insert(Relation index, ItemPointer tid, const Datum *values, const bool
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	tried = meta->insert_block;
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
-	if (tried != InvalidBlockNumber)
+	if (tried != InvalidBlockNumber &&
+		add_to_block(index, layout, tried, false, tid, values, isnull))
 	{
-		buf = ReadBuffer(index, tried);
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-		if (add_logged(index, layout, buf, tid, values, isnull))
-		{
-			UnlockReleaseBuffer(buf);
-			ReleaseBuffer(metabuf);
-			return;
-		}
-		UnlockReleaseBuffer(buf);
+		ReleaseBuffer(metabuf);
+		return;
 	}
 	while ((block = GetFreeIndexPage(index)) != InvalidBlockNumber)
-		if (add_to_block(index, layout, block, tid, values, isnull))
+		if (add_to_block(index, layout, block, true, tid, values, isnull))
 		{
 			ReleaseBuffer(metabuf);
 			return;
@@ -308,17 +305,11 @@ colindex_insert(Relation index, ItemPointer tid, const Datum *values, const bool
 
 	/* a new page, unless another insert has made one meanwhile */
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	if (meta->insert_block != InvalidBlockNumber && meta->insert_block != tried)
+	if (meta->insert_block != InvalidBlockNumber && meta->insert_block != tried &&
+		add_to_block(index, layout, meta->insert_block, false, tid, values, isnull))
 	{
-		buf = ReadBuffer(index, meta->insert_block);
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-		if (add_logged(index, layout, buf, tid, values, isnull))
-		{
-			UnlockReleaseBuffer(buf);
-			UnlockReleaseBuffer(metabuf);
-			return;
-		}
-		UnlockReleaseBuffer(buf);
+		UnlockReleaseBuffer(metabuf);
+		return;
 	}
 	LockRelationForExtension(index, ExclusiveLock);
 	buf = ReadBuffer(index, P_NEW);

@@ -30,6 +30,7 @@
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
 #include "portability/instr_time.h"
 #include "storage/bufmgr.h"
 #include "utils/builtins.h"
@@ -108,6 +109,7 @@ typedef struct TopkScanState
 	TopkShared *shared;			/* of a parallel scan, or NULL */
 	Relation	index;			/* the column index read instead of the table, or NULL */
 	FilterProgram *index_filter;	/* the WHERE clauses checked on its entries */
+	Bitmapset  *index_columns_read; /* by them and the ranking key */
 	double		candidates_per_row;
 
 	/* per run */
@@ -224,6 +226,7 @@ open_index(TopkScanState *ts, CustomScan *cscan)
 {
 	Oid			oid = linitial_oid(list_nth(cscan->custom_private, TOPK_FIELD_INDEX));
 	List	   *rest;
+	List	   *covered;
 	Bitmapset  *columns;
 	int			attnos[INDEX_MAX_KEYS];
 
@@ -231,11 +234,13 @@ open_index(TopkScanState *ts, CustomScan *cscan)
 	for (int i = 0; i < ts->index->rd_index->indnatts; i++)
 		attnos[i] = ts->index->rd_index->indkey.values[i];
 	columns = index_columns(ts->index->rd_index->indnatts, attnos);
-	ts->index_filter = filter_program_compile(index_covered_clauses(cscan->scan.plan.qual,
-																	cscan->scan.scanrelid,
-																	columns),
-											  cscan->scan.scanrelid, &ts->css.ss.ps, &rest);
+	covered = index_covered_clauses(cscan->scan.plan.qual, cscan->scan.scanrelid, columns);
+	ts->index_filter = filter_program_compile(covered, cscan->scan.scanrelid,
+											  &ts->css.ss.ps, &rest);
 	Assert(rest == NIL);
+	pull_varattnos((Node *) covered, cscan->scan.scanrelid, &ts->index_columns_read);
+	pull_varattnos((Node *) list_nth(cscan->custom_exprs, TOPK_EXPR_KEY),
+				   cscan->scan.scanrelid, &ts->index_columns_read);
 	ts->candidates_per_row = floatVal(list_nth(cscan->custom_private, TOPK_FIELD_CANDIDATES));
 }
 
@@ -540,6 +545,8 @@ select_from_index(TopkScanState *ts, instr_time *selected)
 		.key_attno = ts->key_attno,
 		.key_program = ts->key_program,
 		.filter = ts->index_filter,
+		.columns_read = ts->index_columns_read,
+		.exact = ts->mode == TOPK_EXACT,
 		.candidates_per_row = ts->candidates_per_row,
 	};
 

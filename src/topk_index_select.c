@@ -5,11 +5,13 @@
  *	  entries, fetch their rows under the query's snapshot, and repeat with
  *	  the next candidates until enough rows have survived.
  *
- * A round reads every entry of the index (a copy of each page, taken
- * under a share lock), drops those that fail the WHERE clauses over
+ * A round reads every entry of the index (each page in place, under a
+ * share lock), drops those that fail the WHERE clauses over
  * indexed columns or whose key is not below the last round's smallest,
  * and selects the best n keys with every key tied with the n-th
- * (TOPK_WITH_TIES).  The candidates' rows are then fetched through the
+ * (TOPK_WITH_TIES), or, where any of the rows tied at the bound will do
+ * (one ORDER BY item, no WITH TIES, see topk_exec.c), exactly n, leaving
+ * the tied entries not taken to the next round.  The candidates' rows are then fetched through the
  * table's index fetch, which follows HOT chains and applies the snapshot,
  * and handed to the caller, which checks the whole WHERE clause and keeps
  * the row for its sort.
@@ -18,8 +20,9 @@
  * of the indexed columns (a HOT update changes none of them), so a row the
  * snapshot sees and the clauses accept has an entry that passes the
  * index's clauses with the row's key.  Once the rounds have kept `bound`
- * rows, every row not yet fetched has a key below every candidate's, ties
- * included, so it cannot be in the answer.  Rounds end there, or when a
+ * rows, every row not yet fetched has a key below every candidate's (or,
+ * when ties may be broken either way, at most equal), so it cannot be in
+ * the answer.  Rounds end there, or when a
  * round finds fewer candidates than it asked for (none are left).
  *
  * Entries never move (colindex.h).  A candidate is named by its position
@@ -35,6 +38,9 @@
  */
 #include "postgres.h"
 
+#include <stdlib.h>
+
+#include "access/sysattr.h"
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "access/xlog.h"
@@ -56,6 +62,8 @@ typedef struct Selection
 	const IndexSelectSpec *spec;
 	const ColIndexLayout *layout;
 	AttrNumber	attnos[INDEX_MAX_KEYS]; /* the table's column of each index column */
+	int			nloads;			/* the index columns the filter or the key program reads */
+	int			loads[INDEX_MAX_KEYS];
 	int			key_column;		/* the index column of the key, or -1 */
 	bool		load_values;	/* the filter or the key program reads values */
 	bool		skip_killed;	/* entries marked dead are skipped */
@@ -65,6 +73,13 @@ typedef struct Selection
 	uint64	   *positions;
 	CpuTopk    *topk;			/* of the current round */
 	MemoryContextCallback callback;
+
+	/* the rounds so far: keys below threshold are left, and, when exact, */
+	bool		have_threshold;
+	uint64		threshold;
+	/* those equal to it whose positions are not among these (sorted) */
+	uint64	   *tied_fetched;
+	size_t		ntied_fetched;
 } Selection;
 
 static void
@@ -101,45 +116,132 @@ entry_key(Selection *sel, Page page, int slot)
 	}
 }
 
-/* The entries of one page that pass, keys below the threshold, into the round's top-k. */
-static void
-select_page(Selection *sel, Page page, BlockNumber block, const uint64 *threshold,
+/* Whether a key is one a round may still select (see Selection). */
+static inline bool
+key_left(Selection *sel, uint64 key, uint64 position)
+{
+	if (!sel->have_threshold || key < sel->threshold)
+		return true;
+	return key == sel->threshold && sel->spec->exact &&
+		bsearch(&position, sel->tied_fetched, sel->ntied_fetched, sizeof(uint64),
+				key_compare_u64) == NULL;
+}
+
+/* the slots a scan reads: in use and not marked dead */
+static inline bool
+slot_readable(Selection *sel, Page page, int slot)
+{
+	return colindex_slot_live(sel->layout, page, slot) &&
+		!(sel->skip_killed && colindex_slot_killed(sel->layout, page, slot));
+}
+
+static inline void
+add_key(Selection *sel, size_t *n, uint64 key, uint64 position)
+{
+	if (!key_left(sel, key, position))
+		return;
+	if (key_width(sel->spec->key_type) == 8)
+		((uint64 *) sel->keys)[*n] = key;
+	else
+		((uint32 *) sel->keys)[*n] = (uint32) key;
+	sel->positions[(*n)++] = position;
+}
+
+/*
+ * The keys of a page when the key is a column and no clause is checked:
+ * one loop per key type, so that the key's encoding is inlined.
+ */
+static pg_attribute_always_inline size_t
+column_keys(Selection *sel, Page page, BlockNumber block, KeyType type,
 			IndexSelectStats *stats)
 {
 	const ColIndexLayout *layout = sel->layout;
-	const IndexSelectSpec *spec = sel->spec;
+	int			column = sel->key_column;
 	int			high = colindex_data_header(page)->high;
-	bool		wide = key_width(spec->key_type) == 8;
+	bool		desc = sel->spec->desc;
+	uint64		null_key = key_null(type, sel->spec->nulls_first);
 	size_t		n = 0;
 
 	for (int slot = 0; slot < high; slot++)
 	{
 		uint64		key;
 
-		if (!colindex_slot_live(layout, page, slot) ||
-			(sel->skip_killed && colindex_slot_killed(layout, page, slot)))
+		if (!slot_readable(sel, page, slot))
 			continue;
 		stats->entries_scanned++;
-		if (sel->load_values)
-			for (int i = 0; i < layout->ncolumns; i++)
-			{
-				AttrNumber	attno = sel->attnos[i];
+		key = colindex_slot_isnull(layout, page, column, slot) ? null_key :
+			key_of_datum(type, colindex_slot_value(layout, page, column, slot), desc);
+		add_key(sel, &n, key, colindex_position(block, slot));
+	}
+	return n;
+}
 
-				sel->isnull[attno - 1] = colindex_slot_isnull(layout, page, i, slot);
-				if (!sel->isnull[attno - 1])
-					sel->values[attno - 1] = colindex_slot_value(layout, page, i, slot);
-			}
+/* The keys of a page in general: the entry's values, the clauses, the key. */
+static size_t
+entry_keys(Selection *sel, Page page, BlockNumber block, IndexSelectStats *stats)
+{
+	const ColIndexLayout *layout = sel->layout;
+	const IndexSelectSpec *spec = sel->spec;
+	int			high = colindex_data_header(page)->high;
+	size_t		n = 0;
+
+	for (int slot = 0; slot < high; slot++)
+	{
+		if (!slot_readable(sel, page, slot))
+			continue;
+		stats->entries_scanned++;
+		for (int j = 0; j < sel->nloads; j++)
+		{
+			int			i = sel->loads[j];
+			AttrNumber	attno = sel->attnos[i];
+
+			sel->isnull[attno - 1] = colindex_slot_isnull(layout, page, i, slot);
+			if (!sel->isnull[attno - 1])
+				sel->values[attno - 1] = colindex_slot_value(layout, page, i, slot);
+		}
 		if (spec->filter && !filter_program_passes_values(spec->filter, sel->values, sel->isnull))
 			continue;
-		key = entry_key(sel, page, slot);
-		if (threshold && key >= *threshold)
-			continue;
-		if (wide)
-			((uint64 *) sel->keys)[n] = key;
-		else
-			((uint32 *) sel->keys)[n] = (uint32) key;
-		sel->positions[n++] = colindex_position(block, slot);
+		add_key(sel, &n, entry_key(sel, page, slot), colindex_position(block, slot));
 	}
+	return n;
+}
+
+/* The entries of one page that pass and are left, into the round's top-k. */
+static void
+select_page(Selection *sel, Page page, BlockNumber block, IndexSelectStats *stats)
+{
+	size_t		n;
+
+	if (sel->load_values)
+		n = entry_keys(sel, page, block, stats);
+	else
+		switch (sel->spec->key_type)
+		{
+			case KEY_INT2:
+				n = column_keys(sel, page, block, KEY_INT2, stats);
+				break;
+			case KEY_INT4:
+				n = column_keys(sel, page, block, KEY_INT4, stats);
+				break;
+			case KEY_INT8:
+				n = column_keys(sel, page, block, KEY_INT8, stats);
+				break;
+			case KEY_FLOAT4:
+				n = column_keys(sel, page, block, KEY_FLOAT4, stats);
+				break;
+			case KEY_FLOAT8:
+				n = column_keys(sel, page, block, KEY_FLOAT8, stats);
+				break;
+			case KEY_DATE:
+				n = column_keys(sel, page, block, KEY_DATE, stats);
+				break;
+			case KEY_TIMESTAMP:
+				n = column_keys(sel, page, block, KEY_TIMESTAMP, stats);
+				break;
+			default:
+				n = column_keys(sel, page, block, KEY_TIMESTAMPTZ, stats);
+				break;
+		}
 	if (n > 0 && !cpu_topk_push_refs(sel->topk, sel->keys, sel->positions, n))
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
@@ -147,17 +249,20 @@ select_page(Selection *sel, Page page, BlockNumber block, const uint64 *threshol
 				 errdetail("GpuTopK could not keep its candidates.")));
 }
 
-/* One round's candidates: the best count keys below the threshold, with ties. */
+/*
+ * One round's candidates: the best count keys of those left, with their
+ * ties unless any of them will do.  Pages are read in place under a share
+ * lock.
+ */
 static void
-select_round(Selection *sel, uint64 count, const uint64 *threshold, TopkResult *result,
-			 IndexSelectStats *stats)
+select_round(Selection *sel, uint64 count, TopkResult *result, IndexSelectStats *stats)
 {
 	Relation	index = sel->spec->index;
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKREAD);
-	PGAlignedBlock copy;
 
-	sel->topk = cpu_topk_create(key_width(sel->spec->key_type), count, TOPK_WITH_TIES);
+	sel->topk = cpu_topk_create(key_width(sel->spec->key_type), count,
+								sel->spec->exact ? TOPK_EXACT : TOPK_WITH_TIES);
 	if (sel->topk == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
@@ -168,16 +273,40 @@ select_round(Selection *sel, uint64 count, const uint64 *threshold, TopkResult *
 
 		CHECK_FOR_INTERRUPTS();
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		memcpy(copy.data, BufferGetPage(buf), BLCKSZ);
+		if (colindex_is_data_page(BufferGetPage(buf)))
+			select_page(sel, BufferGetPage(buf), block, stats);
 		UnlockReleaseBuffer(buf);
-		if (colindex_is_data_page(copy.data))
-			select_page(sel, copy.data, block, threshold, stats);
 	}
 	FreeAccessStrategy(strategy);
 	if (!cpu_topk_result(sel->topk, result))
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("out of memory")));
+}
+
+/*
+ * After a round: keys below its smallest are left, and, when any tied row
+ * will do, those equal to it that no round has fetched.
+ */
+static void
+advance_threshold(Selection *sel, TopkResult *result)
+{
+	uint64		smallest = result->items[result->count - 1].key;
+
+	/* the tied positions of earlier rounds still count while the key is the same */
+	if (!sel->have_threshold || smallest != sel->threshold)
+		sel->ntied_fetched = 0;
+	sel->have_threshold = true;
+	sel->threshold = smallest;
+	if (!sel->spec->exact)
+		return;
+	sel->tied_fetched = sel->tied_fetched == NULL ?
+		palloc_extended(sizeof(uint64) * (sel->ntied_fetched + result->count), MCXT_ALLOC_HUGE) :
+		repalloc_huge(sel->tied_fetched, sizeof(uint64) * (sel->ntied_fetched + result->count));
+	for (size_t i = 0; i < result->count; i++)
+		if (result->items[i].key == smallest)
+			sel->tied_fetched[sel->ntied_fetched++] = result->items[i].ref;
+	qsort(sel->tied_fetched, sel->ntied_fetched, sizeof(uint64), key_compare_u64);
 }
 
 /*
@@ -305,8 +434,6 @@ index_select_rows(const IndexSelectSpec *spec, uint64 bound, IndexRowSink sink, 
 	uint64		entries_max;
 	uint64		count;
 	uint64		kept = 0;
-	uint64		threshold = 0;
-	bool		have_threshold = false;
 
 	sel->spec = spec;
 	sel->layout = colindex_layout(spec->index);
@@ -316,6 +443,9 @@ index_select_rows(const IndexSelectSpec *spec, uint64 bound, IndexRowSink sink, 
 		sel->attnos[i] = spec->index->rd_index->indkey.values[i];
 		if (spec->key_attno > 0 && sel->attnos[i] == spec->key_attno)
 			sel->key_column = i;
+		if (bms_is_member(sel->attnos[i] - FirstLowInvalidHeapAttributeNumber,
+						  spec->columns_read))
+			sel->loads[sel->nloads++] = i;
 	}
 	Assert(spec->key_attno == 0 || sel->key_column >= 0);
 	sel->load_values = spec->filter != NULL || sel->key_column < 0;
@@ -339,16 +469,16 @@ index_select_rows(const IndexSelectSpec *spec, uint64 bound, IndexRowSink sink, 
 		uint64		round_kept;
 
 		stats->rounds++;
-		select_round(sel, count, have_threshold ? &threshold : NULL, &result, stats);
+		select_round(sel, count, &result, stats);
 		if (result.count == 0)
 			break;
-		threshold = result.items[result.count - 1].key;
-		have_threshold = true;
 		round_kept = fetch_round(sel, &result, sink, arg, slot, stats);
 		kept += round_kept;
+		advance_threshold(sel, &result);
 		destroy_topk(sel);
-		/* enough rows, or every entry that passes was a candidate */
-		if (kept >= bound || result.count < count || threshold == 0)
+		/* enough rows, or every entry left was a candidate, or none can be below */
+		if (kept >= bound || result.count < count ||
+			(sel->threshold == 0 && !spec->exact))
 			break;
 		/* enough candidates for the rows missing at this round's rate, at least twice as many */
 		count = Max(2 * count,
