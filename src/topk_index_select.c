@@ -32,7 +32,9 @@
  * later scans skip it (not in a transaction started in recovery, whose
  * snapshot may still see what the primary has found dead).  The index
  * page stays pinned from reading the TIDs to marking them, which makes
- * VACUUM, which frees slots under a cleanup lock, wait.
+ * VACUUM, which frees slots under a cleanup lock, wait.  Under
+ * serializable isolation the table is predicate-locked as a whole, as a
+ * sequential scan locks it.
  *
  *-------------------------------------------------------------------------
  */
@@ -46,6 +48,7 @@
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "storage/predicate.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -435,6 +438,8 @@ index_select_rows(const IndexSelectSpec *spec, uint64 bound, IndexRowSink sink, 
 	uint64		count;
 	uint64		kept = 0;
 
+	/* as a sequential scan does: the answer depends on every row (serializable only) */
+	PredicateLockRelation(spec->heap, spec->snapshot);
 	sel->spec = spec;
 	sel->layout = colindex_layout(spec->index);
 	sel->key_column = -1;
