@@ -50,12 +50,23 @@ colindex_am_oid(void)
 	return get_index_am_oid(COLINDEX_AM_NAME, true);
 }
 
+/* The layout of the index's columns, from its tuple descriptor. */
+static void
+layout_of_index(Relation index, ColIndexLayout *layout)
+{
+	TupleDesc	desc = RelationGetDescr(index);
+	Oid			types[INDEX_MAX_KEYS];
+
+	for (int i = 0; i < desc->natts; i++)
+		types[i] = TupleDescAttr(desc, i)->atttypid;
+	colindex_compute_layout(layout, desc->natts, types);
+}
+
 /* The columns' layout; errors for what the index cannot hold. */
 static void
 check_definition(Relation index, IndexInfo *info, ColIndexLayout *layout)
 {
 	TupleDesc	desc = RelationGetDescr(index);
-	Oid			types[INDEX_MAX_KEYS];
 
 	if (info->ii_Predicate != NIL)
 		ereport(ERROR,
@@ -69,13 +80,13 @@ check_definition(Relation index, IndexInfo *info, ColIndexLayout *layout)
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("gputopk indexes cannot have expressions"),
 					 errhint("Index the columns the expression reads; GpuTopK computes it from them.")));
-		types[i] = TupleDescAttr(desc, i)->atttypid;
-		if (!colindex_type_supported(types[i]))
+		if (!colindex_type_supported(TupleDescAttr(desc, i)->atttypid))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("gputopk indexes cannot hold type %s", format_type_be(types[i]))));
+					 errmsg("gputopk indexes cannot hold type %s",
+							format_type_be(TupleDescAttr(desc, i)->atttypid))));
 	}
-	colindex_compute_layout(layout, info->ii_NumIndexAttrs, types);
+	layout_of_index(index, layout);
 }
 
 /* Write the data page being built as a new block. */
@@ -162,12 +173,8 @@ colindex_build_empty(Relation index)
 {
 	ColIndexLayout layout;
 	PGAlignedBlock page;
-	Oid			types[INDEX_MAX_KEYS];
-	TupleDesc	desc = RelationGetDescr(index);
 
-	for (int i = 0; i < desc->natts; i++)
-		types[i] = TupleDescAttr(desc, i)->atttypid;
-	colindex_compute_layout(&layout, desc->natts, types);
+	layout_of_index(index, &layout);
 	colindex_init_meta_page(page.data, &layout);
 	PageSetChecksumInplace(page.data, COLINDEX_METAPAGE_BLKNO);
 	smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, COLINDEX_METAPAGE_BLKNO, page.data, true);

@@ -63,7 +63,14 @@ reads_only(Node *node, Index relid, Bitmapset *columns)
 	return bms_is_subset(read, columns);
 }
 
-/* The clauses the index checks: compiled, over its columns only. */
+/* Whether the index checks a clause: compiled, over its columns only. */
+static bool
+index_checks(Node *clause, Index relid, Bitmapset *columns)
+{
+	return filter_program_compiles(clause, relid) && reads_only(clause, relid, columns);
+}
+
+/* The clauses the index checks. */
 List *
 index_covered_clauses(List *clauses, Index relid, Bitmapset *columns)
 {
@@ -71,12 +78,8 @@ index_covered_clauses(List *clauses, Index relid, Bitmapset *columns)
 	ListCell   *lc;
 
 	foreach(lc, clauses)
-	{
-		Node	   *clause = lfirst(lc);
-
-		if (filter_program_compiles(clause, relid) && reads_only(clause, relid, columns))
-			covered = lappend(covered, clause);
-	}
+		if (index_checks(lfirst(lc), relid, columns))
+			covered = lappend(covered, lfirst(lc));
 	return covered;
 }
 
@@ -112,8 +115,7 @@ add_index_path(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost where
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
 
-		if (list_length(index_covered_clauses(list_make1(rinfo->clause), rel->relid,
-											  columns)) == 1)
+		if (index_checks((Node *) rinfo->clause, rel->relid, columns))
 			ncovered++;
 		else
 			rest = lappend(rest, rinfo);
@@ -151,20 +153,20 @@ add_index_path(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost where
 void
 add_index_topk_paths(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost where)
 {
-	Oid			am = InvalidOid;
+	Oid			am;
 	ListCell   *lc;
 
 	/* the index is read on the CPU: not where the GPU is demanded */
-	if (!gputopk_enable_column_index || gputopk_device == DEVICE_SETTING_GPU)
+	if (!gputopk_enable_column_index || gputopk_device == DEVICE_SETTING_GPU ||
+		rel->indexlist == NIL)
 		return;
+	am = colindex_am_oid();
 	foreach(lc, rel->indexlist)
 	{
 		IndexOptInfo *index = lfirst_node(IndexOptInfo, lc);
 		Bitmapset  *columns;
 
-		if (!OidIsValid(am))
-			am = colindex_am_oid();
-		if (index->relam != am || index->indpred != NIL)
+		if (!OidIsValid(am) || index->relam != am || index->indpred != NIL)
 			continue;
 		columns = index_columns(index->ncolumns, index->indexkeys);
 		if (index_has_key(rel, private, columns))

@@ -95,20 +95,24 @@ destroy_topk(void *arg)
 	sel->topk = NULL;
 }
 
-/* The entry's key (see keys.h). */
+/* The key (see keys.h) of an entry's key column, of the given key type. */
+static pg_attribute_always_inline uint64
+column_key(Selection *sel, Page page, int slot, KeyType type)
+{
+	if (colindex_slot_isnull(sel->layout, page, sel->key_column, slot))
+		return key_null(type, sel->spec->nulls_first);
+	return key_of_datum(type, colindex_slot_value(sel->layout, page, sel->key_column, slot),
+						sel->spec->desc);
+}
+
+/* The entry's key: of its key column, or of the key program over its values. */
 static inline uint64
 entry_key(Selection *sel, Page page, int slot)
 {
 	const IndexSelectSpec *spec = sel->spec;
 
 	if (sel->key_column >= 0)
-	{
-		if (colindex_slot_isnull(sel->layout, page, sel->key_column, slot))
-			return key_null(spec->key_type, spec->nulls_first);
-		return key_of_datum(spec->key_type,
-							colindex_slot_value(sel->layout, page, sel->key_column, slot),
-							spec->desc);
-	}
+		return column_key(sel, page, slot, spec->key_type);
 	else
 	{
 		double		value;
@@ -158,23 +162,15 @@ static pg_attribute_always_inline size_t
 column_keys(Selection *sel, Page page, BlockNumber block, KeyType type,
 			IndexSelectStats *stats)
 {
-	const ColIndexLayout *layout = sel->layout;
-	int			column = sel->key_column;
 	int			high = colindex_data_header(page)->high;
-	bool		desc = sel->spec->desc;
-	uint64		null_key = key_null(type, sel->spec->nulls_first);
 	size_t		n = 0;
 
 	for (int slot = 0; slot < high; slot++)
 	{
-		uint64		key;
-
 		if (!slot_readable(sel, page, slot))
 			continue;
 		stats->entries_scanned++;
-		key = colindex_slot_isnull(layout, page, column, slot) ? null_key :
-			key_of_datum(type, colindex_slot_value(layout, page, column, slot), desc);
-		add_key(sel, &n, key, colindex_position(block, slot));
+		add_key(sel, &n, column_key(sel, page, slot, type), colindex_position(block, slot));
 	}
 	return n;
 }
