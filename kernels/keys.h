@@ -122,6 +122,29 @@ key_from_float8(double v, bool desc)
 	return desc ? k : ~k;
 }
 
+/*
+ * The key of a stored value of a key type (p points at its bytes, as a
+ * column index page holds them): larger for larger values when desc.
+ */
+KEY_FN uint64_t
+key_of_stored(KeyType type, const void *p, bool desc)
+{
+	switch (type)
+	{
+		case KEY_INT2:
+			return key_from_int32(*(const int16_t *) p, desc);
+		case KEY_INT4:
+		case KEY_DATE:
+			return key_from_int32(*(const int32_t *) p, desc);
+		case KEY_FLOAT4:
+			return key_from_float4(*(const float *) p, desc);
+		case KEY_FLOAT8:
+			return key_from_float8(*(const double *) p, desc);
+		default:
+			return key_from_int64(*(const int64_t *) p, desc);
+	}
+}
+
 /* qsort's comparison of 64-bit keys (or any uint64_t), ascending */
 KEY_FN int
 key_compare_u64(const void *a, const void *b)

@@ -33,6 +33,7 @@
 #include "utils/syscache.h"
 
 #include "colindex.h"
+#include "colindex_changes.h"
 
 PG_FUNCTION_INFO_V1(gputopk_index_handler);
 
@@ -154,6 +155,7 @@ colindex_build(Relation heap, Relation index, IndexInfo *info)
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
 	check_definition(index, info, layout);
+	colindex_changes_forget(index);
 	state->layout = layout;
 	state->last_block = InvalidBlockNumber;
 	write_meta_page(index, layout, InvalidBlockNumber);
@@ -242,7 +244,10 @@ colindex_bulk_delete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 				stats->num_index_tuples++;
 		}
 		if (freed > 0)
+		{
 			GenericXLogFinish(xlog);
+			colindex_changes_note(index, block);
+		}
 		else
 			GenericXLogAbort(xlog);
 		stats->tuples_removed += freed;

@@ -23,6 +23,7 @@
 #include "utils/rel.h"
 
 #include "colindex.h"
+#include "colindex_changes.h"
 
 /* The bytes of a value of a supported type, or 0. */
 static int
@@ -249,6 +250,7 @@ add_logged(Relation index, const ColIndexLayout *layout, Buffer buf, ItemPointer
 		colindex_page_add(layout, page, tid, values, isnull))
 	{
 		GenericXLogFinish(state);
+		colindex_changes_note(index, BufferGetBlockNumber(buf));
 		return true;
 	}
 	GenericXLogAbort(state);
@@ -325,6 +327,7 @@ colindex_insert(Relation index, ItemPointer tid, const Datum *values, const bool
 	meta = (ColIndexMeta *) PageGetContents(GenericXLogRegisterBuffer(state, metabuf, 0));
 	meta->insert_block = BufferGetBlockNumber(buf);
 	GenericXLogFinish(state);
+	colindex_changes_note(index, BufferGetBlockNumber(buf));
 	UnlockReleaseBuffer(buf);
 	UnlockReleaseBuffer(metabuf);
 }

@@ -13,6 +13,7 @@
  */
 #include "gpu_api.h"
 #include "gpu_grouped.h"
+#include "gpu_index.h"
 #include "gpu_topk.h"
 
 const char *
@@ -183,4 +184,41 @@ gpu_grouped_times(const GpuGroupedTopk *t, double *copy_ms, double *kernel_ms)
 {
 	*copy_ms = 0;
 	*kernel_ms = 0;
+}
+
+GpuStatus
+gpu_index_pages_create(int page_size, GpuIndexPages **out)
+{
+	return GPU_NOT_BUILT;
+}
+
+void
+gpu_index_pages_destroy(GpuIndexPages *p)
+{
+}
+
+size_t
+gpu_index_pages_bytes(const GpuIndexPages *p)
+{
+	return 0;
+}
+
+GpuStatus
+gpu_index_pages_reserve(GpuIndexPages *p, uint32_t nblocks)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_index_pages_store(GpuIndexPages *p, const void *pages, const uint32_t *blocks, size_t n)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_index_select(GpuIndexPages *p, const GpuIndexQuery *query, const uint64_t *set_values,
+				 size_t nset_values, const uint64_t *tied, size_t ntied, GpuTopk *t,
+				 TopkResult *result, uint64_t *scanned, double *kernel_ms)
+{
+	return GPU_NOT_BUILT;
 }

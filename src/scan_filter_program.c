@@ -48,6 +48,7 @@
 #include "utils/timestamp.h"
 #include "utils/typcache.h"
 
+#include "filter_steps.h"
 #include "keys.h"
 #include "scan_filter_program.h"
 
@@ -63,59 +64,6 @@ typedef enum ValueDomain
 	DOMAIN_BOOL
 } ValueDomain;
 
-typedef enum Truth
-{
-	TRUTH_FALSE,
-	TRUTH_TRUE,
-	TRUTH_NULL
-} Truth;
-
-typedef enum Comparison
-{
-	CMP_LT,
-	CMP_LE,
-	CMP_EQ,
-	CMP_GE,
-	CMP_GT,
-	CMP_NE
-} Comparison;
-
-typedef enum StepKind
-{
-	STEP_COMPARE,				/* left arg right: a Comparison of registers */
-	STEP_IN,					/* left = ANY (set right); arg: <> ALL instead */
-	STEP_IS_NULL,				/* left IS NULL; arg: IS NOT NULL instead */
-	STEP_TRUTH,					/* the boolean in left */
-	STEP_BOOL_TEST,				/* a BoolTestType (arg) of the last result */
-	STEP_NOT,					/* NOT of the last result */
-	STEP_AND,					/* AND of the last arg results */
-	STEP_OR						/* OR of the last arg results */
-} StepKind;
-
-typedef struct FilterStep
-{
-	StepKind	kind;
-	int			arg;
-	int			left;
-	int			right;
-} FilterStep;
-
-typedef struct Register
-{
-	uint64		value;			/* the value's key */
-	bool		isnull;
-} Register;
-
-/* a column read into a register for each row, maybe cast */
-typedef struct ColumnLoad
-{
-	AttrNumber	attno;
-	Oid			type;			/* the column's */
-	bool		to_float8;		/* an integer column cast to float8 */
-	bool		value_needed;	/* or only whether it is NULL */
-	int			reg;
-} ColumnLoad;
-
 /* a run constant: a value for a register, or an array for a value set */
 typedef struct RunConstant
 {
@@ -125,27 +73,20 @@ typedef struct RunConstant
 	int			target;			/* register, or value set */
 } RunConstant;
 
-/* an IN list: its non-NULL elements' keys, sorted and distinct */
-typedef struct ValueSet
-{
-	bool		isnull;			/* the array itself */
-	bool		has_null;
-	int			nvalues;
-	uint64	   *values;
-} ValueSet;
-
 struct FilterProgram
 {
 	List	   *clauses;		/* the clauses compiled */
 	int			ncolumns;
-	ColumnLoad *columns;
+	FilterColumnLoad *columns;
 	int			nconstants;
 	RunConstant *constants;
 	int			nsteps;
 	FilterStep *steps;
-	Register   *registers;
-	ValueSet   *sets;
-	Truth	   *stack;
+	int			nregisters;
+	FilterRegister *registers;
+	int			nsets;
+	FilterValueSet *sets;
+	FilterTruth *stack;
 	MemoryContext sets_cxt;		/* the value sets of the current run */
 };
 
@@ -154,7 +95,7 @@ typedef struct Builder
 {
 	Index		scanrelid;
 	PlanState  *parent;			/* NULL: only find out whether clauses compile */
-	List	   *columns;		/* ColumnLoad * */
+	List	   *columns;		/* FilterColumnLoad * */
 	List	   *constants;		/* RunConstant * */
 	List	   *steps;			/* FilterStep * */
 	int			nregisters;
@@ -229,7 +170,7 @@ encode_as_float8(Oid type, Datum d)
 }
 
 static void
-add_step(Builder *b, StepKind kind, int arg, int left, int right)
+add_step(Builder *b, FilterStepKind kind, int arg, int left, int right)
 {
 	FilterStep *step = palloc(sizeof(FilterStep));
 
@@ -249,7 +190,7 @@ column_register(Builder *b, Var *var, Oid as_type, bool value_needed)
 {
 	bool		to_float8 = domain_of(var->vartype) == DOMAIN_INTEGER &&
 		domain_of(as_type) == DOMAIN_FLOAT;
-	ColumnLoad *load;
+	FilterColumnLoad *load;
 	ListCell   *lc;
 
 	foreach(lc, b->columns)
@@ -261,7 +202,7 @@ column_register(Builder *b, Var *var, Oid as_type, bool value_needed)
 			return load->reg;
 		}
 	}
-	load = palloc(sizeof(ColumnLoad));
+	load = palloc(sizeof(FilterColumnLoad));
 	load->attno = var->varattno;
 	load->type = var->vartype;
 	load->to_float8 = to_float8;
@@ -461,6 +402,9 @@ compile_node(Builder *b, Node *node)
 
 				if (!compile_node(b, (Node *) bt->arg))
 					return false;
+				StaticAssertStmt(IS_NOT_UNKNOWN == (int) TEST_IS_NOT_UNKNOWN &&
+								 IS_TRUE == (int) TEST_IS_TRUE,
+								 "FilterBoolTest follows BoolTestType");
 				add_step(b, STEP_BOOL_TEST, bt->booltesttype, 0, 0);
 				return true;
 			}
@@ -531,10 +475,10 @@ filter_program_compile(List *clauses, Index scanrelid, PlanState *parent, List *
 	program = palloc0(sizeof(FilterProgram));
 	program->clauses = compiled;
 	program->ncolumns = list_length(b.columns);
-	program->columns = palloc(sizeof(ColumnLoad) * program->ncolumns);
+	program->columns = palloc(sizeof(FilterColumnLoad) * program->ncolumns);
 	i = 0;
 	foreach(lc, b.columns)
-		program->columns[i++] = *(ColumnLoad *) lfirst(lc);
+		program->columns[i++] = *(FilterColumnLoad *) lfirst(lc);
 	program->nconstants = list_length(b.constants);
 	program->constants = palloc(sizeof(RunConstant) * Max(program->nconstants, 1));
 	i = 0;
@@ -545,9 +489,11 @@ filter_program_compile(List *clauses, Index scanrelid, PlanState *parent, List *
 	i = 0;
 	foreach(lc, b.steps)
 		program->steps[i++] = *(FilterStep *) lfirst(lc);
-	program->registers = palloc0(sizeof(Register) * Max(b.nregisters, 1));
-	program->sets = palloc0(sizeof(ValueSet) * Max(b.nsets, 1));
-	program->stack = palloc(sizeof(Truth) * program->nsteps);
+	program->nregisters = b.nregisters;
+	program->registers = palloc0(sizeof(FilterRegister) * Max(b.nregisters, 1));
+	program->nsets = b.nsets;
+	program->sets = palloc0(sizeof(FilterValueSet) * Max(b.nsets, 1));
+	program->stack = palloc(sizeof(FilterTruth) * program->nsteps);
 	program->sets_cxt = AllocSetContextCreate(CurrentMemoryContext, "GpuTopK filter sets",
 											  ALLOCSET_SMALL_SIZES);
 	return program;
@@ -578,8 +524,9 @@ filter_program_explain(FilterProgram *program, const char *label, List *deparse_
 
 /* An array's elements as a value set (in the program's sets context). */
 static void
-build_set(ValueSet *set, Oid elemtype, Datum array, bool isnull)
+build_set(FilterValueSet *set, Oid elemtype, Datum array, bool isnull)
 {
+	uint64	   *values;
 	int16		typlen;
 	bool		typbyval;
 	char		typalign;
@@ -588,23 +535,38 @@ build_set(ValueSet *set, Oid elemtype, Datum array, bool isnull)
 	int			nitems;
 	int			n = 0;
 
-	memset(set, 0, sizeof(ValueSet));
+	memset(set, 0, sizeof(FilterValueSet));
 	set->isnull = isnull;
 	if (isnull)
 		return;
 	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
 	deconstruct_array(DatumGetArrayTypeP(array), elemtype, typlen, typbyval, typalign,
 					  &elems, &nulls, &nitems);
-	set->values = palloc(sizeof(uint64) * Max(nitems, 1));
+	values = palloc(sizeof(uint64) * Max(nitems, 1));
 	for (int i = 0; i < nitems; i++)
 	{
 		if (nulls[i])
 			set->has_null = true;
 		else
-			set->values[n++] = encode(elemtype, elems[i]);
+			values[n++] = encode(elemtype, elems[i]);
 	}
-	qsort(set->values, n, sizeof(uint64), key_compare_u64);
-	set->nvalues = qunique(set->values, n, sizeof(uint64), key_compare_u64);
+	qsort(values, n, sizeof(uint64), key_compare_u64);
+	set->nvalues = qunique(values, n, sizeof(uint64), key_compare_u64);
+	set->values = values;
+}
+
+/* The program's parts, for a device that runs it; run constants as last bound. */
+void
+filter_program_parts(const FilterProgram *program, FilterProgramParts *parts)
+{
+	parts->nloads = program->ncolumns;
+	parts->loads = program->columns;
+	parts->nregisters = program->nregisters;
+	parts->registers = program->registers;
+	parts->nsteps = program->nsteps;
+	parts->steps = program->steps;
+	parts->nsets = program->nsets;
+	parts->sets = program->sets;
 }
 
 /* Evaluate the run constants: before each run, as parameters may change. */
@@ -635,167 +597,21 @@ filter_program_bind(FilterProgram *program, ExprContext *econtext)
 	ResetExprContext(econtext);
 }
 
-static Truth
-compare(const Register *l, const Register *r, Comparison cmp)
-{
-	bool		result = false;
-
-	if (l->isnull || r->isnull)
-		return TRUTH_NULL;
-	switch (cmp)
-	{
-		case CMP_LT:
-			result = l->value < r->value;
-			break;
-		case CMP_LE:
-			result = l->value <= r->value;
-			break;
-		case CMP_EQ:
-			result = l->value == r->value;
-			break;
-		case CMP_GE:
-			result = l->value >= r->value;
-			break;
-		case CMP_GT:
-			result = l->value > r->value;
-			break;
-		case CMP_NE:
-			result = l->value != r->value;
-			break;
-	}
-	return result ? TRUTH_TRUE : TRUTH_FALSE;
-}
-
-/* x = ANY (set), or with not_in x <> ALL (set), as ScalarArrayOpExpr gives it */
-static Truth
-in_set(const Register *x, const ValueSet *set, bool not_in)
-{
-	int			lo = 0;
-	int			hi = set->nvalues;
-
-	if (set->isnull)
-		return TRUTH_NULL;
-	if (set->nvalues == 0 && !set->has_null)
-		return not_in ? TRUTH_TRUE : TRUTH_FALSE;
-	if (x->isnull)
-		return TRUTH_NULL;
-	while (lo < hi)
-	{
-		int			mid = (lo + hi) / 2;
-
-		if (set->values[mid] < x->value)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < set->nvalues && set->values[lo] == x->value)
-		return not_in ? TRUTH_FALSE : TRUTH_TRUE;
-	if (set->has_null)
-		return TRUTH_NULL;
-	return not_in ? TRUTH_TRUE : TRUTH_FALSE;
-}
-
-static Truth
-bool_test(Truth t, BoolTestType test)
-{
-	bool		result = false;
-
-	switch (test)
-	{
-		case IS_TRUE:
-			result = t == TRUTH_TRUE;
-			break;
-		case IS_NOT_TRUE:
-			result = t != TRUTH_TRUE;
-			break;
-		case IS_FALSE:
-			result = t == TRUTH_FALSE;
-			break;
-		case IS_NOT_FALSE:
-			result = t != TRUTH_FALSE;
-			break;
-		case IS_UNKNOWN:
-			result = t == TRUTH_NULL;
-			break;
-		case IS_NOT_UNKNOWN:
-			result = t != TRUTH_NULL;
-			break;
-	}
-	return result ? TRUTH_TRUE : TRUTH_FALSE;
-}
-
-/* AND (or OR) of n truth values: a FALSE (TRUE) decides, else a NULL */
-static Truth
-combine(const Truth *values, int n, Truth deciding)
-{
-	Truth		result = deciding == TRUTH_FALSE ? TRUTH_TRUE : TRUTH_FALSE;
-
-	for (int i = 0; i < n; i++)
-	{
-		if (values[i] == deciding)
-			return deciding;
-		if (values[i] == TRUTH_NULL)
-			result = TRUTH_NULL;
-	}
-	return result;
-}
-
 /* A column's value into its register. */
 static inline void
-load_column(const ColumnLoad *load, Register *reg, Datum d)
+load_column(const FilterColumnLoad *load, FilterRegister *reg, Datum d)
 {
 	if (!reg->isnull && load->value_needed)
 		reg->value = load->to_float8 ? encode_as_float8(load->type, d) :
 			encode(load->type, d);
 }
 
-/* Whether the registers' values satisfy every clause (are TRUE, not FALSE or NULL). */
-static bool
+/* Whether the registers' values satisfy every clause. */
+static inline bool
 run_steps(FilterProgram *program)
 {
-	Register   *regs = program->registers;
-	Truth	   *stack = program->stack;
-	int			top = 0;
-
-	for (int i = 0; i < program->nsteps; i++)
-	{
-		FilterStep *step = &program->steps[i];
-
-		switch (step->kind)
-		{
-			case STEP_COMPARE:
-				stack[top++] = compare(&regs[step->left], &regs[step->right],
-									   (Comparison) step->arg);
-				break;
-			case STEP_IN:
-				stack[top++] = in_set(&regs[step->left], &program->sets[step->right],
-									  step->arg != 0);
-				break;
-			case STEP_IS_NULL:
-				stack[top++] = regs[step->left].isnull != (step->arg != 0) ?
-					TRUTH_TRUE : TRUTH_FALSE;
-				break;
-			case STEP_TRUTH:
-				stack[top++] = regs[step->left].isnull ? TRUTH_NULL :
-					(regs[step->left].value ? TRUTH_TRUE : TRUTH_FALSE);
-				break;
-			case STEP_BOOL_TEST:
-				stack[top - 1] = bool_test(stack[top - 1], (BoolTestType) step->arg);
-				break;
-			case STEP_NOT:
-				if (stack[top - 1] != TRUTH_NULL)
-					stack[top - 1] = stack[top - 1] == TRUTH_TRUE ? TRUTH_FALSE : TRUTH_TRUE;
-				break;
-			case STEP_AND:
-			case STEP_OR:
-				top -= step->arg;
-				stack[top] = combine(&stack[top], step->arg,
-									 step->kind == STEP_AND ? TRUTH_FALSE : TRUTH_TRUE);
-				top++;
-				break;
-		}
-	}
-	return stack[0] == TRUTH_TRUE;
+	return filter_steps_run(program->steps, program->nsteps, program->registers,
+							program->sets, program->stack);
 }
 
 /* Whether the row satisfies every compiled clause. */
@@ -804,8 +620,8 @@ filter_program_passes(FilterProgram *program, HeapTuple tuple, TupleDesc desc)
 {
 	for (int i = 0; i < program->ncolumns; i++)
 	{
-		ColumnLoad *load = &program->columns[i];
-		Register   *reg = &program->registers[load->reg];
+		FilterColumnLoad *load = &program->columns[i];
+		FilterRegister *reg = &program->registers[load->reg];
 
 		load_column(load, reg, heap_getattr(tuple, load->attno, desc, &reg->isnull));
 	}
@@ -818,8 +634,8 @@ filter_program_passes_values(FilterProgram *program, const Datum *values, const 
 {
 	for (int i = 0; i < program->ncolumns; i++)
 	{
-		ColumnLoad *load = &program->columns[i];
-		Register   *reg = &program->registers[load->reg];
+		FilterColumnLoad *load = &program->columns[i];
+		FilterRegister *reg = &program->registers[load->reg];
 
 		reg->isnull = isnull[load->attno - 1];
 		load_column(load, reg, values[load->attno - 1]);

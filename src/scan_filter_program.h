@@ -11,7 +11,32 @@
 #include "access/htup.h"
 #include "nodes/execnodes.h"
 
+#include "filter_steps.h"
+
 typedef struct FilterProgram FilterProgram;
+
+/* a column read into a register for each row, maybe cast */
+typedef struct FilterColumnLoad
+{
+	AttrNumber	attno;
+	Oid			type;			/* the column's */
+	bool		to_float8;		/* an integer column cast to float8 */
+	bool		value_needed;	/* or only whether it is NULL */
+	int			reg;
+} FilterColumnLoad;
+
+/* a compiled program's parts, for a device that runs it (filter_steps.h) */
+typedef struct FilterProgramParts
+{
+	int			nloads;
+	const FilterColumnLoad *loads;
+	int			nregisters;
+	const FilterRegister *registers;	/* with the run constants' values */
+	int			nsteps;
+	const FilterStep *steps;
+	int			nsets;
+	const FilterValueSet *sets;
+} FilterProgramParts;
 
 struct ExplainState;
 
@@ -23,6 +48,7 @@ extern void filter_program_explain(FilterProgram *program, const char *label,
 extern void filter_program_bind(FilterProgram *program, ExprContext *econtext);
 extern bool filter_program_passes(FilterProgram *program, HeapTuple tuple,
 								  TupleDesc desc);
+extern void filter_program_parts(const FilterProgram *program, FilterProgramParts *parts);
 extern bool filter_program_passes_values(FilterProgram *program, const Datum *values,
 										 const bool *isnull);
 

@@ -27,7 +27,9 @@
 #include "port/atomics.h"
 #include "portability/instr_time.h"
 #include "storage/condition_variable.h"
+#include "storage/relfilenode.h"
 
+#include "gpu_index.h"
 #include "gpu_topk.h"
 
 /* the most GPUs the service opens */
@@ -62,8 +64,10 @@ typedef enum ServiceFault
 typedef enum ServiceJobKind
 {
 	SERVICE_JOB_TOPK,			/* keys in, the k largest with ordinals out */
-	SERVICE_JOB_GROUPED			/* (group, key) and payload rows in, each
+	SERVICE_JOB_GROUPED,		/* (group, key) and payload rows in, each
 								 * group's top k out (gpu_grouped.h) */
+	SERVICE_JOB_INDEX			/* a column index's changed pages in, each
+								 * round's candidates out (gpu_index.h) */
 } ServiceJobKind;
 
 typedef struct ServiceJobSpec
@@ -73,6 +77,9 @@ typedef struct ServiceJobSpec
 	uint64		k;
 	TopkMode	mode;			/* top-k */
 	GpuTopkAlgorithm algorithm; /* top-k */
+	RelFileNode index_node;		/* index: the index's relfilenode, */
+	uint32		index_generation;	/* its entry in colindex_changes.c, */
+	uint32		index_blocks;	/* and its size when the job starts */
 } ServiceJobSpec;
 
 /*
@@ -94,7 +101,9 @@ typedef enum SlotState
 
 typedef enum SlotCommand
 {
-	SLOT_BATCH,					/* rows in a buffer */
+	SLOT_BATCH,					/* rows in a buffer (index: pages) */
+	SLOT_INDEX_SELECT,			/* index: a round's ServiceIndexRequest in the
+								 * buffers; the answer's first chunk back */
 	SLOT_RESULT,				/* the answer's first chunk into the buffers */
 	SLOT_NEXT_CHUNK				/* its next chunk */
 } SlotCommand;
@@ -120,6 +129,7 @@ typedef struct ServiceSlot
 	uint32		generation;		/* of the service that accepted */
 	int			device;			/* index into ServiceShared.devices */
 	double		queue_ms;		/* from SUBMITTED to accepted */
+	uint64		index_epoch;	/* index: the epoch its copy is current as of, 0 none */
 
 	/* orders: the backend writes orders[posted % 2], then bumps posted */
 	SlotOrder	orders[2];
@@ -134,7 +144,24 @@ typedef struct ServiceSlot
 	double		copy_ms;		/* the run's copies and kernels, from SLOT_RESULT */
 	double		kernel_ms;
 	GpuTopkPlan plan;			/* top-k: the last selection's */
+	uint64		index_scanned;	/* index: the entries the last round read */
 } ServiceSlot;
+
+/*
+ * An index job's pages in a buffer: pages, then their block numbers.  Its
+ * SLOT_INDEX_SELECT request, at the start of the slot's two buffers (which
+ * lie one after the other): this header, then the filter's set values,
+ * then the positions tied at the threshold that earlier rounds fetched.
+ */
+#define SERVICE_INDEX_PAGES(buffer_bytes) ((buffer_bytes) / (BLCKSZ + sizeof(uint32)))
+
+typedef struct ServiceIndexRequest
+{
+	uint64		epoch;			/* the copy is current as of this epoch */
+	uint64		nset_values;
+	uint64		ntied;
+	GpuIndexQuery query;
+} ServiceIndexRequest;
 
 /* a GPU the service opened, and what it did */
 typedef struct ServiceDevice
@@ -180,6 +207,7 @@ typedef struct ServiceShared
 extern ServiceShared *service;	/* NULL unless preloaded */
 extern int	gputopk_service_jobs;
 extern int	gputopk_service_buffer_kb;
+extern int	gputopk_gpu_cache_mb;
 
 extern void service_init(void);
 extern char *service_buffer(int slot, int buffer);

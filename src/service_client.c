@@ -118,8 +118,16 @@ claim_slot(void)
 static const char *
 job_action(ServiceJobKind kind)
 {
-	return kind == SERVICE_JOB_TOPK ? "select the top k on the GPU" :
-		"select each group's top k on the GPU";
+	switch (kind)
+	{
+		case SERVICE_JOB_TOPK:
+			return "select the top k on the GPU";
+		case SERVICE_JOB_GROUPED:
+			return "select each group's top k on the GPU";
+		case SERVICE_JOB_INDEX:
+			break;
+	}
+	return "select candidates from a column index on the GPU";
 }
 
 /* The error of a job the service failed. */
@@ -288,6 +296,7 @@ service_job_start(const ServiceJobSpec *spec, bool demand, bool wait_for_slot)
 	pg_read_barrier();
 	job->generation = slot->generation;
 	job->device = service->devices[slot->device].ordinal;
+	job->index_epoch = slot->index_epoch;
 	job->queue_ms = ms_since(submitted);
 	return job;
 }
@@ -298,12 +307,28 @@ service_job_buffer(ServiceJob *job)
 	return service_buffer(job->index, job->filling);
 }
 
+/* the bytes of one row of a batch */
+static size_t
+row_bytes(ServiceJob *job)
+{
+	switch (job->kind)
+	{
+		case SERVICE_JOB_TOPK:
+			return job->slot->spec.key_width;
+		case SERVICE_JOB_GROUPED:
+			return sizeof(GroupedKey) + sizeof(uint64);
+		case SERVICE_JOB_INDEX:
+			break;
+	}
+	return BLCKSZ;
+}
+
 size_t
 service_job_batch_rows(ServiceJob *job)
 {
-	if (job->kind == SERVICE_JOB_TOPK)
-		return service->buffer_bytes / job->slot->spec.key_width;
-	return service->buffer_bytes / (sizeof(GroupedKey) + sizeof(uint64));
+	if (job->kind == SERVICE_JOB_INDEX)
+		return SERVICE_INDEX_PAGES(service->buffer_bytes);
+	return service->buffer_bytes / row_bytes(job);
 }
 
 uint64 *
@@ -332,9 +357,7 @@ service_job_post(ServiceJob *job, size_t *rows)
 	if (*rows > 0)
 	{
 		post_order(job, SLOT_BATCH, *rows);
-		job->bytes_posted += *rows * (job->kind == SERVICE_JOB_TOPK ?
-									  job->slot->spec.key_width :
-									  sizeof(GroupedKey) + sizeof(uint64));
+		job->bytes_posted += *rows * row_bytes(job);
 		*rows = 0;
 		job->filling = 1 - job->filling;
 		/* the batch before this one used the buffer to fill next */
@@ -344,16 +367,16 @@ service_job_post(ServiceJob *job, size_t *rows)
 }
 
 /*
- * The answer's first chunk, once every batch is on the GPU; its rows in
- * *rows, the total in the return value.
+ * The answer's first chunk, once every batch is on the GPU, by a command
+ * that computes it; its rows in *rows, the total in the return value.
  */
 static uint64
-first_chunk(ServiceJob *job, uint64 *rows)
+first_chunk(ServiceJob *job, SlotCommand command, uint64 *rows)
 {
 	ServiceSlot *slot = job->slot;
 
 	wait_done(job, job->posted);
-	post_order(job, SLOT_RESULT, 0);
+	post_order(job, command, 0);
 	wait_done(job, job->posted);
 	job->copy_ms = slot->copy_ms;
 	job->kernel_ms = slot->kernel_ms;
@@ -370,12 +393,13 @@ next_chunk(ServiceJob *job)
 	return job->slot->chunk_rows;
 }
 
-void
-service_job_topk_answer(ServiceJob *job, TopkResult *result)
+/* The top-k items a command computes, chunk by chunk. */
+static void
+topk_items(ServiceJob *job, SlotCommand command, TopkResult *result)
 {
 	const TopkItem *chunk = (const TopkItem *) service_buffer(job->index, 0);
 	uint64		rows;
-	uint64		total = first_chunk(job, &rows);
+	uint64		total = first_chunk(job, command, &rows);
 	uint64		got = 0;
 
 	result->count = total;
@@ -391,13 +415,34 @@ service_job_topk_answer(ServiceJob *job, TopkResult *result)
 }
 
 void
+service_job_topk_answer(ServiceJob *job, TopkResult *result)
+{
+	topk_items(job, SLOT_RESULT, result);
+}
+
+char *
+service_job_request_buffer(ServiceJob *job, size_t *bytes)
+{
+	wait_done(job, job->posted);
+	*bytes = 2 * service->buffer_bytes;
+	return service_buffer(job->index, 0);
+}
+
+void
+service_job_index_round(ServiceJob *job, TopkResult *result, uint64 *scanned)
+{
+	topk_items(job, SLOT_INDEX_SELECT, result);
+	*scanned = job->slot->index_scanned;
+}
+
+void
 service_job_grouped_answer(ServiceJob *job, GroupedKey **keys, uint64 **payloads,
 						   size_t *count)
 {
 	const char *chunk = service_buffer(job->index, 0);
 	uint64		cap = 2 * service->buffer_bytes / (sizeof(GroupedKey) + sizeof(uint64));
 	uint64		rows;
-	uint64		total = first_chunk(job, &rows);
+	uint64		total = first_chunk(job, SLOT_RESULT, &rows);
 	uint64		got = 0;
 
 	*count = total;

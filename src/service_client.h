@@ -34,6 +34,7 @@ typedef struct ServiceJob
 	double		copy_ms;		/* the GPU's copies and kernels */
 	double		kernel_ms;
 	GpuTopkPlan plan;			/* a top-k's last selection */
+	uint64		index_epoch;	/* an index job's: its copy current as of, 0 none */
 	MemoryContextCallback callback;
 } ServiceJob;
 
@@ -66,6 +67,14 @@ extern char *service_job_post(ServiceJob *job, size_t *rows);
 extern void service_job_topk_answer(ServiceJob *job, TopkResult *result);
 extern void service_job_grouped_answer(ServiceJob *job, GroupedKey **keys,
 									   uint64 **payloads, size_t *count);
+
+/*
+ * An index job's round: the slot's buffers, once the service is done with
+ * them, for its ServiceIndexRequest; then the round's candidates, in memory
+ * of the current context, and the entries the GPU read.
+ */
+extern char *service_job_request_buffer(ServiceJob *job, size_t *bytes);
+extern void service_job_index_round(ServiceJob *job, TopkResult *result, uint64 *scanned);
 
 extern void service_job_release(ServiceJob *job);
 

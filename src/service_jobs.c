@@ -37,6 +37,7 @@
 #include "gpu_grouped.h"
 #include "gpu_topk.h"
 #include "service.h"
+#include "service_index.h"
 #include "service_jobs.h"
 
 /* how long a thread sleeps before it looks at its slot again anyway */
@@ -70,6 +71,7 @@ typedef struct JobThread
 	int			device;
 	GpuTopk    *topk;
 	GpuGroupedTopk *grouped;
+	ResidentIndex *resident;	/* an index job's copy of its index */
 	bool		faults_checked; /* injected faults looked at, at the first batch */
 	bool		answered;		/* the engine gave its answer: the object is reusable */
 	TopkResult	answer;			/* a top-k's answer */
@@ -187,7 +189,7 @@ pool_take(int device, ServiceJobKind kind)
 	void	   *object = NULL;
 
 	pthread_mutex_lock(&pool->lock);
-	if (kind == SERVICE_JOB_TOPK && pool->ntopk > 0)
+	if (kind != SERVICE_JOB_GROUPED && pool->ntopk > 0)
 		object = pool->topk[--pool->ntopk];
 	else if (kind == SERVICE_JOB_GROUPED && pool->ngrouped > 0)
 		object = pool->grouped[--pool->ngrouped];
@@ -260,7 +262,7 @@ take_object(JobThread *jt)
 	{
 		if (attempt > 0)
 			pool_drain(jt->device);
-		status = spec->kind == SERVICE_JOB_TOPK ? take_topk(jt, spec) : take_grouped(jt, spec);
+		status = spec->kind == SERVICE_JOB_GROUPED ? take_grouped(jt, spec) : take_topk(jt, spec);
 	}
 	if (status != GPU_OK)
 		strlcpy(jt->slot->message, gpu_last_error(), sizeof(jt->slot->message));
@@ -285,13 +287,15 @@ pool_put(int device, GpuTopk *topk, GpuGroupedTopk *grouped, bool reusable)
 	pthread_mutex_unlock(&pool->lock);
 }
 
-/* The job's object back to its GPU's pool, if the job ended well. */
+/* The job's object back to its GPU's pool, if the job ended well; its index let go. */
 static void
 put_object(JobThread *jt, bool reusable)
 {
 	pool_put(jt->device, jt->topk, jt->grouped, reusable);
 	jt->topk = NULL;
 	jt->grouped = NULL;
+	service_index_release(jt->resident);
+	jt->resident = NULL;
 }
 
 /* ------------------------------------------------------------------ orders */
@@ -342,7 +346,12 @@ push_batch(JobThread *jt, const SlotOrder *order)
 	ServiceDevice *dev = &service->devices[jt->device];
 
 	GPU_TRY(inject_faults(jt));
-	if (jt->topk)
+	if (jt->resident)
+	{
+		GPU_TRY(service_index_store(jt->resident, buffer, order->rows, jt->slot->message));
+		pg_atomic_fetch_add_u64(&dev->bytes_received, order->rows * BLCKSZ);
+	}
+	else if (jt->topk)
 	{
 		GPU_TRY(gpu_topk_push(jt->topk, buffer, order->rows));
 		GPU_TRY(gpu_topk_wait_input(jt->topk));
@@ -391,6 +400,25 @@ finish_answer(JobThread *jt)
 	return GPU_OK;
 }
 
+/* An index job's round: its candidates, then their first chunk. */
+static GpuStatus
+select_candidates(JobThread *jt)
+{
+	ServiceSlot *slot = jt->slot;
+	ServiceDevice *dev = &service->devices[jt->device];
+
+	GPU_TRY(inject_faults(jt));
+	GPU_TRY(service_index_select(jt->resident, service_buffer(jt->index, 0), jt->topk,
+								 &jt->answer, &slot->index_scanned, &slot->kernel_ms));
+	slot->copy_ms = 0;
+	slot->plan = gpu_topk_last_plan(jt->topk);
+	jt->answer_rows = slot->answer_rows = jt->answer.count;
+	jt->answer_sent = 0;
+	jt->answered = true;
+	pg_atomic_fetch_add_u64(&dev->kernel_us, (uint64) (slot->kernel_ms * 1000.0));
+	return GPU_OK;
+}
+
 /*
  * The answer's next chunk into the slot's two buffers, which lie one after
  * the other: top-k items, or a grouped top-k's keys then its payloads.
@@ -429,6 +457,10 @@ execute(JobThread *jt, const SlotOrder *order)
 			return push_batch(jt, order);
 		case SLOT_RESULT:
 			GPU_TRY(finish_answer(jt));
+			send_chunk(jt);
+			return GPU_OK;
+		case SLOT_INDEX_SELECT:
+			GPU_TRY(select_candidates(jt));
 			send_chunk(jt);
 			return GPU_OK;
 		case SLOT_NEXT_CHUNK:
@@ -472,12 +504,12 @@ accept_job(JobThread *jt)
 	jt->faults_checked = false;
 	jt->answered = false;
 	jt->answer_rows = jt->answer_sent = 0;
-	slot->device = jt->device;
 	slot->generation = pg_atomic_read_u32(&service->generation);
 	slot->status = GPU_OK;
 	slot->message[0] = '\0';
 	slot->answer_rows = slot->chunk_rows = 0;
 	slot->copy_ms = slot->kernel_ms = 0;
+	slot->index_epoch = slot->index_scanned = 0;
 	INSTR_TIME_SET_CURRENT(now);
 	INSTR_TIME_SUBTRACT(now, slot->submitted_at);
 	slot->queue_ms = INSTR_TIME_GET_MILLISEC(now);
@@ -486,7 +518,14 @@ accept_job(JobThread *jt)
 
 	if (service_jobs_fatal(slot->message, sizeof(slot->message)))
 		status = GPU_FAILED;
+	else if (slot->spec.kind == SERVICE_JOB_INDEX)
+		status = service_index_acquire(&slot->spec, &jt->device, &jt->resident,
+									   &slot->index_epoch, slot->message);
 	else
+		status = GPU_OK;
+	/* an index job goes to the GPU that has the index */
+	slot->device = jt->device;
+	if (status == GPU_OK)
 		status = gpu_set_device(service->devices[jt->device].ordinal);
 	if (status == GPU_OK)
 		status = take_object(jt);

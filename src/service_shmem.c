@@ -26,6 +26,7 @@
 #include "storage/shmem.h"
 #include "utils/guc.h"
 
+#include "colindex_changes.h"
 #include "service.h"
 
 #define SERVICE_SHMEM_NAME "gputopk GPU service"
@@ -35,6 +36,7 @@
 ServiceShared *service = NULL;
 int			gputopk_service_jobs = 32;
 int			gputopk_service_buffer_kb = 2048;
+int			gputopk_gpu_cache_mb = 8192;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -60,7 +62,8 @@ service_shmem_request(void)
 {
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
-	RequestAddinShmemSpace(service_shmem_size());
+	RequestAddinShmemSpace(add_size(service_shmem_size(), colindex_changes_shmem_size()));
+	colindex_changes_shmem_request();
 }
 
 /*
@@ -122,6 +125,7 @@ service_shmem_startup(void)
 			pg_atomic_write_u32(&service->state, SERVICE_ABSENT);
 		}
 	}
+	colindex_changes_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -174,6 +178,18 @@ service_init(void)
 							1024 * 1024,
 							PGC_POSTMASTER,
 							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("gputopk.gpu_cache_size",
+							"Device memory the GPU service gives to copies of column indexes.",
+							"A query that reads a column index on the GPU keeps a copy of the index "
+							"in device memory; when copies need more, those used longest ago go. "
+							"An index larger than this is read on the CPU.",
+							&gputopk_gpu_cache_mb,
+							8192,
+							0,
+							INT_MAX / 2,
+							PGC_SIGHUP,
+							GUC_UNIT_MB,
 							NULL, NULL, NULL);
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = service_shmem_request;

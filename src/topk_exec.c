@@ -555,7 +555,7 @@ select_from_index(TopkScanState *ts, instr_time *selected)
 	index_select_rows(&spec, ts->bound, keep_index_row, ts, ts->reader.table_slot,
 					  &ts->index_stats);
 	INSTR_TIME_SET_CURRENT(*selected);
-	ts->backend = BACKEND_CPU;
+	ts->backend = ts->index_stats.on_gpu ? BACKEND_GPU : BACKEND_CPU;
 	ts->algorithm = NULL;
 	scan_counters_count_process(&ts->counters, false);
 }
@@ -781,7 +781,11 @@ explain_index_rounds(TopkScanState *ts, ExplainState *es)
 {
 	IndexSelectStats *stats = &ts->index_stats;
 
-	ExplainPropertyText("Data Path", "index entries read on the CPU, candidates' rows fetched", es);
+	ExplainPropertyText("Data Path", stats->on_gpu ?
+						"index entries read from the GPU's copy, candidates' rows fetched" :
+						"index entries read on the CPU, candidates' rows fetched", es);
+	if (stats->on_gpu)
+		ExplainPropertyUInteger("Index Pages Sent to GPU", NULL, stats->pages_sent, es);
 	ExplainPropertyUInteger("Index Entries Scanned", NULL, stats->entries_scanned, es);
 	ExplainPropertyUInteger("Rounds", NULL, stats->rounds, es);
 	ExplainPropertyUInteger("Candidates Fetched", NULL, stats->fetched, es);
@@ -802,6 +806,8 @@ explain_index_rounds(TopkScanState *ts, ExplainState *es)
 	if (es->timing)
 	{
 		ExplainPropertyFloat("Rounds Time", "ms", ts->scan_ms, 3, es);
+		if (stats->on_gpu)
+			ExplainPropertyFloat("GPU Selection Time", "ms", stats->gpu_ms, 3, es);
 		ExplainPropertyFloat("Sort Time", "ms", ts->fetch_ms, 3, es);
 	}
 }

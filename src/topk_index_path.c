@@ -12,7 +12,10 @@
  * the index's pages, a fraction of an operator per entry and per clause,
  * and a random page and a row's qual per candidate; the candidates per row
  * kept are guessed from the selectivity of the clauses the index cannot
- * check and the share of entries that belong to dead row versions.
+ * check and the share of entries that belong to dead row versions.  Where
+ * the GPU reads the index (topk_index_gpu.c), its pages and entries cost a
+ * GPU job and a thousandth of an operator per entry instead.  Under
+ * gputopk.device = gpu the path is offered only there.
  *
  *-------------------------------------------------------------------------
  */
@@ -21,15 +24,21 @@
 #include <math.h>
 
 #include "access/sysattr.h"
+#include "access/xlog.h"
+#include "catalog/pg_class_d.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/restrictinfo.h"
+#include "parser/parsetree.h"
+#include "utils/lsyscache.h"
 #include "utils/spccache.h"
 
 #include "colindex.h"
+#include "device.h"
 #include "gputopk.h"
+#include "service.h"
 #include "scan_filter_program.h"
 #include "topk_key_program.h"
 #include "topk_scan.h"
@@ -39,6 +48,10 @@
 
 /* cost of a compiled WHERE clause on one entry, in cpu_operator_cost */
 #define INDEX_CLAUSE_COST_FACTOR 0.25
+
+/* cost of a GPU job over the index's copy, and of its entries, in cpu_operator_cost */
+#define INDEX_GPU_JOB_COST_FACTOR 1000.0
+#define INDEX_GPU_ENTRY_COST_FACTOR 0.001
 
 /* the fewest rows kept per candidate the planner assumes */
 #define MIN_KEPT_PER_CANDIDATE 0.001
@@ -97,10 +110,22 @@ index_has_key(RelOptInfo *rel, List *private, Bitmapset *columns)
 		reads_only((Node *) key, rel->relid, columns);
 }
 
+/* Whether the GPU would read the index: see topk_index_gpu.c. */
+static bool
+index_read_on_gpu(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index)
+{
+	return service != NULL && device_selected_backend() == BACKEND_GPU &&
+		get_rel_persistence(planner_rt_fetch(rel->relid, root)->relid) ==
+		RELPERSISTENCE_PERMANENT &&
+		!RecoveryInProgress() &&
+		(double) index->pages * BLCKSZ <= (double) gputopk_gpu_cache_mb * 1024 * 1024;
+}
+
 static void
 add_index_path(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost where,
-			   IndexOptInfo *index, Bitmapset *columns)
+			   IndexOptInfo *index, Bitmapset *columns, bool on_gpu)
 {
+	double		entries_cost;
 	double		bound = Min(topk_estimated_bound(root), Max(rel->rows, 1.0));
 	List	   *rest = NIL;
 	int			ncovered = 0;
@@ -133,12 +158,16 @@ add_index_path(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost where
 		makeFloat(psprintf("%g", 1.0 / kept_per_candidate));
 
 	get_tablespace_page_costs(rel->reltablespace, &spc_random_page_cost, &spc_seq_page_cost);
+	if (on_gpu)
+		entries_cost = cpu_operator_cost *
+			(INDEX_GPU_JOB_COST_FACTOR + INDEX_GPU_ENTRY_COST_FACTOR * index->tuples);
+	else
+		entries_cost = spc_seq_page_cost * index->pages +
+			index->tuples * cpu_operator_cost *
+			(INDEX_ENTRY_COST_FACTOR + INDEX_CLAUSE_COST_FACTOR * ncovered);
 	path->path.rows = clamp_row_est(bound);
 	path->path.startup_cost = where.startup + path->path.pathtarget->cost.startup +
-		spc_seq_page_cost * index->pages +
-		index->tuples * cpu_operator_cost *
-		(INDEX_ENTRY_COST_FACTOR + INDEX_CLAUSE_COST_FACTOR * ncovered) +
-		spc_random_page_cost * Min(candidates, rel->pages) +
+		entries_cost + spc_random_page_cost * Min(candidates, rel->pages) +
 		candidates * (cpu_tuple_cost + where.per_tuple) +
 		topk_sort_cost(bound) + path->path.pathtarget->cost.per_tuple * bound;
 	path->path.total_cost = path->path.startup_cost;
@@ -147,8 +176,8 @@ add_index_path(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost where
 
 /*
  * A GpuTopK path for each column index that holds the ranking key's
- * columns, unless gputopk.enable_column_index is off or gputopk.device is
- * gpu.
+ * columns, unless gputopk.enable_column_index is off, or gputopk.device is
+ * gpu and the GPU would not read the index.
  */
 void
 add_index_topk_paths(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost where)
@@ -156,20 +185,23 @@ add_index_topk_paths(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost
 	Oid			am;
 	ListCell   *lc;
 
-	/* the index is read on the CPU: not where the GPU is demanded */
-	if (!gputopk_enable_column_index || gputopk_device == DEVICE_SETTING_GPU ||
-		rel->indexlist == NIL)
+	if (!gputopk_enable_column_index || rel->indexlist == NIL)
 		return;
 	am = colindex_am_oid();
 	foreach(lc, rel->indexlist)
 	{
 		IndexOptInfo *index = lfirst_node(IndexOptInfo, lc);
 		Bitmapset  *columns;
+		bool		on_gpu;
 
 		if (!OidIsValid(am) || index->relam != am || index->indpred != NIL)
 			continue;
+		on_gpu = index_read_on_gpu(root, rel, index);
+		/* not read on the CPU where the GPU is demanded */
+		if (!on_gpu && gputopk_device == DEVICE_SETTING_GPU)
+			continue;
 		columns = index_columns(index->ncolumns, index->indexkeys);
 		if (index_has_key(rel, private, columns))
-			add_index_path(root, rel, private, where, index, columns);
+			add_index_path(root, rel, private, where, index, columns, on_gpu);
 	}
 }

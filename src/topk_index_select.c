@@ -53,8 +53,10 @@
 #include "utils/rel.h"
 
 #include "colindex.h"
+#include "colindex_changes.h"
 #include "cpu_topk.h"
 #include "scan_datum_key.h"
+#include "topk_index_gpu.h"
 #include "topk_index_select.h"
 
 /* candidates asked for beyond the planner's guess */
@@ -383,6 +385,8 @@ fetch_block(Selection *sel, IndexFetchTableData *fetch, const uint64 *positions,
 				colindex_page_kill_slot(layout, page, s);
 		}
 		MarkBufferDirtyHint(buf, true);
+		/* a hint, but the GPU's copy of the page should learn it too */
+		colindex_changes_note(index, block);
 		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 	}
 	ReleaseBuffer(buf);
@@ -433,6 +437,7 @@ index_select_rows(const IndexSelectSpec *spec, uint64 bound, IndexRowSink sink, 
 	uint64		entries_max;
 	uint64		count;
 	uint64		kept = 0;
+	IndexGpu   *gpu;
 
 	/* as a sequential scan does: the answer depends on every row (serializable only) */
 	PredicateLockRelation(spec->heap, spec->snapshot);
@@ -460,6 +465,8 @@ index_select_rows(const IndexSelectSpec *spec, uint64 bound, IndexRowSink sink, 
 	sel->callback.arg = sel;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, &sel->callback);
 
+	gpu = index_gpu_begin(spec, sel->layout, sel->attnos, sel->skip_killed, stats);
+
 	/* no round can find more entries than the index has slots */
 	entries_max = (uint64) RelationGetNumberOfBlocks(spec->index) * sel->layout->capacity;
 	count = Min((uint64) (bound * spec->candidates_per_row) + EXTRA_CANDIDATES,
@@ -470,7 +477,10 @@ index_select_rows(const IndexSelectSpec *spec, uint64 bound, IndexRowSink sink, 
 		uint64		round_kept;
 
 		stats->rounds++;
-		select_round(sel, count, &result, stats);
+		if (gpu == NULL ||
+			!index_gpu_round(gpu, count, sel->have_threshold, sel->threshold,
+							 sel->tied_fetched, sel->ntied_fetched, &result, stats))
+			select_round(sel, count, &result, stats);
 		if (result.count == 0)
 			break;
 		round_kept = fetch_round(sel, &result, sink, arg, slot, stats);
@@ -488,4 +498,5 @@ index_select_rows(const IndexSelectSpec *spec, uint64 bound, IndexRowSink sink, 
 		count = Min(count, Max(entries_max, 1));
 	}
 	destroy_topk(sel);
+	index_gpu_end(gpu);
 }

@@ -43,6 +43,9 @@ typedef struct IndexSelectStats
 	uint64		dead;			/* no version left that anyone can see */
 	uint64		invisible;		/* none the snapshot sees */
 	uint64		filtered;		/* the row failed the other WHERE clauses */
+	bool		on_gpu;			/* rounds ran on the GPU's copy of the index */
+	uint64		pages_sent;		/* to bring that copy up to date */
+	double		gpu_ms;			/* the GPU's selections */
 } IndexSelectStats;
 
 /*

@@ -24,24 +24,6 @@
 
 #include "topk_key_program.h"
 
-typedef enum KeyStepKind
-{
-	KEY_STEP_INT2_COLUMN,
-	KEY_STEP_INT4_COLUMN,
-	KEY_STEP_CONST,
-	KEY_STEP_ADD,
-	KEY_STEP_SUB,
-	KEY_STEP_MUL,
-	KEY_STEP_NEG
-} KeyStepKind;
-
-typedef struct KeyStep
-{
-	KeyStepKind kind;
-	AttrNumber	attno;			/* of a column */
-	double		value;			/* of a constant */
-} KeyStep;
-
 struct KeyProgram
 {
 	int			nsteps;
@@ -55,7 +37,7 @@ add_step(List **steps, KeyStepKind kind, AttrNumber attno, double value)
 	KeyStep    *step = palloc(sizeof(KeyStep));
 
 	step->kind = kind;
-	step->attno = attno;
+	step->column = attno;
 	step->value = value;
 	*steps = lappend(*steps, step);
 }
@@ -125,6 +107,14 @@ key_program_compile(Expr *expr, Index scanrelid)
 	return program;
 }
 
+/* The steps, whose columns are attribute numbers. */
+const KeyStep *
+key_program_steps(const KeyProgram *program, int *nsteps)
+{
+	*nsteps = program->nsteps;
+	return program->steps;
+}
+
 /*
  * The value on a row, from the tuple or, without one, from arrays of its
  * columns by attribute number - 1; false when it is NULL.
@@ -142,41 +132,22 @@ eval_steps(const KeyProgram *program, HeapTuple tuple, TupleDesc desc,
 		bool		isnull;
 		Datum		d;
 
-		switch (step->kind)
+		if (!key_step_is_column(step))
 		{
-			case KEY_STEP_INT2_COLUMN:
-			case KEY_STEP_INT4_COLUMN:
-				if (tuple)
-					d = heap_getattr(tuple, step->attno, desc, &isnull);
-				else
-				{
-					d = values[step->attno - 1];
-					isnull = nulls[step->attno - 1];
-				}
-				if (isnull)
-					return false;
-				stack[top++] = step->kind == KEY_STEP_INT2_COLUMN ?
-					(double) DatumGetInt16(d) : (double) DatumGetInt32(d);
-				break;
-			case KEY_STEP_CONST:
-				stack[top++] = step->value;
-				break;
-			case KEY_STEP_ADD:
-				top--;
-				stack[top - 1] = stack[top - 1] + stack[top];
-				break;
-			case KEY_STEP_SUB:
-				top--;
-				stack[top - 1] = stack[top - 1] - stack[top];
-				break;
-			case KEY_STEP_MUL:
-				top--;
-				stack[top - 1] = stack[top - 1] * stack[top];
-				break;
-			case KEY_STEP_NEG:
-				stack[top - 1] = -stack[top - 1];
-				break;
+			key_step_apply(step, stack, &top);
+			continue;
 		}
+		if (tuple)
+			d = heap_getattr(tuple, step->column, desc, &isnull);
+		else
+		{
+			d = values[step->column - 1];
+			isnull = nulls[step->column - 1];
+		}
+		if (isnull)
+			return false;
+		stack[top++] = step->kind == KEY_STEP_INT2_COLUMN ?
+			(double) DatumGetInt16(d) : (double) DatumGetInt32(d);
 	}
 	*value = stack[0];
 	return true;

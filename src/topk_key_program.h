@@ -11,9 +11,12 @@
 #include "access/htup.h"
 #include "nodes/primnodes.h"
 
+#include "key_steps.h"
+
 typedef struct KeyProgram KeyProgram;
 
 extern KeyProgram *key_program_compile(Expr *expr, Index scanrelid);
+extern const KeyStep *key_program_steps(const KeyProgram *program, int *nsteps);
 extern bool key_program_eval(const KeyProgram *program, HeapTuple tuple, TupleDesc desc,
 							 double *value);
 extern bool key_program_eval_values(const KeyProgram *program, const Datum *values,

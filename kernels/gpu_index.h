@@ -1,0 +1,146 @@
+/*
+ * gpu_index.h
+ *	  A column index's pages kept in device memory, and the selection of
+ *	  a round's candidates from them (the GPU side of src/topk_index_gpu.c).
+ *
+ * The pages are copies of the index's 8 kB pages, each at its block
+ * number, stored as the GPU service receives them.  A selection runs one
+ * kernel over every data page: for each entry in use (and not marked dead)
+ * it evaluates the compiled WHERE clauses (filter_steps.h) and the ranking
+ * key (a column, or key_steps.h over the entry's columns), drops keys a
+ * round before has already covered, and compacts the rest; the engine
+ * (gpu_topk.h) then selects the best of them on the device.  Candidates
+ * come back as TopkItems whose ref is the entry's position, block <<
+ * slot_bits | slot, as src/colindex.h numbers them.
+ *
+ * Like the rest of kernels/: no PostgreSQL headers, GpuStatus results.
+ * An object is used by one thread at a time, with its device current.
+ */
+#ifndef GPU_INDEX_H
+#define GPU_INDEX_H
+
+#include "filter_steps.h"
+#include "gpu_api.h"
+#include "gpu_topk.h"
+#include "key_steps.h"
+#include "keys.h"
+
+#ifdef __cplusplus
+extern "C"
+{
+#endif
+
+/* limits of what a selection runs; a query beyond them stays on the CPU */
+#define GPU_INDEX_MAX_LOADS 16
+#define GPU_INDEX_MAX_REGISTERS 32
+#define GPU_INDEX_MAX_STEPS 64
+#define GPU_INDEX_MAX_SETS 16
+#define GPU_INDEX_MAX_KEY_STEPS 32
+
+/* where a column of an entry is on a data page */
+typedef struct GpuIndexColumn
+{
+	int32_t		null_offset;	/* the null bitmap's, from the page's start */
+	int32_t		value_offset;	/* the value array's */
+	int32_t		width;			/* bytes of a value */
+	int32_t		kind;			/* a FilterValueKind */
+} GpuIndexColumn;
+
+/* a column the filter reads into a register */
+typedef struct GpuIndexLoad
+{
+	GpuIndexColumn column;
+	int32_t		reg;
+	bool		to_float8;
+	bool		value_needed;
+} GpuIndexLoad;
+
+/* a key step; a column step's column is described here */
+typedef struct GpuIndexKeyStep
+{
+	KeyStep		step;
+	GpuIndexColumn column;
+} GpuIndexKeyStep;
+
+typedef struct GpuIndexQuery
+{
+	/* the pages: which are data pages, where their entries are */
+	uint32_t	nblocks;		/* blocks 1 to nblocks - 1 are read */
+	int32_t		page_size;
+	int32_t		kind_offset;	/* a page's uint16 kind */
+	int32_t		data_kind;		/* the kind of a data page */
+	int32_t		high_offset;	/* a data page's uint16 count of slots used */
+	int32_t		capacity;		/* slots per page */
+	int32_t		slot_bits;		/* a position is block << slot_bits | slot */
+	int32_t		live_offset;	/* bitmaps of the slots in use, and marked dead */
+	int32_t		killed_offset;
+	bool		skip_killed;
+
+	/* the key: a column or a program, encoded as keys.h says */
+	int32_t		key_type;		/* a KeyType */
+	bool		desc;
+	bool		nulls_first;
+	bool		key_is_program;
+	GpuIndexColumn key_column;
+	int32_t		nkey_steps;
+	GpuIndexKeyStep key_steps[GPU_INDEX_MAX_KEY_STEPS];
+
+	/* the filter, if nsteps > 0; sets' values pointers are offsets into set_values */
+	int32_t		nloads;
+	GpuIndexLoad loads[GPU_INDEX_MAX_LOADS];
+	int32_t		nregisters;
+	FilterRegister registers[GPU_INDEX_MAX_REGISTERS];
+	int32_t		nsteps;
+	FilterStep	steps[GPU_INDEX_MAX_STEPS];
+	int32_t		nsets;
+	FilterValueSet sets[GPU_INDEX_MAX_SETS];
+
+	/*
+	 * What earlier rounds covered: keys above threshold, and, when exact,
+	 * the positions in tied (sorted) of those equal to it.
+	 */
+	bool		have_threshold;
+	bool		exact;
+	uint64_t	threshold;
+
+	/* the selection: count keys, and their ties unless exact */
+	uint64_t	count;
+} GpuIndexQuery;
+
+typedef struct GpuIndexPages GpuIndexPages;
+
+extern GpuStatus gpu_index_pages_create(int page_size, GpuIndexPages **out);
+/* NULL is fine; waits for queued work. */
+extern void gpu_index_pages_destroy(GpuIndexPages *p);
+
+/* Device memory the pages take, in bytes. */
+extern size_t gpu_index_pages_bytes(const GpuIndexPages *p);
+
+/* Room for blocks 0 to nblocks - 1 (more is kept); new blocks read as zeros. */
+extern GpuStatus gpu_index_pages_reserve(GpuIndexPages *p, uint32_t nblocks);
+
+/*
+ * Store n pages from host memory (page-locked gives full speed), page i at
+ * blocks[i], which must be reserved; a block of UINT32_MAX skips its page.
+ * Returns when the host memory may be reused.
+ */
+extern GpuStatus gpu_index_pages_store(GpuIndexPages *p, const void *pages,
+									   const uint32_t *blocks, size_t n);
+
+/*
+ * One round's candidates from the pages, by the engine object t (made for
+ * the query's key width; reset here for its count and mode): the answer in
+ * *result (memory of t), the entries read in *scanned, the device time in
+ * *kernel_ms.  set_values holds the filter's value sets; tied, the
+ * positions excluded at the threshold.
+ */
+extern GpuStatus gpu_index_select(GpuIndexPages *p, const GpuIndexQuery *query,
+								  const uint64_t *set_values, size_t nset_values,
+								  const uint64_t *tied, size_t ntied, GpuTopk *t,
+								  TopkResult *result, uint64_t *scanned, double *kernel_ms);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* GPU_INDEX_H */

@@ -1,0 +1,36 @@
+/*-------------------------------------------------------------------------
+ *
+ * service_index.h
+ *	  The GPU service's copies of column indexes in device memory
+ *	  (service_index.c), for its job threads.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SERVICE_INDEX_H
+#define SERVICE_INDEX_H
+
+#include "service.h"
+
+typedef struct ResidentIndex ResidentIndex;
+
+/*
+ * The copy of an index job's index, found or made (on *device, else on
+ * the device that has it, set in *device), held until released, with
+ * room for the index's size at the job's start; *epoch says as of when it
+ * is current (0: it holds nothing yet).  Failures leave their reason in
+ * message (SERVICE_MESSAGE_BYTES).
+ */
+extern GpuStatus service_index_acquire(const ServiceJobSpec *spec, int *device,
+									   ResidentIndex **out, uint64 *epoch, char *message);
+extern void service_index_release(ResidentIndex *r);
+
+/* Store a batch's pages (SERVICE_INDEX_PAGES), from a slot's buffer. */
+extern GpuStatus service_index_store(ResidentIndex *r, const char *buffer, uint64 npages,
+									 char *message);
+
+/* A round's candidates for the ServiceIndexRequest in request_buffer. */
+extern GpuStatus service_index_select(ResidentIndex *r, const char *request_buffer,
+									  GpuTopk *t, TopkResult *answer, uint64 *scanned,
+									  double *ms);
+
+#endif							/* SERVICE_INDEX_H */

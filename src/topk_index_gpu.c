@@ -1,0 +1,294 @@
+/*-------------------------------------------------------------------------
+ *
+ * topk_index_gpu.c
+ *	  GpuTopK over a column index on the GPU: the GPU service's copy of the
+ *	  index brought up to date, and each round's candidates selected there.
+ *
+ * A query starts an index job in the GPU service, which finds or makes
+ * its copy of the index in device memory and says as of which epoch of
+ * the index's changes (colindex_changes.c) it is current.  The query sends
+ * the pages changed since then (all of them for a new copy), each read
+ * under a share lock after the current epoch was read, so the copy is
+ * then current as of that epoch; every change a committed transaction
+ * made before the query's snapshot is in it.  Each round then sends the
+ * compiled WHERE clauses over indexed columns, the ranking key (a column
+ * or a key program) and what earlier rounds covered, and gets back the
+ * candidates' keys and positions, as a round on the CPU gives them
+ * (topk_index_select.c), which fetches and rechecks them as usual.
+ *
+ * The GPU reads an index only where every change of its pages is
+ * recorded: a WAL-logged index (pages carry the LSNs the service orders
+ * them by), outside recovery, with gputopk preloaded.  A filter or key
+ * program beyond the kernel's limits, or a round with more tied positions
+ * than a request holds, runs on the CPU.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xlog.h"
+#include "catalog/pg_type_d.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "utils/rel.h"
+
+#include "colindex_changes.h"
+#include "device.h"
+#include "topk_index_gpu.h"
+
+struct IndexGpu
+{
+	Relation	index;
+	ServiceJob *job;
+	ServiceIndexRequest request;	/* the rounds' common part */
+	uint64	   *set_values;
+	size_t		nset_values;
+};
+
+/* A stored value's kind for the filter, by its type. */
+static FilterValueKind
+value_kind(Oid type)
+{
+	switch (type)
+	{
+		case INT2OID:
+			return VALUE_INT2;
+		case INT4OID:
+		case DATEOID:
+			return VALUE_INT4;
+		case FLOAT4OID:
+			return VALUE_FLOAT4;
+		case FLOAT8OID:
+			return VALUE_FLOAT8;
+		case BOOLOID:
+			return VALUE_BOOL;
+		default:
+			return VALUE_INT8;
+	}
+}
+
+/* Where the index column that holds a table column is, or false if none does. */
+static bool
+index_column(const ColIndexLayout *layout, const AttrNumber *attnos, AttrNumber attno,
+			 GpuIndexColumn *column)
+{
+	for (int i = 0; i < layout->ncolumns; i++)
+		if (attnos[i] == attno)
+		{
+			column->null_offset = layout->null_offsets[i];
+			column->value_offset = layout->value_offsets[i];
+			column->width = layout->widths[i];
+			column->kind = value_kind(layout->types[i]);
+			return true;
+		}
+	return false;
+}
+
+/* The filter's part of the query; false beyond the kernel's limits. */
+static bool
+describe_filter(IndexGpu *g, FilterProgram *filter, const ColIndexLayout *layout,
+				const AttrNumber *attnos)
+{
+	GpuIndexQuery *q = &g->request.query;
+	FilterProgramParts parts;
+
+	filter_program_parts(filter, &parts);
+	if (parts.nloads > GPU_INDEX_MAX_LOADS || parts.nregisters > GPU_INDEX_MAX_REGISTERS ||
+		parts.nsteps > GPU_INDEX_MAX_STEPS || parts.nsets > GPU_INDEX_MAX_SETS)
+		return false;
+	q->nloads = parts.nloads;
+	for (int i = 0; i < parts.nloads; i++)
+	{
+		if (!index_column(layout, attnos, parts.loads[i].attno, &q->loads[i].column))
+			return false;
+		q->loads[i].reg = parts.loads[i].reg;
+		q->loads[i].to_float8 = parts.loads[i].to_float8;
+		q->loads[i].value_needed = parts.loads[i].value_needed;
+	}
+	q->nregisters = parts.nregisters;
+	memcpy(q->registers, parts.registers, sizeof(FilterRegister) * parts.nregisters);
+	q->nsteps = parts.nsteps;
+	memcpy(q->steps, parts.steps, sizeof(FilterStep) * parts.nsteps);
+	q->nsets = parts.nsets;
+	for (int i = 0; i < parts.nsets; i++)
+		g->nset_values += parts.sets[i].nvalues;
+	g->set_values = palloc(sizeof(uint64) * Max(g->nset_values, 1));
+	g->nset_values = 0;
+	for (int i = 0; i < parts.nsets; i++)
+	{
+		q->sets[i] = parts.sets[i];
+		/* an offset into the set values, which the service makes a device pointer */
+		q->sets[i].values = (const uint64 *) (uintptr_t) g->nset_values;
+		memcpy(g->set_values + g->nset_values, parts.sets[i].values,
+			   sizeof(uint64) * parts.sets[i].nvalues);
+		g->nset_values += parts.sets[i].nvalues;
+	}
+	return true;
+}
+
+/* The key's part of the query; false beyond the kernel's limits. */
+static bool
+describe_key(IndexGpu *g, const IndexSelectSpec *spec, const ColIndexLayout *layout,
+			 const AttrNumber *attnos)
+{
+	GpuIndexQuery *q = &g->request.query;
+	const KeyStep *steps;
+	int			nsteps;
+
+	q->key_type = spec->key_type;
+	q->desc = spec->desc;
+	q->nulls_first = spec->nulls_first;
+	q->key_is_program = spec->key_attno == 0;
+	if (!q->key_is_program)
+		return index_column(layout, attnos, spec->key_attno, &q->key_column);
+	steps = key_program_steps(spec->key_program, &nsteps);
+	if (nsteps > GPU_INDEX_MAX_KEY_STEPS)
+		return false;
+	q->nkey_steps = nsteps;
+	for (int i = 0; i < nsteps; i++)
+	{
+		q->key_steps[i].step = steps[i];
+		if (key_step_is_column(&steps[i]) &&
+			!index_column(layout, attnos, steps[i].column, &q->key_steps[i].column))
+			return false;
+	}
+	return true;
+}
+
+/* The rounds' common part of the query: the pages, the key, the filter. */
+static bool
+describe_query(IndexGpu *g, const IndexSelectSpec *spec, const ColIndexLayout *layout,
+			   const AttrNumber *attnos, bool skip_killed)
+{
+	GpuIndexQuery *q = &g->request.query;
+
+	q->page_size = BLCKSZ;
+	q->kind_offset = BLCKSZ - MAXALIGN(sizeof(ColIndexPageOpaque)) +
+		offsetof(ColIndexPageOpaque, kind);
+	q->data_kind = COLINDEX_PAGE_DATA;
+	q->high_offset = MAXALIGN(SizeOfPageHeaderData) + offsetof(ColIndexDataHeader, high);
+	q->capacity = layout->capacity;
+	q->slot_bits = COLINDEX_SLOT_BITS;
+	q->live_offset = layout->live_offset;
+	q->killed_offset = layout->killed_offset;
+	q->skip_killed = skip_killed;
+	q->exact = spec->exact;
+	return describe_key(g, spec, layout, attnos) &&
+		(spec->filter == NULL || describe_filter(g, spec->filter, layout, attnos));
+}
+
+/*
+ * Send the pages changed since the copy's epoch, or all; false when the
+ * index's changes are no longer recorded.
+ */
+static bool
+send_changed_pages(IndexGpu *g, Relation index, uint32 generation, IndexSelectStats *stats)
+{
+	ServiceJob *job = g->job;
+	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKREAD);
+	BlockNumber *blocks;
+	int			nchanged;
+	uint64		epoch;
+	BlockNumber nblocks;
+	size_t		per_buffer = service_job_batch_rows(job);
+	size_t		rows = 0;
+	char	   *buffer = service_job_buffer(job);
+	ChangesSince since = colindex_changes_since(index, generation, job->index_epoch, &epoch,
+												&blocks, &nchanged);
+
+	if (since == CHANGES_UNTRACKED)
+		return false;
+	/* read after the epoch: pages extended since are in it */
+	nblocks = RelationGetNumberOfBlocks(index);
+	if (since == CHANGES_ALL)
+		nchanged = nblocks > 1 ? nblocks - 1 : 0;
+	for (int i = 0; i < nchanged; i++)
+	{
+		BlockNumber block = since == CHANGES_ALL ? COLINDEX_METAPAGE_BLKNO + 1 + i : blocks[i];
+		Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, block, RBM_NORMAL, strategy);
+
+		CHECK_FOR_INTERRUPTS();
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		memcpy(buffer + rows * BLCKSZ, BufferGetPage(buf), BLCKSZ);
+		UnlockReleaseBuffer(buf);
+		((uint32 *) (buffer + per_buffer * BLCKSZ))[rows++] = block;
+		stats->pages_sent++;
+		if (rows == per_buffer)
+			buffer = service_job_post(job, &rows);
+	}
+	if (rows > 0)
+		(void) service_job_post(job, &rows);
+	FreeAccessStrategy(strategy);
+	g->request.epoch = epoch;
+	return true;
+}
+
+IndexGpu *
+index_gpu_begin(const IndexSelectSpec *spec, const ColIndexLayout *layout,
+				const AttrNumber *attnos, bool skip_killed, IndexSelectStats *stats)
+{
+	Relation	index = spec->index;
+	ServiceJobSpec job_spec = {
+		.kind = SERVICE_JOB_INDEX,
+		.key_width = key_width(spec->key_type),
+		.k = 1,
+		.mode = spec->exact ? TOPK_EXACT : TOPK_WITH_TIES,
+		.algorithm = GPU_TOPK_AUTO,
+		.index_node = index->rd_node,
+		.index_blocks = RelationGetNumberOfBlocks(index),
+	};
+	IndexGpu   *g;
+
+	if (service == NULL || !RelationNeedsWAL(index) || RecoveryInProgress() ||
+		device_selected_backend() != BACKEND_GPU)
+		return NULL;
+	g = palloc0(sizeof(IndexGpu));
+	g->index = index;
+	if (!describe_query(g, spec, layout, attnos, skip_killed) ||
+		!colindex_changes_track(index, &job_spec.index_generation))
+		return NULL;
+	g->job = device_start_job(&job_spec, true);
+	if (g->job == NULL)
+		return NULL;
+	if (!send_changed_pages(g, index, job_spec.index_generation, stats))
+	{
+		service_job_release(g->job);
+		return NULL;
+	}
+	stats->on_gpu = true;
+	return g;
+}
+
+bool
+index_gpu_round(IndexGpu *g, uint64 count, bool have_threshold, uint64 threshold,
+				const uint64 *tied, size_t ntied, TopkResult *result, IndexSelectStats *stats)
+{
+	size_t		bytes;
+	char	   *buffer = service_job_request_buffer(g->job, &bytes);
+	ServiceIndexRequest *request = (ServiceIndexRequest *) buffer;
+	uint64	   *values = (uint64 *) (request + 1);
+	uint64		scanned;
+
+	if (sizeof(ServiceIndexRequest) + sizeof(uint64) * (g->nset_values + ntied) > bytes)
+		return false;
+	*request = g->request;
+	request->nset_values = g->nset_values;
+	request->ntied = ntied;
+	request->query.nblocks = RelationGetNumberOfBlocks(g->index);
+	request->query.count = count;
+	request->query.have_threshold = have_threshold;
+	request->query.threshold = threshold;
+	memcpy(values, g->set_values, sizeof(uint64) * g->nset_values);
+	memcpy(values + g->nset_values, tied, sizeof(uint64) * ntied);
+	service_job_index_round(g->job, result, &scanned);
+	stats->entries_scanned += scanned;
+	stats->gpu_ms += g->job->kernel_ms;
+	return true;
+}
+
+void
+index_gpu_end(IndexGpu *g)
+{
+	if (g != NULL)
+		service_job_release(g->job);
+}
