@@ -5,7 +5,7 @@
 -- PostgreSQL (needs topk_check and tk from topk_scan).
 --
 SET gputopk.min_table_rows = 1000;
--- the index is read on the CPU (under gputopk.device = gpu it is not used)
+-- the index read on the CPU (test/gpu/gpu_index.sql reads it on the GPU)
 SET gputopk.device = cpu;
 
 -- what the index can hold

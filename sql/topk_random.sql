@@ -3,7 +3,7 @@
 -- gputopk off and on and compared (needs topk_check and tk from
 -- topk_scan).  Both tables have a column index on every key column, which
 -- GpuTopK reads where its cost wins, except under the 'no index' setting
--- and under gputopk.device = gpu (the index is read on the CPU).
+-- and under gputopk.device = gpu where the GPU cannot read the index.
 -- gputopk_test.seed and gputopk_test.queries give the seed
 -- and the number of queries; test/run sets them, prints the seed and
 -- reports the counts from random_checks, which stays behind for that.
