@@ -51,22 +51,27 @@ def version_key(v):
     return [int(p) if p.isdigit() else -1 for p in re.split(r"[.+-]", v)]
 
 
-def find_pure_wheel(directory, project):
-    """The newest pure-Python (py3-none-any) wheel of project in directory, or None."""
-    best = None
+def wheels(directory, project):
+    """(name match, path) of each wheel of project in directory."""
     try:
         names = os.listdir(directory)
     except OSError:
-        return None
+        return
     for name in names:
         m = WHEEL_RE.match(name)
-        if not m or m.group("name").lower() != project or m.group("plat") != "any":
-            continue
-        if "py3" not in m.group("py").split(".") or m.group("abi") != "none":
+        if m and m.group("name").lower() == project:
+            yield m, os.path.join(directory, name)
+
+
+def find_pure_wheel(directory, project):
+    """The newest pure-Python (py3-none-any) wheel of project in directory, or None."""
+    best = None
+    for m, path in wheels(directory, project):
+        if m.group("plat") != "any" or "py3" not in m.group("py").split(".") or m.group("abi") != "none":
             continue
         key = version_key(m.group("version"))
         if best is None or key > best[0]:
-            best = (key, os.path.join(directory, name))
+            best = (key, path)
     return best[1] if best else None
 
 
@@ -78,14 +83,7 @@ def find_wheel(directory):
     cp = "cp%d%d" % here
     arch = platform.machine()
     best = None
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return None
-    for name in names:
-        m = WHEEL_RE.match(name)
-        if not m or m.group("name").lower() != "duckdb":
-            continue
+    for m, path in wheels(directory, "duckdb"):
         plats = m.group("plat").split(".")
         if not any(p.endswith(arch) and "linux" in p for p in plats):
             continue
@@ -101,7 +99,7 @@ def find_wheel(directory):
             continue
         key = (version_key(m.group("version")), rank)
         if best is None or key > best[0]:
-            best = (key, os.path.join(directory, name))
+            best = (key, path)
     return best[1] if best else None
 
 
