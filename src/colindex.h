@@ -105,14 +105,19 @@ colindex_slot_isnull(const ColIndexLayout *layout, Page page, int column, int sl
 	return COLINDEX_BIT((char *) page + layout->null_offsets[column], slot) != 0;
 }
 
+/* where a slot's value of the column is stored */
+static inline const char *
+colindex_slot_value_pointer(const ColIndexLayout *layout, Page page, int column, int slot)
+{
+	return (char *) page + layout->value_offsets[column] + slot * layout->widths[column];
+}
+
 /* the column's value of a slot whose value is not NULL */
 static inline Datum
 colindex_slot_value(const ColIndexLayout *layout, Page page, int column, int slot)
 {
-	const char *p = (char *) page + layout->value_offsets[column] +
-		slot * layout->widths[column];
-
-	return fetch_att(p, true, layout->widths[column]);
+	return fetch_att(colindex_slot_value_pointer(layout, page, column, slot), true,
+					 layout->widths[column]);
 }
 
 static inline ColIndexDataHeader *

@@ -124,7 +124,11 @@ find_entry(Relation index)
 	return NULL;
 }
 
-/* Record a change of a block, locked exclusively, of an index. */
+/*
+ * Record a change of a block of an index, made under the lock still held:
+ * exclusive for an entry added or freed, share for entries marked dead (a
+ * hint, which the copy may miss without harm).
+ */
 void
 colindex_changes_note(Relation index, BlockNumber block)
 {

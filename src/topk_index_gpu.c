@@ -91,6 +91,7 @@ describe_filter(IndexGpu *g, FilterProgram *filter, const ColIndexLayout *layout
 {
 	GpuIndexQuery *q = &g->request.query;
 	FilterProgramParts parts;
+	size_t		nvalues = 0;
 
 	filter_program_parts(filter, &parts);
 	if (parts.nloads > GPU_INDEX_MAX_LOADS || parts.nregisters > GPU_INDEX_MAX_REGISTERS ||
@@ -111,9 +112,8 @@ describe_filter(IndexGpu *g, FilterProgram *filter, const ColIndexLayout *layout
 	memcpy(q->steps, parts.steps, sizeof(FilterStep) * parts.nsteps);
 	q->nsets = parts.nsets;
 	for (int i = 0; i < parts.nsets; i++)
-		g->nset_values += parts.sets[i].nvalues;
-	g->set_values = palloc(sizeof(uint64) * Max(g->nset_values, 1));
-	g->nset_values = 0;
+		nvalues += parts.sets[i].nvalues;
+	g->set_values = palloc(sizeof(uint64) * Max(nvalues, 1));
 	for (int i = 0; i < parts.nsets; i++)
 	{
 		q->sets[i] = parts.sets[i];

@@ -103,8 +103,9 @@ column_key(Selection *sel, Page page, int slot, KeyType type)
 {
 	if (colindex_slot_isnull(sel->layout, page, sel->key_column, slot))
 		return key_null(type, sel->spec->nulls_first);
-	return key_of_datum(type, colindex_slot_value(sel->layout, page, sel->key_column, slot),
-						sel->spec->desc);
+	return key_of_stored(type, colindex_slot_value_pointer(sel->layout, page, sel->key_column,
+														   slot),
+						 sel->spec->desc);
 }
 
 /* The entry's key: of its key column, or of the key program over its values. */
