@@ -352,6 +352,13 @@ cpu_topk_push_refs(CpuTopk *t, const void *keys, const uint64_t *refs, size_t n)
 	return t->k == 0 || t->push(t, keys, refs, n);
 }
 
+bool
+cpu_topk_cut(const CpuTopk *t, uint64_t *cut)
+{
+	*cut = t->cut;
+	return t->have_cut;
+}
+
 #define SORT_BITS 11
 #define SORT_BINS (1 << SORT_BITS)
 

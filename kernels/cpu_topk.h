@@ -25,6 +25,8 @@ extern bool cpu_topk_push(CpuTopk *t, const void *keys, size_t n);
 /* Add n keys with the references the caller gives them (not counted as pushed). */
 extern bool cpu_topk_push_refs(CpuTopk *t, const void *keys, const uint64_t *refs, size_t n);
 
+/* Whether only keys above *cut can still enter (pushing the others does nothing). */
+extern bool cpu_topk_cut(const CpuTopk *t, uint64_t *cut);
 /* The answer so far, sorted; pushing may go on afterwards. */
 extern bool cpu_topk_result(CpuTopk *t, TopkResult *result);
 

@@ -95,13 +95,12 @@ key_from_float4(float v, bool desc)
 	uint32_t	bits;
 	uint32_t	k;
 
-	if (v != v)
-		bits = 0x7fc00000u;		/* one NaN for all */
-	else if (v == 0.0f)
-		bits = 0;				/* -0 = +0 */
-	else
-		memcpy(&bits, &v, sizeof(bits));
-	k = (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+	memcpy(&bits, &v, sizeof(bits));
+	/* one NaN for all, and -0 = +0; selects, not branches, so loops vectorize */
+	bits = v != v ? 0x7fc00000u : bits;
+	bits = v == 0.0f ? 0 : bits;
+	/* negative: all bits flipped; else the sign bit set */
+	k = bits ^ ((0u - (bits >> 31)) | 0x80000000u);
 	return desc ? k : ~k;
 }
 
@@ -111,14 +110,10 @@ key_from_float8(double v, bool desc)
 	uint64_t	bits;
 	uint64_t	k;
 
-	if (v != v)
-		bits = UINT64_C(0x7ff8000000000000);
-	else if (v == 0.0)
-		bits = 0;
-	else
-		memcpy(&bits, &v, sizeof(bits));
-	k = (bits & UINT64_C(0x8000000000000000)) ? ~bits :
-		(bits | UINT64_C(0x8000000000000000));
+	memcpy(&bits, &v, sizeof(bits));
+	bits = v != v ? UINT64_C(0x7ff8000000000000) : bits;
+	bits = v == 0.0 ? 0 : bits;
+	k = bits ^ ((0 - (bits >> 63)) | UINT64_C(0x8000000000000000));
 	return desc ? k : ~k;
 }
 

@@ -628,17 +628,24 @@ filter_program_passes(FilterProgram *program, HeapTuple tuple, TupleDesc desc)
 	return run_steps(program);
 }
 
-/* The same for a row given as arrays of its columns, by attribute number - 1. */
-bool
-filter_program_passes_values(FilterProgram *program, const Datum *values, const bool *isnull)
+/* The kind of value a column of the type stores, as filter_value_key reads it. */
+FilterValueKind
+filter_value_kind(Oid type)
 {
-	for (int i = 0; i < program->ncolumns; i++)
+	switch (type)
 	{
-		FilterColumnLoad *load = &program->columns[i];
-		FilterRegister *reg = &program->registers[load->reg];
-
-		reg->isnull = isnull[load->attno - 1];
-		load_column(load, reg, values[load->attno - 1]);
+		case INT2OID:
+			return VALUE_INT2;
+		case INT4OID:
+		case DATEOID:
+			return VALUE_INT4;
+		case FLOAT4OID:
+			return VALUE_FLOAT4;
+		case FLOAT8OID:
+			return VALUE_FLOAT8;
+		case BOOLOID:
+			return VALUE_BOOL;
+		default:
+			return VALUE_INT8;
 	}
-	return run_steps(program);
 }

@@ -49,7 +49,6 @@ extern void filter_program_bind(FilterProgram *program, ExprContext *econtext);
 extern bool filter_program_passes(FilterProgram *program, HeapTuple tuple,
 								  TupleDesc desc);
 extern void filter_program_parts(const FilterProgram *program, FilterProgramParts *parts);
-extern bool filter_program_passes_values(FilterProgram *program, const Datum *values,
-										 const bool *isnull);
+extern FilterValueKind filter_value_kind(Oid type);
 
 #endif							/* SCAN_FILTER_PROGRAM_H */

@@ -109,7 +109,6 @@ typedef struct TopkScanState
 	TopkShared *shared;			/* of a parallel scan, or NULL */
 	Relation	index;			/* the column index read instead of the table, or NULL */
 	FilterProgram *index_filter;	/* the WHERE clauses checked on its entries */
-	Bitmapset  *index_columns_read; /* by them and the ranking key */
 	double		candidates_per_row;
 
 	/* per run */
@@ -238,9 +237,6 @@ open_index(TopkScanState *ts, CustomScan *cscan)
 	ts->index_filter = filter_program_compile(covered, cscan->scan.scanrelid,
 											  &ts->css.ss.ps, &rest);
 	Assert(rest == NIL);
-	pull_varattnos((Node *) covered, cscan->scan.scanrelid, &ts->index_columns_read);
-	pull_varattnos((Node *) list_nth(cscan->custom_exprs, TOPK_EXPR_KEY),
-				   cscan->scan.scanrelid, &ts->index_columns_read);
 	ts->candidates_per_row = floatVal(list_nth(cscan->custom_private, TOPK_FIELD_CANDIDATES));
 }
 
@@ -545,7 +541,6 @@ select_from_index(TopkScanState *ts, instr_time *selected)
 		.key_attno = ts->key_attno,
 		.key_program = ts->key_program,
 		.filter = ts->index_filter,
-		.columns_read = ts->index_columns_read,
 		.exact = ts->mode == TOPK_EXACT,
 		.candidates_per_row = ts->candidates_per_row,
 	};

@@ -45,28 +45,6 @@ struct IndexGpu
 	size_t		nset_values;
 };
 
-/* A stored value's kind for the filter, by its type. */
-static FilterValueKind
-value_kind(Oid type)
-{
-	switch (type)
-	{
-		case INT2OID:
-			return VALUE_INT2;
-		case INT4OID:
-		case DATEOID:
-			return VALUE_INT4;
-		case FLOAT4OID:
-			return VALUE_FLOAT4;
-		case FLOAT8OID:
-			return VALUE_FLOAT8;
-		case BOOLOID:
-			return VALUE_BOOL;
-		default:
-			return VALUE_INT8;
-	}
-}
-
 /* Where the index column that holds a table column is, or false if none does. */
 static bool
 index_column(const ColIndexLayout *layout, const AttrNumber *attnos, AttrNumber attno,
@@ -78,7 +56,7 @@ index_column(const ColIndexLayout *layout, const AttrNumber *attnos, AttrNumber 
 			column->null_offset = layout->null_offsets[i];
 			column->value_offset = layout->value_offsets[i];
 			column->width = layout->widths[i];
-			column->kind = value_kind(layout->types[i]);
+			column->kind = filter_value_kind(layout->types[i]);
 			return true;
 		}
 	return false;

@@ -42,7 +42,6 @@
 
 #include <stdlib.h>
 
-#include "access/sysattr.h"
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "access/xlog.h"
@@ -55,9 +54,12 @@
 #include "colindex.h"
 #include "colindex_changes.h"
 #include "cpu_topk.h"
-#include "scan_datum_key.h"
 #include "topk_index_gpu.h"
+#include "topk_index_page.h"
 #include "topk_index_select.h"
+
+/* pages pinned ahead of the one a round reads */
+#define PAGES_AHEAD 2
 
 /* candidates asked for beyond the planner's guess */
 #define EXTRA_CANDIDATES 16
@@ -67,14 +69,11 @@ typedef struct Selection
 	const IndexSelectSpec *spec;
 	const ColIndexLayout *layout;
 	AttrNumber	attnos[INDEX_MAX_KEYS]; /* the table's column of each index column */
-	int			nloads;			/* the index columns the filter or the key program reads */
-	int			loads[INDEX_MAX_KEYS];
-	int			key_column;		/* the index column of the key, or -1 */
-	bool		load_values;	/* the filter or the key program reads values */
 	bool		skip_killed;	/* entries marked dead are skipped */
-	Datum	   *values;			/* a row's columns, by attribute number - 1 */
-	bool	   *isnull;
-	void	   *keys;			/* a page's keys and positions */
+	IndexPageEval *eval;		/* of a page's entries on the CPU */
+	uint64	   *page_keys;		/* a page's keys and slots from it */
+	uint16	   *page_slots;
+	void	   *keys;			/* a page's keys and positions left for the round */
 	uint64	   *positions;
 	CpuTopk    *topk;			/* of the current round */
 	MemoryContextCallback callback;
@@ -97,35 +96,6 @@ destroy_topk(void *arg)
 	sel->topk = NULL;
 }
 
-/* The key (see keys.h) of an entry's key column, of the given key type. */
-static pg_attribute_always_inline uint64
-column_key(Selection *sel, Page page, int slot, KeyType type)
-{
-	if (colindex_slot_isnull(sel->layout, page, sel->key_column, slot))
-		return key_null(type, sel->spec->nulls_first);
-	return key_of_stored(type, colindex_slot_value_pointer(sel->layout, page, sel->key_column,
-														   slot),
-						 sel->spec->desc);
-}
-
-/* The entry's key: of its key column, or of the key program over its values. */
-static inline uint64
-entry_key(Selection *sel, Page page, int slot)
-{
-	const IndexSelectSpec *spec = sel->spec;
-
-	if (sel->key_column >= 0)
-		return column_key(sel, page, slot, spec->key_type);
-	else
-	{
-		double		value;
-
-		if (!key_program_eval_values(spec->key_program, sel->values, sel->isnull, &value))
-			return key_null(spec->key_type, spec->nulls_first);
-		return key_of_datum(spec->key_type, Float8GetDatum(value), spec->desc);
-	}
-}
-
 /* Whether a key is one a round may still select (see Selection). */
 static inline bool
 key_left(Selection *sel, uint64 key, uint64 position)
@@ -135,14 +105,6 @@ key_left(Selection *sel, uint64 key, uint64 position)
 	return key == sel->threshold && sel->spec->exact &&
 		bsearch(&position, sel->tied_fetched, sel->ntied_fetched, sizeof(uint64),
 				key_compare_u64) == NULL;
-}
-
-/* the slots a scan reads: in use and not marked dead */
-static inline bool
-slot_readable(Selection *sel, Page page, int slot)
-{
-	return colindex_slot_live(sel->layout, page, slot) &&
-		!(sel->skip_killed && colindex_slot_killed(sel->layout, page, slot));
 }
 
 static inline void
@@ -157,93 +119,22 @@ add_key(Selection *sel, size_t *n, uint64 key, uint64 position)
 	sel->positions[(*n)++] = position;
 }
 
-/*
- * The keys of a page when the key is a column and no clause is checked:
- * one loop per key type, so that the key's encoding is inlined.
- */
-static pg_attribute_always_inline size_t
-column_keys(Selection *sel, Page page, BlockNumber block, KeyType type,
-			IndexSelectStats *stats)
-{
-	int			high = colindex_data_header(page)->high;
-	size_t		n = 0;
-
-	for (int slot = 0; slot < high; slot++)
-	{
-		if (!slot_readable(sel, page, slot))
-			continue;
-		stats->entries_scanned++;
-		add_key(sel, &n, column_key(sel, page, slot, type), colindex_position(block, slot));
-	}
-	return n;
-}
-
-/* The keys of a page in general: the entry's values, the clauses, the key. */
-static size_t
-entry_keys(Selection *sel, Page page, BlockNumber block, IndexSelectStats *stats)
-{
-	const ColIndexLayout *layout = sel->layout;
-	const IndexSelectSpec *spec = sel->spec;
-	int			high = colindex_data_header(page)->high;
-	size_t		n = 0;
-
-	for (int slot = 0; slot < high; slot++)
-	{
-		if (!slot_readable(sel, page, slot))
-			continue;
-		stats->entries_scanned++;
-		for (int j = 0; j < sel->nloads; j++)
-		{
-			int			i = sel->loads[j];
-			AttrNumber	attno = sel->attnos[i];
-
-			sel->isnull[attno - 1] = colindex_slot_isnull(layout, page, i, slot);
-			if (!sel->isnull[attno - 1])
-				sel->values[attno - 1] = colindex_slot_value(layout, page, i, slot);
-		}
-		if (spec->filter && !filter_program_passes_values(spec->filter, sel->values, sel->isnull))
-			continue;
-		add_key(sel, &n, entry_key(sel, page, slot), colindex_position(block, slot));
-	}
-	return n;
-}
-
 /* The entries of one page that pass and are left, into the round's top-k. */
 static void
 select_page(Selection *sel, Page page, BlockNumber block, IndexSelectStats *stats)
 {
-	size_t		n;
+	uint64		cut;
+	uint64		floor = 0;
+	int			found;
+	size_t		n = 0;
 
-	if (sel->load_values)
-		n = entry_keys(sel, page, block, stats);
-	else
-		switch (sel->spec->key_type)
-		{
-			case KEY_INT2:
-				n = column_keys(sel, page, block, KEY_INT2, stats);
-				break;
-			case KEY_INT4:
-				n = column_keys(sel, page, block, KEY_INT4, stats);
-				break;
-			case KEY_INT8:
-				n = column_keys(sel, page, block, KEY_INT8, stats);
-				break;
-			case KEY_FLOAT4:
-				n = column_keys(sel, page, block, KEY_FLOAT4, stats);
-				break;
-			case KEY_FLOAT8:
-				n = column_keys(sel, page, block, KEY_FLOAT8, stats);
-				break;
-			case KEY_DATE:
-				n = column_keys(sel, page, block, KEY_DATE, stats);
-				break;
-			case KEY_TIMESTAMP:
-				n = column_keys(sel, page, block, KEY_TIMESTAMP, stats);
-				break;
-			default:
-				n = column_keys(sel, page, block, KEY_TIMESTAMPTZ, stats);
-				break;
-		}
+	/* keys that cannot enter the top-k are dropped with the page's evaluation */
+	if (cpu_topk_cut(sel->topk, &cut))
+		floor = cut == PG_UINT64_MAX ? cut : cut + 1;
+	found = index_page_eval(sel->eval, page, floor, sel->page_keys, sel->page_slots,
+							&stats->entries_scanned);
+	for (int j = 0; j < found; j++)
+		add_key(sel, &n, sel->page_keys[j], colindex_position(block, sel->page_slots[j]));
 	if (n > 0 && !cpu_topk_push_refs(sel->topk, sel->keys, sel->positions, n))
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
@@ -261,7 +152,10 @@ select_round(Selection *sel, uint64 count, TopkResult *result, IndexSelectStats 
 {
 	Relation	index = sel->spec->index;
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
-	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKREAD);
+	/* as a sequential scan: a large index does not push everything else out of the buffers */
+	BufferAccessStrategy strategy = nblocks > NBuffers / 4 ?
+		GetAccessStrategy(BAS_BULKREAD) : NULL;
+	Buffer		ahead[PAGES_AHEAD] = {0};
 
 	sel->topk = cpu_topk_create(key_width(sel->spec->key_type), count,
 								sel->spec->exact ? TOPK_EXACT : TOPK_WITH_TIES);
@@ -269,17 +163,32 @@ select_round(Selection *sel, uint64 count, TopkResult *result, IndexSelectStats 
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("out of memory")));
-	for (BlockNumber block = COLINDEX_METAPAGE_BLKNO + 1; block < nblocks; block++)
+	/*
+	 * Pages are pinned PAGES_AHEAD blocks ahead of the one read, and their
+	 * columns start coming into the CPU's cache then, which hides the
+	 * memory's latency.
+	 */
+	for (BlockNumber block = COLINDEX_METAPAGE_BLKNO + 1; block < nblocks + PAGES_AHEAD; block++)
 	{
-		Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, block, RBM_NORMAL, strategy);
+		Buffer		buf = ahead[block % PAGES_AHEAD];
 
 		CHECK_FOR_INTERRUPTS();
+		ahead[block % PAGES_AHEAD] = InvalidBuffer;
+		if (block < nblocks)
+		{
+			ahead[block % PAGES_AHEAD] = ReadBufferExtended(index, MAIN_FORKNUM, block,
+															 RBM_NORMAL, strategy);
+			index_page_eval_prefetch(sel->eval, BufferGetPage(ahead[block % PAGES_AHEAD]));
+		}
+		if (!BufferIsValid(buf))
+			continue;
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		if (colindex_is_data_page(BufferGetPage(buf)))
-			select_page(sel, BufferGetPage(buf), block, stats);
+			select_page(sel, BufferGetPage(buf), block - PAGES_AHEAD, stats);
 		UnlockReleaseBuffer(buf);
 	}
-	FreeAccessStrategy(strategy);
+	if (strategy)
+		FreeAccessStrategy(strategy);
 	if (!cpu_topk_result(sel->topk, result))
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
@@ -434,7 +343,6 @@ index_select_rows(const IndexSelectSpec *spec, uint64 bound, IndexRowSink sink, 
 				  TupleTableSlot *slot, IndexSelectStats *stats)
 {
 	Selection  *sel = palloc0(sizeof(Selection));
-	int			natts = RelationGetDescr(spec->heap)->natts;
 	uint64		entries_max;
 	uint64		count;
 	uint64		kept = 0;
@@ -444,22 +352,12 @@ index_select_rows(const IndexSelectSpec *spec, uint64 bound, IndexRowSink sink, 
 	PredicateLockRelation(spec->heap, spec->snapshot);
 	sel->spec = spec;
 	sel->layout = colindex_layout(spec->index);
-	sel->key_column = -1;
 	for (int i = 0; i < sel->layout->ncolumns; i++)
-	{
 		sel->attnos[i] = spec->index->rd_index->indkey.values[i];
-		if (spec->key_attno > 0 && sel->attnos[i] == spec->key_attno)
-			sel->key_column = i;
-		if (bms_is_member(sel->attnos[i] - FirstLowInvalidHeapAttributeNumber,
-						  spec->columns_read))
-			sel->loads[sel->nloads++] = i;
-	}
-	Assert(spec->key_attno == 0 || sel->key_column >= 0);
-	sel->load_values = spec->filter != NULL || sel->key_column < 0;
 	sel->skip_killed = !TransactionStartedDuringRecovery();
-	sel->values = palloc0(sizeof(Datum) * natts);
-	sel->isnull = palloc(sizeof(bool) * natts);
-	memset(sel->isnull, true, sizeof(bool) * natts);
+	sel->eval = index_page_eval_create(spec, sel->layout, sel->attnos, sel->skip_killed);
+	sel->page_keys = palloc(sizeof(uint64) * sel->layout->capacity);
+	sel->page_slots = palloc(sizeof(uint16) * sel->layout->capacity);
 	sel->keys = palloc(sizeof(uint64) * sel->layout->capacity);
 	sel->positions = palloc(sizeof(uint64) * sel->layout->capacity);
 	sel->callback.func = destroy_topk;

@@ -10,7 +10,6 @@
 #define TOPK_INDEX_SELECT_H
 
 #include "executor/tuptable.h"
-#include "nodes/bitmapset.h"
 #include "utils/relcache.h"
 #include "utils/snapshot.h"
 
@@ -29,7 +28,6 @@ typedef struct IndexSelectSpec
 	AttrNumber	key_attno;		/* the key's column, or 0: key_program */
 	KeyProgram *key_program;
 	FilterProgram *filter;		/* WHERE clauses over indexed columns, or NULL */
-	Bitmapset  *columns_read;	/* by filter and key_program, as pull_varattnos gives them */
 	bool		exact;			/* any of the rows tied at the bound will do */
 	double		candidates_per_row; /* the planner's guess, at least 1 */
 } IndexSelectSpec;

@@ -115,13 +115,9 @@ key_program_steps(const KeyProgram *program, int *nsteps)
 	return program->steps;
 }
 
-/*
- * The value on a row, from the tuple or, without one, from arrays of its
- * columns by attribute number - 1; false when it is NULL.
- */
-static pg_attribute_always_inline bool
-eval_steps(const KeyProgram *program, HeapTuple tuple, TupleDesc desc,
-		   const Datum *values, const bool *nulls, double *value)
+/* The value on a row; false when it is NULL. */
+bool
+key_program_eval(const KeyProgram *program, HeapTuple tuple, TupleDesc desc, double *value)
 {
 	double	   *stack = program->stack;
 	int			top = 0;
@@ -137,13 +133,7 @@ eval_steps(const KeyProgram *program, HeapTuple tuple, TupleDesc desc,
 			key_step_apply(step, stack, &top);
 			continue;
 		}
-		if (tuple)
-			d = heap_getattr(tuple, step->column, desc, &isnull);
-		else
-		{
-			d = values[step->column - 1];
-			isnull = nulls[step->column - 1];
-		}
+		d = heap_getattr(tuple, step->column, desc, &isnull);
 		if (isnull)
 			return false;
 		stack[top++] = step->kind == KEY_STEP_INT2_COLUMN ?
@@ -151,17 +141,4 @@ eval_steps(const KeyProgram *program, HeapTuple tuple, TupleDesc desc,
 	}
 	*value = stack[0];
 	return true;
-}
-
-bool
-key_program_eval(const KeyProgram *program, HeapTuple tuple, TupleDesc desc, double *value)
-{
-	return eval_steps(program, tuple, desc, NULL, NULL, value);
-}
-
-bool
-key_program_eval_values(const KeyProgram *program, const Datum *values, const bool *isnull,
-						double *value)
-{
-	return eval_steps(program, NULL, NULL, values, isnull, value);
 }

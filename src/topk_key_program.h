@@ -19,7 +19,5 @@ extern KeyProgram *key_program_compile(Expr *expr, Index scanrelid);
 extern const KeyStep *key_program_steps(const KeyProgram *program, int *nsteps);
 extern bool key_program_eval(const KeyProgram *program, HeapTuple tuple, TupleDesc desc,
 							 double *value);
-extern bool key_program_eval_values(const KeyProgram *program, const Datum *values,
-									const bool *isnull, double *value);
 
 #endif							/* TOPK_KEY_PROGRAM_H */

@@ -1,0 +1,621 @@
+/*-------------------------------------------------------------------------
+ *
+ * topk_index_page.c
+ *	  GpuTopK over a column index on the CPU: a page's entries evaluated a
+ *	  column at a time.
+ *
+ * A page is one batch of entries, slot by slot.  The compiled WHERE clauses
+ * (filter_steps.h) run one step at a time over every slot: a step is a
+ * loop over arrays (a register's keys and null flags, a truth value per
+ * slot for each result).  The key, a column's or the key program's
+ * (key_steps.h), is computed the same way.  A last loop keeps the entries
+ * that are read (in use, and not marked dead where those are skipped),
+ * pass, and have keys that can still enter the round's top-k; a slot not
+ * in use is evaluated too, on whatever its arrays hold, and dropped there.
+ *
+ * Each element of a loop is computed by the same functions as the per-row
+ * interpreters of the heap scan and the GPU kernel (kernels/gpu_index.cu),
+ * so every device gives an entry the same truth value and key; only the
+ * order of the work differs.  The interpreter's dispatch happens once per
+ * page instead of once per entry, and the loops are short and regular
+ * enough for the compiler to unroll or vectorize.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "port/pg_bitutils.h"
+
+#include "topk_index_page.h"
+
+/* bytes between prefetches: a cache line on x86-64 and most of arm64 */
+#define PREFETCH_STRIDE 64
+
+/* a register's values over a page: a key and a null flag per slot */
+typedef struct RegisterVector
+{
+	uint64	   *values;
+	bool	   *isnull;
+} RegisterVector;
+
+/* a column the filter reads into a register */
+typedef struct ColumnLoad
+{
+	int			column;			/* of the index */
+	FilterValueKind kind;
+	bool		to_float8;
+	bool		value_needed;	/* or only whether it is NULL */
+	int			reg;
+} ColumnLoad;
+
+/* bytes of a page from offset */
+typedef struct PageRange
+{
+	int			offset;
+	int			length;
+} PageRange;
+
+struct IndexPageEval
+{
+	const ColIndexLayout *layout;
+	int			stride;			/* slots of an array: the page's, rounded up to 8 */
+	bool		skip_killed;
+	/* the filter, if nsteps > 0 */
+	int			nloads;
+	ColumnLoad *loads;
+	int			nsteps;
+	const FilterStep *steps;
+	const FilterValueSet *sets;
+	RegisterVector *registers;
+	uint8	   *truths;			/* a stack of results, a truth value per slot each */
+	/* the key: an index column's, or a program's over int2 and int4 columns */
+	KeyType		key_type;
+	bool		desc;
+	uint64		null_key;
+	int			key_column;		/* or -1 */
+	int			nkey_steps;
+	const KeyStep *key_steps;
+	int		   *key_step_columns;	/* the index column of each column step */
+	double	   *stack;			/* the program's stack, a value per slot a level */
+	uint8	   *key_nulls;		/* a bitmap of the slots where it reads a NULL */
+	uint8	   *keep;			/* the entries kept */
+	/* the parts of a page read: bitmaps, and the columns' nulls and values */
+	int			nranges;
+	PageRange	ranges[2 + 2 * 3 * INDEX_MAX_KEYS];
+};
+
+/* The index column that holds the table's column attno. */
+static int
+index_column(const ColIndexLayout *layout, const AttrNumber *attnos, AttrNumber attno)
+{
+	for (int i = 0; i < layout->ncolumns; i++)
+		if (attnos[i] == attno)
+			return i;
+	elog(ERROR, "column %d is not in the column index", attno);
+	return -1;
+}
+
+static void
+add_range(IndexPageEval *eval, int offset, int length)
+{
+	Assert(eval->nranges < lengthof(eval->ranges));
+	eval->ranges[eval->nranges].offset = offset;
+	eval->ranges[eval->nranges++].length = length;
+}
+
+/* An index column's null bitmap and values among the parts of a page read. */
+static void
+add_column_ranges(IndexPageEval *eval, int column)
+{
+	const ColIndexLayout *layout = eval->layout;
+
+	add_range(eval, layout->null_offsets[column], (layout->capacity + 7) / 8);
+	add_range(eval, layout->value_offsets[column], layout->capacity * layout->widths[column]);
+}
+
+static void
+prepare_filter(IndexPageEval *eval, FilterProgram *filter, const AttrNumber *attnos)
+{
+	const ColIndexLayout *layout = eval->layout;
+	FilterProgramParts parts;
+
+	filter_program_parts(filter, &parts);
+	eval->nloads = parts.nloads;
+	eval->loads = palloc(sizeof(ColumnLoad) * Max(parts.nloads, 1));
+	for (int i = 0; i < parts.nloads; i++)
+	{
+		ColumnLoad *load = &eval->loads[i];
+
+		load->column = index_column(layout, attnos, parts.loads[i].attno);
+		load->kind = filter_value_kind(layout->types[load->column]);
+		load->to_float8 = parts.loads[i].to_float8;
+		load->value_needed = parts.loads[i].value_needed;
+		load->reg = parts.loads[i].reg;
+		add_column_ranges(eval, load->column);
+	}
+	eval->nsteps = parts.nsteps;
+	eval->steps = parts.steps;
+	eval->sets = parts.sets;
+	eval->registers = palloc(sizeof(RegisterVector) * Max(parts.nregisters, 1));
+	for (int r = 0; r < parts.nregisters; r++)
+	{
+		RegisterVector *reg = &eval->registers[r];
+
+		/* a run constant's value in every slot; a column's is loaded for each page */
+		reg->values = palloc(sizeof(uint64) * eval->stride);
+		reg->isnull = palloc(sizeof(bool) * eval->stride);
+		for (int j = 0; j < eval->stride; j++)
+		{
+			reg->values[j] = parts.registers[r].value;
+			reg->isnull[j] = parts.registers[r].isnull;
+		}
+	}
+	eval->truths = palloc((Size) eval->stride * Max(parts.nsteps, 1));
+}
+
+static void
+prepare_key(IndexPageEval *eval, const IndexSelectSpec *spec, const AttrNumber *attnos)
+{
+	const ColIndexLayout *layout = eval->layout;
+
+	eval->key_type = spec->key_type;
+	eval->desc = spec->desc;
+	eval->null_key = key_null(spec->key_type, spec->nulls_first);
+	eval->key_column = -1;
+	if (spec->key_attno > 0)
+	{
+		eval->key_column = index_column(layout, attnos, spec->key_attno);
+		add_column_ranges(eval, eval->key_column);
+		return;
+	}
+	Assert(spec->key_type == KEY_FLOAT8);
+	eval->key_steps = key_program_steps(spec->key_program, &eval->nkey_steps);
+	eval->key_step_columns = palloc(sizeof(int) * eval->nkey_steps);
+	for (int i = 0; i < eval->nkey_steps; i++)
+		if (key_step_is_column(&eval->key_steps[i]))
+		{
+			eval->key_step_columns[i] = index_column(layout, attnos,
+													 eval->key_steps[i].column);
+			add_column_ranges(eval, eval->key_step_columns[i]);
+		}
+	eval->stack = palloc(sizeof(double) * eval->stride * eval->nkey_steps);
+	eval->key_nulls = palloc(eval->stride / 8);
+}
+
+IndexPageEval *
+index_page_eval_create(const IndexSelectSpec *spec, const ColIndexLayout *layout,
+					   const AttrNumber *attnos, bool skip_killed)
+{
+	IndexPageEval *eval = palloc0(sizeof(IndexPageEval));
+
+	eval->layout = layout;
+	eval->stride = TYPEALIGN(8, layout->capacity);
+	eval->skip_killed = skip_killed;
+	eval->keep = palloc(eval->stride);
+	add_range(eval, layout->live_offset, (layout->capacity + 7) / 8);
+	add_range(eval, layout->killed_offset, (layout->capacity + 7) / 8);
+	if (spec->filter)
+		prepare_filter(eval, spec->filter, attnos);
+	prepare_key(eval, spec, attnos);
+	return eval;
+}
+
+/*
+ * Start bringing the parts of a page that index_page_eval reads into the
+ * CPU's cache: called for the next page while this one is evaluated, it
+ * hides the memory's latency.  The page need not be locked, as nothing is
+ * read.
+ */
+void
+index_page_eval_prefetch(const IndexPageEval *eval, Page page)
+{
+#ifdef __GNUC__
+	for (int i = 0; i < eval->nranges; i++)
+		for (int at = 0; at < eval->ranges[i].length; at += PREFETCH_STRIDE)
+			__builtin_prefetch((const char *) page + eval->ranges[i].offset + at);
+#endif
+}
+
+/* Of the 8 slots from first (a multiple of 8), those read, as a byte's bits. */
+static inline uint32
+readable_bits(const IndexPageEval *eval, Page page, int first, int high)
+{
+	uint32		bits = ((const uint8 *) page + eval->layout->live_offset)[first / 8];
+
+	if (eval->skip_killed)
+		bits &= ~(uint32) ((const uint8 *) page + eval->layout->killed_offset)[first / 8];
+	if (high - first < 8)
+		bits &= (1u << (high - first)) - 1;
+	return bits;
+}
+
+/* A null bitmap at offset in the page as flags, for the first n slots rounded up to 8. */
+static void
+null_flags(Page page, int offset, int n, bool *flags)
+{
+	const uint8 *bits = (const uint8 *) page + offset;
+
+	for (int first = 0; first < n; first += 8)
+	{
+		/* byte i of the copies keeps bit i; adding 0x7f to it carries any into its top bit */
+		uint64		spread = ((uint64) bits[first / 8] * UINT64CONST(0x0101010101010101)) &
+			UINT64CONST(0x8040201008040201);
+
+		spread = ((spread + UINT64CONST(0x7f7f7f7f7f7f7f7f)) >> 7) &
+			UINT64CONST(0x0101010101010101);
+		memcpy(flags + first, &spread, sizeof(spread));
+	}
+}
+
+/* A column's values as keys into a register, of a kind (and width) the compiler knows. */
+static pg_attribute_always_inline void
+load_values(uint64 *keys, const char *values, int width, FilterValueKind kind,
+			bool to_float8, int n)
+{
+	for (int j = 0; j < n; j++)
+		keys[j] = filter_value_key(kind, values + j * width, to_float8);
+}
+
+static void
+load_column(IndexPageEval *eval, const ColumnLoad *load, Page page, int n)
+{
+	const ColIndexLayout *layout = eval->layout;
+	RegisterVector *reg = &eval->registers[load->reg];
+	const char *values = (const char *) page + layout->value_offsets[load->column];
+
+	null_flags(page, layout->null_offsets[load->column], n, reg->isnull);
+	if (!load->value_needed)
+		return;
+	switch (load->kind)
+	{
+		case VALUE_INT2:
+			if (load->to_float8)
+				load_values(reg->values, values, sizeof(int16), VALUE_INT2, true, n);
+			else
+				load_values(reg->values, values, sizeof(int16), VALUE_INT2, false, n);
+			break;
+		case VALUE_INT4:
+			if (load->to_float8)
+				load_values(reg->values, values, sizeof(int32), VALUE_INT4, true, n);
+			else
+				load_values(reg->values, values, sizeof(int32), VALUE_INT4, false, n);
+			break;
+		case VALUE_INT8:
+			if (load->to_float8)
+				load_values(reg->values, values, sizeof(int64), VALUE_INT8, true, n);
+			else
+				load_values(reg->values, values, sizeof(int64), VALUE_INT8, false, n);
+			break;
+		case VALUE_FLOAT4:
+			load_values(reg->values, values, sizeof(float4), VALUE_FLOAT4, false, n);
+			break;
+		case VALUE_FLOAT8:
+			load_values(reg->values, values, sizeof(float8), VALUE_FLOAT8, false, n);
+			break;
+		case VALUE_BOOL:
+			load_values(reg->values, values, sizeof(bool), VALUE_BOOL, false, n);
+			break;
+	}
+}
+
+/* A comparison of two registers in every slot, of a kind the compiler knows. */
+static pg_attribute_always_inline void
+compare_values(uint8 *out, const RegisterVector *l, const RegisterVector *r,
+			   FilterComparison cmp, int n)
+{
+	const uint64 *lvalues = l->values;
+	const bool *lnull = l->isnull;
+	const uint64 *rvalues = r->values;
+	const bool *rnull = r->isnull;
+
+	for (int j = 0; j < n; j++)
+	{
+		FilterRegister a = {lvalues[j], lnull[j]};
+		FilterRegister b = {rvalues[j], rnull[j]};
+
+		out[j] = filter_compare(&a, &b, cmp);
+	}
+}
+
+static void
+compare_registers(uint8 *out, const RegisterVector *l, const RegisterVector *r,
+				  FilterComparison cmp, int n)
+{
+	switch (cmp)
+	{
+		case CMP_LT:
+			compare_values(out, l, r, CMP_LT, n);
+			break;
+		case CMP_LE:
+			compare_values(out, l, r, CMP_LE, n);
+			break;
+		case CMP_EQ:
+			compare_values(out, l, r, CMP_EQ, n);
+			break;
+		case CMP_GE:
+			compare_values(out, l, r, CMP_GE, n);
+			break;
+		case CMP_GT:
+			compare_values(out, l, r, CMP_GT, n);
+			break;
+		case CMP_NE:
+			compare_values(out, l, r, CMP_NE, n);
+			break;
+	}
+}
+
+/* AND (deciding FALSE) or OR (deciding TRUE) of two truth values, as filter_combine */
+static inline uint8
+combine_two(uint8 a, uint8 b, uint8 deciding)
+{
+	if (a == deciding || b == deciding)
+		return deciding;
+	return (a == TRUTH_NULL || b == TRUTH_NULL) ? TRUTH_NULL : a;
+}
+
+/* Run the filter's steps over the first n slots: their truth values. */
+static const uint8 *
+filter_slots(IndexPageEval *eval, Page page, int n)
+{
+	int			stride = eval->stride;
+	int			top = 0;
+
+	for (int i = 0; i < eval->nloads; i++)
+		load_column(eval, &eval->loads[i], page, n);
+	for (int i = 0; i < eval->nsteps; i++)
+	{
+		const FilterStep *step = &eval->steps[i];
+		uint8	   *out = eval->truths + (Size) top * stride;
+		uint8	   *last = out - stride;
+		const uint64 *values = NULL;
+		const bool *isnull = NULL;
+		const FilterValueSet *set = &eval->sets[step->right];
+		int			arg = step->arg;
+
+		if (step->kind == STEP_IN || step->kind == STEP_IS_NULL || step->kind == STEP_TRUTH)
+		{
+			values = eval->registers[step->left].values;
+			isnull = eval->registers[step->left].isnull;
+		}
+		switch ((FilterStepKind) step->kind)
+		{
+			case STEP_COMPARE:
+				compare_registers(out, &eval->registers[step->left],
+								  &eval->registers[step->right],
+								  (FilterComparison) step->arg, n);
+				top++;
+				break;
+			case STEP_IN:
+				for (int j = 0; j < n; j++)
+				{
+					FilterRegister x = {values[j], isnull[j]};
+
+					out[j] = filter_in_set(&x, set, arg != 0);
+				}
+				top++;
+				break;
+			case STEP_IS_NULL:
+				for (int j = 0; j < n; j++)
+					out[j] = isnull[j] != (arg != 0) ? TRUTH_TRUE : TRUTH_FALSE;
+				top++;
+				break;
+			case STEP_TRUTH:
+				for (int j = 0; j < n; j++)
+					out[j] = isnull[j] ? TRUTH_NULL : (values[j] ? TRUTH_TRUE : TRUTH_FALSE);
+				top++;
+				break;
+			case STEP_BOOL_TEST:
+				for (int j = 0; j < n; j++)
+					last[j] = filter_bool_test((FilterTruth) last[j], (FilterBoolTest) arg);
+				break;
+			case STEP_NOT:
+				for (int j = 0; j < n; j++)
+					last[j] = last[j] == TRUTH_NULL ? TRUTH_NULL :
+						(last[j] == TRUTH_TRUE ? TRUTH_FALSE : TRUTH_TRUE);
+				break;
+			case STEP_AND:
+			case STEP_OR:
+				{
+					uint8		deciding = step->kind == STEP_AND ? TRUTH_FALSE : TRUTH_TRUE;
+
+					top -= arg;
+					out = eval->truths + (Size) top * stride;
+					for (int a = 1; a < arg; a++)
+					{
+						const uint8 *other = out + (Size) a * stride;
+
+						for (int j = 0; j < n; j++)
+							out[j] = combine_two(out[j], other[j], deciding);
+					}
+					top++;
+				}
+				break;
+		}
+	}
+	Assert(top == 1);
+	return eval->truths;
+}
+
+/* The keys of the first n slots whose bits are set in nulls: NULL's key. */
+static void
+null_keys(uint64 *keys, const uint8 *nulls, int n, uint64 null_key)
+{
+	/* NULLs are rare: the bitmap a byte at a time */
+	for (int first = 0; first < n; first += 8)
+		for (uint32 bits = nulls[first / 8]; bits != 0; bits &= bits - 1)
+		{
+			int			j = first + pg_rightmost_one_pos32(bits);
+
+			if (j < n)
+				keys[j] = null_key;
+		}
+}
+
+/* A column's keys, of a type (and width) the compiler knows, NULLs aside. */
+static pg_attribute_always_inline void
+keys_of_values(uint64 *keys, const char *values, int width, KeyType type, bool desc, int n)
+{
+	for (int j = 0; j < n; j++)
+		keys[j] = key_of_stored(type, values + j * width, desc);
+}
+
+static void
+column_keys(IndexPageEval *eval, Page page, int n, uint64 *keys)
+{
+	const ColIndexLayout *layout = eval->layout;
+	const char *values = (const char *) page + layout->value_offsets[eval->key_column];
+	const uint8 *nulls = (const uint8 *) page + layout->null_offsets[eval->key_column];
+	bool		desc = eval->desc;
+	uint64		null_key = eval->null_key;
+
+	switch (eval->key_type)
+	{
+		case KEY_INT2:
+			keys_of_values(keys, values, sizeof(int16), KEY_INT2, desc, n);
+			break;
+		case KEY_INT4:
+		case KEY_DATE:
+			keys_of_values(keys, values, sizeof(int32), KEY_INT4, desc, n);
+			break;
+		case KEY_FLOAT4:
+			keys_of_values(keys, values, sizeof(float4), KEY_FLOAT4, desc, n);
+			break;
+		case KEY_FLOAT8:
+			keys_of_values(keys, values, sizeof(float8), KEY_FLOAT8, desc, n);
+			break;
+		case KEY_INT8:
+		case KEY_TIMESTAMP:
+		case KEY_TIMESTAMPTZ:
+			keys_of_values(keys, values, sizeof(int64), KEY_INT8, desc, n);
+			break;
+	}
+	null_keys(keys, nulls, n, null_key);
+}
+
+/* An int2 or int4 column's values as doubles; its NULLs make the key NULL. */
+static void
+push_column(IndexPageEval *eval, Page page, int column, bool int2, int n, double *out)
+{
+	const ColIndexLayout *layout = eval->layout;
+	const char *values = (const char *) page + layout->value_offsets[column];
+	const uint8 *nulls = (const uint8 *) page + layout->null_offsets[column];
+	uint8	   *key_nulls = eval->key_nulls;
+
+	for (int b = 0; b < (n + 7) / 8; b++)
+		key_nulls[b] |= nulls[b];
+	if (int2)
+		for (int j = 0; j < n; j++)
+			out[j] = (double) ((const int16 *) values)[j];
+	else
+		for (int j = 0; j < n; j++)
+			out[j] = (double) ((const int32 *) values)[j];
+}
+
+/* The key program's keys: its steps, each over every slot (as key_step_apply does one). */
+static void
+program_keys(IndexPageEval *eval, Page page, int n, uint64 *keys)
+{
+	int			stride = eval->stride;
+	double	   *stack = eval->stack;
+	bool		desc = eval->desc;
+	int			top = 0;
+
+	memset(eval->key_nulls, 0, (n + 7) / 8);
+	for (int i = 0; i < eval->nkey_steps; i++)
+	{
+		const KeyStep *step = &eval->key_steps[i];
+		double	   *out = stack + (Size) top * stride;
+		double	   *a = out - 2 * stride;
+		double	   *b = out - stride;
+		double		value = step->value;
+
+		switch ((KeyStepKind) step->kind)
+		{
+			case KEY_STEP_INT2_COLUMN:
+			case KEY_STEP_INT4_COLUMN:
+				push_column(eval, page, eval->key_step_columns[i],
+							step->kind == KEY_STEP_INT2_COLUMN, n, out);
+				top++;
+				break;
+			case KEY_STEP_CONST:
+				for (int j = 0; j < n; j++)
+					out[j] = value;
+				top++;
+				break;
+			case KEY_STEP_ADD:
+				for (int j = 0; j < n; j++)
+					a[j] = a[j] + b[j];
+				top--;
+				break;
+			case KEY_STEP_SUB:
+				for (int j = 0; j < n; j++)
+					a[j] = a[j] - b[j];
+				top--;
+				break;
+			case KEY_STEP_MUL:
+				for (int j = 0; j < n; j++)
+					a[j] = a[j] * b[j];
+				top--;
+				break;
+			case KEY_STEP_NEG:
+				for (int j = 0; j < n; j++)
+					b[j] = -b[j];
+				break;
+		}
+	}
+	Assert(top == 1);
+	for (int j = 0; j < n; j++)
+		keys[j] = key_from_float8(stack[j], desc);
+	null_keys(keys, eval->key_nulls, n, eval->null_key);
+}
+
+/*
+ * The keys of a data page's entries that are read, pass the filter and are
+ * at least floor, with their slots, in slot order (keys has room for the
+ * page's slots); returns how many, and adds the entries read to *scanned.
+ */
+int
+index_page_eval(IndexPageEval *eval, Page page, uint64 floor, uint64 *keys, uint16 *slots,
+				uint64 *scanned)
+{
+	int			high = colindex_data_header(page)->high;
+	const uint8 *truths = NULL;
+	uint8	   *keep = eval->keep;
+	int			n = 0;
+
+	if (eval->nsteps > 0)
+		truths = filter_slots(eval, page, high);
+	if (eval->key_column >= 0)
+		column_keys(eval, page, high, keys);
+	else
+		program_keys(eval, page, high, keys);
+
+	/* which keys can enter; checked 8 slots at a time, as few are kept */
+	for (int j = 0; j < high; j++)
+		keep[j] = keys[j] >= floor;
+	if (truths != NULL)
+		for (int j = 0; j < high; j++)
+			keep[j] &= truths[j] == TRUTH_TRUE;
+	memset(keep + high, 0, TYPEALIGN(8, high) - high);
+	for (int first = 0; first < high; first += 8)
+	{
+		uint32		bits = readable_bits(eval, page, first, high);
+		uint64		any;
+
+		*scanned += pg_number_of_ones[bits];
+		memcpy(&any, keep + first, sizeof(any));
+		if (any == 0)
+			continue;
+		for (; bits != 0; bits &= bits - 1)
+		{
+			int			j = first + pg_rightmost_one_pos32(bits);
+
+			if (keep[j])
+			{
+				keys[n] = keys[j];
+				slots[n++] = j;
+			}
+		}
+	}
+	return n;
+}
