@@ -37,7 +37,7 @@ SRC_OBJS = src/gputopk.o src/device.o src/info.o kernels/cpu_topk.o \
 REGRESS = install gucs devices topk_scan topk_filter topk_partition topk_index topk_random topk_agg topk_agg_scan
 REGRESS_OPTS = --inputdir=. --load-extension=gputopk
 # isolation tests in specs/ (with concurrent sessions), also run by installcheck
-ISOLATION = topk_snapshot
+ISOLATION = topk_snapshot index_serializable
 ISOLATION_OPTS = --load-extension=gputopk
 
 PG_CONFIG ?= pg_config
