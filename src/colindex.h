@@ -133,6 +133,16 @@ colindex_is_data_page(Page page)
 		((ColIndexPageOpaque *) PageGetSpecialPointer(page))->kind == COLINDEX_PAGE_DATA;
 }
 
+/* the index column that holds the table's column attno (attnos: each index column's), or -1 */
+static inline int
+colindex_column_of(const ColIndexLayout *layout, const AttrNumber *attnos, AttrNumber attno)
+{
+	for (int i = 0; i < layout->ncolumns; i++)
+		if (attnos[i] == attno)
+			return i;
+	return -1;
+}
+
 /* an entry's block and slot as one number, and back */
 static inline uint64
 colindex_position(BlockNumber block, int slot)

@@ -50,16 +50,15 @@ static bool
 index_column(const ColIndexLayout *layout, const AttrNumber *attnos, AttrNumber attno,
 			 GpuIndexColumn *column)
 {
-	for (int i = 0; i < layout->ncolumns; i++)
-		if (attnos[i] == attno)
-		{
-			column->null_offset = layout->null_offsets[i];
-			column->value_offset = layout->value_offsets[i];
-			column->width = layout->widths[i];
-			column->kind = filter_value_kind(layout->types[i]);
-			return true;
-		}
-	return false;
+	int			i = colindex_column_of(layout, attnos, attno);
+
+	if (i < 0)
+		return false;
+	column->null_offset = layout->null_offsets[i];
+	column->value_offset = layout->value_offsets[i];
+	column->width = layout->widths[i];
+	column->kind = filter_value_kind(layout->types[i]);
+	return true;
 }
 
 /* The filter's part of the query; false beyond the kernel's limits. */

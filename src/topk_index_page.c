@@ -88,11 +88,11 @@ struct IndexPageEval
 static int
 index_column(const ColIndexLayout *layout, const AttrNumber *attnos, AttrNumber attno)
 {
-	for (int i = 0; i < layout->ncolumns; i++)
-		if (attnos[i] == attno)
-			return i;
-	elog(ERROR, "column %d is not in the column index", attno);
-	return -1;
+	int			i = colindex_column_of(layout, attnos, attno);
+
+	if (i < 0)
+		elog(ERROR, "column %d is not in the column index", attno);
+	return i;
 }
 
 static void
@@ -344,15 +344,6 @@ compare_registers(uint8 *out, const RegisterVector *l, const RegisterVector *r,
 	}
 }
 
-/* AND (deciding FALSE) or OR (deciding TRUE) of two truth values, as filter_combine */
-static inline uint8
-combine_two(uint8 a, uint8 b, uint8 deciding)
-{
-	if (a == deciding || b == deciding)
-		return deciding;
-	return (a == TRUTH_NULL || b == TRUTH_NULL) ? TRUTH_NULL : a;
-}
-
 /* Run the filter's steps over the first n slots: their truth values. */
 static const uint8 *
 filter_slots(IndexPageEval *eval, Page page, int n)
@@ -416,7 +407,7 @@ filter_slots(IndexPageEval *eval, Page page, int n)
 			case STEP_AND:
 			case STEP_OR:
 				{
-					uint8		deciding = step->kind == STEP_AND ? TRUTH_FALSE : TRUTH_TRUE;
+					FilterTruth deciding = step->kind == STEP_AND ? TRUTH_FALSE : TRUTH_TRUE;
 
 					top -= arg;
 					out = eval->truths + (Size) top * stride;
@@ -425,7 +416,11 @@ filter_slots(IndexPageEval *eval, Page page, int n)
 						const uint8 *other = out + (Size) a * stride;
 
 						for (int j = 0; j < n; j++)
-							out[j] = combine_two(out[j], other[j], deciding);
+						{
+							FilterTruth pair[2] = {out[j], other[j]};
+
+							out[j] = filter_combine(pair, 2, deciding);
+						}
 					}
 					top++;
 				}
