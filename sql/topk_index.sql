@@ -143,6 +143,52 @@ EXPLAIN (COSTS OFF) SELECT id, v FROM ci_p ORDER BY v DESC LIMIT 5;
 SELECT topk_check('SELECT id, v FROM ci_p ORDER BY v DESC, id LIMIT 5');
 DROP TABLE ci_p;
 
+-- parallel plans: each process reads its share of the index's pages and
+-- fetches its own candidates, under a Gather Merge
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SET gputopk.max_parallel_workers = 2;
+EXPLAIN (COSTS OFF) SELECT id, f8 FROM tk WHERE g <> 3 ORDER BY f8 DESC LIMIT 10;
+SELECT topk_check('SELECT id, f8 FROM tk WHERE g <> 3 ORDER BY f8 DESC, id LIMIT 10');
+SELECT topk_check('SELECT i4 FROM tk ORDER BY i4 NULLS FIRST LIMIT 40');
+SELECT topk_check('SELECT id, i2 + 0.5 * g FROM tk WHERE f4 < 0 ORDER BY i2 + 0.5 * g DESC, id LIMIT 30');
+-- deleted top rows: the later rounds of each process read the same pages
+BEGIN;
+DELETE FROM tk WHERE id IN (SELECT id FROM tk ORDER BY f8 DESC NULLS LAST LIMIT 200);
+SELECT topk_check('SELECT id, f8 FROM tk ORDER BY f8 DESC NULLS LAST, id LIMIT 20');
+ROLLBACK;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+RESET gputopk.max_parallel_workers;
+
+-- NULLs first: once a round holds enough NULL keys, no other key can enter
+-- and it stops reading; ties kept, it reads only the null bitmaps
+CREATE TABLE ci_n AS
+  SELECT i AS id, CASE WHEN i % 10 = 0 THEN NULL ELSE (i * 7919 % 10007)::float4 END AS v,
+         i % 5 AS g
+  FROM generate_series(1, 50000) i;
+CREATE INDEX ci_n_idx ON ci_n USING gputopk (v, g);
+ANALYZE ci_n;
+CREATE FUNCTION entries_scanned(q text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+  plan json;
+BEGIN
+  EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON) ' || q INTO plan;
+  RETURN (plan->0->'Plan'->'Plans'->0->>'Index Entries Scanned')::bigint;
+END $$;
+SELECT topk_check('SELECT v FROM ci_n ORDER BY v DESC LIMIT 100');
+SELECT entries_scanned('SELECT v FROM ci_n ORDER BY v DESC LIMIT 100') < 50000 AS stopped_early;
+SELECT topk_check('SELECT v FROM ci_n WHERE g = 2 ORDER BY v DESC LIMIT 100');
+SELECT topk_check('SELECT id, v FROM ci_n WHERE g = 2 ORDER BY v DESC, id LIMIT 100');
+SELECT entries_scanned('SELECT id, v FROM ci_n WHERE g = 2 ORDER BY v DESC, id LIMIT 100') AS all_read;
+SELECT topk_check('SELECT id, v FROM ci_n ORDER BY v DESC NULLS LAST, id LIMIT 100');
+DROP FUNCTION entries_scanned(text);
+DROP TABLE ci_n;
+
 DROP INDEX tk_ci;
 RESET gputopk.device;
 RESET gputopk.min_table_rows;

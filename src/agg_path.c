@@ -400,7 +400,7 @@ add_parallel_topk_agg_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo 
 
 	if (!input_rel->consider_parallel || !grouped_rel->consider_parallel ||
 		root->hasNonPartialAggs || root->hasNonSerialAggs ||
-		(workers = scan_parallel_workers(input_rel)) <= 0)
+		(workers = scan_parallel_workers(input_rel, input_rel->pages)) <= 0)
 		return;
 	foreach(lc, scan_exprs)
 	{
@@ -468,7 +468,7 @@ add_partitioned_topk_agg_path(PlannerInfo *root, RelOptInfo *input_rel,
 
 	if (!input_rel->consider_parallel || !grouped_rel->consider_parallel ||
 		root->parse->groupClause == NIL || !results_by_value(relid, private) ||
-		(workers = scan_parallel_workers(input_rel)) <= 0)
+		(workers = scan_parallel_workers(input_rel, input_rel->pages)) <= 0)
 		return;
 	partitions = Max(4.0 * (workers + 1), ceil(states_bytes / (double) get_hash_memory_limit()));
 	if (partitions > GROUP_EXCHANGE_MAX_PARTITIONS)

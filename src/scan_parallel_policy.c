@@ -24,10 +24,11 @@
 #define SCAN_WORKER_SHARE 4
 
 /*
- * The workers a partial path asks for.  Where PostgreSQL's heuristic
+ * The workers a partial path over rel asks for, when it reads pages (the
+ * table's, or those of a column index of it).  Where PostgreSQL's heuristic
  * (compute_parallel_worker) keeps to max_parallel_workers_per_gather, a
  * scan asks for a worker per SCAN_WORKER_SHARE times
- * min_parallel_table_scan_size of table (32 MB by default: about 10 ms of
+ * min_parallel_table_scan_size of pages (32 MB by default: about 10 ms of
  * reading) up to gputopk.max_parallel_workers, by default
  * max_parallel_workers: the pool all queries' workers come from.  The
  * table's parallel_workers setting decides where it is set, and
@@ -35,7 +36,7 @@
  * for PostgreSQL's own scans.
  */
 int
-scan_parallel_workers(RelOptInfo *rel)
+scan_parallel_workers(RelOptInfo *rel, BlockNumber pages)
 {
 	int			cap = gputopk_max_parallel_workers >= 0 ?
 		gputopk_max_parallel_workers : max_parallel_workers;
@@ -45,10 +46,10 @@ scan_parallel_workers(RelOptInfo *rel)
 		return 0;
 	if (rel->rel_parallel_workers != -1)
 		return Min(rel->rel_parallel_workers, cap);
-	if (rel->pages < (BlockNumber) min_parallel_table_scan_size)
+	if (pages < (BlockNumber) min_parallel_table_scan_size)
 		return 0;
 	share = Max((double) SCAN_WORKER_SHARE * min_parallel_table_scan_size, 1.0);
-	return (int) Min(cap, Max(1.0, rel->pages / share));
+	return (int) Min(cap, Max(1.0, pages / share));
 }
 
 /*

@@ -12,7 +12,7 @@
 
 #include "nodes/pathnodes.h"
 
-extern int	scan_parallel_workers(RelOptInfo *rel);
+extern int	scan_parallel_workers(RelOptInfo *rel, BlockNumber pages);
 extern double scan_parallel_divisor(int workers);
 
 #endif							/* SCAN_PARALLEL_POLICY_H */

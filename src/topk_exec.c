@@ -59,6 +59,13 @@ typedef enum TopkCount
 	TOPK_COUNT_ROWS_SCANNED,
 	TOPK_COUNT_ROWS_KEYED,
 	TOPK_COUNT_CANDIDATES,
+	/* over a column index: IndexSelectStats's counts */
+	TOPK_COUNT_INDEX_ROUNDS,
+	TOPK_COUNT_INDEX_ENTRIES,
+	TOPK_COUNT_INDEX_FETCHED,
+	TOPK_COUNT_INDEX_DEAD,
+	TOPK_COUNT_INDEX_INVISIBLE,
+	TOPK_COUNT_INDEX_FILTERED,
 	TOPK_COUNTS
 } TopkCount;
 
@@ -66,8 +73,8 @@ StaticAssertDecl(TOPK_COUNTS <= SCAN_COUNTERS_MAX, "too many counts for scan_cou
 
 /*
  * Shared by the processes of a parallel scan: the counts, which the
- * workers add to, and the table scan that hands out blocks (at
- * SHARED_SCAN_OFFSET).
+ * workers add to, and the table scan that hands out blocks, or over a
+ * column index its blocks handed out (at SHARED_SCAN_OFFSET).
  */
 typedef struct TopkShared
 {
@@ -128,7 +135,7 @@ typedef struct TopkScanState
 	const char *algorithm;
 	/* summed over runs */
 	ScanCounters counters;		/* TopkCount's, the processes, the GPU's work */
-	IndexSelectStats index_stats;
+	IndexSelectStats index_stats;	/* the GPU's part: its counts are in counters */
 	double		scan_ms;
 	double		fetch_ms;
 } TopkScanState;
@@ -543,16 +550,30 @@ select_from_index(TopkScanState *ts, instr_time *selected)
 		.filter = ts->index_filter,
 		.exact = ts->mode == TOPK_EXACT,
 		.candidates_per_row = ts->candidates_per_row,
+		.shared = ts->shared ?
+		(IndexSharedBlocks *) ((char *) ts->shared + SHARED_SCAN_OFFSET) : NULL,
 	};
+	IndexSelectStats stats = {0};
+	uint64	   *counts = ts->counters.counts;
 
 	if (ts->index_filter)
 		filter_program_bind(ts->index_filter, ts->css.ss.ps.ps_ExprContext);
-	index_select_rows(&spec, ts->bound, keep_index_row, ts, ts->reader.table_slot,
-					  &ts->index_stats);
+	index_select_rows(&spec, ts->bound, keep_index_row, ts, ts->reader.table_slot, &stats);
 	INSTR_TIME_SET_CURRENT(*selected);
-	ts->backend = ts->index_stats.on_gpu ? BACKEND_GPU : BACKEND_CPU;
+	ts->backend = stats.on_gpu ? BACKEND_GPU : BACKEND_CPU;
 	ts->algorithm = NULL;
+	counts[TOPK_COUNT_INDEX_ROUNDS] += stats.rounds;
+	counts[TOPK_COUNT_INDEX_ENTRIES] += stats.entries_scanned;
+	counts[TOPK_COUNT_INDEX_FETCHED] += stats.fetched;
+	counts[TOPK_COUNT_INDEX_DEAD] += stats.dead;
+	counts[TOPK_COUNT_INDEX_INVISIBLE] += stats.invisible;
+	counts[TOPK_COUNT_INDEX_FILTERED] += stats.filtered;
+	ts->index_stats.on_gpu = stats.on_gpu;
+	ts->index_stats.pages_sent += stats.pages_sent;
+	ts->index_stats.gpu_ms += stats.gpu_ms;
 	scan_counters_count_process(&ts->counters, false);
+	/* the leader shows the counts of all processes */
+	scan_counters_publish(&ts->counters);
 }
 
 /* One run: select, fetch and sort. */
@@ -683,9 +704,28 @@ rescan_topk_scan(CustomScanState *node)
 static Size
 estimate_shared(CustomScanState *node, ParallelContext *pcxt)
 {
+	if (((TopkScanState *) node)->index)
+		return add_size(SHARED_SCAN_OFFSET, sizeof(IndexSharedBlocks));
 	return add_size(SHARED_SCAN_OFFSET,
 					table_parallelscan_estimate(node->ss.ss_currentRelation,
 												node->ss.ps.state->es_snapshot));
+}
+
+/* The blocks handed out from the start, for the first run or (again) a rescan. */
+static void
+start_shared_scan(TopkScanState *ts, void *coordinate, bool again)
+{
+	void	   *scan = (char *) coordinate + SHARED_SCAN_OFFSET;
+
+	if (ts->index)
+		index_shared_blocks_init((IndexSharedBlocks *) scan);
+	else if (!again)
+		table_parallelscan_initialize(ts->css.ss.ss_currentRelation,
+									  (ParallelTableScanDesc) scan,
+									  ts->css.ss.ps.state->es_snapshot);
+	else
+		table_parallelscan_reinitialize(ts->css.ss.ss_currentRelation,
+										(ParallelTableScanDesc) scan);
 }
 
 static void
@@ -693,20 +733,19 @@ initialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate
 {
 	TopkScanState *ts = (TopkScanState *) node;
 
+	start_shared_scan(ts, coordinate, false);
 	ts->shared = (TopkShared *) coordinate;
 	scan_counters_init_shared(&ts->counters, &ts->shared->counters);
-	table_parallelscan_initialize(node->ss.ss_currentRelation,
-								  (ParallelTableScanDesc) ((char *) coordinate + SHARED_SCAN_OFFSET),
-								  node->ss.ps.state->es_snapshot);
 }
 
 /* Before a rescan's workers start: the last run's counts are complete. */
 static void
 reinitialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
 {
-	scan_counters_collect(&((TopkScanState *) node)->counters);
-	table_parallelscan_reinitialize(node->ss.ss_currentRelation,
-									(ParallelTableScanDesc) ((char *) coordinate + SHARED_SCAN_OFFSET));
+	TopkScanState *ts = (TopkScanState *) node;
+
+	scan_counters_collect(&ts->counters);
+	start_shared_scan(ts, coordinate, true);
 }
 
 static void
@@ -775,28 +814,35 @@ static void
 explain_index_rounds(TopkScanState *ts, ExplainState *es)
 {
 	IndexSelectStats *stats = &ts->index_stats;
+	uint64	   *counts = ts->counters.counts;
 
 	ExplainPropertyText("Data Path", stats->on_gpu ?
 						"index entries read from the GPU's copy, candidates' rows fetched" :
 						"index entries read on the CPU, candidates' rows fetched", es);
+	if (ts->css.ss.ps.plan->parallel_aware)
+		ExplainPropertyInteger("Scan Processes", NULL, ts->counters.processes, es);
 	if (stats->on_gpu)
 		ExplainPropertyUInteger("Index Pages Sent to GPU", NULL, stats->pages_sent, es);
-	ExplainPropertyUInteger("Index Entries Scanned", NULL, stats->entries_scanned, es);
-	ExplainPropertyUInteger("Rounds", NULL, stats->rounds, es);
-	ExplainPropertyUInteger("Candidates Fetched", NULL, stats->fetched, es);
+	ExplainPropertyUInteger("Index Entries Scanned", NULL, counts[TOPK_COUNT_INDEX_ENTRIES], es);
+	ExplainPropertyUInteger("Rounds", NULL, counts[TOPK_COUNT_INDEX_ROUNDS], es);
+	ExplainPropertyUInteger("Candidates Fetched", NULL, counts[TOPK_COUNT_INDEX_FETCHED], es);
 	if (es->format == EXPLAIN_FORMAT_TEXT)
 	{
 		ExplainPropertyText("Candidates Rejected",
 							psprintf("dead=" UINT64_FORMAT " invisible=" UINT64_FORMAT
 									 " filter=" UINT64_FORMAT,
-									 stats->dead, stats->invisible, stats->filtered),
+									 counts[TOPK_COUNT_INDEX_DEAD],
+									 counts[TOPK_COUNT_INDEX_INVISIBLE],
+									 counts[TOPK_COUNT_INDEX_FILTERED]),
 							es);
 	}
 	else
 	{
-		ExplainPropertyUInteger("Candidates Dead", NULL, stats->dead, es);
-		ExplainPropertyUInteger("Candidates Invisible", NULL, stats->invisible, es);
-		ExplainPropertyUInteger("Candidates Filtered", NULL, stats->filtered, es);
+		ExplainPropertyUInteger("Candidates Dead", NULL, counts[TOPK_COUNT_INDEX_DEAD], es);
+		ExplainPropertyUInteger("Candidates Invisible", NULL,
+								counts[TOPK_COUNT_INDEX_INVISIBLE], es);
+		ExplainPropertyUInteger("Candidates Filtered", NULL,
+								counts[TOPK_COUNT_INDEX_FILTERED], es);
 	}
 	if (es->timing)
 	{

@@ -4,14 +4,21 @@
  *	  GpuTopK over a column index on the CPU: a page's entries evaluated a
  *	  column at a time.
  *
- * A page is one batch of entries, slot by slot.  The compiled WHERE clauses
- * (filter_steps.h) run one step at a time over every slot: a step is a
- * loop over arrays (a register's keys and null flags, a truth value per
- * slot for each result).  The key, a column's or the key program's
- * (key_steps.h), is computed the same way.  A last loop keeps the entries
- * that are read (in use, and not marked dead where those are skipped),
- * pass, and have keys that can still enter the round's top-k; a slot not
- * in use is evaluated too, on whatever its arrays hold, and dropped there.
+ * A page is one batch of entries, slot by slot.  The key, a column's or
+ * the key program's (key_steps.h), is computed one step at a time over
+ * every slot: a step is a loop over arrays (a value per slot a level); a
+ * slot not in use is computed too, on whatever its arrays hold.  The
+ * candidates are the entries read (in use, and not marked dead where those
+ * are skipped) whose keys can still enter the round's top-k.  Once the
+ * round's cut is at NULL's key and that key is above every value's (NULLS
+ * FIRST, a key type where no value shares it), only entries with a NULL
+ * key can enter: the candidates are then found from the null bitmaps
+ * alone, and no value is read.
+ *
+ * The compiled WHERE clauses (filter_steps.h) then run over the
+ * candidates only, a step at a time in the same way: over arrays of the
+ * candidates' values gathered from the page when they are few, else over
+ * every slot.
  *
  * Each element of a loop is computed by the same functions as the per-row
  * interpreters of the heap scan and the GPU kernel (kernels/gpu_index.cu),
@@ -30,6 +37,23 @@
 
 /* bytes between prefetches: a cache line on x86-64 and most of arm64 */
 #define PREFETCH_STRIDE 64
+
+/* the filter runs over every slot when more than 1/this of them are candidates */
+#define GATHER_FRACTION 4
+
+/*
+ * On x86-64 the evaluation of a page is compiled twice, for AVX2 and for
+ * the baseline, and the dynamic loader picks the one the processor runs
+ * (an ifunc); flatten inlines every loop into both copies.
+ */
+#if defined(__x86_64__) && defined(__has_attribute)
+#if __has_attribute(target_clones) && __has_attribute(flatten)
+#define PAGE_EVAL_VARIANTS __attribute__((target_clones("avx2", "default"), flatten))
+#endif
+#endif
+#ifndef PAGE_EVAL_VARIANTS
+#define PAGE_EVAL_VARIANTS
+#endif
 
 /* a register's values over a page: a key and a null flag per slot */
 typedef struct RegisterVector
@@ -72,6 +96,7 @@ struct IndexPageEval
 	KeyType		key_type;
 	bool		desc;
 	uint64		null_key;
+	bool		null_key_on_top;	/* above every value's key */
 	int			key_column;		/* or -1 */
 	int			nkey_steps;
 	const KeyStep *key_steps;
@@ -79,9 +104,11 @@ struct IndexPageEval
 	double	   *stack;			/* the program's stack, a value per slot a level */
 	uint8	   *key_nulls;		/* a bitmap of the slots where it reads a NULL */
 	uint8	   *keep;			/* the entries kept */
-	/* the parts of a page read: bitmaps, and the columns' nulls and values */
-	int			nranges;
-	PageRange	ranges[2 + 2 * 3 * INDEX_MAX_KEYS];
+	/* the parts of a page read: bitmaps first, then the columns' values */
+	int			nbitmap_ranges;
+	PageRange	bitmap_ranges[2 + 2 * INDEX_MAX_KEYS];
+	int			nvalue_ranges;
+	PageRange	value_ranges[2 * INDEX_MAX_KEYS];
 };
 
 /* The index column that holds the table's column attno. */
@@ -96,11 +123,10 @@ index_column(const ColIndexLayout *layout, const AttrNumber *attnos, AttrNumber 
 }
 
 static void
-add_range(IndexPageEval *eval, int offset, int length)
+add_range(PageRange *ranges, int *n, int offset, int length)
 {
-	Assert(eval->nranges < lengthof(eval->ranges));
-	eval->ranges[eval->nranges].offset = offset;
-	eval->ranges[eval->nranges++].length = length;
+	ranges[*n].offset = offset;
+	ranges[(*n)++].length = length;
 }
 
 /* An index column's null bitmap and values among the parts of a page read. */
@@ -109,8 +135,11 @@ add_column_ranges(IndexPageEval *eval, int column)
 {
 	const ColIndexLayout *layout = eval->layout;
 
-	add_range(eval, layout->null_offsets[column], (layout->capacity + 7) / 8);
-	add_range(eval, layout->value_offsets[column], layout->capacity * layout->widths[column]);
+	Assert(eval->nvalue_ranges < lengthof(eval->value_ranges));
+	add_range(eval->bitmap_ranges, &eval->nbitmap_ranges,
+			  layout->null_offsets[column], (layout->capacity + 7) / 8);
+	add_range(eval->value_ranges, &eval->nvalue_ranges,
+			  layout->value_offsets[column], layout->capacity * layout->widths[column]);
 }
 
 static void
@@ -161,6 +190,7 @@ prepare_key(IndexPageEval *eval, const IndexSelectSpec *spec, const AttrNumber *
 	eval->key_type = spec->key_type;
 	eval->desc = spec->desc;
 	eval->null_key = key_null(spec->key_type, spec->nulls_first);
+	eval->null_key_on_top = spec->nulls_first && key_null_is_exact(spec->key_type);
 	eval->key_column = -1;
 	if (spec->key_attno > 0)
 	{
@@ -179,7 +209,6 @@ prepare_key(IndexPageEval *eval, const IndexSelectSpec *spec, const AttrNumber *
 			add_column_ranges(eval, eval->key_step_columns[i]);
 		}
 	eval->stack = palloc(sizeof(double) * eval->stride * eval->nkey_steps);
-	eval->key_nulls = palloc(eval->stride / 8);
 }
 
 IndexPageEval *
@@ -192,28 +221,46 @@ index_page_eval_create(const IndexSelectSpec *spec, const ColIndexLayout *layout
 	eval->stride = TYPEALIGN(8, layout->capacity);
 	eval->skip_killed = skip_killed;
 	eval->keep = palloc(eval->stride);
-	add_range(eval, layout->live_offset, (layout->capacity + 7) / 8);
-	add_range(eval, layout->killed_offset, (layout->capacity + 7) / 8);
+	eval->key_nulls = palloc(eval->stride / 8);
+	add_range(eval->bitmap_ranges, &eval->nbitmap_ranges,
+			  layout->live_offset, (layout->capacity + 7) / 8);
+	add_range(eval->bitmap_ranges, &eval->nbitmap_ranges,
+			  layout->killed_offset, (layout->capacity + 7) / 8);
 	if (spec->filter)
 		prepare_filter(eval, spec->filter, attnos);
 	prepare_key(eval, spec, attnos);
 	return eval;
 }
 
-/*
- * Start bringing the parts of a page that index_page_eval reads into the
- * CPU's cache: called for the next page while this one is evaluated, it
- * hides the memory's latency.  The page need not be locked, as nothing is
- * read.
- */
-void
-index_page_eval_prefetch(const IndexPageEval *eval, Page page)
+/* Whether, with the round's cut at floor, only entries with a NULL key can enter. */
+static inline bool
+only_nulls_enter(const IndexPageEval *eval, uint64 floor)
+{
+	return eval->null_key_on_top && floor == eval->null_key;
+}
+
+static inline void
+prefetch_ranges(Page page, const PageRange *ranges, int n)
 {
 #ifdef __GNUC__
-	for (int i = 0; i < eval->nranges; i++)
-		for (int at = 0; at < eval->ranges[i].length; at += PREFETCH_STRIDE)
-			__builtin_prefetch((const char *) page + eval->ranges[i].offset + at);
+	for (int i = 0; i < n; i++)
+		for (int at = 0; at < ranges[i].length; at += PREFETCH_STRIDE)
+			__builtin_prefetch((const char *) page + ranges[i].offset + at);
 #endif
+}
+
+/*
+ * Start bringing the parts of a page that index_page_eval reads with the
+ * round's cut at floor into the CPU's cache: called for a page ahead while
+ * this one is evaluated, it hides the memory's latency (the cut only
+ * rises).  The page need not be locked, as nothing is read.
+ */
+void
+index_page_eval_prefetch(const IndexPageEval *eval, Page page, uint64 floor)
+{
+	prefetch_ranges(page, eval->bitmap_ranges, eval->nbitmap_ranges);
+	if (!only_nulls_enter(eval, floor))
+		prefetch_ranges(page, eval->value_ranges, eval->nvalue_ranges);
 }
 
 /* Of the 8 slots from first (a multiple of 8), those read, as a byte's bits. */
@@ -298,6 +345,24 @@ load_column(IndexPageEval *eval, const ColumnLoad *load, Page page, int n)
 	}
 }
 
+/* A column's values and null flags of the n candidates in slots into its register. */
+static void
+gather_column(IndexPageEval *eval, const ColumnLoad *load, Page page, const uint16 *slots, int n)
+{
+	const ColIndexLayout *layout = eval->layout;
+	RegisterVector *reg = &eval->registers[load->reg];
+	const char *values = (const char *) page + layout->value_offsets[load->column];
+	const char *nulls = (const char *) page + layout->null_offsets[load->column];
+	int			width = layout->widths[load->column];
+
+	for (int i = 0; i < n; i++)
+		reg->isnull[i] = COLINDEX_BIT(nulls, slots[i]) != 0;
+	if (load->value_needed)
+		for (int i = 0; i < n; i++)
+			reg->values[i] = filter_value_key(load->kind, values + slots[i] * width,
+											  load->to_float8);
+}
+
 /* A comparison of two registers in every slot, of a kind the compiler knows. */
 static pg_attribute_always_inline void
 compare_values(uint8 *out, const RegisterVector *l, const RegisterVector *r,
@@ -344,15 +409,21 @@ compare_registers(uint8 *out, const RegisterVector *l, const RegisterVector *r,
 	}
 }
 
-/* Run the filter's steps over the first n slots: their truth values. */
+/*
+ * Run the filter's steps over the n candidates in slots, or (slots NULL)
+ * over the first n slots: their truth values, in the same order.
+ */
 static const uint8 *
-filter_slots(IndexPageEval *eval, Page page, int n)
+filter_slots(IndexPageEval *eval, Page page, const uint16 *slots, int n)
 {
 	int			stride = eval->stride;
 	int			top = 0;
 
 	for (int i = 0; i < eval->nloads; i++)
-		load_column(eval, &eval->loads[i], page, n);
+		if (slots)
+			gather_column(eval, &eval->loads[i], page, slots, n);
+		else
+			load_column(eval, &eval->loads[i], page, n);
 	for (int i = 0; i < eval->nsteps; i++)
 	{
 		const FilterStep *step = &eval->steps[i];
@@ -565,52 +636,122 @@ program_keys(IndexPageEval *eval, Page page, int n, uint64 *keys)
 }
 
 /*
- * The keys of a data page's entries that are read, pass the filter and are
- * at least floor, with their slots, in slot order (keys has room for the
- * page's slots); returns how many, and adds the entries read to *scanned.
+ * The candidates of the first high slots whose bits are set in bits (a
+ * bitmap of the page's slots, or NULL: all), into slots[] with the key
+ * given for each in keys[] (or, with one_key, that key); returns how many,
+ * and adds the entries read to *scanned.
  */
-int
-index_page_eval(IndexPageEval *eval, Page page, uint64 floor, uint64 *keys, uint16 *slots,
-				uint64 *scanned)
+static int
+readable_candidates(const IndexPageEval *eval, Page page, int high, const uint8 *bits,
+					const uint8 *keep, uint64 *keys, uint16 *slots, uint64 *scanned)
 {
-	int			high = colindex_data_header(page)->high;
-	const uint8 *truths = NULL;
-	uint8	   *keep = eval->keep;
 	int			n = 0;
 
-	if (eval->nsteps > 0)
-		truths = filter_slots(eval, page, high);
-	if (eval->key_column >= 0)
-		column_keys(eval, page, high, keys);
-	else
-		program_keys(eval, page, high, keys);
-
-	/* which keys can enter; checked 8 slots at a time, as few are kept */
-	for (int j = 0; j < high; j++)
-		keep[j] = keys[j] >= floor;
-	if (truths != NULL)
-		for (int j = 0; j < high; j++)
-			keep[j] &= truths[j] == TRUTH_TRUE;
-	memset(keep + high, 0, TYPEALIGN(8, high) - high);
 	for (int first = 0; first < high; first += 8)
 	{
-		uint32		bits = readable_bits(eval, page, first, high);
-		uint64		any;
+		uint32		readable = readable_bits(eval, page, first, high);
+		uint64		any = 1;
 
-		*scanned += pg_number_of_ones[bits];
-		memcpy(&any, keep + first, sizeof(any));
+		*scanned += pg_number_of_ones[readable];
+		if (bits)
+			readable &= bits[first / 8];
+		else
+			memcpy(&any, keep + first, sizeof(any));
 		if (any == 0)
 			continue;
-		for (; bits != 0; bits &= bits - 1)
+		for (; readable != 0; readable &= readable - 1)
 		{
-			int			j = first + pg_rightmost_one_pos32(bits);
+			int			j = first + pg_rightmost_one_pos32(readable);
 
-			if (keep[j])
+			if (bits || keep[j])
 			{
-				keys[n] = keys[j];
+				keys[n] = bits ? eval->null_key : keys[j];
 				slots[n++] = j;
 			}
 		}
 	}
+	return n;
+}
+
+/* The candidates when only NULL keys can enter: from the key's null bitmaps. */
+static int
+null_candidates(IndexPageEval *eval, Page page, int high, uint64 *keys, uint16 *slots,
+				uint64 *scanned)
+{
+	const ColIndexLayout *layout = eval->layout;
+	const uint8 *nulls = eval->key_nulls;
+
+	if (eval->key_column >= 0)
+		nulls = (const uint8 *) page + layout->null_offsets[eval->key_column];
+	else
+	{
+		memset(eval->key_nulls, 0, (high + 7) / 8);
+		for (int i = 0; i < eval->nkey_steps; i++)
+			if (key_step_is_column(&eval->key_steps[i]))
+			{
+				const uint8 *column_nulls = (const uint8 *) page +
+					layout->null_offsets[eval->key_step_columns[i]];
+
+				for (int b = 0; b < (high + 7) / 8; b++)
+					eval->key_nulls[b] |= column_nulls[b];
+			}
+	}
+	return readable_candidates(eval, page, high, nulls, NULL, keys, slots, scanned);
+}
+
+/* The candidates whose keys are at least floor: every slot's key computed. */
+static int
+key_candidates(IndexPageEval *eval, Page page, int high, uint64 floor, uint64 *keys,
+			   uint16 *slots, uint64 *scanned)
+{
+	uint8	   *keep = eval->keep;
+
+	if (eval->key_column >= 0)
+		column_keys(eval, page, high, keys);
+	else
+		program_keys(eval, page, high, keys);
+	for (int j = 0; j < high; j++)
+		keep[j] = keys[j] >= floor;
+	memset(keep + high, 0, TYPEALIGN(8, high) - high);
+	return readable_candidates(eval, page, high, NULL, keep, keys, slots, scanned);
+}
+
+/* Of the n candidates, those that pass the filter, kept in order; returns how many. */
+static int
+filter_candidates(IndexPageEval *eval, Page page, int high, uint64 *keys, uint16 *slots,
+				  int n)
+{
+	bool		gathered = n * GATHER_FRACTION <= high;
+	const uint8 *truths = gathered ? filter_slots(eval, page, slots, n) :
+		filter_slots(eval, page, NULL, high);
+	int			kept = 0;
+
+	for (int i = 0; i < n; i++)
+		if (truths[gathered ? i : slots[i]] == TRUTH_TRUE)
+		{
+			keys[kept] = keys[i];
+			slots[kept++] = slots[i];
+		}
+	return kept;
+}
+
+/*
+ * The keys of a data page's entries that are read, pass the filter and are
+ * at least floor, with their slots, in slot order (keys has room for the
+ * page's slots); returns how many, and adds the entries read to *scanned.
+ */
+PAGE_EVAL_VARIANTS int
+index_page_eval(IndexPageEval *eval, Page page, uint64 floor, uint64 *keys, uint16 *slots,
+				uint64 *scanned)
+{
+	int			high = colindex_data_header(page)->high;
+	int			n;
+
+	if (only_nulls_enter(eval, floor))
+		n = null_candidates(eval, page, high, keys, slots, scanned);
+	else
+		n = key_candidates(eval, page, high, floor, keys, slots, scanned);
+	if (eval->nsteps > 0 && n > 0)
+		n = filter_candidates(eval, page, high, keys, slots, n);
 	return n;
 }

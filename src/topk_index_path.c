@@ -17,6 +17,12 @@
  * GPU job and a thousandth of an operator per entry instead.  Under
  * gputopk.device = gpu the path is offered only there.
  *
+ * Where the CPU reads the index, a partial path is offered too: each
+ * process reads its share of the index's pages and fetches its own
+ * candidates (topk_partial_workers).  The index is read from shared
+ * buffers and its time goes on the entries, so each process's share of the
+ * pages and entries is costed, as for the heap scan its share of the rows.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -26,6 +32,7 @@
 #include "access/sysattr.h"
 #include "access/xlog.h"
 #include "catalog/pg_class_d.h"
+#include "catalog/pg_statistic.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
@@ -33,6 +40,7 @@
 #include "optimizer/restrictinfo.h"
 #include "parser/parsetree.h"
 #include "utils/lsyscache.h"
+#include "utils/selfuncs.h"
 #include "utils/spccache.h"
 
 #include "colindex.h"
@@ -40,6 +48,7 @@
 #include "gputopk.h"
 #include "service.h"
 #include "scan_filter_program.h"
+#include "scan_parallel_policy.h"
 #include "topk_key_program.h"
 #include "topk_scan.h"
 
@@ -121,14 +130,46 @@ index_read_on_gpu(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index)
 		(double) index->pages * BLCKSZ <= (double) gputopk_gpu_cache_mb * 1024 * 1024;
 }
 
+/*
+ * The share of the index's entries that a round on the CPU reads before it
+ * stops: all of them, unless NULLs come first with a key no value shares
+ * and any tied row will do (one ORDER BY item, no WITH TIES), where it
+ * stops once it holds as many NULL keys as candidates it wants
+ * (topk_index_select.c).  The statistics' null fraction of the key's
+ * column and the selectivity of the clauses the index checks say how soon.
+ */
+static double
+share_read(PlannerInfo *root, RelOptInfo *rel, List *private, List *covered,
+		   double candidates, double entries)
+{
+	Expr	   *key = linitial(llast(private));
+	VariableStatData vardata;
+	double		null_entries = 0.0;
+
+	if (list_length(list_nth(private, TOPK_FIELD_SORT_ATTNOS)) != 1 ||
+		intVal(list_nth(private, TOPK_FIELD_WITH_TIES)) ||
+		!linitial_int(list_nth(private, TOPK_FIELD_SORT_NULLS_FIRST)) ||
+		!key_null_is_exact((KeyType) intVal(list_nth(private, TOPK_FIELD_KEY_TYPE))) ||
+		!IsA(key, Var))
+		return 1.0;
+	examine_variable(root, (Node *) key, 0, &vardata);
+	if (HeapTupleIsValid(vardata.statsTuple))
+		null_entries = entries * ((Form_pg_statistic) GETSTRUCT(vardata.statsTuple))->stanullfrac *
+			clauselist_selectivity(root, covered, rel->relid, JOIN_INNER, NULL);
+	ReleaseVariableStats(vardata);
+	return null_entries >= candidates ? candidates / null_entries : 1.0;
+}
+
+/* A path over the index, a partial one if workers > 0. */
 static void
 add_index_path(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost where,
-			   IndexOptInfo *index, Bitmapset *columns, bool on_gpu)
+			   IndexOptInfo *index, Bitmapset *columns, bool on_gpu, int workers)
 {
+	double		divisor = workers > 0 ? scan_parallel_divisor(workers) : 1.0;
 	double		entries_cost;
 	double		bound = Min(topk_estimated_bound(root), Max(rel->rows, 1.0));
 	List	   *rest = NIL;
-	int			ncovered = 0;
+	List	   *covered = NIL;
 	double		kept_per_candidate;
 	double		candidates;
 	double		spc_random_page_cost;
@@ -141,7 +182,7 @@ add_index_path(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost where
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
 
 		if (index_checks((Node *) rinfo->clause, rel->relid, columns))
-			ncovered++;
+			covered = lappend(covered, rinfo);
 		else
 			rest = lappend(rest, rinfo);
 	}
@@ -151,32 +192,41 @@ add_index_path(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost where
 	kept_per_candidate = Max(kept_per_candidate, MIN_KEPT_PER_CANDIDATE);
 	candidates = Min(bound / kept_per_candidate, Max(index->tuples, 1.0));
 
-	path = topk_make_path(root, rel, list_copy(private), 0);
+	path = topk_make_path(root, rel, list_copy(private), workers);
 	list_nth_cell(path->custom_private, TOPK_FIELD_INDEX)->ptr_value =
 		list_make1_oid(index->indexoid);
+	/* with a decimal point: a plan sent to parallel workers reads "16" back as an Integer */
 	list_nth_cell(path->custom_private, TOPK_FIELD_CANDIDATES)->ptr_value =
-		makeFloat(psprintf("%g", 1.0 / kept_per_candidate));
+		makeFloat(psprintf("%f", 1.0 / kept_per_candidate));
 
 	get_tablespace_page_costs(rel->reltablespace, &spc_random_page_cost, &spc_seq_page_cost);
 	if (on_gpu)
 		entries_cost = cpu_operator_cost *
 			(INDEX_GPU_JOB_COST_FACTOR + INDEX_GPU_ENTRY_COST_FACTOR * index->tuples);
 	else
-		entries_cost = spc_seq_page_cost * index->pages +
-			index->tuples * cpu_operator_cost *
-			(INDEX_ENTRY_COST_FACTOR + INDEX_CLAUSE_COST_FACTOR * ncovered);
-	path->path.rows = clamp_row_est(bound);
+		/* a process reads its share, or stops as early as one alone would */
+		entries_cost = (spc_seq_page_cost * index->pages +
+						index->tuples * cpu_operator_cost *
+						(INDEX_ENTRY_COST_FACTOR +
+						 INDEX_CLAUSE_COST_FACTOR * list_length(covered))) *
+			Min(1.0 / divisor,
+				share_read(root, rel, private, covered, candidates, index->tuples));
+	/* each process returns at most its own bound's rows */
+	path->path.rows = clamp_row_est(Min(bound, rel->rows / divisor));
 	path->path.startup_cost = where.startup + path->path.pathtarget->cost.startup +
 		entries_cost + spc_random_page_cost * Min(candidates, rel->pages) +
 		candidates * (cpu_tuple_cost + where.per_tuple) +
 		topk_sort_cost(bound) + path->path.pathtarget->cost.per_tuple * bound;
 	path->path.total_cost = path->path.startup_cost;
-	add_path(rel, &path->path);
+	if (workers > 0)
+		add_partial_path(rel, &path->path);
+	else
+		add_path(rel, &path->path);
 }
 
 /*
- * A GpuTopK path for each column index that holds the ranking key's
- * columns, unless gputopk.enable_column_index is off, or gputopk.device is
+ * A GpuTopK path (and a partial one) for each column index that holds the
+ * ranking key's columns, unless gputopk.enable_column_index is off, or gputopk.device is
  * gpu and the GPU would not read the index.
  */
 void
@@ -193,6 +243,7 @@ add_index_topk_paths(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost
 		IndexOptInfo *index = lfirst_node(IndexOptInfo, lc);
 		Bitmapset  *columns;
 		bool		on_gpu;
+		int			workers;
 
 		if (!OidIsValid(am) || index->relam != am || index->indpred != NIL)
 			continue;
@@ -201,7 +252,11 @@ add_index_topk_paths(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost
 		if (!on_gpu && gputopk_device == DEVICE_SETTING_GPU)
 			continue;
 		columns = index_columns(index->ncolumns, index->indexkeys);
-		if (index_has_key(rel, private, columns))
-			add_index_path(root, rel, private, where, index, columns, on_gpu);
+		if (!index_has_key(rel, private, columns))
+			continue;
+		add_index_path(root, rel, private, where, index, columns, on_gpu, 0);
+		/* the GPU reads the whole index in one job */
+		if (!on_gpu && (workers = topk_partial_workers(root, rel, index->pages)) > 0)
+			add_index_path(root, rel, private, where, index, columns, false, workers);
 	}
 }

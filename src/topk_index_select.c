@@ -36,6 +36,16 @@
  * serializable isolation the table is predicate-locked as a whole, as a
  * sequential scan locks it.
  *
+ * In a parallel scan each process selects from its own share of the
+ * index's blocks and returns its own top rows; a Gather Merge above merges
+ * them, and the true top rows are among the union of every process's.
+ * The first round hands the blocks out a chunk at a time to whichever
+ * process asks next, and each process remembers its chunks and reads the
+ * same ones in its later rounds, so that its rounds go on over the same
+ * entries.  A block added after a process's first round began holds no
+ * entry the snapshot sees, as the transactions that added them could not
+ * have committed before the snapshot was taken: it may be left unread.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -64,6 +74,9 @@
 /* candidates asked for beyond the planner's guess */
 #define EXTRA_CANDIDATES 16
 
+/* blocks handed out at a time to a process of a parallel scan */
+#define SHARED_CHUNK_BLOCKS 32
+
 typedef struct Selection
 {
 	const IndexSelectSpec *spec;
@@ -76,7 +89,15 @@ typedef struct Selection
 	void	   *keys;			/* a page's keys and positions left for the round */
 	uint64	   *positions;
 	CpuTopk    *topk;			/* of the current round */
+	uint64		round_count;	/* the keys it selects */
+	uint64		top_keys;		/* of those pushed, how many are the largest key */
 	MemoryContextCallback callback;
+
+	/* in a parallel scan, the chunks of blocks this process has claimed */
+	bool		claimed;		/* all of them: its first round is over */
+	uint32	   *chunks;
+	int			nchunks;
+	int			chunks_allocated;
 
 	/* the rounds so far: keys below threshold are left, and, when exact, */
 	bool		have_threshold;
@@ -107,39 +128,131 @@ key_left(Selection *sel, uint64 key, uint64 position)
 				key_compare_u64) == NULL;
 }
 
-static inline void
+/* Add a key left for the round to the page's; returns whether it was. */
+static inline bool
 add_key(Selection *sel, size_t *n, uint64 key, uint64 position)
 {
 	if (!key_left(sel, key, position))
-		return;
+		return false;
 	if (key_width(sel->spec->key_type) == 8)
 		((uint64 *) sel->keys)[*n] = key;
 	else
 		((uint32 *) sel->keys)[*n] = (uint32) key;
 	sel->positions[(*n)++] = position;
+	return true;
 }
 
-/* The entries of one page that pass and are left, into the round's top-k. */
-static void
-select_page(Selection *sel, Page page, BlockNumber block, IndexSelectStats *stats)
+/* The largest key of the spec's key type. */
+static inline uint64
+largest_key(const Selection *sel)
+{
+	return key_width(sel->spec->key_type) == 8 ? PG_UINT64_MAX : PG_UINT32_MAX;
+}
+
+/*
+ * The smallest key that can still enter the round's top-k; false when none
+ * can: it is full of keys that no key is above.  The top-k's cut rises
+ * only as its buffer fills; keys at the largest key are counted as they
+ * come, so that (with NULLs first, say) the round sees at once when it has
+ * enough of them.
+ */
+static bool
+round_floor(Selection *sel, uint64 *floor)
 {
 	uint64		cut;
-	uint64		floor = 0;
+	uint64		largest = largest_key(sel);
+
+	*floor = 0;
+	if (sel->top_keys >= sel->round_count)
+	{
+		*floor = largest;
+		return !sel->spec->exact;
+	}
+	if (!cpu_topk_cut(sel->topk, &cut))
+		return true;
+	if (cut >= largest)
+		return false;
+	*floor = cut + 1;
+	return true;
+}
+
+/* The entries of one page that pass, are left and are at least floor, into the round's top-k. */
+static void
+select_page(Selection *sel, Page page, BlockNumber block, uint64 floor,
+			IndexSelectStats *stats)
+{
 	int			found;
 	size_t		n = 0;
 
-	/* keys that cannot enter the top-k are dropped with the page's evaluation */
-	if (cpu_topk_cut(sel->topk, &cut))
-		floor = cut == PG_UINT64_MAX ? cut : cut + 1;
 	found = index_page_eval(sel->eval, page, floor, sel->page_keys, sel->page_slots,
 							&stats->entries_scanned);
 	for (int j = 0; j < found; j++)
-		add_key(sel, &n, sel->page_keys[j], colindex_position(block, sel->page_slots[j]));
+		if (add_key(sel, &n, sel->page_keys[j], colindex_position(block, sel->page_slots[j])) &&
+			sel->page_keys[j] == largest_key(sel))
+			sel->top_keys++;
 	if (n > 0 && !cpu_topk_push_refs(sel->topk, sel->keys, sel->positions, n))
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("out of memory"),
 				 errdetail("GpuTopK could not keep its candidates.")));
+}
+
+/* Where a round is in the blocks it reads. */
+typedef struct BlockCursor
+{
+	BlockNumber nblocks;		/* of the index when the round began */
+	int			chunk;			/* the next of the claimed chunks */
+	BlockNumber next;
+	BlockNumber end;			/* of the current chunk (or of the index) */
+} BlockCursor;
+
+void
+index_shared_blocks_init(IndexSharedBlocks *shared)
+{
+	pg_atomic_init_u32(&shared->next_chunk, 0);
+}
+
+/* The next chunk of blocks of a parallel scan's process, or false. */
+static bool
+next_chunk(Selection *sel, BlockCursor *cursor, uint32 *chunk)
+{
+	if (sel->claimed)
+	{
+		if (cursor->chunk >= sel->nchunks)
+			return false;
+		*chunk = sel->chunks[cursor->chunk++];
+		return true;
+	}
+	*chunk = pg_atomic_fetch_add_u32(&sel->spec->shared->next_chunk, 1);
+	if ((uint64) *chunk * SHARED_CHUNK_BLOCKS >= cursor->nblocks)
+		return false;
+	if (sel->nchunks == sel->chunks_allocated)
+	{
+		sel->chunks_allocated = Max(2 * sel->chunks_allocated, 16);
+		sel->chunks = sel->chunks == NULL ?
+			palloc(sizeof(uint32) * sel->chunks_allocated) :
+			repalloc(sel->chunks, sizeof(uint32) * sel->chunks_allocated);
+	}
+	sel->chunks[sel->nchunks++] = *chunk;
+	return true;
+}
+
+/* The next data block a round reads, or false at the end. */
+static bool
+next_block(Selection *sel, BlockCursor *cursor, BlockNumber *block)
+{
+	while (cursor->next >= cursor->end)
+	{
+		uint32		chunk;
+
+		if (sel->spec->shared == NULL || !next_chunk(sel, cursor, &chunk))
+			return false;
+		cursor->next = Max((BlockNumber) chunk * SHARED_CHUNK_BLOCKS,
+						   COLINDEX_METAPAGE_BLKNO + 1);
+		cursor->end = Min((BlockNumber) (chunk + 1) * SHARED_CHUNK_BLOCKS, cursor->nblocks);
+	}
+	*block = cursor->next++;
+	return true;
 }
 
 /*
@@ -151,42 +264,70 @@ static void
 select_round(Selection *sel, uint64 count, TopkResult *result, IndexSelectStats *stats)
 {
 	Relation	index = sel->spec->index;
-	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	BlockCursor cursor = {.nblocks = RelationGetNumberOfBlocks(index)};
 	/* as a sequential scan: a large index does not push everything else out of the buffers */
-	BufferAccessStrategy strategy = nblocks > NBuffers / 4 ?
+	BufferAccessStrategy strategy = cursor.nblocks > NBuffers / 4 ?
 		GetAccessStrategy(BAS_BULKREAD) : NULL;
-	Buffer		ahead[PAGES_AHEAD] = {0};
+	/* the pages pinned and not yet read, in a ring */
+	Buffer		pinned[PAGES_AHEAD + 1];
+	BlockNumber pinned_blocks[PAGES_AHEAD + 1];
+	int			first = 0;
+	int			npinned = 0;
+	BlockNumber block;
 
+	if (sel->spec->shared == NULL)
+	{
+		cursor.next = COLINDEX_METAPAGE_BLKNO + 1;
+		cursor.end = cursor.nblocks;
+	}
 	sel->topk = cpu_topk_create(key_width(sel->spec->key_type), count,
 								sel->spec->exact ? TOPK_EXACT : TOPK_WITH_TIES);
+	sel->round_count = count;
+	sel->top_keys = 0;
 	if (sel->topk == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("out of memory")));
 	/*
-	 * Pages are pinned PAGES_AHEAD blocks ahead of the one read, and their
-	 * columns start coming into the CPU's cache then, which hides the
-	 * memory's latency.
+	 * Pages are pinned up to PAGES_AHEAD blocks ahead of the one read, and
+	 * their columns start coming into the CPU's cache then, which hides the
+	 * memory's latency (the floor only rises).  The round ends early once
+	 * no key can enter; in a parallel scan's first round, this process
+	 * claims the rest of its chunks first, to read them in later rounds.
 	 */
-	for (BlockNumber block = COLINDEX_METAPAGE_BLKNO + 1; block < nblocks + PAGES_AHEAD; block++)
+	for (;;)
 	{
-		Buffer		buf = ahead[block % PAGES_AHEAD];
+		uint64		floor;
+		bool		open = round_floor(sel, &floor);
+		Buffer		buf;
 
 		CHECK_FOR_INTERRUPTS();
-		ahead[block % PAGES_AHEAD] = InvalidBuffer;
-		if (block < nblocks)
+		while (open && npinned <= PAGES_AHEAD && next_block(sel, &cursor, &block))
 		{
-			ahead[block % PAGES_AHEAD] = ReadBufferExtended(index, MAIN_FORKNUM, block,
-															 RBM_NORMAL, strategy);
-			index_page_eval_prefetch(sel->eval, BufferGetPage(ahead[block % PAGES_AHEAD]));
+			int			at = (first + npinned++) % (PAGES_AHEAD + 1);
+
+			pinned[at] = ReadBufferExtended(index, MAIN_FORKNUM, block, RBM_NORMAL, strategy);
+			pinned_blocks[at] = block;
+			index_page_eval_prefetch(sel->eval, BufferGetPage(pinned[at]), floor);
 		}
-		if (!BufferIsValid(buf))
-			continue;
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		if (colindex_is_data_page(BufferGetPage(buf)))
-			select_page(sel, BufferGetPage(buf), block - PAGES_AHEAD, stats);
-		UnlockReleaseBuffer(buf);
+		if (npinned == 0)
+			break;
+		buf = pinned[first];
+		if (open)
+		{
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			if (colindex_is_data_page(BufferGetPage(buf)))
+				select_page(sel, BufferGetPage(buf), pinned_blocks[first], floor, stats);
+			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		}
+		ReleaseBuffer(buf);
+		first = (first + 1) % (PAGES_AHEAD + 1);
+		npinned--;
 	}
+	if (sel->spec->shared)
+		while (next_block(sel, &cursor, &block))
+			;
+	sel->claimed = true;
 	if (strategy)
 		FreeAccessStrategy(strategy);
 	if (!cpu_topk_result(sel->topk, result))
@@ -364,7 +505,9 @@ index_select_rows(const IndexSelectSpec *spec, uint64 bound, IndexRowSink sink, 
 	sel->callback.arg = sel;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, &sel->callback);
 
-	gpu = index_gpu_begin(spec, sel->layout, sel->attnos, sel->skip_killed, stats);
+	/* a parallel scan's processes share the blocks out on the CPU */
+	gpu = spec->shared == NULL ?
+		index_gpu_begin(spec, sel->layout, sel->attnos, sel->skip_killed, stats) : NULL;
 
 	/* no round can find more entries than the index has slots */
 	entries_max = (uint64) RelationGetNumberOfBlocks(spec->index) * sel->layout->capacity;

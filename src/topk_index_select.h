@@ -10,12 +10,22 @@
 #define TOPK_INDEX_SELECT_H
 
 #include "executor/tuptable.h"
+#include "port/atomics.h"
 #include "utils/relcache.h"
 #include "utils/snapshot.h"
 
 #include "keys.h"
 #include "scan_filter_program.h"
 #include "topk_key_program.h"
+
+/*
+ * In a parallel scan's shared memory: the index's blocks handed out to its
+ * processes a chunk at a time (topk_index_select.c).
+ */
+typedef struct IndexSharedBlocks
+{
+	pg_atomic_uint32 next_chunk;
+} IndexSharedBlocks;
 
 typedef struct IndexSelectSpec
 {
@@ -30,6 +40,7 @@ typedef struct IndexSelectSpec
 	FilterProgram *filter;		/* WHERE clauses over indexed columns, or NULL */
 	bool		exact;			/* any of the rows tied at the bound will do */
 	double		candidates_per_row; /* the planner's guess, at least 1 */
+	IndexSharedBlocks *shared;	/* of a parallel scan, or NULL: every block */
 } IndexSelectSpec;
 
 /* counts for EXPLAIN ANALYZE */
@@ -53,6 +64,7 @@ typedef struct IndexSelectStats
  */
 typedef bool (*IndexRowSink) (void *arg, TupleTableSlot *slot);
 
+extern void index_shared_blocks_init(IndexSharedBlocks *shared);
 extern void index_select_rows(const IndexSelectSpec *spec, uint64 bound,
 							  IndexRowSink sink, void *arg, TupleTableSlot *slot,
 							  IndexSelectStats *stats);

@@ -344,25 +344,24 @@ make_heap_topk_path(PlannerInfo *root, RelOptInfo *rel, List *private, int worke
 }
 
 /*
- * Besides the scan in one process, a partial path: each process scans its
- * share of the blocks and returns its own top k + m rows in order, and a
- * Gather Merge above merges them for the Limit.  The true top k + m rows
- * are among the union of every process's.
+ * The workers of a partial path over rel that reads pages (the table's or
+ * a column index's), or 0 where none is offered.  Besides the scan in one
+ * process, such a path has each process scan its share of the pages and
+ * return its own top k + m rows in order, and a Gather Merge above merges
+ * them for the Limit: the true top k + m rows are among the union of every
+ * process's.  A child's partial paths would go to a Parallel Append, which
+ * does not keep order.
  */
-static void
-add_partial_topk_path(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost where)
+int
+topk_partial_workers(PlannerInfo *root, RelOptInfo *rel, BlockNumber pages)
 {
 	Query	   *parse = root->parse;
-	int			workers;
 
-	if (!rel->consider_parallel ||
+	if (rel->reloptkind != RELOPT_BASEREL || !rel->consider_parallel ||
 		!is_parallel_safe(root, parse->limitCount) ||
 		!is_parallel_safe(root, parse->limitOffset))
-		return;
-	workers = scan_parallel_workers(rel);
-	if (workers <= 0)
-		return;
-	add_partial_path(rel, make_heap_topk_path(root, rel, private, workers, where));
+		return 0;
+	return scan_parallel_workers(rel, pages);
 }
 
 static void
@@ -371,6 +370,7 @@ topk_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 {
 	List	   *private;
 	QualCost	where;
+	int			workers;
 
 	if (prev_set_rel_pathlist_hook)
 		prev_set_rel_pathlist_hook(root, rel, rti, rte);
@@ -382,9 +382,9 @@ topk_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	where = where_clause_cost(root, rel);
 	add_path(rel, make_heap_topk_path(root, rel, private, 0, where));
 	add_index_topk_paths(root, rel, private, where);
-	/* a child's partial paths would go to a Parallel Append, which does not keep order */
-	if (rel->reloptkind == RELOPT_BASEREL)
-		add_partial_topk_path(root, rel, private, where);
+	workers = topk_partial_workers(root, rel, rel->pages);
+	if (workers > 0)
+		add_partial_path(rel, make_heap_topk_path(root, rel, private, workers, where));
 }
 
 static Plan *

@@ -57,6 +57,7 @@ extern double topk_estimated_bound(PlannerInfo *root);
 extern CustomPath *topk_make_path(PlannerInfo *root, RelOptInfo *rel, List *private,
 								  int workers);
 extern Cost topk_sort_cost(double bound);
+extern int	topk_partial_workers(PlannerInfo *root, RelOptInfo *rel, BlockNumber pages);
 
 /* topk_index_path.c */
 extern void add_index_topk_paths(PlannerInfo *root, RelOptInfo *rel, List *private,
