@@ -150,8 +150,10 @@ SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
 SET gputopk.max_parallel_workers = 2;
-EXPLAIN (COSTS OFF) SELECT id, f8 FROM tk WHERE g <> 3 ORDER BY f8 DESC LIMIT 10;
-SELECT topk_check('SELECT id, f8 FROM tk WHERE g <> 3 ORDER BY f8 DESC, id LIMIT 10');
+EXPLAIN (COSTS OFF) SELECT id, f8 FROM tk WHERE g <> 3 ORDER BY f8 DESC NULLS LAST LIMIT 10;
+SELECT topk_check('SELECT id, f8 FROM tk WHERE g <> 3 ORDER BY f8 DESC NULLS LAST, id LIMIT 10');
+-- NULLs first, and enough of them to stop a round early: one process
+EXPLAIN (COSTS OFF) SELECT f8 FROM tk WHERE g <> 3 ORDER BY f8 DESC LIMIT 10;
 SELECT topk_check('SELECT i4 FROM tk ORDER BY i4 NULLS FIRST LIMIT 40');
 SELECT topk_check('SELECT id, i2 + 0.5 * g FROM tk WHERE f4 < 0 ORDER BY i2 + 0.5 * g DESC, id LIMIT 30');
 -- deleted top rows: the later rounds of each process read the same pages
