@@ -35,9 +35,6 @@
 
 #include "topk_index_page.h"
 
-/* bytes between prefetches: a cache line on x86-64 and most of arm64 */
-#define PREFETCH_STRIDE 64
-
 /* the filter runs over every slot when more than 1/this of them are candidates */
 #define GATHER_FRACTION 4
 
@@ -72,13 +69,6 @@ typedef struct ColumnLoad
 	int			reg;
 } ColumnLoad;
 
-/* bytes of a page from offset */
-typedef struct PageRange
-{
-	int			offset;
-	int			length;
-} PageRange;
-
 struct IndexPageEval
 {
 	const ColIndexLayout *layout;
@@ -104,11 +94,6 @@ struct IndexPageEval
 	double	   *stack;			/* the program's stack, a value per slot a level */
 	uint8	   *key_nulls;		/* a bitmap of the slots where it reads a NULL */
 	uint8	   *keep;			/* the entries kept */
-	/* the parts of a page read: bitmaps first, then the columns' values */
-	int			nbitmap_ranges;
-	PageRange	bitmap_ranges[2 + 2 * INDEX_MAX_KEYS];
-	int			nvalue_ranges;
-	PageRange	value_ranges[2 * INDEX_MAX_KEYS];
 };
 
 /* The index column that holds the table's column attno. */
@@ -120,26 +105,6 @@ index_column(const ColIndexLayout *layout, const AttrNumber *attnos, AttrNumber 
 	if (i < 0)
 		elog(ERROR, "column %d is not in the column index", attno);
 	return i;
-}
-
-static void
-add_range(PageRange *ranges, int *n, int offset, int length)
-{
-	ranges[*n].offset = offset;
-	ranges[(*n)++].length = length;
-}
-
-/* An index column's null bitmap and values among the parts of a page read. */
-static void
-add_column_ranges(IndexPageEval *eval, int column)
-{
-	const ColIndexLayout *layout = eval->layout;
-
-	Assert(eval->nvalue_ranges < lengthof(eval->value_ranges));
-	add_range(eval->bitmap_ranges, &eval->nbitmap_ranges,
-			  layout->null_offsets[column], (layout->capacity + 7) / 8);
-	add_range(eval->value_ranges, &eval->nvalue_ranges,
-			  layout->value_offsets[column], layout->capacity * layout->widths[column]);
 }
 
 static void
@@ -160,7 +125,6 @@ prepare_filter(IndexPageEval *eval, FilterProgram *filter, const AttrNumber *att
 		load->to_float8 = parts.loads[i].to_float8;
 		load->value_needed = parts.loads[i].value_needed;
 		load->reg = parts.loads[i].reg;
-		add_column_ranges(eval, load->column);
 	}
 	eval->nsteps = parts.nsteps;
 	eval->steps = parts.steps;
@@ -195,7 +159,6 @@ prepare_key(IndexPageEval *eval, const IndexSelectSpec *spec, const AttrNumber *
 	if (spec->key_attno > 0)
 	{
 		eval->key_column = index_column(layout, attnos, spec->key_attno);
-		add_column_ranges(eval, eval->key_column);
 		return;
 	}
 	Assert(spec->key_type == KEY_FLOAT8);
@@ -203,11 +166,8 @@ prepare_key(IndexPageEval *eval, const IndexSelectSpec *spec, const AttrNumber *
 	eval->key_step_columns = palloc(sizeof(int) * eval->nkey_steps);
 	for (int i = 0; i < eval->nkey_steps; i++)
 		if (key_step_is_column(&eval->key_steps[i]))
-		{
 			eval->key_step_columns[i] = index_column(layout, attnos,
 													 eval->key_steps[i].column);
-			add_column_ranges(eval, eval->key_step_columns[i]);
-		}
 	eval->stack = palloc(sizeof(double) * eval->stride * eval->nkey_steps);
 }
 
@@ -222,10 +182,6 @@ index_page_eval_create(const IndexSelectSpec *spec, const ColIndexLayout *layout
 	eval->skip_killed = skip_killed;
 	eval->keep = palloc(eval->stride);
 	eval->key_nulls = palloc(eval->stride / 8);
-	add_range(eval->bitmap_ranges, &eval->nbitmap_ranges,
-			  layout->live_offset, (layout->capacity + 7) / 8);
-	add_range(eval->bitmap_ranges, &eval->nbitmap_ranges,
-			  layout->killed_offset, (layout->capacity + 7) / 8);
 	if (spec->filter)
 		prepare_filter(eval, spec->filter, attnos);
 	prepare_key(eval, spec, attnos);
@@ -237,30 +193,6 @@ static inline bool
 only_nulls_enter(const IndexPageEval *eval, uint64 floor)
 {
 	return eval->null_key_on_top && floor == eval->null_key;
-}
-
-static inline void
-prefetch_ranges(Page page, const PageRange *ranges, int n)
-{
-#ifdef __GNUC__
-	for (int i = 0; i < n; i++)
-		for (int at = 0; at < ranges[i].length; at += PREFETCH_STRIDE)
-			__builtin_prefetch((const char *) page + ranges[i].offset + at);
-#endif
-}
-
-/*
- * Start bringing the parts of a page that index_page_eval reads with the
- * round's cut at floor into the CPU's cache: called for a page ahead while
- * this one is evaluated, it hides the memory's latency (the cut only
- * rises).  The page need not be locked, as nothing is read.
- */
-void
-index_page_eval_prefetch(const IndexPageEval *eval, Page page, uint64 floor)
-{
-	prefetch_ranges(page, eval->bitmap_ranges, eval->nbitmap_ranges);
-	if (!only_nulls_enter(eval, floor))
-		prefetch_ranges(page, eval->value_ranges, eval->nvalue_ranges);
 }
 
 /* Of the 8 slots from first (a multiple of 8), those read, as a byte's bits. */
