@@ -114,13 +114,19 @@ stats() {
 		}'
 }
 
+# machine: the GPUs, cores, memory, and the huge pages the kernel has for
+# shared memory (PostgreSQL's huge_pages = try takes them when there are
+# enough for its shared memory: processes that start, as parallel workers
+# do, then map shared_buffers in 2 MB pages instead of faulting in 4 kB ones)
 machine() {
-	local gpu cpu mem
+	local gpu cpu mem huge
 	gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | sort | uniq -c |
 		awk '{ $1 = $1 "x"; print }' | paste -sd, -) || true
 	cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 	mem=$(awk '/^MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)
-	echo "${gpu:-no GPU (nvidia-smi absent or silent)}; $(nproc) cores ($cpu); $mem memory"
+	huge=$(awk '/^HugePages_Total/ { n = $2 } /^Hugepagesize/ { s = $2 }
+		END { printf "%d huge pages of %d kB", n, s }' /proc/meminfo)
+	echo "${gpu:-no GPU (nvidia-smi absent or silent)}; $(nproc) cores ($cpu); $mem memory; $huge"
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.1fx", a / b; else print "-" }'; }
