@@ -385,6 +385,8 @@ CREATE OPERATOR CLASS float8_gputopk_ops DEFAULT FOR TYPE double precision USING
 CREATE OPERATOR CLASS date_gputopk_ops DEFAULT FOR TYPE date USING gputopk AS STORAGE date;
 CREATE OPERATOR CLASS timestamp_gputopk_ops DEFAULT FOR TYPE timestamp USING gputopk AS STORAGE timestamp;
 CREATE OPERATOR CLASS timestamptz_gputopk_ops DEFAULT FOR TYPE timestamptz USING gputopk AS STORAGE timestamptz;
+-- text and varchar: stored as codes of the index's dictionary
+CREATE OPERATOR CLASS text_gputopk_ops DEFAULT FOR TYPE text USING gputopk AS STORAGE text;
 
 CREATE FUNCTION gputopk_index_check(index regclass)
 RETURNS bigint

@@ -191,6 +191,59 @@ SELECT topk_check('SELECT id, v FROM ci_n ORDER BY v DESC NULLS LAST, id LIMIT 1
 DROP FUNCTION entries_scanned(text);
 DROP TABLE ci_n;
 
+-- text columns: the index stores codes of its dictionary, which decide
+-- =, <> and IN under a deterministic collation
+CREATE TABLE ci_txt (id int, lang text, tag varchar(20), score float8);
+INSERT INTO ci_txt
+  SELECT i, (ARRAY['en', 'fr', 'de', 'ja', NULL])[1 + i % 5],
+         CASE WHEN i % 11 = 0 THEN NULL ELSE 't' || (i % 23) END, i * 7919 % 10007
+  FROM generate_series(1, 20000) i;
+CREATE INDEX ci_txt_idx ON ci_txt USING gputopk (score, lang, tag);
+ANALYZE ci_txt;
+SELECT gputopk_index_check('ci_txt_idx');
+EXPLAIN (COSTS OFF)
+  SELECT id FROM ci_txt WHERE lang = 'fr' AND tag IN ('t1', 't2') ORDER BY score DESC LIMIT 5;
+SELECT q, topk_check(q) FROM (VALUES
+  ('SELECT id, score FROM ci_txt WHERE lang = ''fr'' ORDER BY score DESC, id LIMIT 10'),
+  ('SELECT id, score FROM ci_txt WHERE lang <> ''fr'' AND tag = ''t3'' ORDER BY score, id LIMIT 10'),
+  ('SELECT id FROM ci_txt WHERE lang IN (''de'', ''xx'', NULL) ORDER BY score DESC, id LIMIT 10'),
+  ('SELECT id FROM ci_txt WHERE lang NOT IN (''de'', ''xx'') ORDER BY score DESC, id LIMIT 10'),
+  ('SELECT id FROM ci_txt WHERE lang NOT IN (''de'', NULL) ORDER BY score DESC, id LIMIT 10'),
+  ('SELECT id FROM ci_txt WHERE lang = ''xx'' ORDER BY score DESC, id LIMIT 10'),
+  ('SELECT id FROM ci_txt WHERE lang IS NULL OR NOT tag = ''t1'' ORDER BY score DESC, id LIMIT 10'),
+  ('SELECT id FROM ci_txt WHERE tag = lang ORDER BY score DESC, id LIMIT 10'),
+  ('SELECT id FROM ci_txt WHERE tag::text = ''t5'' ORDER BY score DESC, id LIMIT 10')) t(q);
+-- run constants: a parameter's code is looked up when the run starts
+PREPARE by_lang(text) AS SELECT id FROM ci_txt WHERE lang = $1 ORDER BY score DESC, id LIMIT 3;
+SET plan_cache_mode = force_generic_plan;
+EXECUTE by_lang('ja');
+EXECUTE by_lang('eo');
+-- values the dictionary meets after the build
+INSERT INTO ci_txt VALUES (20001, 'eo', 'new', 10008);
+UPDATE ci_txt SET lang = 'pt' WHERE id % 1000 = 0;
+EXECUTE by_lang('eo');
+EXECUTE by_lang('pt');
+RESET plan_cache_mode;
+DEALLOCATE by_lang;
+SELECT topk_check('SELECT id FROM ci_txt WHERE lang = ''pt'' ORDER BY score DESC, id LIMIT 5');
+SELECT gputopk_index_check('ci_txt_idx');
+-- a value longer than 256 bytes fills the dictionary: clauses on text are
+-- then checked on the rows only, until REINDEX makes a new dictionary
+INSERT INTO ci_txt VALUES (20002, repeat('x', 300), 't1', 1);
+SELECT gputopk_index_check('ci_txt_idx');
+EXPLAIN (COSTS OFF) SELECT id FROM ci_txt WHERE lang = 'fr' AND score > 0 ORDER BY score DESC LIMIT 5;
+SELECT topk_check('SELECT id, score FROM ci_txt WHERE lang = ''fr'' ORDER BY score DESC, id LIMIT 10');
+DELETE FROM ci_txt WHERE id = 20002;
+REINDEX INDEX ci_txt_idx;
+EXPLAIN (COSTS OFF) SELECT id FROM ci_txt WHERE lang = 'fr' AND score > 0 ORDER BY score DESC LIMIT 5;
+-- many values: a dictionary over many pages
+CREATE TABLE ci_many AS SELECT i AS id, md5(i::text) AS h, i::float8 AS v FROM generate_series(1, 30000) i;
+CREATE INDEX ci_many_idx ON ci_many USING gputopk (v, h);
+ANALYZE ci_many;
+SELECT gputopk_index_check('ci_many_idx');
+SELECT topk_check('SELECT id FROM ci_many WHERE h IN (md5(''777''), md5(''29999''), ''x'') ORDER BY v DESC LIMIT 5');
+DROP TABLE ci_txt, ci_many;
+
 DROP INDEX tk_ci;
 RESET gputopk.device;
 RESET gputopk.min_table_rows;

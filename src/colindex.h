@@ -5,11 +5,14 @@
  *	  and the functions that read and write them.
  *
  * Block 0 is the metapage: the columns' types, the entries a data page
- * holds, and the page inserts try first.  Every other block is a data page
- * of columnar slots: a bitmap of the slots in use, a bitmap of the entries
- * found dead to every transaction (a hint, as btree's LP_DEAD), the heap
- * TIDs, and per column a null bitmap and an array of fixed-width values,
- * each at an offset that follows from the columns alone (ColIndexLayout).
+ * holds, the page inserts try first, and the state of the dictionary.
+ * Other blocks are data pages of columnar slots: a bitmap of the slots in
+ * use, a bitmap of the entries found dead to every transaction (a hint, as
+ * btree's LP_DEAD), the heap TIDs, and per column a null bitmap and an
+ * array of fixed-width values, each at an offset that follows from the
+ * columns alone (ColIndexLayout).  A text column stores int4 codes of the
+ * index's dictionary, whose values are kept in dictionary pages among the
+ * data pages (colindex_dict.c).
  *
  * An entry never moves: an insert takes a free slot, VACUUM frees the
  * slots of dead entries.  So a scan may name an entry by its block and slot
@@ -29,7 +32,7 @@
 
 #define COLINDEX_AM_NAME "gputopk"
 #define COLINDEX_MAGIC 0x47544b49	/* "GTKI" */
-#define COLINDEX_VERSION 1
+#define COLINDEX_VERSION 2
 #define COLINDEX_METAPAGE_BLKNO 0
 
 /* a slot's number fits in a position's low bits */
@@ -39,6 +42,7 @@
 /* page kinds, in the special space */
 #define COLINDEX_PAGE_META 1
 #define COLINDEX_PAGE_DATA 2
+#define COLINDEX_PAGE_DICT 3
 
 typedef struct ColIndexPageOpaque
 {
@@ -56,6 +60,12 @@ typedef struct ColIndexMeta
 	uint16		capacity;		/* slots of a data page */
 	BlockNumber insert_block;	/* tried first by inserts, or InvalidBlockNumber */
 	Oid			types[INDEX_MAX_KEYS];
+	/* the dictionary of the text columns: codes 1 to dict_count */
+	uint32		dict_count;
+	bool		dict_full;		/* it took no more values: some are stored as 0 */
+	BlockNumber dict_head;		/* its first page, or InvalidBlockNumber */
+	BlockNumber dict_tail;		/* the page it adds to */
+	int64		dict_id;		/* when the metapage was made: tells dictionaries apart */
 } ColIndexMeta;
 
 /* the head of a data page's contents */
@@ -77,6 +87,7 @@ typedef struct ColIndexLayout
 	uint16		tid_offset;
 	uint16		null_offsets[INDEX_MAX_KEYS];
 	uint16		value_offsets[INDEX_MAX_KEYS];
+	int64		dict_id;		/* the metapage's */
 } ColIndexLayout;
 
 #define COLINDEX_BIT(bits, slot) (((const uint8 *) (bits))[(slot) >> 3] & (1 << ((slot) & 7)))
@@ -164,6 +175,7 @@ colindex_position_slot(uint64 position)
 
 /* colindex_page.c: the pages */
 extern bool colindex_type_supported(Oid type);
+extern bool colindex_type_is_text(Oid type);
 extern void colindex_compute_layout(ColIndexLayout *layout, int ncolumns, const Oid *types);
 extern const ColIndexLayout *colindex_layout(Relation index);
 extern void colindex_init_meta_page(Page page, const ColIndexLayout *layout);

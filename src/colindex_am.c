@@ -34,6 +34,7 @@
 
 #include "colindex.h"
 #include "colindex_changes.h"
+#include "colindex_dict.h"
 
 PG_FUNCTION_INFO_V1(gputopk_index_handler);
 
@@ -115,32 +116,48 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 			   bool alive, void *arg)
 {
 	BuildState *state = arg;
+	Datum		stored[INDEX_MAX_KEYS];
 
-	if (!colindex_page_add(state->layout, state->page.data, tid, values, isnull))
+	colindex_dict_encode_row(index, state->layout, values, isnull, stored);
+	if (!colindex_page_add(state->layout, state->page.data, tid, stored, isnull))
 	{
 		flush_build_page(index, state);
-		if (!colindex_page_add(state->layout, state->page.data, tid, values, isnull))
+		if (!colindex_page_add(state->layout, state->page.data, tid, stored, isnull))
 			elog(ERROR, "could not add an entry to an empty page");
 	}
 	state->entries++;
 }
 
-/* The metapage as block 0, then the given insert block. */
+/* The metapage, as block 0. */
 static void
-write_meta_page(Relation index, const ColIndexLayout *layout, BlockNumber insert_block)
+write_meta_page(Relation index, const ColIndexLayout *layout)
 {
 	Buffer		buf;
 	GenericXLogState *xlog;
-	Page		page;
 
-	buf = ReadBuffer(index, RelationGetNumberOfBlocks(index) == 0 ?
-					 P_NEW : COLINDEX_METAPAGE_BLKNO);
+	LockRelationForExtension(index, ExclusiveLock);
+	buf = ReadBuffer(index, P_NEW);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	UnlockRelationForExtension(index, ExclusiveLock);
 	Assert(BufferGetBlockNumber(buf) == COLINDEX_METAPAGE_BLKNO);
+	xlog = GenericXLogStart(index);
+	colindex_init_meta_page(GenericXLogRegisterBuffer(xlog, buf, GENERIC_XLOG_FULL_IMAGE),
+							layout);
+	GenericXLogFinish(xlog);
+	UnlockReleaseBuffer(buf);
+}
+
+/* The block inserts try first, in the metapage. */
+static void
+set_insert_block(Relation index, BlockNumber insert_block)
+{
+	Buffer		buf = ReadBuffer(index, COLINDEX_METAPAGE_BLKNO);
+	GenericXLogState *xlog;
+
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 	xlog = GenericXLogStart(index);
-	page = GenericXLogRegisterBuffer(xlog, buf, GENERIC_XLOG_FULL_IMAGE);
-	colindex_init_meta_page(page, layout);
-	((ColIndexMeta *) PageGetContents(page))->insert_block = insert_block;
+	((ColIndexMeta *) PageGetContents(GenericXLogRegisterBuffer(xlog, buf, 0)))->insert_block =
+		insert_block;
 	GenericXLogFinish(xlog);
 	UnlockReleaseBuffer(buf);
 }
@@ -158,13 +175,13 @@ colindex_build(Relation heap, Relation index, IndexInfo *info)
 	colindex_changes_forget(index);
 	state->layout = layout;
 	state->last_block = InvalidBlockNumber;
-	write_meta_page(index, layout, InvalidBlockNumber);
+	write_meta_page(index, layout);
 	colindex_init_data_page(state->page.data, layout);
 	result->heap_tuples = table_index_build_scan(heap, index, info, true, true,
 												 build_callback, state, NULL);
 	if (colindex_data_header(state->page.data)->nlive > 0)
 		flush_build_page(index, state);
-	write_meta_page(index, layout, state->last_block);
+	set_insert_block(index, state->last_block);
 	result->index_tuples = state->entries;
 	return result;
 }
@@ -191,7 +208,10 @@ colindex_aminsert(Relation index, Datum *values, bool *isnull, ItemPointer tid,
 				  Relation heap, IndexUniqueCheck check_unique, bool unchanged,
 				  IndexInfo *info)
 {
-	colindex_insert(index, tid, values, isnull);
+	Datum		stored[INDEX_MAX_KEYS];
+
+	colindex_dict_encode_row(index, colindex_layout(index), values, isnull, stored);
+	colindex_insert(index, tid, stored, isnull);
 	return false;
 }
 

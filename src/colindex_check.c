@@ -5,7 +5,8 @@
  *
  * Every row the current snapshot sees must have exactly one live entry,
  * at the root of its HOT chain, with the row's values of the indexed
- * columns; no two live entries may name one TID.  The first difference is
+ * columns (a text column's through the dictionary); no two live entries
+ * may name one TID.  The first difference is
  * an error (ERRCODE_INDEX_CORRUPTED); otherwise the rows checked are
  * returned.
  *
@@ -30,6 +31,7 @@
 #include "utils/syscache.h"
 
 #include "colindex.h"
+#include "colindex_dict.h"
 
 PG_FUNCTION_INFO_V1(gputopk_index_check);
 
@@ -50,6 +52,32 @@ report_corrupt(Relation index, const char *what, ItemPointer tid)
 					RelationGetRelationName(index)),
 			 errdetail("%s (%u,%u).", what, ItemPointerGetBlockNumber(tid),
 					   ItemPointerGetOffsetNumber(tid))));
+}
+
+/*
+ * Whether a row's value of index column i (not NULL) is the one its entry
+ * stores: a text column's is its code's value in the dictionary (any once
+ * the dictionary is full, for COLINDEX_DICT_OTHER).
+ */
+static bool
+value_matches(Relation index, const ColIndexLayout *layout, int i, Datum value, Datum stored)
+{
+	struct varlena *text;
+	const char *bytes;
+	int			length;
+	bool		matches;
+
+	if (!colindex_type_is_text(layout->types[i]))
+		return datumIsEqual(value, stored, true, layout->widths[i]);
+	if (DatumGetInt32(stored) == COLINDEX_DICT_OTHER)
+		return colindex_dict_full(index);
+	if (!colindex_dict_value(index, DatumGetInt32(stored), &bytes, &length))
+		return false;
+	text = PG_DETOAST_DATUM_PACKED(value);
+	matches = VARSIZE_ANY_EXHDR(text) == length && memcmp(VARDATA_ANY(text), bytes, length) == 0;
+	if ((Pointer) text != DatumGetPointer(value))
+		pfree(text);
+	return matches;
 }
 
 /* Every live entry of the index, by TID. */
@@ -135,7 +163,7 @@ check_page(Relation heap, Relation index, const ColIndexLayout *layout, HTAB *en
 											 desc, &isnull);
 
 			if (isnull != entry->isnull[i] ||
-				(!isnull && !datumIsEqual(value, entry->values[i], true, layout->widths[i])))
+				(!isnull && !value_matches(index, layout, i, value, entry->values[i])))
 				report_corrupt(index, "An entry's values differ from those of the row",
 							   &tuple.t_self);
 		}

@@ -20,6 +20,7 @@
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 #include "utils/memutils.h"
+#include "utils/timestamp.h"
 #include "utils/rel.h"
 
 #include "colindex.h"
@@ -38,6 +39,8 @@ value_width(Oid type)
 		case INT4OID:
 		case FLOAT4OID:
 		case DATEOID:
+		case TEXTOID:			/* a dictionary code */
+		case VARCHAROID:
 			return 4;
 		case INT8OID:
 		case FLOAT8OID:
@@ -53,6 +56,13 @@ bool
 colindex_type_supported(Oid type)
 {
 	return value_width(type) > 0;
+}
+
+/* Whether a column of the type stores codes of the dictionary. */
+bool
+colindex_type_is_text(Oid type)
+{
+	return type == TEXTOID || type == VARCHAROID;
 }
 
 /* Lay out a page of capacity slots; returns the bytes it needs. */
@@ -118,9 +128,11 @@ colindex_layout(Relation index)
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
 					 errmsg("index \"%s\" is not a gputopk index of version %d",
-							RelationGetRelationName(index), COLINDEX_VERSION)));
+							RelationGetRelationName(index), COLINDEX_VERSION),
+					 errhint("An index made by an earlier version of gputopk must be rebuilt with REINDEX.")));
 		layout = MemoryContextAlloc(index->rd_indexcxt, sizeof(ColIndexLayout));
 		colindex_compute_layout(layout, meta->ncolumns, meta->types);
+		layout->dict_id = meta->dict_id;
 		UnlockReleaseBuffer(buf);
 		index->rd_amcache = layout;
 	}
@@ -152,6 +164,9 @@ colindex_init_meta_page(Page page, const ColIndexLayout *layout)
 	meta->capacity = layout->capacity;
 	meta->insert_block = InvalidBlockNumber;
 	memcpy(meta->types, layout->types, sizeof(Oid) * layout->ncolumns);
+	meta->dict_head = InvalidBlockNumber;
+	meta->dict_tail = InvalidBlockNumber;
+	meta->dict_id = GetCurrentTimestamp();
 	/* generic WAL leaves out what lies between pd_lower and pd_upper */
 	((PageHeader) page)->pd_lower = (char *) meta + sizeof(ColIndexMeta) - (char *) page;
 }

@@ -19,6 +19,12 @@
  * NaN and is above every number, -0 equals +0, and integers (and floats)
  * of different widths compare by value.
  *
+ * Over a column index's entries (filter_program_compile_coded), text and
+ * varchar columns compile too, in = and <> comparisons and IN lists with
+ * run constants under a deterministic collation, where equality is
+ * equality of bytes: the entries hold the values' dictionary codes, and a
+ * run constant becomes its code when the run starts.
+ *
  * The program is a postfix list of steps over SQL's three truth values, so
  * NULLs behave as in the interpreter; it is plain data (registers, steps,
  * sorted value sets) that a device could run as well.  Clauses that do not
@@ -61,7 +67,8 @@ typedef enum ValueDomain
 	DOMAIN_DATE,
 	DOMAIN_TIMESTAMP,
 	DOMAIN_TIMESTAMPTZ,
-	DOMAIN_BOOL
+	DOMAIN_BOOL,
+	DOMAIN_TEXT					/* as dictionary codes: equality only */
 } ValueDomain;
 
 /* a run constant: a value for a register, or an array for a value set */
@@ -88,6 +95,7 @@ struct FilterProgram
 	FilterValueSet *sets;
 	FilterTruth *stack;
 	MemoryContext sets_cxt;		/* the value sets of the current run */
+	FilterTextCodes codes;		/* of a coded program */
 };
 
 /* the program while it is compiled, clause by clause */
@@ -100,6 +108,7 @@ typedef struct Builder
 	List	   *steps;			/* FilterStep * */
 	int			nregisters;
 	int			nsets;
+	bool		coded;			/* text columns hold dictionary codes */
 } Builder;
 
 static bool compile_node(Builder *b, Node *node);
@@ -124,6 +133,9 @@ domain_of(Oid type)
 			return DOMAIN_TIMESTAMPTZ;
 		case BOOLOID:
 			return DOMAIN_BOOL;
+		case TEXTOID:
+		case VARCHAROID:
+			return DOMAIN_TEXT;
 		default:
 			return DOMAIN_NONE;
 	}
@@ -267,15 +279,22 @@ is_cast_column(Builder *b, Node *node)
 	}
 }
 
-/* A column (maybe cast) or a run constant of a type with a domain, in a register. */
+/*
+ * A column (maybe cast) or a run constant of a type with a domain, in a
+ * register; text only in a coded program, a varchar column read as text
+ * as it is.
+ */
 static bool
 compile_operand(Builder *b, Node *node, ValueDomain *domain, int *reg)
 {
 	Oid			type = exprType(node);
 
 	*domain = domain_of(type);
-	if (*domain == DOMAIN_NONE)
+	if (*domain == DOMAIN_NONE || (*domain == DOMAIN_TEXT && !b->coded))
 		return false;
+	if (*domain == DOMAIN_TEXT && IsA(node, RelabelType) &&
+		is_column(b, (Node *) ((RelabelType *) node)->arg))
+		node = (Node *) ((RelabelType *) node)->arg;
 	if (is_column(b, node))
 		*reg = column_register(b, (Var *) node, type, true);
 	else if (is_cast_column(b, node))
@@ -327,6 +346,14 @@ comparison_of(Oid opno, Oid lefttype, Oid righttype)
 	return -1;
 }
 
+/* Whether dictionary codes decide a comparison of text: = or <>, equality of bytes. */
+static bool
+codes_decide(int cmp, Oid collation)
+{
+	return (cmp == CMP_EQ || cmp == CMP_NE) && OidIsValid(collation) &&
+		get_collation_isdeterministic(collation);
+}
+
 static bool
 compile_comparison(Builder *b, OpExpr *op)
 {
@@ -346,7 +373,8 @@ compile_comparison(Builder *b, OpExpr *op)
 	if (cmp < 0 ||
 		!compile_operand(b, left, &left_domain, &left_reg) ||
 		!compile_operand(b, right, &right_domain, &right_reg) ||
-		left_domain != right_domain)
+		left_domain != right_domain ||
+		(left_domain == DOMAIN_TEXT && !codes_decide(cmp, op->inputcollid)))
 		return false;
 	add_step(b, STEP_COMPARE, cmp, left_reg, right_reg);
 	return true;
@@ -368,7 +396,8 @@ compile_in_list(Builder *b, ScalarArrayOpExpr *saop)
 		return false;
 	cmp = comparison_of(saop->opno, exprType(left), elemtype);
 	if (!(saop->useOr ? cmp == CMP_EQ : cmp == CMP_NE) ||
-		!compile_operand(b, left, &domain, &reg) || domain != domain_of(elemtype))
+		!compile_operand(b, left, &domain, &reg) || domain != domain_of(elemtype) ||
+		(domain == DOMAIN_TEXT && !codes_decide(cmp, saop->inputcollid)))
 		return false;
 	add_constant(b, array, elemtype, true, b->nsets);
 	add_step(b, STEP_IN, !saop->useOr, reg, b->nsets++);
@@ -435,12 +464,14 @@ compile_node(Builder *b, Node *node)
 
 /*
  * Compile those of the (implicitly ANDed) clauses that can be; the others
- * go to *rest.  NULL when none can.
+ * go to *rest.  NULL when none can.  codes: how text becomes codes, in a
+ * program over a column index's entries, or NULL.
  */
-FilterProgram *
-filter_program_compile(List *clauses, Index scanrelid, PlanState *parent, List **rest)
+static FilterProgram *
+compile(List *clauses, Index scanrelid, PlanState *parent, const FilterTextCodes *codes,
+		List **rest)
 {
-	Builder		b = {.scanrelid = scanrelid,.parent = parent};
+	Builder		b = {.scanrelid = scanrelid,.parent = parent,.coded = codes != NULL};
 	List	   *compiled = NIL;
 	FilterProgram *program;
 	ListCell   *lc;
@@ -496,7 +527,23 @@ filter_program_compile(List *clauses, Index scanrelid, PlanState *parent, List *
 	program->stack = palloc(sizeof(FilterTruth) * program->nsteps);
 	program->sets_cxt = AllocSetContextCreate(CurrentMemoryContext, "GpuTopK filter sets",
 											  ALLOCSET_SMALL_SIZES);
+	if (codes)
+		program->codes = *codes;
 	return program;
+}
+
+FilterProgram *
+filter_program_compile(List *clauses, Index scanrelid, PlanState *parent, List **rest)
+{
+	return compile(clauses, scanrelid, parent, NULL, rest);
+}
+
+/* A program over a column index's entries, whose text columns hold codes. */
+FilterProgram *
+filter_program_compile_coded(List *clauses, Index scanrelid, PlanState *parent,
+							 const FilterTextCodes *codes, List **rest)
+{
+	return compile(clauses, scanrelid, parent, codes, rest);
 }
 
 /* Whether a clause compiles: for the planner, which costs it less. */
@@ -504,6 +551,15 @@ bool
 filter_program_compiles(Node *clause, Index scanrelid)
 {
 	Builder		b = {.scanrelid = scanrelid};
+
+	return compile_node(&b, clause);
+}
+
+/* Whether a clause compiles into a program over a column index's entries. */
+bool
+filter_program_compiles_coded(Node *clause, Index scanrelid)
+{
+	Builder		b = {.scanrelid = scanrelid,.coded = true};
 
 	return compile_node(&b, clause);
 }
@@ -522,9 +578,24 @@ filter_program_explain(FilterProgram *program, const char *label, List *deparse_
 						es);
 }
 
+/* The key of a run constant's value: a text value's is its dictionary code's. */
+static uint64
+encode_run_value(const FilterProgram *program, Oid type, Datum d)
+{
+	struct varlena *text;
+	int32		code;
+
+	if (domain_of(type) != DOMAIN_TEXT)
+		return encode(type, d);
+	text = PG_DETOAST_DATUM_PACKED(d);
+	code = program->codes.code(program->codes.arg, VARDATA_ANY(text), VARSIZE_ANY_EXHDR(text));
+	return encode(INT4OID, Int32GetDatum(code));
+}
+
 /* An array's elements as a value set (in the program's sets context). */
 static void
-build_set(FilterValueSet *set, Oid elemtype, Datum array, bool isnull)
+build_set(const FilterProgram *program, FilterValueSet *set, Oid elemtype, Datum array,
+		  bool isnull)
 {
 	uint64	   *values;
 	int16		typlen;
@@ -548,7 +619,7 @@ build_set(FilterValueSet *set, Oid elemtype, Datum array, bool isnull)
 		if (nulls[i])
 			set->has_null = true;
 		else
-			values[n++] = encode(elemtype, elems[i]);
+			values[n++] = encode_run_value(program, elemtype, elems[i]);
 	}
 	qsort(values, n, sizeof(uint64), key_compare_u64);
 	set->nvalues = qunique(values, n, sizeof(uint64), key_compare_u64);
@@ -584,14 +655,14 @@ filter_program_bind(FilterProgram *program, ExprContext *econtext)
 		{
 			MemoryContext old = MemoryContextSwitchTo(program->sets_cxt);
 
-			build_set(&program->sets[c->target], c->type, d, isnull);
+			build_set(program, &program->sets[c->target], c->type, d, isnull);
 			MemoryContextSwitchTo(old);
 		}
 		else
 		{
 			program->registers[c->target].isnull = isnull;
 			if (!isnull)
-				program->registers[c->target].value = encode(c->type, d);
+				program->registers[c->target].value = encode_run_value(program, c->type, d);
 		}
 	}
 	ResetExprContext(econtext);
@@ -638,6 +709,8 @@ filter_value_kind(Oid type)
 			return VALUE_INT2;
 		case INT4OID:
 		case DATEOID:
+		case TEXTOID:			/* a column index's dictionary code */
+		case VARCHAROID:
 			return VALUE_INT4;
 		case FLOAT4OID:
 			return VALUE_FLOAT4;

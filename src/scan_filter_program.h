@@ -38,11 +38,26 @@ typedef struct FilterProgramParts
 	const FilterValueSet *sets;
 } FilterProgramParts;
 
+/*
+ * How a program over a column index's entries reads text: its text
+ * columns hold dictionary codes, and code() gives a text value's code
+ * (or a code no entry has).
+ */
+typedef struct FilterTextCodes
+{
+	int32		(*code) (void *arg, const char *bytes, int length);
+	void	   *arg;
+} FilterTextCodes;
+
 struct ExplainState;
 
 extern FilterProgram *filter_program_compile(List *clauses, Index scanrelid,
 											 PlanState *parent, List **rest);
+extern FilterProgram *filter_program_compile_coded(List *clauses, Index scanrelid,
+												   PlanState *parent,
+												   const FilterTextCodes *codes, List **rest);
 extern bool filter_program_compiles(Node *clause, Index scanrelid);
+extern bool filter_program_compiles_coded(Node *clause, Index scanrelid);
 extern void filter_program_explain(FilterProgram *program, const char *label,
 								   List *deparse_context, struct ExplainState *es);
 extern void filter_program_bind(FilterProgram *program, ExprContext *econtext);

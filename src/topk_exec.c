@@ -41,6 +41,7 @@
 #include "utils/snapmgr.h"
 #include "utils/tuplesort.h"
 
+#include "colindex_dict.h"
 #include "gputopk.h"
 #include "scan_counters.h"
 #include "scan_datum_key.h"
@@ -223,6 +224,13 @@ init_sort_exprs(TopkScanState *ts, CustomScan *cscan, EState *estate)
 										&TTSOpsVirtual);
 }
 
+/* A text value's code in the column index's dictionary (arg). */
+static int32
+index_text_code(void *arg, const char *bytes, int length)
+{
+	return colindex_dict_code((Relation) arg, bytes, length);
+}
+
 /*
  * The column index the plan reads, and the WHERE clauses checked on its
  * entries (all of them are checked again on the rows fetched).
@@ -233,16 +241,14 @@ open_index(TopkScanState *ts, CustomScan *cscan)
 	Oid			oid = linitial_oid(list_nth(cscan->custom_private, TOPK_FIELD_INDEX));
 	List	   *rest;
 	List	   *covered;
-	Bitmapset  *columns;
-	int			attnos[INDEX_MAX_KEYS];
+	FilterTextCodes codes = {.code = index_text_code};
 
 	ts->index = index_open(oid, AccessShareLock);
-	for (int i = 0; i < ts->index->rd_index->indnatts; i++)
-		attnos[i] = ts->index->rd_index->indkey.values[i];
-	columns = index_columns(ts->index->rd_index->indnatts, attnos);
-	covered = index_covered_clauses(cscan->scan.plan.qual, cscan->scan.scanrelid, columns);
-	ts->index_filter = filter_program_compile(covered, cscan->scan.scanrelid,
-											  &ts->css.ss.ps, &rest);
+	codes.arg = ts->index;
+	covered = index_covered_clauses(cscan->scan.plan.qual, cscan->scan.scanrelid,
+									index_columns(ts->index));
+	ts->index_filter = filter_program_compile_coded(covered, cscan->scan.scanrelid,
+													&ts->css.ss.ps, &codes, &rest);
 	Assert(rest == NIL);
 	ts->candidates_per_row = floatVal(list_nth(cscan->custom_private, TOPK_FIELD_CANDIDATES));
 }

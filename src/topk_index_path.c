@@ -29,6 +29,7 @@
 
 #include <math.h>
 
+#include "access/genam.h"
 #include "access/sysattr.h"
 #include "access/xlog.h"
 #include "catalog/pg_class_d.h"
@@ -40,10 +41,12 @@
 #include "optimizer/restrictinfo.h"
 #include "parser/parsetree.h"
 #include "utils/lsyscache.h"
+#include "utils/rel.h"
 #include "utils/selfuncs.h"
 #include "utils/spccache.h"
 
 #include "colindex.h"
+#include "colindex_dict.h"
 #include "device.h"
 #include "gputopk.h"
 #include "service.h"
@@ -65,14 +68,30 @@
 /* the fewest rows kept per candidate the planner assumes */
 #define MIN_KEPT_PER_CANDIDATE 0.001
 
-/* The columns as pull_varattnos gives them. */
+/*
+ * The table's columns that the index checks clauses on, as pull_varattnos
+ * gives them: all of its columns, but its text columns only while its
+ * dictionary decides equality (colindex_dict.c).
+ */
 Bitmapset *
-index_columns(int ncolumns, const int *attnos)
+index_columns(Relation index)
 {
+	const ColIndexLayout *layout = colindex_layout(index);
 	Bitmapset  *columns = NULL;
+	int			dict_decides = -1;	/* not looked up yet */
 
-	for (int i = 0; i < ncolumns; i++)
-		columns = bms_add_member(columns, attnos[i] - FirstLowInvalidHeapAttributeNumber);
+	for (int i = 0; i < layout->ncolumns; i++)
+	{
+		if (colindex_type_is_text(layout->types[i]))
+		{
+			if (dict_decides < 0)
+				dict_decides = !colindex_dict_full(index);
+			if (!dict_decides)
+				continue;
+		}
+		columns = bms_add_member(columns, index->rd_index->indkey.values[i] -
+								 FirstLowInvalidHeapAttributeNumber);
+	}
 	return columns;
 }
 
@@ -89,7 +108,7 @@ reads_only(Node *node, Index relid, Bitmapset *columns)
 static bool
 index_checks(Node *clause, Index relid, Bitmapset *columns)
 {
-	return filter_program_compiles(clause, relid) && reads_only(clause, relid, columns);
+	return filter_program_compiles_coded(clause, relid) && reads_only(clause, relid, columns);
 }
 
 /* The clauses the index checks. */
@@ -242,6 +261,7 @@ add_index_topk_paths(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost
 	{
 		IndexOptInfo *index = lfirst_node(IndexOptInfo, lc);
 		Bitmapset  *columns;
+		Relation	irel;
 		bool		on_gpu;
 		int			workers;
 
@@ -251,7 +271,9 @@ add_index_topk_paths(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost
 		/* not read on the CPU where the GPU is demanded */
 		if (!on_gpu && gputopk_device == DEVICE_SETTING_GPU)
 			continue;
-		columns = index_columns(index->ncolumns, index->indexkeys);
+		irel = index_open(index->indexoid, NoLock);
+		columns = index_columns(irel);
+		index_close(irel, NoLock);
 		if (!index_has_key(rel, private, columns))
 			continue;
 		add_index_path(root, rel, private, where, index, columns, on_gpu, 0);

@@ -62,7 +62,7 @@ extern int	topk_partial_workers(PlannerInfo *root, RelOptInfo *rel, BlockNumber 
 /* topk_index_path.c */
 extern void add_index_topk_paths(PlannerInfo *root, RelOptInfo *rel, List *private,
 								 QualCost where);
-extern Bitmapset *index_columns(int ncolumns, const int *attnos);
+extern Bitmapset *index_columns(Relation index);
 extern List *index_covered_clauses(List *clauses, Index relid, Bitmapset *columns);
 
 /* topk_rank_key.c */

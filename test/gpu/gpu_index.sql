@@ -3,7 +3,7 @@
 -- does for every key type, filter and computed key, and after inserts,
 -- updates, deletes and REINDEX sends only the pages that changed.
 BEGIN;
-SELECT plan(22);
+SELECT plan(25);
 
 SET LOCAL gputopk.min_table_rows = 1000;
 SET LOCAL gputopk.device = gpu;
@@ -107,6 +107,20 @@ SELECT is(pg_temp.same_on_gpu('SELECT id FROM gi WHERE b > 5000 ORDER BY score D
           'same', 'no row passes');
 SELECT is(pg_temp.answer('SELECT count(*) FROM (SELECT id FROM gi ORDER BY score DESC, id LIMIT 1000000) t', true),
           (SELECT '(' || count(*) || ')' FROM gi), 'k beyond the table');
+
+-- text columns: their dictionary codes compared on the GPU
+CREATE TABLE gt AS
+  SELECT i AS id, (ARRAY['en', 'fr', 'de', 'ja', NULL])[1 + i % 5] AS lang,
+         ('t' || (i % 23))::varchar(8) AS tag, (i * 7919 % 100003)::float8 AS score
+  FROM generate_series(1, 200000) i;
+CREATE INDEX gt_ci ON gt USING gputopk (score, lang, tag);
+ANALYZE gt;
+SELECT is(pg_temp.same_on_gpu('SELECT id, score FROM gt WHERE lang = ''fr'' ORDER BY score DESC, id LIMIT 50'),
+          'same', 'text equality');
+SELECT is(pg_temp.same_on_gpu('SELECT id FROM gt WHERE lang IN (''de'', ''xx'') AND tag <> ''t7'' ORDER BY score, id LIMIT 40'),
+          'same', 'text IN and <>');
+SELECT is(pg_temp.same_on_gpu('SELECT id FROM gt WHERE lang NOT IN (''en'', ''ja'') OR lang IS NULL ORDER BY score DESC, id LIMIT 30'),
+          'same', 'text NOT IN and IS NULL');
 
 SELECT * FROM finish();
 ROLLBACK;
