@@ -10,7 +10,7 @@ SET gputopk.device = cpu;
 
 -- what the index can hold
 CREATE TABLE ci_bad (a int, t text, p point);
-CREATE INDEX ON ci_bad USING gputopk (t);
+CREATE INDEX ON ci_bad USING gputopk (p);
 CREATE INDEX ON ci_bad USING gputopk ((a + 1));
 CREATE INDEX ON ci_bad USING gputopk (a) WHERE a > 0;
 CREATE INDEX ON ci_bad USING gputopk (a) WITH (fillfactor = 50);
