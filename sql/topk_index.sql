@@ -143,6 +143,30 @@ EXPLAIN (COSTS OFF) SELECT id, v FROM ci_p ORDER BY v DESC LIMIT 5;
 SELECT topk_check('SELECT id, v FROM ci_p ORDER BY v DESC, id LIMIT 5');
 DROP TABLE ci_p;
 
+-- VACUUM compacts: the entries of the last pages move into free slots of
+-- earlier ones, and the empty pages at the end are cut off
+CREATE TABLE ci_c AS
+  SELECT i AS id, (i * 7919 % 10007)::float8 AS v, (i % 7)::int2 AS g
+  FROM generate_series(1, 60000) i;
+CREATE INDEX ci_c_idx ON ci_c USING gputopk (v, g);
+SELECT pg_relation_size('ci_c_idx') AS size_before \gset
+DELETE FROM ci_c WHERE id % 3 <> 0;
+VACUUM ci_c;
+SELECT pg_relation_size('ci_c_idx') < :size_before / 2 AS shrunk;
+SELECT gputopk_index_check('ci_c_idx');
+ANALYZE ci_c;
+SELECT topk_check('SELECT id, v FROM ci_c WHERE g <> 2 ORDER BY v DESC, id LIMIT 50');
+INSERT INTO ci_c SELECT i, i, 1 FROM generate_series(60001, 61000) i;
+SELECT gputopk_index_check('ci_c_idx');
+SELECT topk_check('SELECT id, v FROM ci_c ORDER BY v DESC, id LIMIT 50');
+-- a few entries freed: nothing moves
+SELECT pg_relation_size('ci_c_idx') AS size_before \gset
+DELETE FROM ci_c WHERE id % 100 = 3;
+VACUUM ci_c;
+SELECT pg_relation_size('ci_c_idx') = :size_before AS kept;
+SELECT gputopk_index_check('ci_c_idx');
+DROP TABLE ci_c;
+
 -- parallel plans: each process reads its share of the index's pages and
 -- fetches its own candidates, under a Gather Merge
 SET parallel_setup_cost = 0;

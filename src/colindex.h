@@ -14,11 +14,13 @@
  * index's dictionary, whose values are kept in dictionary pages among the
  * data pages (colindex_dict.c).
  *
- * An entry never moves: an insert takes a free slot, VACUUM frees the
- * slots of dead entries.  So a scan may name an entry by its block and slot
- * (colindex_position) and find it again later: if its slot has been freed
- * and taken since, the new entry's row is one the scan's snapshot cannot
- * see (see docs/column-index.md).
+ * An entry does not move while the index is open elsewhere: an insert
+ * takes a free slot, VACUUM frees the slots of dead entries.  So a scan may
+ * name an entry by its block and slot (colindex_position) and find it
+ * again later: if its slot has been freed and taken since, the new entry's
+ * row is one the scan's snapshot cannot see (see docs/column-index.md).
+ * Only VACUUM moves entries, to compact the index, when it can lock the
+ * index exclusively.
  *
  *-------------------------------------------------------------------------
  */
@@ -183,6 +185,7 @@ extern void colindex_init_data_page(Page page, const ColIndexLayout *layout);
 extern bool colindex_page_add(const ColIndexLayout *layout, Page page, ItemPointer tid,
 							  const Datum *values, const bool *isnull);
 extern void colindex_page_free_slot(const ColIndexLayout *layout, Page page, int slot);
+extern bool colindex_page_move(const ColIndexLayout *layout, Page dest, Page src, int slot);
 extern void colindex_page_kill_slot(const ColIndexLayout *layout, Page page, int slot);
 extern void colindex_insert(Relation index, ItemPointer tid, const Datum *values,
 							const bool *isnull);

@@ -246,6 +246,35 @@ colindex_page_free_slot(const ColIndexLayout *layout, Page page, int slot)
 		header->high--;
 }
 
+/*
+ * Move the entry in slot of src, with its dead mark, to a free slot of
+ * dest; false when dest is full.
+ */
+bool
+colindex_page_move(const ColIndexLayout *layout, Page dest, Page src, int slot)
+{
+	ColIndexDataHeader *header = colindex_data_header(dest);
+	int			to = free_slot(layout, dest);
+
+	if (to < 0)
+		return false;
+	*colindex_slot_tid(layout, dest, to) = *colindex_slot_tid(layout, src, slot);
+	for (int i = 0; i < layout->ncolumns; i++)
+	{
+		set_bit((char *) dest + layout->null_offsets[i], to,
+				colindex_slot_isnull(layout, src, i, slot));
+		memcpy((char *) dest + layout->value_offsets[i] + to * layout->widths[i],
+			   colindex_slot_value_pointer(layout, src, i, slot), layout->widths[i]);
+	}
+	set_bit((char *) dest + layout->killed_offset, to, colindex_slot_killed(layout, src, slot));
+	set_bit((char *) dest + layout->live_offset, to, true);
+	header->nlive++;
+	if (to == header->high)
+		header->high++;
+	colindex_page_free_slot(layout, src, slot);
+	return true;
+}
+
 /* Mark an entry dead to everyone: a hint, set under a share lock. */
 void
 colindex_page_kill_slot(const ColIndexLayout *layout, Page page, int slot)
