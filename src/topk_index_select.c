@@ -25,7 +25,8 @@
  * the answer.  Rounds end there, or when a
  * round finds fewer candidates than it asked for (none are left).
  *
- * Entries never move (colindex.h).  A candidate is named by its position
+ * Entries do not move while the scan holds its lock on the index
+ * (colindex.h).  A candidate is named by its position
  * and its TID read again when fetched; a slot freed and taken again in
  * between holds a row inserted after the snapshot, which it cannot see.
  * An entry whose every version is dead to everyone is marked so that
