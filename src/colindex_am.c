@@ -19,6 +19,7 @@
 #include "access/generic_xlog.h"
 #include "access/reloptions.h"
 #include "access/tableam.h"
+#include "access/xact.h"
 #include "catalog/storage.h"
 #include "catalog/index.h"
 #include "catalog/pg_opclass.h"
@@ -357,7 +358,8 @@ empty_page(Relation index, const ColIndexLayout *layout, BlockNumber src, BlockN
  * conditional exclusive lock, as VACUUM truncates a table): scans name
  * entries by their place while they run, and inserts choose pages.  The
  * GPU service's copy is then forgotten, and loaded again when next used.
- * entries: the live entries, data_pages: the data pages.
+ * entries: the live entries, data_pages: the data pages.  A VACUUM that
+ * vacuums the table's indexes in parallel does not compact.
  */
 static void
 compact(Relation index, double entries, BlockNumber data_pages, BufferAccessStrategy strategy)
@@ -369,8 +371,12 @@ compact(Relation index, double entries, BlockNumber data_pages, BufferAccessStra
 	double		needed = ceil(entries / layout->capacity);
 	int			moved = 0;
 
+	/*
+	 * Not in a parallel VACUUM's leader: the exclusive lock is WAL-logged for
+	 * standbys under the transaction's id, which parallel mode cannot assign.
+	 */
 	if (data_pages - needed < Max(1.0, (double) data_pages / COMPACT_FRACTION) ||
-		!ConditionalLockRelation(index, AccessExclusiveLock))
+		IsInParallelMode() || !ConditionalLockRelation(index, AccessExclusiveLock))
 		return;
 	nblocks = RelationGetNumberOfBlocks(index);
 	for (end = nblocks; end > dest + 1; end--)
