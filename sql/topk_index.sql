@@ -146,9 +146,9 @@ DROP TABLE ci_p;
 -- VACUUM compacts: the entries of the last pages move into free slots of
 -- earlier ones, and the empty pages at the end are cut off
 CREATE TABLE ci_c AS
-  SELECT i AS id, (i * 7919 % 10007)::float8 AS v, (i % 7)::int2 AS g
+  SELECT i AS id, (i * 7919 % 10007)::float8 AS v, (i % 7)::int2 AS g, 'w' || (i % 50) AS w
   FROM generate_series(1, 60000) i;
-CREATE INDEX ci_c_idx ON ci_c USING gputopk (v, g);
+CREATE INDEX ci_c_idx ON ci_c USING gputopk (v, g, w);
 SELECT pg_relation_size('ci_c_idx') AS size_before \gset
 DELETE FROM ci_c WHERE id % 3 <> 0;
 VACUUM ci_c;
@@ -156,6 +156,7 @@ SELECT pg_relation_size('ci_c_idx') < :size_before / 2 AS shrunk;
 SELECT gputopk_index_check('ci_c_idx');
 ANALYZE ci_c;
 SELECT topk_check('SELECT id, v FROM ci_c WHERE g <> 2 ORDER BY v DESC, id LIMIT 50');
+SELECT topk_check('SELECT id, v FROM ci_c WHERE w IN (''w3'', ''w33'') ORDER BY v DESC, id LIMIT 50');
 INSERT INTO ci_c SELECT i, i, 1 FROM generate_series(60001, 61000) i;
 SELECT gputopk_index_check('ci_c_idx');
 SELECT topk_check('SELECT id, v FROM ci_c ORDER BY v DESC, id LIMIT 50');
@@ -164,6 +165,16 @@ SELECT pg_relation_size('ci_c_idx') AS size_before \gset
 DELETE FROM ci_c WHERE id % 100 = 3;
 VACUUM ci_c;
 SELECT pg_relation_size('ci_c_idx') = :size_before AS kept;
+SELECT gputopk_index_check('ci_c_idx');
+-- a VACUUM whose index vacuuming runs in parallel workers does not compact
+CREATE INDEX ci_c_id ON ci_c (id);
+CREATE INDEX ci_c_v ON ci_c (v);
+SET min_parallel_index_scan_size = 0;
+SELECT pg_relation_size('ci_c_idx') AS size_before \gset
+DELETE FROM ci_c WHERE id % 2 = 0;
+VACUUM (PARALLEL 2) ci_c;
+SELECT pg_relation_size('ci_c_idx') = :size_before AS kept;
+RESET min_parallel_index_scan_size;
 SELECT gputopk_index_check('ci_c_idx');
 DROP TABLE ci_c;
 
