@@ -358,8 +358,8 @@ empty_page(Relation index, const ColIndexLayout *layout, BlockNumber src, BlockN
  * conditional exclusive lock, as VACUUM truncates a table): scans name
  * entries by their place while they run, and inserts choose pages.  The
  * GPU service's copy is then forgotten, and loaded again when next used.
- * entries: the live entries, data_pages: the data pages.  A VACUUM that
- * vacuums the table's indexes in parallel does not compact.
+ * entries: the live entries, data_pages: the pages but the metapage.  A
+ * VACUUM that vacuums the table's indexes in parallel does not compact.
  */
 static void
 compact(Relation index, double entries, BlockNumber data_pages, BufferAccessStrategy strategy)
@@ -428,32 +428,29 @@ colindex_vacuum_cleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
 	Relation	index = info->index;
 	BlockNumber nblocks;
-	BlockNumber data_pages = 0;
-	double		entries = 0;
 
 	if (info->analyze_only)
 		return stats;
 	nblocks = RelationGetNumberOfBlocks(index);
-	for (BlockNumber block = COLINDEX_METAPAGE_BLKNO + 1; block < nblocks; block++)
-	{
-		Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, block, RBM_NORMAL,
-											 info->strategy);
-
-		vacuum_delay_point();
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		if (colindex_is_data_page(BufferGetPage(buf)))
-		{
-			data_pages++;
-			entries += colindex_data_header(BufferGetPage(buf))->nlive;
-		}
-		UnlockReleaseBuffer(buf);
-	}
+	/* without a bulk delete before, the entries are counted here */
 	if (stats == NULL)
 	{
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
-		stats->num_index_tuples = entries;
+		for (BlockNumber block = COLINDEX_METAPAGE_BLKNO + 1; block < nblocks; block++)
+		{
+			Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, block, RBM_NORMAL,
+												 info->strategy);
+
+			vacuum_delay_point();
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			if (colindex_is_data_page(BufferGetPage(buf)))
+				stats->num_index_tuples += colindex_data_header(BufferGetPage(buf))->nlive;
+			UnlockReleaseBuffer(buf);
+		}
 	}
-	compact(index, entries, data_pages, info->strategy);
+	/* every page but the metapage is taken for a data page: the few dictionary pages too */
+	compact(index, stats->num_index_tuples, nblocks - (COLINDEX_METAPAGE_BLKNO + 1),
+			info->strategy);
 	stats->num_pages = RelationGetNumberOfBlocks(index);
 	IndexFreeSpaceMapVacuum(index);
 	return stats;

@@ -490,17 +490,28 @@ column_keys(IndexPageEval *eval, Page page, int n, uint64 *keys)
 	null_keys(keys, nulls, n, null_key);
 }
 
-/* An int2 or int4 column's values as doubles; its NULLs make the key NULL. */
+/* The key program's NULLs over the first n slots: any of its columns' (into key_nulls). */
+static void
+program_key_nulls(IndexPageEval *eval, Page page, int n)
+{
+	memset(eval->key_nulls, 0, (n + 7) / 8);
+	for (int i = 0; i < eval->nkey_steps; i++)
+		if (key_step_is_column(&eval->key_steps[i]))
+		{
+			const uint8 *nulls = (const uint8 *) page +
+				eval->layout->null_offsets[eval->key_step_columns[i]];
+
+			for (int b = 0; b < (n + 7) / 8; b++)
+				eval->key_nulls[b] |= nulls[b];
+		}
+}
+
+/* An int2 or int4 column's values as doubles (its NULLs are in key_nulls). */
 static void
 push_column(IndexPageEval *eval, Page page, int column, bool int2, int n, double *out)
 {
-	const ColIndexLayout *layout = eval->layout;
-	const char *values = (const char *) page + layout->value_offsets[column];
-	const uint8 *nulls = (const uint8 *) page + layout->null_offsets[column];
-	uint8	   *key_nulls = eval->key_nulls;
+	const char *values = (const char *) page + eval->layout->value_offsets[column];
 
-	for (int b = 0; b < (n + 7) / 8; b++)
-		key_nulls[b] |= nulls[b];
 	if (int2)
 		for (int j = 0; j < n; j++)
 			out[j] = (double) ((const int16 *) values)[j];
@@ -518,7 +529,7 @@ program_keys(IndexPageEval *eval, Page page, int n, uint64 *keys)
 	bool		desc = eval->desc;
 	int			top = 0;
 
-	memset(eval->key_nulls, 0, (n + 7) / 8);
+	program_key_nulls(eval, page, n);
 	for (int i = 0; i < eval->nkey_steps; i++)
 	{
 		const KeyStep *step = &eval->key_steps[i];
@@ -610,24 +621,12 @@ static int
 null_candidates(IndexPageEval *eval, Page page, int high, uint64 *keys, uint16 *slots,
 				uint64 *scanned)
 {
-	const ColIndexLayout *layout = eval->layout;
 	const uint8 *nulls = eval->key_nulls;
 
 	if (eval->key_column >= 0)
-		nulls = (const uint8 *) page + layout->null_offsets[eval->key_column];
+		nulls = (const uint8 *) page + eval->layout->null_offsets[eval->key_column];
 	else
-	{
-		memset(eval->key_nulls, 0, (high + 7) / 8);
-		for (int i = 0; i < eval->nkey_steps; i++)
-			if (key_step_is_column(&eval->key_steps[i]))
-			{
-				const uint8 *column_nulls = (const uint8 *) page +
-					layout->null_offsets[eval->key_step_columns[i]];
-
-				for (int b = 0; b < (high + 7) / 8; b++)
-					eval->key_nulls[b] |= column_nulls[b];
-			}
-	}
+		program_key_nulls(eval, page, high);
 	return readable_candidates(eval, page, high, nulls, NULL, keys, slots, scanned);
 }
 
