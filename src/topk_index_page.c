@@ -35,6 +35,9 @@
 
 #include "topk_index_page.h"
 
+/* bytes between prefetches: a cache line on x86-64 and most of arm64 */
+#define PREFETCH_STRIDE 64
+
 /* the filter runs over every slot when more than 1/this of them are candidates */
 #define GATHER_FRACTION 4
 
@@ -69,6 +72,13 @@ typedef struct ColumnLoad
 	int			reg;
 } ColumnLoad;
 
+/* bytes of a page from offset */
+typedef struct PageRange
+{
+	int			offset;
+	int			length;
+} PageRange;
+
 struct IndexPageEval
 {
 	const ColIndexLayout *layout;
@@ -92,8 +102,15 @@ struct IndexPageEval
 	const KeyStep *key_steps;
 	int		   *key_step_columns;	/* the index column of each column step */
 	double	   *stack;			/* the program's stack, a value per slot a level */
+	bool	   *level_is_const; /* a level that holds one value for every slot */
+	double	   *level_const;	/* that value */
 	uint8	   *key_nulls;		/* a bitmap of the slots where it reads a NULL */
 	uint8	   *keep;			/* the entries kept */
+	/* the parts of a page read: bitmaps first, then the columns' values */
+	int			nbitmap_ranges;
+	PageRange	bitmap_ranges[2 + 2 * INDEX_MAX_KEYS];
+	int			nvalue_ranges;
+	PageRange	value_ranges[2 * INDEX_MAX_KEYS];
 };
 
 /* The index column that holds the table's column attno. */
@@ -105,6 +122,26 @@ index_column(const ColIndexLayout *layout, const AttrNumber *attnos, AttrNumber 
 	if (i < 0)
 		elog(ERROR, "column %d is not in the column index", attno);
 	return i;
+}
+
+static void
+add_range(PageRange *ranges, int *n, int offset, int length)
+{
+	ranges[*n].offset = offset;
+	ranges[(*n)++].length = length;
+}
+
+/* An index column's null bitmap and values among the parts of a page read. */
+static void
+add_column_ranges(IndexPageEval *eval, int column)
+{
+	const ColIndexLayout *layout = eval->layout;
+
+	Assert(eval->nvalue_ranges < lengthof(eval->value_ranges));
+	add_range(eval->bitmap_ranges, &eval->nbitmap_ranges,
+			  layout->null_offsets[column], (layout->capacity + 7) / 8);
+	add_range(eval->value_ranges, &eval->nvalue_ranges,
+			  layout->value_offsets[column], layout->capacity * layout->widths[column]);
 }
 
 static void
@@ -125,6 +162,7 @@ prepare_filter(IndexPageEval *eval, FilterProgram *filter, const AttrNumber *att
 		load->to_float8 = parts.loads[i].to_float8;
 		load->value_needed = parts.loads[i].value_needed;
 		load->reg = parts.loads[i].reg;
+		add_column_ranges(eval, load->column);
 	}
 	eval->nsteps = parts.nsteps;
 	eval->steps = parts.steps;
@@ -159,6 +197,7 @@ prepare_key(IndexPageEval *eval, const IndexSelectSpec *spec, const AttrNumber *
 	if (spec->key_attno > 0)
 	{
 		eval->key_column = index_column(layout, attnos, spec->key_attno);
+		add_column_ranges(eval, eval->key_column);
 		return;
 	}
 	Assert(spec->key_type == KEY_FLOAT8);
@@ -166,9 +205,14 @@ prepare_key(IndexPageEval *eval, const IndexSelectSpec *spec, const AttrNumber *
 	eval->key_step_columns = palloc(sizeof(int) * eval->nkey_steps);
 	for (int i = 0; i < eval->nkey_steps; i++)
 		if (key_step_is_column(&eval->key_steps[i]))
+		{
 			eval->key_step_columns[i] = index_column(layout, attnos,
 													 eval->key_steps[i].column);
+			add_column_ranges(eval, eval->key_step_columns[i]);
+		}
 	eval->stack = palloc(sizeof(double) * eval->stride * eval->nkey_steps);
+	eval->level_is_const = palloc(sizeof(bool) * eval->nkey_steps);
+	eval->level_const = palloc(sizeof(double) * eval->nkey_steps);
 }
 
 IndexPageEval *
@@ -182,6 +226,10 @@ index_page_eval_create(const IndexSelectSpec *spec, const ColIndexLayout *layout
 	eval->skip_killed = skip_killed;
 	eval->keep = palloc(eval->stride);
 	eval->key_nulls = palloc(eval->stride / 8);
+	add_range(eval->bitmap_ranges, &eval->nbitmap_ranges,
+			  layout->live_offset, (layout->capacity + 7) / 8);
+	add_range(eval->bitmap_ranges, &eval->nbitmap_ranges,
+			  layout->killed_offset, (layout->capacity + 7) / 8);
 	if (spec->filter)
 		prepare_filter(eval, spec->filter, attnos);
 	prepare_key(eval, spec, attnos);
@@ -193,6 +241,30 @@ static inline bool
 only_nulls_enter(const IndexPageEval *eval, uint64 floor)
 {
 	return eval->null_key_on_top && floor == eval->null_key;
+}
+
+static inline void
+prefetch_ranges(Page page, const PageRange *ranges, int n)
+{
+#ifdef __GNUC__
+	for (int i = 0; i < n; i++)
+		for (int at = 0; at < ranges[i].length; at += PREFETCH_STRIDE)
+			__builtin_prefetch((const char *) page + ranges[i].offset + at);
+#endif
+}
+
+/*
+ * Start bringing the parts of a page that index_page_eval reads with the
+ * round's cut at floor into the CPU's cache: called for a page ahead while
+ * this one is evaluated, it hides the memory's latency (the cut only
+ * rises).  The page need not be locked, as nothing is read.
+ */
+void
+index_page_eval_prefetch(const IndexPageEval *eval, Page page, uint64 floor)
+{
+	prefetch_ranges(page, eval->bitmap_ranges, eval->nbitmap_ranges);
+	if (!only_nulls_enter(eval, floor))
+		prefetch_ranges(page, eval->value_ranges, eval->nvalue_ranges);
 }
 
 /* Of the 8 slots from first (a multiple of 8), those read, as a byte's bits. */
@@ -434,9 +506,13 @@ filter_slots(IndexPageEval *eval, Page page, const uint16 *slots, int n)
 	return eval->truths;
 }
 
-/* The keys of the first n slots whose bits are set in nulls: NULL's key. */
+/*
+ * The keys of the first n slots whose bits are set in nulls: NULL's key,
+ * kept if at least floor.
+ */
 static void
-null_keys(uint64 *keys, const uint8 *nulls, int n, uint64 null_key)
+null_keys(uint64 *keys, uint8 *keep, const uint8 *nulls, int n, uint64 null_key,
+		  uint64 floor)
 {
 	/* NULLs are rare: the bitmap a byte at a time */
 	for (int first = 0; first < n; first += 8)
@@ -445,20 +521,31 @@ null_keys(uint64 *keys, const uint8 *nulls, int n, uint64 null_key)
 			int			j = first + pg_rightmost_one_pos32(bits);
 
 			if (j < n)
+			{
 				keys[j] = null_key;
+				keep[j] = null_key >= floor;
+			}
 		}
 }
 
-/* A column's keys, of a type (and width) the compiler knows, NULLs aside. */
+/*
+ * A column's keys, of a type (and width) the compiler knows, NULLs aside,
+ * and whether each is at least floor.
+ */
 static pg_attribute_always_inline void
-keys_of_values(uint64 *keys, const char *values, int width, KeyType type, bool desc, int n)
+keys_of_values(uint64 *keys, uint8 *keep, const char *values, int width, KeyType type,
+			   bool desc, uint64 floor, int n)
 {
 	for (int j = 0; j < n; j++)
+	{
 		keys[j] = key_of_stored(type, values + j * width, desc);
+		keep[j] = keys[j] >= floor;
+	}
 }
 
+/* The keys of the first n slots, a column's, and whether each is at least floor. */
 static void
-column_keys(IndexPageEval *eval, Page page, int n, uint64 *keys)
+column_keys(IndexPageEval *eval, Page page, int n, uint64 floor, uint64 *keys)
 {
 	const ColIndexLayout *layout = eval->layout;
 	const char *values = (const char *) page + layout->value_offsets[eval->key_column];
@@ -469,25 +556,25 @@ column_keys(IndexPageEval *eval, Page page, int n, uint64 *keys)
 	switch (eval->key_type)
 	{
 		case KEY_INT2:
-			keys_of_values(keys, values, sizeof(int16), KEY_INT2, desc, n);
+			keys_of_values(keys, eval->keep, values, sizeof(int16), KEY_INT2, desc, floor, n);
 			break;
 		case KEY_INT4:
 		case KEY_DATE:
-			keys_of_values(keys, values, sizeof(int32), KEY_INT4, desc, n);
+			keys_of_values(keys, eval->keep, values, sizeof(int32), KEY_INT4, desc, floor, n);
 			break;
 		case KEY_FLOAT4:
-			keys_of_values(keys, values, sizeof(float4), KEY_FLOAT4, desc, n);
+			keys_of_values(keys, eval->keep, values, sizeof(float4), KEY_FLOAT4, desc, floor, n);
 			break;
 		case KEY_FLOAT8:
-			keys_of_values(keys, values, sizeof(float8), KEY_FLOAT8, desc, n);
+			keys_of_values(keys, eval->keep, values, sizeof(float8), KEY_FLOAT8, desc, floor, n);
 			break;
 		case KEY_INT8:
 		case KEY_TIMESTAMP:
 		case KEY_TIMESTAMPTZ:
-			keys_of_values(keys, values, sizeof(int64), KEY_INT8, desc, n);
+			keys_of_values(keys, eval->keep, values, sizeof(int64), KEY_INT8, desc, floor, n);
 			break;
 	}
-	null_keys(keys, nulls, n, null_key);
+	null_keys(keys, eval->keep, nulls, n, null_key, floor);
 }
 
 /* The key program's NULLs over the first n slots: any of its columns' (into key_nulls). */
@@ -520,13 +607,78 @@ push_column(IndexPageEval *eval, Page page, int column, bool int2, int n, double
 			out[j] = (double) ((const int32 *) values)[j];
 }
 
-/* The key program's keys: its steps, each over every slot (as key_step_apply does one). */
+/*
+ * A binary step over levels of the stack: a (or, where NULL, x in every
+ * slot) with b (or y), into out; the compiler makes a loop of each.
+ */
+static pg_attribute_always_inline void
+binary_loop(KeyStepKind kind, double *out, const double *a, double x, const double *b,
+			double y, int n)
+{
+	for (int j = 0; j < n; j++)
+	{
+		double		l = a ? a[j] : x;
+		double		r = b ? b[j] : y;
+
+		out[j] = kind == KEY_STEP_ADD ? l + r : (kind == KEY_STEP_SUB ? l - r : l * r);
+	}
+}
+
+static pg_attribute_always_inline void
+binary_shapes(KeyStepKind kind, double *out, const double *a, double x, const double *b,
+			  double y, int n)
+{
+	if (a && b)
+		binary_loop(kind, out, a, 0, b, 0, n);
+	else if (a)
+		binary_loop(kind, out, a, 0, NULL, y, n);
+	else
+		binary_loop(kind, out, NULL, x, b, 0, n);
+}
+
+/* The step kind over the level at left and the one above it, the result at left. */
 static void
-program_keys(IndexPageEval *eval, Page page, int n, uint64 *keys)
+binary_step(IndexPageEval *eval, KeyStepKind kind, int left, int n)
+{
+	double	   *out = eval->stack + (Size) left * eval->stride;
+	const double *a = eval->level_is_const[left] ? NULL : out;
+	const double *b = eval->level_is_const[left + 1] ? NULL : out + eval->stride;
+	double		x = eval->level_const[left];
+	double		y = eval->level_const[left + 1];
+
+	if (a == NULL && b == NULL)
+	{
+		eval->level_const[left] = kind == KEY_STEP_ADD ? x + y :
+			(kind == KEY_STEP_SUB ? x - y : x * y);
+		return;
+	}
+	eval->level_is_const[left] = false;
+	switch (kind)
+	{
+		case KEY_STEP_ADD:
+			binary_shapes(KEY_STEP_ADD, out, a, x, b, y, n);
+			break;
+		case KEY_STEP_SUB:
+			binary_shapes(KEY_STEP_SUB, out, a, x, b, y, n);
+			break;
+		default:
+			binary_shapes(KEY_STEP_MUL, out, a, x, b, y, n);
+			break;
+	}
+}
+
+/*
+ * The key program's keys, and whether each is at least floor: its steps,
+ * each over every slot (as key_step_apply does one).  A constant is kept
+ * as one value until a step combines it with a column's.
+ */
+static void
+program_keys(IndexPageEval *eval, Page page, int n, uint64 floor, uint64 *keys)
 {
 	int			stride = eval->stride;
 	double	   *stack = eval->stack;
 	bool		desc = eval->desc;
+	uint8	   *keep = eval->keep;
 	int			top = 0;
 
 	program_key_nulls(eval, page, n);
@@ -534,9 +686,6 @@ program_keys(IndexPageEval *eval, Page page, int n, uint64 *keys)
 	{
 		const KeyStep *step = &eval->key_steps[i];
 		double	   *out = stack + (Size) top * stride;
-		double	   *a = out - 2 * stride;
-		double	   *b = out - stride;
-		double		value = step->value;
 
 		switch ((KeyStepKind) step->kind)
 		{
@@ -544,38 +693,41 @@ program_keys(IndexPageEval *eval, Page page, int n, uint64 *keys)
 			case KEY_STEP_INT4_COLUMN:
 				push_column(eval, page, eval->key_step_columns[i],
 							step->kind == KEY_STEP_INT2_COLUMN, n, out);
-				top++;
+				eval->level_is_const[top++] = false;
 				break;
 			case KEY_STEP_CONST:
-				for (int j = 0; j < n; j++)
-					out[j] = value;
-				top++;
+				eval->level_const[top] = step->value;
+				eval->level_is_const[top++] = true;
 				break;
 			case KEY_STEP_ADD:
-				for (int j = 0; j < n; j++)
-					a[j] = a[j] + b[j];
-				top--;
-				break;
 			case KEY_STEP_SUB:
-				for (int j = 0; j < n; j++)
-					a[j] = a[j] - b[j];
-				top--;
-				break;
 			case KEY_STEP_MUL:
-				for (int j = 0; j < n; j++)
-					a[j] = a[j] * b[j];
+				binary_step(eval, (KeyStepKind) step->kind, top - 2, n);
 				top--;
 				break;
 			case KEY_STEP_NEG:
-				for (int j = 0; j < n; j++)
-					b[j] = -b[j];
+				if (eval->level_is_const[top - 1])
+					eval->level_const[top - 1] = -eval->level_const[top - 1];
+				else
+				{
+					double	   *last = out - stride;
+
+					for (int j = 0; j < n; j++)
+						last[j] = -last[j];
+				}
 				break;
 		}
 	}
 	Assert(top == 1);
+	if (eval->level_is_const[0])
+		for (int j = 0; j < n; j++)
+			stack[j] = eval->level_const[0];
 	for (int j = 0; j < n; j++)
+	{
 		keys[j] = key_from_float8(stack[j], desc);
-	null_keys(keys, eval->key_nulls, n, eval->null_key);
+		keep[j] = keys[j] >= floor;
+	}
+	null_keys(keys, keep, eval->key_nulls, n, eval->null_key, floor);
 }
 
 /*
@@ -638,11 +790,9 @@ key_candidates(IndexPageEval *eval, Page page, int high, uint64 floor, uint64 *k
 	uint8	   *keep = eval->keep;
 
 	if (eval->key_column >= 0)
-		column_keys(eval, page, high, keys);
+		column_keys(eval, page, high, floor, keys);
 	else
-		program_keys(eval, page, high, keys);
-	for (int j = 0; j < high; j++)
-		keep[j] = keys[j] >= floor;
+		program_keys(eval, page, high, floor, keys);
 	memset(keep + high, 0, TYPEALIGN(8, high) - high);
 	return readable_candidates(eval, page, high, NULL, keep, keys, slots, scanned);
 }

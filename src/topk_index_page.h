@@ -18,6 +18,7 @@ typedef struct IndexPageEval IndexPageEval;
 extern IndexPageEval *index_page_eval_create(const IndexSelectSpec *spec,
 											 const ColIndexLayout *layout,
 											 const AttrNumber *attnos, bool skip_killed);
+extern void index_page_eval_prefetch(const IndexPageEval *eval, Page page, uint64 floor);
 extern int	index_page_eval(IndexPageEval *eval, Page page, uint64 floor, uint64 *keys,
 							uint16 *slots, uint64 *scanned);
 

@@ -63,11 +63,15 @@
 #include "utils/rel.h"
 
 #include "colindex.h"
+#include "colindex_buffers.h"
 #include "colindex_changes.h"
 #include "cpu_topk.h"
 #include "topk_index_gpu.h"
 #include "topk_index_page.h"
 #include "topk_index_select.h"
+
+/* pages pinned ahead of the one a round reads */
+#define PAGES_AHEAD 1
 
 /* candidates asked for beyond the planner's guess */
 #define EXTRA_CANDIDATES 16
@@ -266,6 +270,11 @@ select_round(Selection *sel, uint64 count, TopkResult *result, IndexSelectStats 
 	/* as a sequential scan: a large index does not push everything else out of the buffers */
 	BufferAccessStrategy strategy = cursor.nblocks > NBuffers / 4 ?
 		GetAccessStrategy(BAS_BULKREAD) : NULL;
+	/* the pages pinned and not yet read, in a ring */
+	Buffer		pinned[PAGES_AHEAD + 1];
+	BlockNumber pinned_blocks[PAGES_AHEAD + 1];
+	int			first = 0;
+	int			npinned = 0;
 	BlockNumber block;
 
 	if (sel->spec->shared == NULL)
@@ -282,23 +291,40 @@ select_round(Selection *sel, uint64 count, TopkResult *result, IndexSelectStats 
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("out of memory")));
 	/*
-	 * The round ends early once no key can enter; in a parallel scan's
-	 * first round, this process claims the rest of its chunks first, to
-	 * read them in later rounds.
+	 * Pages are pinned up to PAGES_AHEAD blocks ahead of the one read, and
+	 * their columns start coming into the CPU's cache then, which hides the
+	 * memory's latency (the floor only rises).  The round ends early once
+	 * no key can enter; in a parallel scan's first round, this process
+	 * claims the rest of its chunks first, to read them in later rounds.
 	 */
-	while (next_block(sel, &cursor, &block))
+	for (;;)
 	{
 		uint64		floor;
+		bool		open = round_floor(sel, &floor);
 		Buffer		buf;
 
 		CHECK_FOR_INTERRUPTS();
-		if (!round_floor(sel, &floor))
+		while (open && npinned <= PAGES_AHEAD && next_block(sel, &cursor, &block))
+		{
+			int			at = (first + npinned++) % (PAGES_AHEAD + 1);
+
+			pinned[at] = colindex_read_buffer(index, block, strategy);
+			pinned_blocks[at] = block;
+			index_page_eval_prefetch(sel->eval, BufferGetPage(pinned[at]), floor);
+		}
+		if (npinned == 0)
 			break;
-		buf = ReadBufferExtended(index, MAIN_FORKNUM, block, RBM_NORMAL, strategy);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		if (colindex_is_data_page(BufferGetPage(buf)))
-			select_page(sel, BufferGetPage(buf), block, floor, stats);
-		UnlockReleaseBuffer(buf);
+		buf = pinned[first];
+		if (open)
+		{
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			if (colindex_is_data_page(BufferGetPage(buf)))
+				select_page(sel, BufferGetPage(buf), pinned_blocks[first], floor, stats);
+			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		}
+		ReleaseBuffer(buf);
+		first = (first + 1) % (PAGES_AHEAD + 1);
+		npinned--;
 	}
 	if (sel->spec->shared)
 		while (next_block(sel, &cursor, &block))
