@@ -22,6 +22,7 @@
  * candidates (topk_partial_workers).  The index is read from shared
  * buffers and its time goes on the entries, so each process's share of the
  * pages and entries is costed, as for the heap scan its share of the rows.
+ * A worker's pages cost twice: it maps each into its memory first.
  *
  *-------------------------------------------------------------------------
  */
@@ -57,6 +58,14 @@
 
 /* cost of keying one entry, in cpu_operator_cost */
 #define INDEX_ENTRY_COST_FACTOR 0.1
+
+/*
+ * more cost of a page read in a parallel scan, in seq_page_cost: a worker,
+ * a new process, maps each page of shared memory it reads into its address
+ * space first (measured: as long again as the page's entries took, without
+ * huge pages)
+ */
+#define INDEX_WORKER_PAGE_COST_FACTOR 1.0
 
 /* cost of a compiled WHERE clause on one entry, in cpu_operator_cost */
 #define INDEX_CLAUSE_COST_FACTOR 0.25
@@ -224,7 +233,8 @@ add_index_path(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost where
 			(INDEX_GPU_JOB_COST_FACTOR + INDEX_GPU_ENTRY_COST_FACTOR * index->tuples);
 	else
 		/* a process reads its share, or stops as early as one alone would */
-		entries_cost = (spc_seq_page_cost * index->pages +
+		entries_cost = (spc_seq_page_cost * index->pages *
+						(workers > 0 ? 1.0 + INDEX_WORKER_PAGE_COST_FACTOR : 1.0) +
 						index->tuples * cpu_operator_cost *
 						(INDEX_ENTRY_COST_FACTOR +
 						 INDEX_CLAUSE_COST_FACTOR * list_length(covered))) *
