@@ -32,6 +32,7 @@
 #include "postgres.h"
 
 #include "port/pg_bitutils.h"
+#include "port/pg_bswap.h"
 
 #include "topk_index_page.h"
 
@@ -224,8 +225,9 @@ index_page_eval_create(const IndexSelectSpec *spec, const ColIndexLayout *layout
 	eval->layout = layout;
 	eval->stride = TYPEALIGN(8, layout->capacity);
 	eval->skip_killed = skip_killed;
-	eval->keep = palloc(eval->stride);
-	eval->key_nulls = palloc(eval->stride / 8);
+	/* read 64 slots at a time */
+	eval->keep = palloc(TYPEALIGN(64, layout->capacity));
+	eval->key_nulls = palloc(TYPEALIGN(64, layout->capacity) / 8);
 	add_range(eval->bitmap_ranges, &eval->nbitmap_ranges,
 			  layout->live_offset, (layout->capacity + 7) / 8);
 	add_range(eval->bitmap_ranges, &eval->nbitmap_ranges,
@@ -267,16 +269,34 @@ index_page_eval_prefetch(const IndexPageEval *eval, Page page, uint64 floor)
 		prefetch_ranges(page, eval->value_ranges, eval->nvalue_ranges);
 }
 
-/* Of the 8 slots from first (a multiple of 8), those read, as a byte's bits. */
-static inline uint32
-readable_bits(const IndexPageEval *eval, Page page, int first, int high)
+/*
+ * Of a bitmap, the 64 bits of the slots from first (a multiple of 64), bit
+ * i for slot first + i.  The 8 bytes may reach past the bitmap's end: in a
+ * page every bitmap is followed by other parts of the page, and the
+ * arrays of an IndexPageEval have room for them.
+ */
+static inline uint64
+bitmap_word(const uint8 *bitmap, int first)
 {
-	uint32		bits = ((const uint8 *) page + eval->layout->live_offset)[first / 8];
+	uint64		word;
+
+	memcpy(&word, bitmap + first / 8, sizeof(word));
+#ifdef WORDS_BIGENDIAN
+	word = pg_bswap64(word);
+#endif
+	return word;
+}
+
+/* Of the 64 slots from first (a multiple of 64) and below high, those read. */
+static inline uint64
+readable_word(const IndexPageEval *eval, Page page, int first, int high)
+{
+	uint64		bits = bitmap_word((const uint8 *) page + eval->layout->live_offset, first);
 
 	if (eval->skip_killed)
-		bits &= ~(uint32) ((const uint8 *) page + eval->layout->killed_offset)[first / 8];
-	if (high - first < 8)
-		bits &= (1u << (high - first)) - 1;
+		bits &= ~bitmap_word((const uint8 *) page + eval->layout->killed_offset, first);
+	if (high - first < 64)
+		bits &= (UINT64CONST(1) << (high - first)) - 1;
 	return bits;
 }
 
@@ -514,11 +534,11 @@ static void
 null_keys(uint64 *keys, uint8 *keep, const uint8 *nulls, int n, uint64 null_key,
 		  uint64 floor)
 {
-	/* NULLs are rare: the bitmap a byte at a time */
-	for (int first = 0; first < n; first += 8)
-		for (uint32 bits = nulls[first / 8]; bits != 0; bits &= bits - 1)
+	/* NULLs are rare: the bitmap a word at a time */
+	for (int first = 0; first < n; first += 64)
+		for (uint64 bits = bitmap_word(nulls, first); bits != 0; bits &= bits - 1)
 		{
-			int			j = first + pg_rightmost_one_pos32(bits);
+			int			j = first + pg_rightmost_one_pos64(bits);
 
 			if (j < n)
 			{
@@ -581,15 +601,25 @@ column_keys(IndexPageEval *eval, Page page, int n, uint64 floor, uint64 *keys)
 static void
 program_key_nulls(IndexPageEval *eval, Page page, int n)
 {
-	memset(eval->key_nulls, 0, (n + 7) / 8);
+	int			nbytes = TYPEALIGN(64, n) / 8;
+
+	memset(eval->key_nulls, 0, nbytes);
 	for (int i = 0; i < eval->nkey_steps; i++)
 		if (key_step_is_column(&eval->key_steps[i]))
 		{
 			const uint8 *nulls = (const uint8 *) page +
 				eval->layout->null_offsets[eval->key_step_columns[i]];
 
-			for (int b = 0; b < (n + 7) / 8; b++)
-				eval->key_nulls[b] |= nulls[b];
+			for (int b = 0; b < nbytes; b += sizeof(uint64))
+			{
+				uint64		ours;
+				uint64		theirs;
+
+				memcpy(&ours, eval->key_nulls + b, sizeof(ours));
+				memcpy(&theirs, nulls + b, sizeof(theirs));
+				ours |= theirs;
+				memcpy(eval->key_nulls + b, &ours, sizeof(ours));
+			}
 		}
 }
 
@@ -730,6 +760,22 @@ program_keys(IndexPageEval *eval, Page page, int n, uint64 floor, uint64 *keys)
 	null_keys(keys, keep, eval->key_nulls, n, eval->null_key, floor);
 }
 
+/* Whether any of 64 flags is set. */
+static inline bool
+any_kept(const uint8 *keep)
+{
+	uint64		any = 0;
+
+	for (int i = 0; i < 64; i += sizeof(uint64))
+	{
+		uint64		word;
+
+		memcpy(&word, keep + i, sizeof(word));
+		any |= word;
+	}
+	return any != 0;
+}
+
 /*
  * The candidates of the first high slots whose bits are set in bits (a
  * bitmap of the page's slots, or NULL: all), into slots[] with the key
@@ -742,21 +788,18 @@ readable_candidates(const IndexPageEval *eval, Page page, int high, const uint8 
 {
 	int			n = 0;
 
-	for (int first = 0; first < high; first += 8)
+	for (int first = 0; first < high; first += 64)
 	{
-		uint32		readable = readable_bits(eval, page, first, high);
-		uint64		any = 1;
+		uint64		readable = readable_word(eval, page, first, high);
 
-		*scanned += pg_number_of_ones[readable];
+		*scanned += pg_popcount64(readable);
 		if (bits)
-			readable &= bits[first / 8];
-		else
-			memcpy(&any, keep + first, sizeof(any));
-		if (any == 0)
+			readable &= bitmap_word(bits, first);
+		else if (!any_kept(keep + first))
 			continue;
 		for (; readable != 0; readable &= readable - 1)
 		{
-			int			j = first + pg_rightmost_one_pos32(readable);
+			int			j = first + pg_rightmost_one_pos64(readable);
 
 			if (bits || keep[j])
 			{
@@ -793,7 +836,7 @@ key_candidates(IndexPageEval *eval, Page page, int high, uint64 floor, uint64 *k
 		column_keys(eval, page, high, floor, keys);
 	else
 		program_keys(eval, page, high, floor, keys);
-	memset(keep + high, 0, TYPEALIGN(8, high) - high);
+	memset(keep + high, 0, TYPEALIGN(64, high) - high);
 	return readable_candidates(eval, page, high, NULL, keep, keys, slots, scanned);
 }
 
