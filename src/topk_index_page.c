@@ -637,6 +637,13 @@ push_column(IndexPageEval *eval, Page page, int column, bool int2, int n, double
 			out[j] = (double) ((const int32 *) values)[j];
 }
 
+/* A binary step's result over two values (as key_step_apply computes it). */
+static pg_attribute_always_inline double
+binary_value(KeyStepKind kind, double l, double r)
+{
+	return kind == KEY_STEP_ADD ? l + r : (kind == KEY_STEP_SUB ? l - r : l * r);
+}
+
 /*
  * A binary step over levels of the stack: a (or, where NULL, x in every
  * slot) with b (or y), into out; the compiler makes a loop of each.
@@ -646,12 +653,7 @@ binary_loop(KeyStepKind kind, double *out, const double *a, double x, const doub
 			double y, int n)
 {
 	for (int j = 0; j < n; j++)
-	{
-		double		l = a ? a[j] : x;
-		double		r = b ? b[j] : y;
-
-		out[j] = kind == KEY_STEP_ADD ? l + r : (kind == KEY_STEP_SUB ? l - r : l * r);
-	}
+		out[j] = binary_value(kind, a ? a[j] : x, b ? b[j] : y);
 }
 
 static pg_attribute_always_inline void
@@ -678,8 +680,7 @@ binary_step(IndexPageEval *eval, KeyStepKind kind, int left, int n)
 
 	if (a == NULL && b == NULL)
 	{
-		eval->level_const[left] = kind == KEY_STEP_ADD ? x + y :
-			(kind == KEY_STEP_SUB ? x - y : x * y);
+		eval->level_const[left] = binary_value(kind, x, y);
 		return;
 	}
 	eval->level_is_const[left] = false;
