@@ -96,11 +96,15 @@ extern GpuStatus gpu_host_free(void *ptr);
 
 /*
  * Page-lock size bytes of existing host memory at ptr (shared memory, say)
- * for every device, so that copies from it run at full speed; unregister
- * with the same ptr before the memory goes away.
+ * for every device, so that copies from it run at full speed and kernels
+ * can read it in place; unregister with the same ptr before the memory
+ * goes away.
  */
 extern GpuStatus gpu_host_register(void *ptr, size_t size);
 extern GpuStatus gpu_host_unregister(void *ptr);
+
+/* Where kernels on the current device read registered host memory at ptr. */
+extern GpuStatus gpu_host_device_pointer(void *ptr, char **device_ptr);
 
 extern GpuStatus gpu_copy_to_device(void *dst, const void *src, size_t size,
 									GpuStream stream);

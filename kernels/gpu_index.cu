@@ -23,6 +23,7 @@
 
 #include "gpu_error.h"
 #include "gpu_index.h"
+#include "gpu_program.cuh"
 
 #define ENTRY_THREADS 256
 #define SCATTER_THREADS 256
@@ -43,69 +44,18 @@ bit_set(const char *page, int offset, int slot)
 	return (((const uint8_t *) page)[offset + (slot >> 3)] >> (slot & 7)) & 1;
 }
 
-/* an entry's value of a column, and whether it is NULL */
-static __device__ __forceinline__ const void *
-column_value(const char *page, const GpuIndexColumn &c, int slot, bool *isnull)
+/* an entry's columns on a data page, for program_row_key */
+struct IndexEntry
 {
-	*isnull = bit_set(page, c.null_offset, slot);
-	return page + c.value_offset + (size_t) slot * c.width;
-}
+	const char *page;
+	int			slot;
 
-/* The entry's key, or false when the filter rejects it. */
-static __device__ bool
-entry_key(const GpuIndexQuery *q, const char *page, int slot, FilterRegister *regs,
-		  FilterTruth *truths, double *stack, uint64_t *key)
-{
-	bool		isnull;
-	const void *p;
-
-	if (q->nsteps > 0)
+	__device__ const void *value(const GpuColumn &c, bool *isnull) const
 	{
-		for (int i = 0; i < q->nloads; i++)
-		{
-			const GpuIndexLoad *load = &q->loads[i];
-			FilterRegister *reg = &regs[load->reg];
-
-			p = column_value(page, load->column, slot, &reg->isnull);
-			if (!reg->isnull && load->value_needed)
-				reg->value = filter_value_key((FilterValueKind) load->column.kind, p,
-											  load->to_float8);
-		}
-		if (!filter_steps_run(q->steps, q->nsteps, regs, q->sets, truths))
-			return false;
+		*isnull = bit_set(page, c.null_offset, slot);
+		return page + c.value_offset + (size_t) slot * c.width;
 	}
-	if (!q->key_is_program)
-	{
-		p = column_value(page, q->key_column, slot, &isnull);
-		*key = isnull ? key_null((KeyType) q->key_type, q->nulls_first) :
-			key_of_stored((KeyType) q->key_type, p, q->desc);
-		return true;
-	}
-	{
-		int			top = 0;
-
-		for (int i = 0; i < q->nkey_steps; i++)
-		{
-			const GpuIndexKeyStep *s = &q->key_steps[i];
-
-			if (!key_step_is_column(&s->step))
-			{
-				key_step_apply(&s->step, stack, &top);
-				continue;
-			}
-			p = column_value(page, s->column, slot, &isnull);
-			if (isnull)
-			{
-				*key = key_null((KeyType) q->key_type, q->nulls_first);
-				return true;
-			}
-			stack[top++] = s->step.kind == KEY_STEP_INT2_COLUMN ?
-				(double) *(const int16_t *) p : (double) *(const int32_t *) p;
-		}
-		*key = key_from_float8(stack[0], q->desc);
-		return true;
-	}
-}
+};
 
 /* Whether a key is one the round may still select (see GpuIndexQuery). */
 static __device__ __forceinline__ bool
@@ -145,13 +95,10 @@ entries_kernel(const char *pages, const GpuIndexQuery *q, const uint64_t *tied, 
 	typedef cub::BlockScan<uint32_t, ENTRY_THREADS> Scan;
 	__shared__ typename Scan::TempStorage scan;
 	__shared__ uint32_t base;
-	FilterRegister regs[GPU_INDEX_MAX_REGISTERS];
-	FilterTruth truths[GPU_INDEX_MAX_STEPS];
-	double		stack[GPU_INDEX_MAX_KEY_STEPS];
+	ProgramState state;
 	unsigned long long scanned = 0;
 
-	for (int i = 0; i < q->nregisters; i++)
-		regs[i] = q->registers[i];
+	state.init(&q->program);
 	for (uint32_t block = blockIdx.x + 1; block < q->nblocks; block += gridDim.x)
 	{
 		const char *page = pages + (size_t) block * q->page_size;
@@ -172,7 +119,7 @@ entries_kernel(const char *pages, const GpuIndexQuery *q, const uint64_t *tied, 
 				!(q->skip_killed && bit_set(page, q->killed_offset, slot)))
 			{
 				scanned++;
-				pass = entry_key(q, page, slot, regs, truths, stack, &key) &&
+				pass = program_row_key(&q->program, IndexEntry{page, slot}, &state, &key) &&
 					key_left(q, key, ((uint64_t) block << q->slot_bits) | (uint64_t) slot,
 							 tied, ntied);
 			}
@@ -359,8 +306,8 @@ select_entries(GpuIndexPages *p, const GpuIndexQuery *query, const uint64_t *set
 	GPU_TRY(scratch_alloc(&s->query, sizeof(GpuIndexQuery)));
 	GPU_TRY(scratch_alloc(&s->values, (nset_values + ntied) * sizeof(uint64_t)));
 	GPU_TRY(scratch_alloc(&s->counts, 2 * sizeof(unsigned long long)));
-	for (int i = 0; i < q.nsets; i++)
-		q.sets[i].values = s->values + (uintptr_t) query->sets[i].values;
+	for (int i = 0; i < q.program.nsets; i++)
+		q.program.sets[i].values = s->values + (uintptr_t) query->program.sets[i].values;
 	GPU_CHECK(cudaMemcpyAsync(s->query, &q, sizeof(q), cudaMemcpyHostToDevice,
 							  cudaStreamPerThread), "Copying a selection's query");
 	if (nset_values > 0)
@@ -402,7 +349,7 @@ gpu_index_select(GpuIndexPages *p, const GpuIndexQuery *query, const uint64_t *s
 				 TopkResult *result, uint64_t *scanned, double *kernel_ms)
 {
 	auto		started = std::chrono::steady_clock::now();
-	int			width = key_width((KeyType) query->key_type);
+	int			width = key_width((KeyType) query->program.key_type);
 	Scratch		s = {};
 	unsigned long long counts[2];
 

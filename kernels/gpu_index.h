@@ -6,9 +6,8 @@
  * The pages are copies of the index's 8 kB pages, each at its block
  * number, stored as the GPU service receives them.  A selection runs one
  * kernel over every data page: for each entry in use (and not marked dead)
- * it evaluates the compiled WHERE clauses (filter_steps.h) and the ranking
- * key (a column, or key_steps.h over the entry's columns), drops keys a
- * round before has already covered, and compacts the rest; the engine
+ * it runs the compiled WHERE clauses and the ranking key (gpu_program.h),
+ * drops keys a round before has already covered, and compacts the rest; the engine
  * (gpu_topk.h) then selects the best of them on the device.  Candidates
  * come back as TopkItems whose ref is the entry's position, block <<
  * slot_bits | slot, as src/colindex.h numbers them.
@@ -19,48 +18,14 @@
 #ifndef GPU_INDEX_H
 #define GPU_INDEX_H
 
-#include "filter_steps.h"
 #include "gpu_api.h"
+#include "gpu_program.h"
 #include "gpu_topk.h"
-#include "key_steps.h"
-#include "keys.h"
 
 #ifdef __cplusplus
 extern "C"
 {
 #endif
-
-/* limits of what a selection runs; a query beyond them stays on the CPU */
-#define GPU_INDEX_MAX_LOADS 16
-#define GPU_INDEX_MAX_REGISTERS 32
-#define GPU_INDEX_MAX_STEPS 64
-#define GPU_INDEX_MAX_SETS 16
-#define GPU_INDEX_MAX_KEY_STEPS 32
-
-/* where a column of an entry is on a data page */
-typedef struct GpuIndexColumn
-{
-	int32_t		null_offset;	/* the null bitmap's, from the page's start */
-	int32_t		value_offset;	/* the value array's */
-	int32_t		width;			/* bytes of a value */
-	int32_t		kind;			/* a FilterValueKind */
-} GpuIndexColumn;
-
-/* a column the filter reads into a register */
-typedef struct GpuIndexLoad
-{
-	GpuIndexColumn column;
-	int32_t		reg;
-	bool		to_float8;
-	bool		value_needed;
-} GpuIndexLoad;
-
-/* a key step; a column step's column is described here */
-typedef struct GpuIndexKeyStep
-{
-	KeyStep		step;
-	GpuIndexColumn column;
-} GpuIndexKeyStep;
 
 typedef struct GpuIndexQuery
 {
@@ -76,24 +41,8 @@ typedef struct GpuIndexQuery
 	int32_t		killed_offset;
 	bool		skip_killed;
 
-	/* the key: a column or a program, encoded as keys.h says */
-	int32_t		key_type;		/* a KeyType */
-	bool		desc;
-	bool		nulls_first;
-	bool		key_is_program;
-	GpuIndexColumn key_column;
-	int32_t		nkey_steps;
-	GpuIndexKeyStep key_steps[GPU_INDEX_MAX_KEY_STEPS];
-
-	/* the filter, if nsteps > 0; sets' values pointers are offsets into set_values */
-	int32_t		nloads;
-	GpuIndexLoad loads[GPU_INDEX_MAX_LOADS];
-	int32_t		nregisters;
-	FilterRegister registers[GPU_INDEX_MAX_REGISTERS];
-	int32_t		nsteps;
-	FilterStep	steps[GPU_INDEX_MAX_STEPS];
-	int32_t		nsets;
-	FilterValueSet sets[GPU_INDEX_MAX_SETS];
+	/* the filter and the key over an entry's columns (null_offset, value_offset) */
+	GpuRowProgram program;
 
 	/*
 	 * What earlier rounds covered: keys above threshold, and, when exact,

@@ -213,12 +213,22 @@ gpu_host_free(void *ptr)
 	return checked(cudaFreeHost(ptr), "Freeing pinned host memory");
 }
 
-/* Portable: page-locked for every device's context, not only the current one. */
+/*
+ * Portable: page-locked for every device's context, not only the current
+ * one; mapped: kernels can read it.
+ */
 GpuStatus
 gpu_host_register(void *ptr, size_t size)
 {
-	return checked(cudaHostRegister(ptr, size, cudaHostRegisterPortable),
+	return checked(cudaHostRegister(ptr, size, cudaHostRegisterPortable | cudaHostRegisterMapped),
 				   "Page-locking host memory");
+}
+
+GpuStatus
+gpu_host_device_pointer(void *ptr, char **device_ptr)
+{
+	return checked(cudaHostGetDevicePointer((void **) device_ptr, ptr, 0),
+				   "Mapping page-locked host memory for the device");
 }
 
 GpuStatus

@@ -168,6 +168,14 @@ extern void gpu_topk_stream_times(const GpuTopk *t, double *copy_ms, double *ker
 extern GpuStatus gpu_topk_push(GpuTopk *t, const void *host_keys, size_t n);
 extern GpuStatus gpu_topk_wait_input(GpuTopk *t);
 
+/*
+ * Add n keys already in device memory, each with its own reference, to a
+ * streamed run (which need not have host batches).  Returns once they have
+ * been read: the caller may then reuse that memory.
+ */
+extern GpuStatus gpu_topk_push_device(GpuTopk *t, const void *dev_keys,
+									  const uint64_t *dev_refs, size_t n);
+
 /* The answer, sorted, in host memory owned by t. */
 extern GpuStatus gpu_topk_result(GpuTopk *t, TopkResult *result);
 

@@ -203,6 +203,45 @@ push_keys(GpuTopk *t, const K *host, size_t n)
 	return GPU_OK;
 }
 
+/*
+ * Keys already on the device, with their references, into the run: the
+ * same filter as a batch from the host, on the compute stream, waited for.
+ */
+template <typename K>
+static GpuStatus
+push_device_keys(GpuTopk *t, const K *keys, const Ref *refs, size_t n)
+{
+	if (!t->streaming)
+		GPU_TRY(start_streaming<K>(t));
+	while (n > 0)
+	{
+		size_t		chunk = std::min(n, t->stream_batch);
+		Keys<K>		in;
+		Sink<K>		set;
+
+		if (t->set_bound + chunk > t->set_cap)
+			GPU_TRY(compact<K>(t));
+		in.keys = keys;
+		in.refs = refs;
+		in.base = 0;
+		in.n = (uint32_t) chunk;
+		in.d_n = NULL;
+		set.keys = (K *) t->set_keys[t->set].ptr;
+		set.refs = (Ref *) t->set_refs[t->set].ptr;
+		set.cap = (uint32_t) t->set_cap;
+		set.d_count = &t->sc->set_count[t->set];
+		append_above<K>(t->dev, in, &t->sc->has_cut, (const K *) &t->sc->cut,
+						t->mode == TOPK_WITH_TIES, set);
+		GPU_TRY(launched("Launching the streaming filter"));
+		t->set_bound += chunk;
+		t->pushed += chunk;
+		keys += chunk;
+		refs += chunk;
+		n -= chunk;
+	}
+	return wait_stream(t->dev.stream);
+}
+
 /* The streamed answer: a last compaction, then the set is the answer. */
 template <typename K>
 static GpuStatus
@@ -295,6 +334,16 @@ gpu_topk_push(GpuTopk *t, const void *host_keys, size_t n)
 	if (t->key_width == 4)
 		return push_keys<uint32_t>(t, (const uint32_t *) host_keys, n);
 	return push_keys<uint64_t>(t, (const uint64_t *) host_keys, n);
+}
+
+extern "C" GpuStatus
+gpu_topk_push_device(GpuTopk *t, const void *dev_keys, const uint64_t *dev_refs, size_t n)
+{
+	if (t->k == 0 || n == 0)
+		return GPU_OK;
+	if (t->key_width == 4)
+		return push_device_keys<uint32_t>(t, (const uint32_t *) dev_keys, (const Ref *) dev_refs, n);
+	return push_device_keys<uint64_t>(t, (const uint64_t *) dev_keys, (const Ref *) dev_refs, n);
 }
 
 extern "C" GpuStatus

@@ -26,6 +26,8 @@ INSERT INTO tk_rp SELECT * FROM tk;
 ANALYZE tk_rp;
 CREATE INDEX tk_random_ci ON tk USING gputopk (i2, i4, i8, f4, f8, d, ts, tz, g);
 CREATE INDEX tk_rp_ci ON tk_rp USING gputopk (i2, i4, i8, f4, f8, d, ts, tz, g);
+-- all-visible pages, which the GPU reads in place (gputopk.gpu_pages)
+VACUUM (FREEZE) tk, tk_rp;
 
 CREATE FUNCTION pick(VARIADIC choices text[]) RETURNS text LANGUAGE sql AS
 $$ SELECT choices[1 + floor(random() * array_length(choices, 1))::int] $$;

@@ -13,6 +13,7 @@
  */
 #include "gpu_api.h"
 #include "gpu_grouped.h"
+#include "gpu_heap.h"
 #include "gpu_index.h"
 #include "gpu_topk.h"
 
@@ -63,6 +64,12 @@ gpu_device_memory(size_t *free_bytes, size_t *total_bytes)
 
 GpuStatus
 gpu_host_register(void *ptr, size_t size)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_host_device_pointer(void *ptr, char **device_ptr)
 {
 	return GPU_NOT_BUILT;
 }
@@ -219,6 +226,33 @@ GpuStatus
 gpu_index_select(GpuIndexPages *p, const GpuIndexQuery *query, const uint64_t *set_values,
 				 size_t nset_values, const uint64_t *tied, size_t ntied, GpuTopk *t,
 				 TopkResult *result, uint64_t *scanned, double *kernel_ms)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_topk_push_device(GpuTopk *t, const void *dev_keys, const uint64_t *dev_refs, size_t n)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_heap_reader_create(GpuHeapReader **out)
+{
+	*out = NULL;
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_heap_set_query(GpuHeapReader *r, const GpuHeapQuery *query, const uint64_t *set_values,
+				   size_t nset_values)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_heap_read(GpuHeapReader *r, const char *buffers, const GpuHeapPage *pages, size_t n,
+			  GpuTopk *t, uint64_t *rows_read, uint64_t *rows_keyed, double *kernel_ms)
 {
 	return GPU_NOT_BUILT;
 }

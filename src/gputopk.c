@@ -33,6 +33,7 @@ void		_PG_init(void);
 
 bool		gputopk_enabled = true;
 bool		gputopk_enable_column_index = true;
+bool		gputopk_gpu_pages = true;
 int			gputopk_device = DEVICE_SETTING_AUTO;
 int			gputopk_min_table_rows = 10000;
 int			gputopk_max_parallel_workers = -1;
@@ -93,6 +94,15 @@ _PG_init(void)
 							 "Lets GpuTopK read a gputopk column index instead of the table.",
 							 "When off, GpuTopK reads the table's rows even where a column index holds the ranking key.",
 							 &gputopk_enable_column_index,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gputopk.gpu_pages",
+							 "Lets GpuTopK's GPU read a table's all-visible pages in place in shared_buffers.",
+							 "When off, or where the GPU cannot read a page, the scan's processes read its rows on the CPU.",
+							 &gputopk_gpu_pages,
 							 true,
 							 PGC_USERSET,
 							 0,

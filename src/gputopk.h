@@ -22,6 +22,7 @@ typedef enum DeviceSetting
 /* GUC variables (src/gputopk.c) */
 extern bool gputopk_enabled;
 extern bool gputopk_enable_column_index;
+extern bool gputopk_gpu_pages;
 extern int	gputopk_device;
 extern int	gputopk_min_table_rows;
 extern int	gputopk_max_parallel_workers;

@@ -83,46 +83,21 @@ row_reader_next_block(RowReader *reader)
 }
 
 /*
- * Read a block: the offsets of its tuples visible to the snapshot, found
- * under the page's share lock as the heap's own page-at-a-time code finds
- * them (pruning the page first when it is worth it).  A page that is
- * all-visible (every tuple on it visible to every snapshot) needs no check
- * per tuple.  Scans that must record serializable conflicts go through
- * that code itself (heapgetpage).
+ * The offsets of the tuples of the pinned, share-locked page visible to the
+ * snapshot, into the scan's rs_vistuples; the lock is released.  A page
+ * that is all-visible (every tuple on it visible to every snapshot) needs
+ * no check per tuple.
  */
-void
-row_reader_read_page(RowReader *reader, BlockNumber block)
+static void
+collect_visible(RowReader *reader, Buffer buffer, BlockNumber block, Page page)
 {
 	HeapScanDesc scan = reader->scan;
 	Relation	rel = scan->rs_base.rs_rd;
 	Snapshot	snapshot = scan->rs_base.rs_snapshot;
-	Buffer		buffer;
-	Page		page;
-	OffsetNumber lines;
-	bool		all_visible;
+	OffsetNumber lines = PageGetMaxOffsetNumber(page);
+	bool		all_visible = PageIsAllVisible(page) && !snapshot->takenDuringRecovery;
 	int			ntup = 0;
 
-	CHECK_FOR_INTERRUPTS();
-	reader->next_row = 0;
-	ItemPointerSetBlockNumber(&reader->tuple.t_self, block);
-	if (CheckForSerializableConflictOutNeeded(rel, snapshot))
-	{
-		heapgetpage(&scan->rs_base, block);
-		reader->page = BufferGetPage(scan->rs_cbuf);
-		return;
-	}
-	if (BufferIsValid(scan->rs_cbuf))
-		ReleaseBuffer(scan->rs_cbuf);
-	scan->rs_cbuf = InvalidBuffer;
-	buffer = ReadBufferExtended(rel, MAIN_FORKNUM, block, RBM_NORMAL, scan->rs_strategy);
-	scan->rs_cbuf = buffer;
-	scan->rs_cblock = block;
-	heap_page_prune_opt(rel, buffer);
-	LockBuffer(buffer, BUFFER_LOCK_SHARE);
-	page = BufferGetPage(buffer);
-	TestForOldSnapshot(snapshot, rel, page);
-	all_visible = PageIsAllVisible(page) && !snapshot->takenDuringRecovery;
-	lines = PageGetMaxOffsetNumber(page);
 	for (OffsetNumber off = FirstOffsetNumber; off <= lines; off++)
 	{
 		ItemId		item = PageGetItemId(page, off);
@@ -144,6 +119,127 @@ row_reader_read_page(RowReader *reader, BlockNumber block)
 	LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
 	scan->rs_ntuples = ntup;
 	reader->page = page;
+}
+
+/* A block pinned (pruned first when that is worth it) and share-locked. */
+static Buffer
+pin_and_lock(RowReader *reader, BlockNumber block)
+{
+	HeapScanDesc scan = reader->scan;
+	Relation	rel = scan->rs_base.rs_rd;
+	Buffer		buffer;
+
+	buffer = ReadBufferExtended(rel, MAIN_FORKNUM, block, RBM_NORMAL, scan->rs_strategy);
+	heap_page_prune_opt(rel, buffer);
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	TestForOldSnapshot(scan->rs_base.rs_snapshot, rel, BufferGetPage(buffer));
+	return buffer;
+}
+
+/* The scan's current page becomes buffer's (pinned), the last one's pin released. */
+static void
+set_current(RowReader *reader, Buffer buffer, BlockNumber block)
+{
+	HeapScanDesc scan = reader->scan;
+
+	if (BufferIsValid(scan->rs_cbuf))
+		ReleaseBuffer(scan->rs_cbuf);
+	scan->rs_cbuf = buffer;
+	scan->rs_cblock = block;
+}
+
+/*
+ * Read a block: the offsets of its tuples visible to the snapshot, found
+ * under the page's share lock as the heap's own page-at-a-time code finds
+ * them (pruning the page first when it is worth it).  Scans that must
+ * record serializable conflicts go through that code itself (heapgetpage).
+ */
+void
+row_reader_read_page(RowReader *reader, BlockNumber block)
+{
+	HeapScanDesc scan = reader->scan;
+	Buffer		buffer;
+
+	CHECK_FOR_INTERRUPTS();
+	reader->next_row = 0;
+	ItemPointerSetBlockNumber(&reader->tuple.t_self, block);
+	if (CheckForSerializableConflictOutNeeded(scan->rs_base.rs_rd, scan->rs_base.rs_snapshot))
+	{
+		heapgetpage(&scan->rs_base, block);
+		reader->page = BufferGetPage(scan->rs_cbuf);
+		return;
+	}
+	set_current(reader, InvalidBuffer, InvalidBlockNumber);
+	buffer = pin_and_lock(reader, block);
+	set_current(reader, buffer, block);
+	collect_visible(reader, buffer, block, BufferGetPage(buffer));
+}
+
+/*
+ * Whether a page can be read without the snapshot, where it is: a scan
+ * that need not record serializable conflicts (row_reader_can_read_whole),
+ * outside recovery, and a page that is all-visible, every tuple on it
+ * visible to every snapshot.  While the page stays pinned its tuples stay
+ * where they are (moving them, pruning, takes a cleanup lock, which the pin
+ * excludes) and its normal line pointers stay normal (only pruning marks
+ * one dead).  Writers may add tuples meanwhile: beyond the line pointers
+ * counted now, or, where the page's free-line hint is set, in line
+ * pointers unused now, which is why the normal ones are then listed.  So
+ * a page that qualifies under the share lock can be read later, unlocked,
+ * whatever writers do meanwhile: rows they update or delete stay visible
+ * to the query's snapshot.
+ */
+static bool
+readable_whole(Page page, Snapshot snapshot)
+{
+	return PageIsAllVisible(page) && !snapshot->takenDuringRecovery;
+}
+
+bool
+row_reader_can_read_whole(RowReader *reader)
+{
+	HeapScanDesc scan = reader->scan;
+
+	return !CheckForSerializableConflictOutNeeded(scan->rs_base.rs_rd,
+												  scan->rs_base.rs_snapshot);
+}
+
+/*
+ * Read a block as row_reader_read_page does, unless the whole page can be
+ * read elsewhere (readable_whole): then it is left pinned in whole, for the
+ * caller to release, with its line pointers, and the reader has no rows for
+ * it.  Only where row_reader_can_read_whole.
+ */
+bool
+row_reader_read_or_pin(RowReader *reader, BlockNumber block, WholePage *whole)
+{
+	Buffer		buffer;
+	Page		page;
+
+	CHECK_FOR_INTERRUPTS();
+	reader->next_row = 0;
+	ItemPointerSetBlockNumber(&reader->tuple.t_self, block);
+	buffer = pin_and_lock(reader, block);
+	page = BufferGetPage(buffer);
+	if (readable_whole(page, reader->scan->rs_base.rs_snapshot))
+	{
+		whole->buffer = buffer;
+		whole->lines = PageGetMaxOffsetNumber(page);
+		whole->masked = PageHasFreeLinePointers(page);
+		if (whole->masked)
+		{
+			memset(whole->normal, 0, sizeof(whole->normal));
+			for (OffsetNumber off = FirstOffsetNumber; off <= whole->lines; off++)
+				if (ItemIdIsNormal(PageGetItemId(page, off)))
+					whole->normal[(off - 1) / 32] |= (uint32) 1 << ((off - 1) % 32);
+		}
+		LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
+		reader->scan->rs_ntuples = 0;
+		return true;
+	}
+	set_current(reader, buffer, block);
+	collect_visible(reader, buffer, block, page);
+	return false;
 }
 
 /* The current row into table_slot, as the expression context's scan tuple. */

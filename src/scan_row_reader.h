@@ -50,6 +50,17 @@ extern void row_reader_begin(RowReader *reader, Snapshot snapshot);
 extern void row_reader_end(RowReader *reader);
 extern BlockNumber row_reader_next_block(RowReader *reader);
 extern void row_reader_read_page(RowReader *reader, BlockNumber block);
+extern bool row_reader_can_read_whole(RowReader *reader);
+/* a page left whole to another reader, pinned, and its line pointers */
+typedef struct WholePage
+{
+	Buffer		buffer;
+	OffsetNumber lines;			/* line pointers 1 to lines, */
+	bool		masked;			/* if set, only the normal ones listed here */
+	uint32		normal[(MaxHeapTuplesPerPage + 31) / 32];	/* bit i - 1: line pointer i */
+} WholePage;
+
+extern bool row_reader_read_or_pin(RowReader *reader, BlockNumber block, WholePage *whole);
 extern Datum row_reader_eval(RowReader *reader, ExprState *expr, bool *isnull);
 extern void row_reader_store(RowReader *reader);
 

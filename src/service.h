@@ -29,6 +29,7 @@
 #include "storage/condition_variable.h"
 #include "storage/relfilenode.h"
 
+#include "gpu_heap.h"
 #include "gpu_index.h"
 #include "gpu_topk.h"
 
@@ -66,17 +67,19 @@ typedef enum ServiceJobKind
 	SERVICE_JOB_TOPK,			/* keys in, the k largest with ordinals out */
 	SERVICE_JOB_GROUPED,		/* (group, key) and payload rows in, each
 								 * group's top k out (gpu_grouped.h) */
-	SERVICE_JOB_INDEX			/* a column index's changed pages in, each
+	SERVICE_JOB_INDEX,			/* a column index's changed pages in, each
 								 * round's candidates out (gpu_index.h) */
+	SERVICE_JOB_PAGES			/* pinned heap pages of shared_buffers in, the
+								 * k best rows' keys and TIDs out (gpu_heap.h) */
 } ServiceJobKind;
 
 typedef struct ServiceJobSpec
 {
 	ServiceJobKind kind;
-	int			key_width;		/* top-k: 4 or 8 */
+	int			key_width;		/* top-k and pages: 4 or 8 */
 	uint64		k;
-	TopkMode	mode;			/* top-k */
-	GpuTopkAlgorithm algorithm; /* top-k */
+	TopkMode	mode;			/* top-k and pages */
+	GpuTopkAlgorithm algorithm; /* top-k and pages */
 	RelFileNode index_node;		/* index: the index's relfilenode, */
 	uint32		index_generation;	/* its entry in colindex_changes.c, */
 	uint32		index_blocks;	/* and its size when the job starts */
@@ -101,7 +104,9 @@ typedef enum SlotState
 
 typedef enum SlotCommand
 {
-	SLOT_BATCH,					/* rows in a buffer (index: pages) */
+	SLOT_BATCH,					/* rows in a buffer (index: pages; pages:
+								 * GpuHeapPages) */
+	SLOT_PAGES_QUERY,			/* pages: the ServicePagesRequest in the buffers */
 	SLOT_INDEX_SELECT,			/* index: a round's ServiceIndexRequest in the
 								 * buffers; the answer's first chunk back */
 	SLOT_RESULT,				/* the answer's first chunk into the buffers */
@@ -145,6 +150,8 @@ typedef struct ServiceSlot
 	double		kernel_ms;
 	GpuTopkPlan plan;			/* top-k: the last selection's */
 	uint64		index_scanned;	/* index: the entries the last round read */
+	uint64		rows_read;		/* pages: the tuples read, from SLOT_RESULT */
+	uint64		rows_keyed;		/* and the rows that passed the filter */
 } ServiceSlot;
 
 /*
@@ -162,6 +169,19 @@ typedef struct ServiceIndexRequest
 	uint64		ntied;
 	GpuIndexQuery query;
 } ServiceIndexRequest;
+
+/*
+ * A pages job's SLOT_PAGES_QUERY request, at the start of the slot's two
+ * buffers: this header, then the filter's set values.  Its batches are
+ * GpuHeapPages, each page pinned by the backend until the batch is done.
+ */
+#define SERVICE_HEAP_PAGES(buffer_bytes) ((buffer_bytes) / sizeof(GpuHeapPage))
+
+typedef struct ServicePagesRequest
+{
+	uint64		nset_values;
+	GpuHeapQuery query;
+} ServicePagesRequest;
 
 /* a GPU the service opened, and what it did */
 typedef struct ServiceDevice
@@ -189,6 +209,7 @@ typedef struct ServiceShared
 	int			pid;			/* the service's, 0 when none runs */
 	int			procno;			/* its PGPROC, whose latch wakes it */
 	char		reason[SERVICE_REASON_BYTES];	/* why SERVICE_ABSENT */
+	pg_atomic_uint32 buffers_mapped;	/* shared_buffers readable by the GPUs */
 	ConditionVariable state_changed;
 
 	pg_atomic_uint32 fault;		/* a ServiceFault to inject into the next job */
@@ -220,5 +241,6 @@ extern void service_free_slot(ServiceSlot *slot);
 
 /* service_main.c */
 extern PGDLLEXPORT void gputopk_service_main(Datum arg);
+extern const char *service_buffers_on_device(int device);
 
 #endif							/* SERVICE_H */

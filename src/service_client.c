@@ -124,6 +124,8 @@ job_action(ServiceJobKind kind)
 			return "select the top k on the GPU";
 		case SERVICE_JOB_GROUPED:
 			return "select each group's top k on the GPU";
+		case SERVICE_JOB_PAGES:
+			return "read table pages on the GPU";
 		case SERVICE_JOB_INDEX:
 			break;
 	}
@@ -318,8 +320,10 @@ row_bytes(ServiceJob *job)
 		case SERVICE_JOB_GROUPED:
 			return sizeof(GroupedKey) + sizeof(uint64);
 		case SERVICE_JOB_INDEX:
+		case SERVICE_JOB_PAGES:
 			break;
 	}
+	/* a page: an index's page copied, or a table's read in place */
 	return BLCKSZ;
 }
 
@@ -328,6 +332,8 @@ service_job_batch_rows(ServiceJob *job)
 {
 	if (job->kind == SERVICE_JOB_INDEX)
 		return SERVICE_INDEX_PAGES(service->buffer_bytes);
+	if (job->kind == SERVICE_JOB_PAGES)
+		return SERVICE_HEAP_PAGES(service->buffer_bytes);
 	return service->buffer_bytes / row_bytes(job);
 }
 
@@ -381,6 +387,8 @@ first_chunk(ServiceJob *job, SlotCommand command, uint64 *rows)
 	job->copy_ms = slot->copy_ms;
 	job->kernel_ms = slot->kernel_ms;
 	job->plan = slot->plan;
+	job->rows_read = slot->rows_read;
+	job->rows_keyed = slot->rows_keyed;
 	*rows = slot->chunk_rows;
 	return slot->answer_rows;
 }
@@ -426,6 +434,14 @@ service_job_request_buffer(ServiceJob *job, size_t *bytes)
 	wait_done(job, job->posted);
 	*bytes = 2 * service->buffer_bytes;
 	return service_buffer(job->index, 0);
+}
+
+void
+service_job_pages_query(ServiceJob *job)
+{
+	wait_done(job, job->posted);
+	post_order(job, SLOT_PAGES_QUERY, 0);
+	wait_done(job, job->posted);
 }
 
 void

@@ -35,6 +35,8 @@ typedef struct ServiceJob
 	double		kernel_ms;
 	GpuTopkPlan plan;			/* a top-k's last selection */
 	uint64		index_epoch;	/* an index job's: its copy current as of, 0 none */
+	uint64		rows_read;		/* a pages job's: tuples the GPU read, */
+	uint64		rows_keyed;		/* and rows that passed the filter */
 	MemoryContextCallback callback;
 } ServiceJob;
 
@@ -75,6 +77,12 @@ extern void service_job_grouped_answer(ServiceJob *job, GroupedKey **keys,
  */
 extern char *service_job_request_buffer(ServiceJob *job, size_t *bytes);
 extern void service_job_index_round(ServiceJob *job, TopkResult *result, uint64 *scanned);
+
+/*
+ * A pages job's query: its ServicePagesRequest written into the buffers
+ * (service_job_request_buffer), then sent before the first batch.
+ */
+extern void service_job_pages_query(ServiceJob *job);
 
 extern void service_job_release(ServiceJob *job);
 

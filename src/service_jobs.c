@@ -72,6 +72,10 @@ typedef struct JobThread
 	GpuTopk    *topk;
 	GpuGroupedTopk *grouped;
 	ResidentIndex *resident;	/* an index job's copy of its index */
+	GpuHeapReader *readers[SERVICE_MAX_DEVICES];	/* pages jobs', kept */
+	uint64		rows_read;		/* a pages job's */
+	uint64		rows_keyed;
+	double		pages_ms;
 	bool		faults_checked; /* injected faults looked at, at the first batch */
 	bool		answered;		/* the engine gave its answer: the object is reusable */
 	TopkResult	answer;			/* a top-k's answer */
@@ -339,6 +343,19 @@ inject_faults(JobThread *jt)
 	return GPU_OK;
 }
 
+/* A pages job's query, from the slot's buffers, for the batches that follow. */
+static GpuStatus
+set_pages_query(JobThread *jt)
+{
+	const ServicePagesRequest *request =
+		(const ServicePagesRequest *) service_buffer(jt->index, 0);
+
+	if (jt->readers[jt->device] == NULL)
+		GPU_TRY(gpu_heap_reader_create(&jt->readers[jt->device]));
+	return gpu_heap_set_query(jt->readers[jt->device], &request->query,
+							  (const uint64 *) (request + 1), request->nset_values);
+}
+
 static GpuStatus
 push_batch(JobThread *jt, const SlotOrder *order)
 {
@@ -346,7 +363,14 @@ push_batch(JobThread *jt, const SlotOrder *order)
 	ServiceDevice *dev = &service->devices[jt->device];
 
 	GPU_TRY(inject_faults(jt));
-	if (jt->resident)
+	if (jt->slot->spec.kind == SERVICE_JOB_PAGES)
+	{
+		GPU_TRY(gpu_heap_read(jt->readers[jt->device], service_buffers_on_device(jt->device),
+							  (const GpuHeapPage *) buffer, order->rows, jt->topk,
+							  &jt->rows_read, &jt->rows_keyed, &jt->pages_ms));
+		pg_atomic_fetch_add_u64(&dev->bytes_received, order->rows * BLCKSZ);
+	}
+	else if (jt->resident)
 	{
 		GPU_TRY(service_index_store(jt->resident, buffer, order->rows, jt->slot->message));
 		pg_atomic_fetch_add_u64(&dev->bytes_received, order->rows * BLCKSZ);
@@ -382,6 +406,9 @@ finish_answer(JobThread *jt)
 	{
 		GPU_TRY(gpu_topk_result(jt->topk, &jt->answer));
 		gpu_topk_stream_times(jt->topk, &slot->copy_ms, &slot->kernel_ms);
+		slot->kernel_ms += jt->pages_ms;
+		slot->rows_read = jt->rows_read;
+		slot->rows_keyed = jt->rows_keyed;
 		slot->plan = gpu_topk_last_plan(jt->topk);
 		jt->answer_rows = jt->answer.count;
 	}
@@ -455,6 +482,8 @@ execute(JobThread *jt, const SlotOrder *order)
 	{
 		case SLOT_BATCH:
 			return push_batch(jt, order);
+		case SLOT_PAGES_QUERY:
+			return set_pages_query(jt);
 		case SLOT_RESULT:
 			GPU_TRY(finish_answer(jt));
 			send_chunk(jt);
@@ -504,12 +533,15 @@ accept_job(JobThread *jt)
 	jt->faults_checked = false;
 	jt->answered = false;
 	jt->answer_rows = jt->answer_sent = 0;
+	jt->rows_read = jt->rows_keyed = 0;
+	jt->pages_ms = 0;
 	slot->generation = pg_atomic_read_u32(&service->generation);
 	slot->status = GPU_OK;
 	slot->message[0] = '\0';
 	slot->answer_rows = slot->chunk_rows = 0;
 	slot->copy_ms = slot->kernel_ms = 0;
 	slot->index_epoch = slot->index_scanned = 0;
+	slot->rows_read = slot->rows_keyed = 0;
 	INSTR_TIME_SET_CURRENT(now);
 	INSTR_TIME_SUBTRACT(now, slot->submitted_at);
 	slot->queue_ms = INSTR_TIME_GET_MILLISEC(now);
@@ -521,6 +553,12 @@ accept_job(JobThread *jt)
 	else if (slot->spec.kind == SERVICE_JOB_INDEX)
 		status = service_index_acquire(&slot->spec, &jt->device, &jt->resident,
 									   &slot->index_epoch, slot->message);
+	else if (slot->spec.kind == SERVICE_JOB_PAGES && service_buffers_on_device(jt->device) == NULL)
+	{
+		strlcpy(slot->message, "shared_buffers are not yet mapped for the GPU.",
+				sizeof(slot->message));
+		status = GPU_FAILED;
+	}
 	else
 		status = GPU_OK;
 	/* an index job goes to the GPU that has the index */

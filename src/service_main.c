@@ -180,16 +180,38 @@ register_staging(void)
 }
 
 /*
- * shared_buffers are registered with CUDA too, so that later work can read
- * pages where they are.  Registering pins every page, at a few GB/s for
- * pages not touched yet: a thread does it once the service is ready, and
- * the main thread logs the outcome.
+ * shared_buffers are registered with CUDA too, mapped, so that kernels read
+ * heap pages where they are (pages jobs, gpu_heap.h).  Registering pins
+ * every page, at a few GB/s for pages not touched yet: a thread does it
+ * once the service is ready, and the main thread logs the outcome.  Then
+ * ServiceShared.buffers_mapped tells backends that pages jobs can run.
  */
 static pthread_t buffers_thread;
 static bool buffers_thread_started;
 static pg_atomic_uint32 buffers_registered;	/* 0 running, 1 done, 2 failed */
 static double buffers_ms;
 static char buffers_error[SERVICE_MESSAGE_BYTES];
+static char *buffers_on_device[SERVICE_MAX_DEVICES];
+
+/* Where a GPU's kernels read shared_buffers, once registered (for the job threads). */
+const char *
+service_buffers_on_device(int device)
+{
+	return buffers_on_device[device];
+}
+
+/* shared_buffers registered, and their address on each GPU. */
+static GpuStatus
+map_buffers(void)
+{
+	GPU_TRY(gpu_host_register(BufferBlocks, (size_t) NBuffers * BLCKSZ));
+	for (int d = 0; d < service->ndevices; d++)
+	{
+		GPU_TRY(gpu_set_device(service->devices[d].ordinal));
+		GPU_TRY(gpu_host_device_pointer(BufferBlocks, &buffers_on_device[d]));
+	}
+	return GPU_OK;
+}
 
 static void *
 register_buffers(void *arg)
@@ -199,7 +221,7 @@ register_buffers(void *arg)
 	GpuStatus	status;
 
 	clock_gettime(CLOCK_MONOTONIC, &began);
-	status = gpu_host_register(BufferBlocks, (size_t) NBuffers * BLCKSZ);
+	status = map_buffers();
 	clock_gettime(CLOCK_MONOTONIC, &ended);
 	buffers_ms = (ended.tv_sec - began.tv_sec) * 1000.0 +
 		(ended.tv_nsec - began.tv_nsec) / 1e6;
@@ -207,6 +229,7 @@ register_buffers(void *arg)
 		strlcpy(buffers_error, gpu_last_error(), sizeof(buffers_error));
 	pg_write_barrier();
 	pg_atomic_write_u32(&buffers_registered, status == GPU_OK ? 1 : 2);
+	pg_atomic_write_u32(&service->buffers_mapped, status == GPU_OK ? 1 : 0);
 	service_wake();
 	return NULL;
 }
@@ -217,6 +240,7 @@ start_buffer_registration(void)
 	sigset_t	saved;
 
 	pg_atomic_init_u32(&buffers_registered, 0);
+	pg_atomic_write_u32(&service->buffers_mapped, 0);
 	block_signals(&saved);
 	buffers_thread_started = pthread_create(&buffers_thread, NULL, register_buffers, NULL) == 0;
 	restore_signals(&saved);

@@ -105,6 +105,7 @@ service_shmem_startup(void)
 		pg_atomic_init_u32(&service->generation, 0);
 		pg_atomic_init_u32(&service->fault, SERVICE_FAULT_NONE);
 		pg_atomic_init_u32(&service->slow_start_ms, 0);
+		pg_atomic_init_u32(&service->buffers_mapped, 0);
 		service->procno = -1;
 		ConditionVariableInit(&service->state_changed);
 		service->nslots = gputopk_service_jobs;

@@ -47,6 +47,7 @@
 #include "scan_datum_key.h"
 #include "scan_filter_program.h"
 #include "scan_gpu_stats.h"
+#include "scan_page_sink.h"
 #include "scan_row_reader.h"
 #include "topk_index_select.h"
 #include "topk_key_program.h"
@@ -60,6 +61,7 @@ typedef enum TopkCount
 	TOPK_COUNT_ROWS_SCANNED,
 	TOPK_COUNT_ROWS_KEYED,
 	TOPK_COUNT_CANDIDATES,
+	TOPK_COUNT_GPU_PAGES,		/* pages read on the GPU, in place */
 	/* over a column index: IndexSelectStats's counts */
 	TOPK_COUNT_INDEX_ROUNDS,
 	TOPK_COUNT_INDEX_ENTRIES,
@@ -355,12 +357,13 @@ note_block(TopkScanState *ts, BlockNumber block, uint64 first)
 }
 
 /*
- * Scan the table, keying every qualifying row; returns their count.  The
- * block map records blocks in the order read, which in a parallel scan need
- * not be the table's.
+ * Scan the table, keying every qualifying row read on the CPU; returns
+ * their count.  With a page sink, the pages that can be read whole go to
+ * the GPU instead.  The block map records blocks in the order read, which
+ * in a parallel scan need not be the table's.
  */
 static uint64
-scan_keys(TopkScanState *ts, KeySink *sink)
+scan_keys(TopkScanState *ts, KeySink *sink, PageSink *pages)
 {
 	TupleDesc	desc = RelationGetDescr(ts->css.ss.ss_currentRelation);
 	AttrNumber	attno = ts->key_attno;
@@ -370,8 +373,17 @@ scan_keys(TopkScanState *ts, KeySink *sink)
 	while ((block = row_reader_next_block(&ts->reader)) != InvalidBlockNumber)
 	{
 		uint64		page_first = ordinal;
+		WholePage	whole;
 
-		row_reader_read_page(&ts->reader, block);
+		ts->counters.counts[TOPK_COUNT_PAGES_READ]++;
+		if (pages == NULL)
+			row_reader_read_page(&ts->reader, block);
+		else if (row_reader_read_or_pin(&ts->reader, block, &whole))
+		{
+			page_sink_add(pages, block, &whole);
+			ts->counters.counts[TOPK_COUNT_GPU_PAGES]++;
+			continue;
+		}
 		while (row_reader_next_row(&ts->reader))
 		{
 			bool		isnull;
@@ -394,7 +406,6 @@ scan_keys(TopkScanState *ts, KeySink *sink)
 		}
 		if (ordinal > page_first)
 			note_block(ts, block, page_first);
-		ts->counters.counts[TOPK_COUNT_PAGES_READ]++;
 		ts->counters.counts[TOPK_COUNT_ROWS_SCANNED] += ts->reader.scan->rs_ntuples;
 		InstrCountFiltered1(ts, ts->reader.scan->rs_ntuples - (ordinal - page_first));
 	}
@@ -476,41 +487,143 @@ fetch_rows(TopkScanState *ts, uint64 *ordinals, size_t count)
 }
 
 /*
- * Scan the table, select the best keys on the backend, and put their rows
- * into the tuplesort; *selected is when the backend answered.
+ * Read the rows of the given TIDs (ascending), which pages read on the GPU
+ * gave, and put them into the tuplesort.  Those pages were all-visible
+ * when the scan read them, so the rows are visible to the snapshot, and
+ * stay where they are while it is held; both are checked.
+ */
+static void
+fetch_tids(TopkScanState *ts, const uint64 *tids, size_t count)
+{
+	Relation	rel = ts->reader.rel;
+	Snapshot	snapshot = ts->css.ss.ps.state->es_snapshot;
+	Buffer		buffer = InvalidBuffer;
+	HeapTupleData tuple;
+
+	tuple.t_tableOid = RelationGetRelid(rel);
+	for (size_t i = 0; i < count; i++)
+	{
+		BlockNumber block = (BlockNumber) (tids[i] >> 16);
+		OffsetNumber off = (OffsetNumber) (tids[i] & 0xFFFF);
+		Page		page;
+		ItemId		item;
+		bool		visible = false;
+
+		if (!BufferIsValid(buffer) || BufferGetBlockNumber(buffer) != block)
+		{
+			if (BufferIsValid(buffer))
+				ReleaseBuffer(buffer);
+			buffer = ReadBufferExtended(rel, MAIN_FORKNUM, block, RBM_NORMAL, NULL);
+		}
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buffer);
+		item = PageGetItemId(page, off);
+		if (off <= PageGetMaxOffsetNumber(page) && ItemIdIsNormal(item))
+		{
+			tuple.t_data = (HeapTupleHeader) PageGetItem(page, item);
+			tuple.t_len = ItemIdGetLength(item);
+			ItemPointerSet(&tuple.t_self, block, off);
+			visible = HeapTupleSatisfiesVisibility(&tuple, snapshot, buffer);
+		}
+		LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
+		if (!visible)
+			elog(ERROR, "gputopk: row (%u,%u) read on the GPU is no longer visible", block, off);
+		ExecStoreBufferHeapTuple(&tuple, ts->reader.table_slot, buffer);
+		put_candidate(ts);
+	}
+	ExecClearTuple(ts->reader.table_slot);
+	if (BufferIsValid(buffer))
+		ReleaseBuffer(buffer);
+}
+
+/* The refs of a top-k's answer, sorted. */
+static uint64 *
+sorted_refs(const TopkResult *result)
+{
+	uint64	   *refs = palloc_extended(sizeof(uint64) * Max(result->count, 1), MCXT_ALLOC_HUGE);
+
+	for (size_t i = 0; i < result->count; i++)
+		refs[i] = result->items[i].ref;
+	qsort(refs, result->count, sizeof(uint64), key_compare_u64);
+	return refs;
+}
+
+/*
+ * A sink for the pages the GPU can read in place, where the scan and the
+ * query allow it: a snapshot that needs no serializable conflicts, every
+ * qual compiled, a key the GPU computes.
+ */
+static PageSink *
+create_page_sink(TopkScanState *ts, uint64 k)
+{
+	GpuProgramSource program = {
+		.key_type = ts->key_type,
+		.desc = ts->desc,
+		.nulls_first = ts->sort_nulls_first[0],
+		.key_attno = ts->key_attno,
+		.key_program = ts->key_program,
+		.filter = ts->reader.filter,
+	};
+
+	if (ts->reader.table_qual != NULL || ts->key_source == KEY_SOURCE_LOSSY_NUMERIC ||
+		(ts->key_attno == 0 && ts->key_program == NULL) ||
+		!row_reader_can_read_whole(&ts->reader))
+		return NULL;
+	return page_sink_create(ts->css.ss.ss_currentRelation, &program, k, ts->mode,
+							(GpuTopkAlgorithm) gputopk_algorithm);
+}
+
+/*
+ * Scan the table, select the best keys on the backend (and those of the
+ * pages read on the GPU), and put their rows into the tuplesort;
+ * *selected is when the backend answered.
  */
 static void
 select_from_table(TopkScanState *ts, instr_time *selected)
 {
 	KeySink    *sink;
+	PageSink   *pages;
 	TopkResult	result;
+	TopkResult	gpu_result = {0};
+	PageSinkStats page_stats = {0};
+	uint64		k;
 	uint64	   *ordinals;
+	uint64	   *tids;
 
-	/* a bound above the rows the table can hold is no bound */
 	ts->reader.parallel = ts->shared ?
 		(ParallelTableScanDesc) ((char *) ts->shared + SHARED_SCAN_OFFSET) : NULL;
 	row_reader_begin(&ts->reader, ts->css.ss.ps.state->es_snapshot);
-	sink = key_sink_create(key_width(ts->key_type),
-						   Min(ts->bound, (uint64) ts->reader.scan->rs_nblocks * MaxHeapTuplesPerPage),
-						   ts->mode, (GpuTopkAlgorithm) gputopk_algorithm);
+	/* a bound above the rows the table can hold is no bound */
+	k = Min(ts->bound, (uint64) ts->reader.scan->rs_nblocks * MaxHeapTuplesPerPage);
+	pages = create_page_sink(ts, k);
+	sink = key_sink_create(key_width(ts->key_type), k, ts->mode,
+						   (GpuTopkAlgorithm) gputopk_algorithm, pages == NULL);
 	ts->nblocks = 0;
 	ts->blocks_cap = 0;
 	ts->blocks = NULL;
-	ts->counters.counts[TOPK_COUNT_ROWS_KEYED] += scan_keys(ts, sink);
+	ts->counters.counts[TOPK_COUNT_ROWS_KEYED] += scan_keys(ts, sink, pages);
 	key_sink_result(sink, &result, &ts->counters.gpu, &ts->algorithm);
-	INSTR_TIME_SET_CURRENT(*selected);
 	ts->backend = sink->backend;
-	ts->counters.counts[TOPK_COUNT_CANDIDATES] += result.count;
+	if (pages != NULL)
+	{
+		page_sink_result(pages, &gpu_result, &ts->counters.gpu, &page_stats);
+		ts->backend = BACKEND_GPU;
+		ts->algorithm = gpu_topk_plan_name(page_stats.plan);
+		ts->counters.counts[TOPK_COUNT_ROWS_SCANNED] += page_stats.rows_read;
+		ts->counters.counts[TOPK_COUNT_ROWS_KEYED] += page_stats.rows_keyed;
+		InstrCountFiltered1(ts, page_stats.rows_read - page_stats.rows_keyed);
+	}
+	INSTR_TIME_SET_CURRENT(*selected);
+	ts->counters.counts[TOPK_COUNT_CANDIDATES] += result.count + gpu_result.count;
 	scan_counters_count_process(&ts->counters, false);
-	if (sink->backend == BACKEND_GPU)
+	if (ts->backend == BACKEND_GPU)
 		scan_counters_count_process(&ts->counters, true);
 	/* the leader shows the counts of all processes */
 	scan_counters_publish(&ts->counters);
-	ordinals = palloc_extended(sizeof(uint64) * Max(result.count, 1), MCXT_ALLOC_HUGE);
-	for (size_t i = 0; i < result.count; i++)
-		ordinals[i] = result.items[i].ref;
-	qsort(ordinals, result.count, sizeof(uint64), key_compare_u64);
+	ordinals = sorted_refs(&result);
 	fetch_rows(ts, ordinals, result.count);
+	tids = sorted_refs(&gpu_result);
+	fetch_tids(ts, tids, gpu_result.count);
 	row_reader_end(&ts->reader);
 	ts->blocks = NULL;
 }
@@ -797,22 +910,36 @@ explain_planned_bound(CustomScan *cscan, ExplainState *es)
 
 /*
  * How the rows reached the backend: read on the CPU by this many processes
- * (in a parallel scan, how many of them handed their keys to the GPU), at
- * what rate of table pages per second of the scan.
+ * (in a parallel scan, how many of them handed their keys to the GPU), or
+ * pages read on the GPU in place; at what rate of table pages per second
+ * of the scan.
  */
 static void
 explain_data_path(TopkScanState *ts, ExplainState *es)
 {
 	uint64		pages_read = ts->counters.counts[TOPK_COUNT_PAGES_READ];
+	uint64		gpu_pages = ts->counters.counts[TOPK_COUNT_GPU_PAGES];
 
-	ExplainPropertyText("Data Path", "heap rows read on the CPU, keys to the backend", es);
+	ExplainPropertyText("Data Path", gpu_pages > 0 ?
+						"all-visible heap pages read on the GPU in place, other pages' rows on the CPU" :
+						"heap rows read on the CPU, keys to the backend", es);
 	ExplainPropertyInteger("Scan Processes", NULL, ts->counters.processes, es);
 	if (ts->css.ss.ps.plan->parallel_aware)
 		ExplainPropertyInteger("GPU Processes", NULL, ts->counters.gpu_processes, es);
 	ExplainPropertyUInteger("Pages Read", NULL, pages_read, es);
+	if (gpu_pages > 0)
+	{
+		ExplainPropertyUInteger("Pages Read on GPU", NULL, gpu_pages, es);
+		ExplainPropertyUInteger("Pages Read on CPU", NULL, pages_read - gpu_pages, es);
+	}
 	if (es->timing && ts->scan_ms > 0)
+	{
 		ExplainPropertyFloat("Read Rate", "MB/s",
 							 (double) pages_read * BLCKSZ / (ts->scan_ms * 1000.0), 0, es);
+		if (gpu_pages > 0)
+			ExplainPropertyFloat("GPU Page Rate", "MB/s",
+								 (double) gpu_pages * BLCKSZ / (ts->scan_ms * 1000.0), 0, es);
+	}
 }
 
 /* What the rounds over a column index did. */

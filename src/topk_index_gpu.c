@@ -34,6 +34,7 @@
 
 #include "colindex_changes.h"
 #include "device.h"
+#include "scan_gpu_program.h"
 #include "topk_index_gpu.h"
 
 struct IndexGpu
@@ -45,90 +46,28 @@ struct IndexGpu
 	size_t		nset_values;
 };
 
+/* what index_column needs */
+typedef struct IndexColumns
+{
+	const ColIndexLayout *layout;
+	const AttrNumber *attnos;
+} IndexColumns;
+
 /* Where the index column that holds a table column is, or false if none does. */
 static bool
-index_column(const ColIndexLayout *layout, const AttrNumber *attnos, AttrNumber attno,
-			 GpuIndexColumn *column)
+index_column(void *arg, AttrNumber attno, GpuColumn *column)
 {
-	int			i = colindex_column_of(layout, attnos, attno);
+	IndexColumns *columns = arg;
+	const ColIndexLayout *layout = columns->layout;
+	int			i = colindex_column_of(layout, columns->attnos, attno);
 
 	if (i < 0)
 		return false;
+	column->attno = attno;
 	column->null_offset = layout->null_offsets[i];
 	column->value_offset = layout->value_offsets[i];
 	column->width = layout->widths[i];
 	column->kind = filter_value_kind(layout->types[i]);
-	return true;
-}
-
-/* The filter's part of the query; false beyond the kernel's limits. */
-static bool
-describe_filter(IndexGpu *g, FilterProgram *filter, const ColIndexLayout *layout,
-				const AttrNumber *attnos)
-{
-	GpuIndexQuery *q = &g->request.query;
-	FilterProgramParts parts;
-	size_t		nvalues = 0;
-
-	filter_program_parts(filter, &parts);
-	if (parts.nloads > GPU_INDEX_MAX_LOADS || parts.nregisters > GPU_INDEX_MAX_REGISTERS ||
-		parts.nsteps > GPU_INDEX_MAX_STEPS || parts.nsets > GPU_INDEX_MAX_SETS)
-		return false;
-	q->nloads = parts.nloads;
-	for (int i = 0; i < parts.nloads; i++)
-	{
-		if (!index_column(layout, attnos, parts.loads[i].attno, &q->loads[i].column))
-			return false;
-		q->loads[i].reg = parts.loads[i].reg;
-		q->loads[i].to_float8 = parts.loads[i].to_float8;
-		q->loads[i].value_needed = parts.loads[i].value_needed;
-	}
-	q->nregisters = parts.nregisters;
-	memcpy(q->registers, parts.registers, sizeof(FilterRegister) * parts.nregisters);
-	q->nsteps = parts.nsteps;
-	memcpy(q->steps, parts.steps, sizeof(FilterStep) * parts.nsteps);
-	q->nsets = parts.nsets;
-	for (int i = 0; i < parts.nsets; i++)
-		nvalues += parts.sets[i].nvalues;
-	g->set_values = palloc(sizeof(uint64) * Max(nvalues, 1));
-	for (int i = 0; i < parts.nsets; i++)
-	{
-		q->sets[i] = parts.sets[i];
-		/* an offset into the set values, which the service makes a device pointer */
-		q->sets[i].values = (const uint64 *) (uintptr_t) g->nset_values;
-		memcpy(g->set_values + g->nset_values, parts.sets[i].values,
-			   sizeof(uint64) * parts.sets[i].nvalues);
-		g->nset_values += parts.sets[i].nvalues;
-	}
-	return true;
-}
-
-/* The key's part of the query; false beyond the kernel's limits. */
-static bool
-describe_key(IndexGpu *g, const IndexSelectSpec *spec, const ColIndexLayout *layout,
-			 const AttrNumber *attnos)
-{
-	GpuIndexQuery *q = &g->request.query;
-	const KeyStep *steps;
-	int			nsteps;
-
-	q->key_type = spec->key_type;
-	q->desc = spec->desc;
-	q->nulls_first = spec->nulls_first;
-	q->key_is_program = spec->key_attno == 0;
-	if (!q->key_is_program)
-		return index_column(layout, attnos, spec->key_attno, &q->key_column);
-	steps = key_program_steps(spec->key_program, &nsteps);
-	if (nsteps > GPU_INDEX_MAX_KEY_STEPS)
-		return false;
-	q->nkey_steps = nsteps;
-	for (int i = 0; i < nsteps; i++)
-	{
-		q->key_steps[i].step = steps[i];
-		if (key_step_is_column(&steps[i]) &&
-			!index_column(layout, attnos, steps[i].column, &q->key_steps[i].column))
-			return false;
-	}
 	return true;
 }
 
@@ -138,6 +77,17 @@ describe_query(IndexGpu *g, const IndexSelectSpec *spec, const ColIndexLayout *l
 			   const AttrNumber *attnos, bool skip_killed)
 {
 	GpuIndexQuery *q = &g->request.query;
+	IndexColumns columns = {layout, attnos};
+	GpuProgramSource source = {
+		.key_type = spec->key_type,
+		.desc = spec->desc,
+		.nulls_first = spec->nulls_first,
+		.key_attno = spec->key_attno,
+		.key_program = spec->key_program,
+		.filter = spec->filter,
+		.column_of = index_column,
+		.arg = &columns,
+	};
 
 	q->page_size = BLCKSZ;
 	q->kind_offset = BLCKSZ - MAXALIGN(sizeof(ColIndexPageOpaque)) +
@@ -150,8 +100,7 @@ describe_query(IndexGpu *g, const IndexSelectSpec *spec, const ColIndexLayout *l
 	q->killed_offset = layout->killed_offset;
 	q->skip_killed = skip_killed;
 	q->exact = spec->exact;
-	return describe_key(g, spec, layout, attnos) &&
-		(spec->filter == NULL || describe_filter(g, spec->filter, layout, attnos));
+	return gpu_program_describe(&source, &q->program, &g->set_values, &g->nset_values);
 }
 
 /*

@@ -41,7 +41,8 @@ release_sink(void *arg)
 }
 
 KeySink *
-key_sink_create(int key_width, uint64 k, TopkMode mode, GpuTopkAlgorithm algorithm)
+key_sink_create(int key_width, uint64 k, TopkMode mode, GpuTopkAlgorithm algorithm,
+				bool gpu_allowed)
 {
 	KeySink    *sink = palloc0(sizeof(KeySink));
 	ServiceJobSpec spec = {
@@ -57,7 +58,7 @@ key_sink_create(int key_width, uint64 k, TopkMode mode, GpuTopkAlgorithm algorit
 	sink->callback.arg = sink;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, &sink->callback);
 	/* released with the context, errors included (service_client.h) */
-	sink->job = device_start_job(&spec, true);
+	sink->job = gpu_allowed ? device_start_job(&spec, true) : NULL;
 	if (sink->job != NULL)
 	{
 		sink->backend = BACKEND_GPU;
@@ -89,8 +90,8 @@ key_sink_flush(KeySink *sink)
 }
 
 /* The name of a plan's algorithm, for EXPLAIN. */
-static const char *
-algorithm_name(GpuTopkPlan plan)
+const char *
+gpu_topk_plan_name(GpuTopkPlan plan)
 {
 	switch (plan.algorithm)
 	{
@@ -113,7 +114,7 @@ key_sink_result(KeySink *sink, TopkResult *result, ScanGpuStats *gpu, const char
 	{
 		service_job_topk_answer(sink->job, result);
 		scan_gpu_stats_add_job(gpu, sink->job);
-		*algorithm = algorithm_name(sink->job->plan);
+		*algorithm = gpu_topk_plan_name(sink->job->plan);
 		service_job_release(sink->job);
 		return;
 	}

@@ -35,8 +35,9 @@ typedef struct KeySink
 	MemoryContextCallback callback;
 } KeySink;
 
+/* gpu_allowed: false keeps the keys on the CPU backend whatever gputopk.device says */
 extern KeySink *key_sink_create(int key_width, uint64 k, TopkMode mode,
-								GpuTopkAlgorithm algorithm);
+								GpuTopkAlgorithm algorithm, bool gpu_allowed);
 extern void key_sink_flush(KeySink *sink);
 
 /*
@@ -45,6 +46,9 @@ extern void key_sink_flush(KeySink *sink);
  */
 extern void key_sink_result(KeySink *sink, TopkResult *result, ScanGpuStats *gpu,
 							const char **algorithm);
+
+/* The name of a GPU top-k's algorithm, for EXPLAIN. */
+extern const char *gpu_topk_plan_name(GpuTopkPlan plan);
 
 static inline void
 key_sink_add(KeySink *sink, uint64 key)

@@ -124,13 +124,14 @@ cluster_restart() {
 }
 
 # wait_for_service OFFSET: until the GPU service, started with the server,
-# has said in the server log (after byte OFFSET) whether it has a GPU, so
-# that what runs next sees the service ready or absent, not starting.
+# has said in the server log (after byte OFFSET) whether it has a GPU and,
+# with one, whether its GPUs can read shared_buffers, so that what runs next
+# sees the service ready (pages jobs included) or absent, not starting.
 wait_for_service() {
 	local i
 	for ((i = 0; i < 600; i++)); do
 		tail -c +"$(($1 + 1))" "$CLUSTER_DIR/server.log" |
-			grep -qE 'gputopk GPU service (ready|found no usable GPU|cannot use its GPUs)' && return 0
+			grep -qE 'gputopk GPU service (found no usable GPU|cannot use its GPUs|registered shared_buffers|could not register shared_buffers)' && return 0
 		sleep 0.1
 	done
 	tail -n 30 "$CLUSTER_DIR/server.log"

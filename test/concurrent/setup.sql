@@ -13,10 +13,11 @@ CREATE INDEX tc_ci ON tc USING gputopk (v, g);
 -- all-visible pages, which the page reader takes without a check per tuple
 VACUUM (FREEZE, ANALYZE) tc;
 CREATE TABLE concurrent_checks (q text, used boolean, parallel boolean, indexed boolean,
-                                same boolean);
+                                gpu_pages boolean, same boolean);
 
 -- q's rows with gputopk on and off, in order, as text; whether a gputopk
--- node ran, in parallel, over the column index; recorded in concurrent_checks
+-- node ran, in parallel, over the column index, reading pages on the GPU
+-- (in a run of its own); recorded in concurrent_checks
 CREATE FUNCTION concurrent_check(q text) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
   ours text[];
@@ -24,6 +25,7 @@ DECLARE
   used boolean := false;
   parallel boolean := false;
   indexed boolean := false;
+  gpu_pages boolean := false;
   line text;
 BEGIN
   IF current_setting('transaction_isolation') <> 'repeatable read' THEN
@@ -34,9 +36,15 @@ BEGIN
     parallel := parallel OR line LIKE '%Parallel Custom Scan (GpuTopK%';
     indexed := indexed OR line LIKE '%Column Index:%';
   END LOOP;
+  IF current_setting('gputopk.device') = 'gpu' THEN
+    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+      gpu_pages := gpu_pages OR line LIKE '%Pages Read on GPU:%';
+    END LOOP;
+  END IF;
   EXECUTE format('SELECT array_agg(r::text) FROM (%s) r', q) INTO ours;
   SET LOCAL gputopk.enabled = off;
   EXECUTE format('SELECT array_agg(r::text) FROM (%s) r', q) INTO plain;
   SET LOCAL gputopk.enabled = on;
-  INSERT INTO concurrent_checks VALUES (q, used, parallel, indexed, ours IS NOT DISTINCT FROM plain);
+  INSERT INTO concurrent_checks VALUES (q, used, parallel, indexed, gpu_pages,
+                                        ours IS NOT DISTINCT FROM plain);
 END $$;

@@ -1,0 +1,332 @@
+/*
+ * gpu_heap.cu
+ *	  Heap pages read in place from shared_buffers, tuples deformed, the
+ *	  filter and key run, and the keys that pass pushed to a top-k (see
+ *	  gpu_heap.h).
+ *
+ * pages_kernel takes one page per thread block at a time: the block copies
+ * the page from mapped host memory into shared memory in 16-byte words
+ * (one pass over the bus, coalesced), then each thread takes a line
+ * pointer.  A normal one's tuple is deformed as heap_deform_tuple does it:
+ * fixed offsets for the leading fixed-width attributes of a tuple without
+ * NULLs, else a walk over the attributes (null bitmap, alignment, varlena
+ * headers).  Rows that pass are compacted by a block-wide scan and one
+ * atomic add per line-pointer group into arrays of keys and TIDs, which the
+ * engine's streamed top-k filters against its running cut.
+ *
+ * The page layout constants are PostgreSQL's (bufpage.h, itemid.h,
+ * htup_details.h, varatt.h); the header cannot be included here.
+ */
+#include <cub/cub.cuh>
+
+#include "gpu_error.h"
+#include "gpu_heap.h"
+#include "gpu_program.cuh"
+
+#define PAGE_THREADS 256
+
+/* PostgreSQL's page and tuple layout */
+#define PAGE_HEADER_BYTES 24	/* SizeOfPageHeaderData: line pointers follow */
+#define LP_NORMAL 1
+#define TUPLE_INFOMASK2 18		/* t_infomask2: natts in HEAP_NATTS_MASK */
+#define TUPLE_INFOMASK 20		/* t_infomask: HEAP_HASNULL */
+#define TUPLE_HOFF 22
+#define TUPLE_BITS 23
+#define HEAP_NATTS_MASK 0x07FF
+#define HEAP_HASNULL 0x0001
+#define VARTAG_ONDISK 18
+
+struct GpuHeapReader
+{
+	GpuHeapQuery *query;		/* on the device */
+	uint64_t   *set_values;
+	size_t		set_values_cap;
+	int32_t		max_lines;
+	int32_t		page_size;
+	GpuHeapPage *pages;			/* a batch's descriptions */
+	size_t		pages_cap;
+	uint64_t   *keys;			/* its rows' keys (of key_width bytes) and TIDs */
+	uint64_t   *tids;
+	size_t		rows_cap;
+	cudaEvent_t begun;			/* around the kernel */
+	cudaEvent_t ended;
+	unsigned long long *counts; /* keyed, read */
+	unsigned long long *host_counts;
+	int			key_width;
+	int			multiprocessors;
+};
+
+/* The bytes a varlena value takes, from its header (VARSIZE_ANY). */
+static __device__ __forceinline__ uint32_t
+varlena_size(const uint8_t *p)
+{
+	if (p[0] & 1)
+	{
+		/* a short header, or an external pointer's */
+		if (p[0] == 1)
+			return 2 + (p[1] == VARTAG_ONDISK ? 16 : 8);
+		return p[0] >> 1;
+	}
+	return ((uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16 |
+			(uint32_t) p[3] << 24) >> 2;
+}
+
+static __device__ __forceinline__ uint32_t
+align_up(uint32_t offset, int align)
+{
+	return (offset + align - 1) & ~(uint32_t) (align - 1);
+}
+
+/* a tuple on the page in shared memory, for program_row_key */
+struct HeapRow
+{
+	const GpuHeapQuery *q;
+	const uint8_t *tuple;
+
+	__device__ const void *value(const GpuColumn &c, bool *isnull) const
+	{
+		int			natts = (tuple[TUPLE_INFOMASK2] | tuple[TUPLE_INFOMASK2 + 1] << 8) &
+			HEAP_NATTS_MASK;
+		bool		hasnull = tuple[TUPLE_INFOMASK] & HEAP_HASNULL;
+		const uint8_t *data = tuple + tuple[TUPLE_HOFF];
+		uint32_t	offset = 0;
+
+		/* a column added since the row was written: NULL (no default: see the host) */
+		*isnull = c.attno > natts;
+		if (*isnull)
+			return NULL;
+		if (!hasnull && c.attno <= q->fixed_natts)
+			return data + q->fixed_offsets[c.attno - 1];
+		for (int a = 0; a < c.attno; a++)
+		{
+			GpuHeapAttr attr = q->attrs[a];
+
+			if (hasnull && !(tuple[TUPLE_BITS + (a >> 3)] & (1 << (a & 7))))
+			{
+				if (a == c.attno - 1)
+				{
+					*isnull = true;
+					return NULL;
+				}
+				continue;
+			}
+			/* a varlena's short header is not aligned (att_align_pointer) */
+			if (attr.len > 0 || data[offset] == 0)
+				offset = align_up(offset, attr.align);
+			if (a == c.attno - 1)
+				break;
+			offset += attr.len > 0 ? (uint32_t) attr.len : varlena_size(data + offset);
+		}
+		return data + offset;
+	}
+};
+
+/*
+ * Every page's rows that pass, compacted into keys and TIDs; counts[0]
+ * gets their number, counts[1] the tuples read.
+ */
+template <typename K>
+__global__ void
+__launch_bounds__(PAGE_THREADS)
+pages_kernel(const char *buffers, const GpuHeapPage *pages, size_t npages,
+			 const GpuHeapQuery *q, K *keys, uint64_t *tids, unsigned long long *counts)
+{
+	typedef cub::BlockScan<uint32_t, PAGE_THREADS> Scan;
+	__shared__ typename Scan::TempStorage scan;
+	__shared__ uint32_t base;
+	extern __shared__ uint4 page_words[];
+	const uint8_t *page = (const uint8_t *) page_words;
+	int			nwords = q->page_size / (int) sizeof(uint4);
+	ProgramState state;
+	unsigned long long read = 0;
+
+	state.init(&q->program);
+	for (size_t p = blockIdx.x; p < npages; p += gridDim.x)
+	{
+		GpuHeapPage d = pages[p];
+		const uint4 *from = (const uint4 *) (buffers + (size_t) d.buffer * q->page_size);
+		int			lines = min((int) d.lines, q->max_lines);
+
+		for (int i = threadIdx.x; i < nwords; i += PAGE_THREADS)
+			page_words[i] = from[i];
+		__syncthreads();
+		for (int first = 0; first < lines; first += PAGE_THREADS)
+		{
+			int			line = first + threadIdx.x;
+			uint64_t	key = 0;
+			uint32_t	pass = 0;
+			uint32_t	offset;
+			uint32_t	total;
+
+			if (line < lines)
+			{
+				uint32_t	item = *(const uint32_t *) (page + PAGE_HEADER_BYTES + 4 * line);
+
+				if (((item >> 15) & 3) == LP_NORMAL &&
+					(!d.masked || (d.normal[line >> 5] >> (line & 31)) & 1))
+				{
+					read++;
+					pass = program_row_key(&q->program, HeapRow{q, page + (item & 0x7FFF)},
+										   &state, &key);
+				}
+			}
+			Scan(scan).ExclusiveSum(pass, offset, total);
+			if (threadIdx.x == 0 && total > 0)
+				base = (uint32_t) atomicAdd(&counts[0], (unsigned long long) total);
+			__syncthreads();
+			if (pass)
+			{
+				keys[base + offset] = (K) key;
+				tids[base + offset] = (uint64_t) d.block << 16 | (uint64_t) (line + 1);
+			}
+			__syncthreads();
+		}
+	}
+	if (read > 0)
+		atomicAdd(&counts[1], read);
+}
+
+static GpuStatus
+reader_init(GpuHeapReader *r)
+{
+	int			device;
+
+	GPU_CHECK(cudaGetDevice(&device), "Finding the current device");
+	GPU_CHECK(cudaDeviceGetAttribute(&r->multiprocessors, cudaDevAttrMultiProcessorCount, device),
+			  "Finding the device's multiprocessors");
+	GPU_CHECK(cudaMalloc(&r->query, sizeof(GpuHeapQuery)), "Allocating device memory");
+	GPU_CHECK(cudaMalloc(&r->counts, 2 * sizeof(unsigned long long)), "Allocating device memory");
+	GPU_CHECK(cudaMallocHost(&r->host_counts, 2 * sizeof(unsigned long long)),
+			  "Allocating pinned host memory");
+	GPU_CHECK(cudaEventCreate(&r->begun), "Creating an event");
+	GPU_CHECK(cudaEventCreate(&r->ended), "Creating an event");
+	return GPU_OK;
+}
+
+extern "C" GpuStatus
+gpu_heap_reader_create(GpuHeapReader **out)
+{
+	GpuHeapReader *r = (GpuHeapReader *) calloc(1, sizeof(GpuHeapReader));
+	GpuStatus	status;
+
+	*out = NULL;
+	if (r == NULL)
+		return gpu_fail(cudaErrorMemoryAllocation, "Allocating host memory");
+	status = reader_init(r);
+	if (status != GPU_OK)
+	{
+		gpu_heap_reader_destroy(r);
+		return status;
+	}
+	*out = r;
+	return GPU_OK;
+}
+
+extern "C" void
+gpu_heap_reader_destroy(GpuHeapReader *r)
+{
+	if (r == NULL)
+		return;
+	cudaStreamSynchronize(cudaStreamPerThread);
+	cudaFree(r->query);
+	cudaFree(r->set_values);
+	cudaFree(r->pages);
+	cudaFree(r->keys);
+	cudaFree(r->tids);
+	cudaFree(r->counts);
+	cudaFreeHost(r->host_counts);
+	if (r->begun)
+		cudaEventDestroy(r->begun);
+	if (r->ended)
+		cudaEventDestroy(r->ended);
+	free(r);
+}
+
+/* Device memory for n items of unit bytes at *ptr, *cap items so far. */
+static GpuStatus
+ensure(void **ptr, size_t *cap, size_t n, size_t unit)
+{
+	if (n <= *cap)
+		return GPU_OK;
+	cudaFree(*ptr);
+	*ptr = NULL;
+	*cap = 0;
+	GPU_CHECK(cudaMalloc(ptr, n * unit), "Allocating device memory for a heap scan");
+	*cap = n;
+	return GPU_OK;
+}
+
+/* Room for a batch's rows: keys of up to 8 bytes and TIDs. */
+static GpuStatus
+ensure_rows(GpuHeapReader *r, size_t rows)
+{
+	if (rows <= r->rows_cap)
+		return GPU_OK;
+	cudaFree(r->keys);
+	cudaFree(r->tids);
+	r->keys = r->tids = NULL;
+	r->rows_cap = 0;
+	GPU_CHECK(cudaMalloc(&r->keys, rows * sizeof(uint64_t)), "Allocating device memory for a heap scan");
+	GPU_CHECK(cudaMalloc(&r->tids, rows * sizeof(uint64_t)), "Allocating device memory for a heap scan");
+	r->rows_cap = rows;
+	return GPU_OK;
+}
+
+extern "C" GpuStatus
+gpu_heap_set_query(GpuHeapReader *r, const GpuHeapQuery *query, const uint64_t *set_values,
+				   size_t nset_values)
+{
+	GpuHeapQuery q = *query;
+
+	GPU_TRY(ensure((void **) &r->set_values, &r->set_values_cap, nset_values > 0 ? nset_values : 1,
+				   sizeof(uint64_t)));
+	for (int i = 0; i < q.program.nsets; i++)
+		q.program.sets[i].values = r->set_values + (uintptr_t) query->program.sets[i].values;
+	if (nset_values > 0)
+		GPU_CHECK(cudaMemcpyAsync(r->set_values, set_values, nset_values * sizeof(uint64_t),
+								  cudaMemcpyHostToDevice, cudaStreamPerThread),
+				  "Copying a heap scan's query");
+	GPU_CHECK(cudaMemcpyAsync(r->query, &q, sizeof(q), cudaMemcpyHostToDevice,
+							  cudaStreamPerThread), "Copying a heap scan's query");
+	GPU_CHECK(cudaStreamSynchronize(cudaStreamPerThread), "Copying a heap scan's query");
+	r->max_lines = q.max_lines;
+	r->page_size = q.page_size;
+	r->key_width = key_width((KeyType) q.program.key_type);
+	return GPU_OK;
+}
+
+extern "C" GpuStatus
+gpu_heap_read(GpuHeapReader *r, const char *buffers, const GpuHeapPage *pages, size_t n,
+			  GpuTopk *t, uint64_t *rows_read, uint64_t *rows_keyed, double *kernel_ms)
+{
+	int			grid;
+	float		ms = 0;
+
+	if (n == 0)
+		return GPU_OK;
+	GPU_TRY(ensure((void **) &r->pages, &r->pages_cap, n, sizeof(GpuHeapPage)));
+	GPU_TRY(ensure_rows(r, n * (size_t) r->max_lines));
+	GPU_CHECK(cudaMemcpyAsync(r->pages, pages, n * sizeof(GpuHeapPage), cudaMemcpyHostToDevice,
+							  cudaStreamPerThread), "Copying page descriptions");
+	GPU_CHECK(cudaMemsetAsync(r->counts, 0, 2 * sizeof(unsigned long long), cudaStreamPerThread),
+			  "Clearing a batch's counts");
+	GPU_CHECK(cudaEventRecord(r->begun, cudaStreamPerThread), "Recording an event");
+	grid = (int) std::min<size_t>(n, (size_t) r->multiprocessors * 8);
+	if (r->key_width == 4)
+		pages_kernel<uint32_t><<<grid, PAGE_THREADS, r->page_size, cudaStreamPerThread>>>(
+			buffers, r->pages, n, r->query, (uint32_t *) r->keys, r->tids, r->counts);
+	else
+		pages_kernel<uint64_t><<<grid, PAGE_THREADS, r->page_size, cudaStreamPerThread>>>(
+			buffers, r->pages, n, r->query, (uint64_t *) r->keys, r->tids, r->counts);
+	GPU_CHECK(cudaGetLastError(), "Launching the heap page reader");
+	GPU_CHECK(cudaEventRecord(r->ended, cudaStreamPerThread), "Recording an event");
+	GPU_CHECK(cudaMemcpyAsync(r->host_counts, r->counts, 2 * sizeof(unsigned long long),
+							  cudaMemcpyDeviceToHost, cudaStreamPerThread),
+			  "Copying a batch's counts");
+	GPU_CHECK(cudaStreamSynchronize(cudaStreamPerThread), "Reading heap pages");
+	GPU_CHECK(cudaEventElapsedTime(&ms, r->begun, r->ended), "Timing the heap page reader");
+	*kernel_ms += ms;
+	*rows_keyed += r->host_counts[0];
+	*rows_read += r->host_counts[1];
+	return gpu_topk_push_device(t, r->keys, r->tids, r->host_counts[0]);
+}

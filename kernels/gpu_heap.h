@@ -1,0 +1,93 @@
+/*
+ * gpu_heap.h
+ *	  Heap pages read in place from PostgreSQL's shared_buffers by a GPU
+ *	  kernel: tuples deformed, the compiled filter and key run, and the keys
+ *	  of the rows that pass handed to a top-k (the GPU side of
+ *	  src/scan_page_sink.c).
+ *
+ * The GPU service registers shared_buffers with CUDA, mapped, so that a
+ * kernel reads a page where it is, over the bus, without a copy by the
+ * CPU.  A scan process pins the pages it hands over and keeps them pinned
+ * until the batch is read; it hands over only pages whose every tuple is
+ * visible to every snapshot (all-visible) and whose line pointers up to
+ * lines cannot change while pinned, or whose normal line pointers the scan
+ * listed (see src/scan_row_reader.c), so the kernel needs no visibility
+ * check.  Each row is known to the top-k by its
+ * TID, block << 16 | offset.
+ *
+ * Like the rest of kernels/: no PostgreSQL headers, GpuStatus results.  A
+ * reader is used by one thread at a time, with its device current.
+ */
+#ifndef GPU_HEAP_H
+#define GPU_HEAP_H
+
+#include "gpu_api.h"
+#include "gpu_program.h"
+#include "gpu_topk.h"
+
+#ifdef __cplusplus
+extern "C"
+{
+#endif
+
+/* the most attributes a query reads up to; a query beyond stays on the CPU */
+#define GPU_HEAP_MAX_ATTRS 64
+
+/* a table attribute as the tuple holds it */
+typedef struct GpuHeapAttr
+{
+	int16_t		len;			/* attlen: > 0 fixed, -1 varlena */
+	int16_t		align;			/* in bytes: 1, 2, 4 or 8 */
+} GpuHeapAttr;
+
+typedef struct GpuHeapQuery
+{
+	int32_t		page_size;
+	int32_t		max_lines;		/* line pointers a page can have */
+	int32_t		natts;			/* attributes 1 to natts are described */
+	int32_t		fixed_natts;	/* the leading ones of fixed width */
+	GpuHeapAttr attrs[GPU_HEAP_MAX_ATTRS];
+	int32_t		fixed_offsets[GPU_HEAP_MAX_ATTRS];	/* theirs in a tuple without NULLs */
+	/* the filter and the key over a tuple's columns (attno) */
+	GpuRowProgram program;
+} GpuHeapQuery;
+
+/* words of a page's mask of line pointers: enough for 8 kB pages */
+#define GPU_HEAP_MASK_WORDS 10
+
+/* a pinned page of shared_buffers */
+typedef struct GpuHeapPage
+{
+	uint32_t	buffer;			/* its index in shared_buffers, from 0 */
+	uint32_t	block;			/* its block in the table */
+	uint32_t	lines;			/* line pointers 1 to lines are read, */
+	uint32_t	masked;			/* if not 0, only those with their bit in normal */
+	uint32_t	normal[GPU_HEAP_MASK_WORDS];	/* bit i - 1: line pointer i */
+} GpuHeapPage;
+
+typedef struct GpuHeapReader GpuHeapReader;
+
+extern GpuStatus gpu_heap_reader_create(GpuHeapReader **out);
+/* NULL is fine; waits for queued work. */
+extern void gpu_heap_reader_destroy(GpuHeapReader *r);
+
+/* The query of the batches that follow; set_values holds its sets' values. */
+extern GpuStatus gpu_heap_set_query(GpuHeapReader *r, const GpuHeapQuery *query,
+									const uint64_t *set_values, size_t nset_values);
+
+/*
+ * Read n pages (descriptions in host memory) of the shared_buffers that
+ * start at buffers (a device pointer) and push the keys of the rows that
+ * pass to the streamed run of t (gpu_topk_push_device).  Returns once the
+ * pages have been read: their pins may go.  Adds the tuples read and the
+ * rows keyed, and the device time in ms.
+ */
+extern GpuStatus gpu_heap_read(GpuHeapReader *r, const char *buffers, const GpuHeapPage *pages,
+							   size_t n, GpuTopk *t, uint64_t *rows_read, uint64_t *rows_keyed,
+							   double *kernel_ms);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* GPU_HEAP_H */

@@ -1,0 +1,83 @@
+/*
+ * gpu_program.cuh
+ *	  Running a GpuRowProgram (gpu_program.h) on one row in a kernel.
+ *
+ * A reader gives a column's value: Row::value(const GpuColumn &, bool
+ * *isnull) returns a pointer to the stored value, or sets *isnull.
+ */
+#ifndef GPU_PROGRAM_CUH
+#define GPU_PROGRAM_CUH
+
+#include "gpu_program.h"
+
+/* A thread's registers and stacks for the program. */
+struct ProgramState
+{
+	FilterRegister regs[GPU_PROGRAM_MAX_REGISTERS];
+	FilterTruth truths[GPU_PROGRAM_MAX_STEPS];
+	double		stack[GPU_PROGRAM_MAX_KEY_STEPS];
+
+	__device__ void init(const GpuRowProgram *p)
+	{
+		for (int i = 0; i < p->nregisters; i++)
+			regs[i] = p->registers[i];
+	}
+};
+
+/* The row's key, or false when the filter rejects the row. */
+template <typename Row>
+static __device__ bool
+program_row_key(const GpuRowProgram *p, const Row &row, ProgramState *s, uint64_t *key)
+{
+	bool		isnull;
+	const void *v;
+
+	if (p->nsteps > 0)
+	{
+		for (int i = 0; i < p->nloads; i++)
+		{
+			const GpuLoad *load = &p->loads[i];
+			FilterRegister *reg = &s->regs[load->reg];
+
+			v = row.value(load->column, &reg->isnull);
+			if (!reg->isnull && load->value_needed)
+				reg->value = filter_value_key((FilterValueKind) load->column.kind, v,
+											  load->to_float8);
+		}
+		if (!filter_steps_run(p->steps, p->nsteps, s->regs, p->sets, s->truths))
+			return false;
+	}
+	if (!p->key_is_program)
+	{
+		v = row.value(p->key_column, &isnull);
+		*key = isnull ? key_null((KeyType) p->key_type, p->nulls_first) :
+			key_of_stored((KeyType) p->key_type, v, p->desc);
+		return true;
+	}
+	{
+		int			top = 0;
+
+		for (int i = 0; i < p->nkey_steps; i++)
+		{
+			const GpuKeyStep *ks = &p->key_steps[i];
+
+			if (!key_step_is_column(&ks->step))
+			{
+				key_step_apply(&ks->step, s->stack, &top);
+				continue;
+			}
+			v = row.value(ks->column, &isnull);
+			if (isnull)
+			{
+				*key = key_null((KeyType) p->key_type, p->nulls_first);
+				return true;
+			}
+			s->stack[top++] = ks->step.kind == KEY_STEP_INT2_COLUMN ?
+				(double) *(const int16_t *) v : (double) *(const int32_t *) v;
+		}
+		*key = key_from_float8(s->stack[0], p->desc);
+		return true;
+	}
+}
+
+#endif							/* GPU_PROGRAM_CUH */

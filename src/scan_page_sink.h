@@ -1,0 +1,61 @@
+/*-------------------------------------------------------------------------
+ *
+ * scan_page_sink.h
+ *	  A scan's all-visible table pages handed, pinned, to a pages job of
+ *	  the GPU service, which reads them in place in shared_buffers and
+ *	  selects the best rows of them (kernels/gpu_heap.h).
+ *
+ * The scan reads each block (scan_row_reader.h); a page it can leave
+ * whole to the GPU stays pinned and goes into the sink, the others' rows
+ * are read on the CPU as before.  The answer is the best rows of the
+ * sink's pages, known by their TIDs.  Everything is released with the
+ * memory context that was current at page_sink_create, errors included.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SCAN_PAGE_SINK_H
+#define SCAN_PAGE_SINK_H
+
+#include "storage/buf.h"
+#include "storage/off.h"
+#include "utils/relcache.h"
+
+#include "scan_gpu_program.h"
+#include "gpu_topk.h"
+#include "scan_gpu_stats.h"
+#include "scan_row_reader.h"
+#include "topk.h"
+
+typedef struct PageSink PageSink;
+
+/* what the GPU did, for EXPLAIN ANALYZE */
+typedef struct PageSinkStats
+{
+	uint64		pages;			/* read on the GPU */
+	uint64		rows_read;		/* tuples on them */
+	uint64		rows_keyed;		/* rows that passed the filter */
+	GpuTopkPlan plan;			/* the top-k's last selection */
+} PageSinkStats;
+
+/*
+ * A sink for the scan of rel whose rows the program selects, or NULL where
+ * the GPU cannot read the table's pages (gputopk.gpu_pages off, no GPU at
+ * hand under gputopk.device = auto, shared_buffers not mapped, a column or
+ * a program the kernel cannot read, or too few buffers to pin); under
+ * gputopk.device = gpu, an error where the GPU cannot take the job.
+ */
+extern PageSink *page_sink_create(Relation rel, const GpuProgramSource *program, uint64 k,
+								  TopkMode mode, GpuTopkAlgorithm algorithm);
+
+/* A page left whole by the scan, pinned: the GPU reads it, the sink releases the pin. */
+extern void page_sink_add(PageSink *sink, BlockNumber block, const WholePage *whole);
+
+/*
+ * The best rows of the pages, in the current memory context, refs being
+ * TIDs (block << 16 | offset); the job's work is added to *gpu and *stats.
+ * Every pin is released.
+ */
+extern void page_sink_result(PageSink *sink, TopkResult *result, ScanGpuStats *gpu,
+							 PageSinkStats *stats);
+
+#endif							/* SCAN_PAGE_SINK_H */

@@ -1,0 +1,157 @@
+-- pgTAP, GPU machines only, under gputopk.device = gpu: GpuTopK's GPU reads
+-- a table's all-visible pages in place in shared_buffers (gputopk.gpu_pages)
+-- and answers as PostgreSQL does: every key type, NULLs, NaN, -0, ties,
+-- compiled filters and computed keys, columns after text and after NULLs,
+-- rows older than a column, pages left to the CPU after writes, parallel
+-- plans, and the cases that stay on the CPU.
+SET gputopk.min_table_rows = 1000;
+SET gputopk.device = gpu;
+SET gputopk.enable_column_index = off;
+-- GpuTopK also where a sort of few rows would cost less
+SET enable_sort = off;
+SELECT plan(33);
+
+CREATE TABLE gp AS
+SELECT i::int8 AS id,
+       repeat('p', i % 37) AS pad,
+       CASE WHEN i % 97 = 0 THEN NULL WHEN i % 89 = 0 THEN 'NaN'::float4
+            WHEN i % 83 = 0 THEN '-0'::float4 ELSE (random() * 1000)::float4 END AS score,
+       CASE WHEN i % 101 = 0 THEN NULL ELSE (random() * 2e6 - 1e6)::int4 END AS a,
+       (random() * 1000)::int4 AS b,
+       (random() * 200)::int2 AS s,
+       now() - random() * interval '365 days' AS ts,
+       CASE WHEN i % 7 = 0 THEN NULL ELSE i % 3 = 0 END AS flag,
+       CASE WHEN i % 13 = 0 THEN NULL ELSE (random() * 1e9)::float8 END AS v,
+       date '2020-01-01' + (i % 1000) AS d
+  FROM generate_series(1, 300000) i;
+-- a column added after the rows: NULL in them, read past the tuples' ends
+ALTER TABLE gp ADD COLUMN late int4;
+UPDATE gp SET late = (id % 50)::int4 WHERE id % 2 = 0;
+VACUUM (FREEZE, ANALYZE) gp;
+
+-- a query's rows with gputopk and without, as text
+CREATE FUNCTION answer(q text, enabled boolean) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  result text;
+BEGIN
+  PERFORM set_config('gputopk.enabled', enabled::text, true);
+  EXECUTE format('SELECT string_agg(t::text, '';'') FROM (%s) t', q) INTO result;
+  PERFORM set_config('gputopk.enabled', 'on', true);
+  RETURN result;
+END $$;
+
+-- an EXPLAIN ANALYZE property of the query's GpuTopK node
+CREATE FUNCTION explained(q text, property text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  plan json;
+BEGIN
+  EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON) ' || q INTO plan;
+  RETURN (WITH RECURSIVE nodes(node) AS (
+            SELECT plan -> 0 -> 'Plan'
+            UNION ALL
+            SELECT child FROM nodes, json_array_elements(node -> 'Plans') child)
+          SELECT node ->> property FROM nodes WHERE node ->> 'Node Type' = 'Custom Scan' LIMIT 1);
+END $$;
+
+-- whether the GPU read pages of the query's table (and the CPU some, if
+-- cpu_pages) and the answer is PostgreSQL's
+CREATE FUNCTION same_on_gpu(q text, cpu_pages boolean DEFAULT false) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+  gpu text := explained(q, 'Pages Read on GPU');
+  cpu text := explained(q, 'Pages Read on CPU');
+BEGIN
+  IF coalesce(gpu, '0') = '0' THEN
+    RETURN 'no page read on the GPU: ' || coalesce(explained(q, 'Data Path'), 'no GpuTopK');
+  END IF;
+  IF cpu_pages AND cpu = '0' THEN
+    RETURN 'no page read on the CPU';
+  END IF;
+  IF answer(q, true) IS DISTINCT FROM answer(q, false) THEN
+    RETURN 'different answers';
+  END IF;
+  RETURN 'same';
+END $$;
+
+CREATE TABLE queries (n serial, q text);
+INSERT INTO queries (q) VALUES
+  ('SELECT score FROM gp ORDER BY score DESC LIMIT 100'),
+  ('SELECT id, score FROM gp ORDER BY score DESC NULLS LAST, id LIMIT 50'),
+  ('SELECT score + 0 FROM gp ORDER BY score LIMIT 500'),
+  ('SELECT id, a FROM gp ORDER BY a DESC, id LIMIT 20 OFFSET 30'),
+  ('SELECT a FROM gp ORDER BY a DESC FETCH FIRST 10 ROWS WITH TIES'),
+  ('SELECT s FROM gp ORDER BY s LIMIT 300'),
+  ('SELECT id, ts FROM gp ORDER BY ts, id LIMIT 25'),
+  ('SELECT v FROM gp ORDER BY v DESC NULLS FIRST LIMIT 1000'),
+  ('SELECT id, d FROM gp ORDER BY d DESC, id LIMIT 40'),
+  ('SELECT id, late FROM gp ORDER BY late DESC NULLS LAST, id LIMIT 60'),
+  ('SELECT * FROM gp ORDER BY id DESC LIMIT 7'),
+  ('SELECT id, score FROM gp WHERE ts > now() - interval ''36.5 days'' ORDER BY score DESC, id LIMIT 50'),
+  ('SELECT id, score FROM gp WHERE a IN (1, 2, 3) OR flag IS NOT TRUE AND b < 10 ORDER BY score DESC, id LIMIT 40'),
+  ('SELECT id FROM gp WHERE NOT flag AND a > 0 ORDER BY a + 0.5 * b DESC, id LIMIT 1000'),
+  ('SELECT a + 0.5 * b AS k FROM gp ORDER BY a + 0.5 * b LIMIT 70'),
+  ('SELECT id, score FROM gp WHERE score IS NULL ORDER BY score DESC, id LIMIT 5'),
+  ('SELECT id, v FROM gp WHERE late IS NULL AND v > 5e8 ORDER BY v, id LIMIT 30'),
+  ('SELECT id FROM gp WHERE b BETWEEN 10 AND 20 ORDER BY s DESC, id LIMIT 100000'),
+  ('SELECT id FROM gp WHERE b = -1 ORDER BY score DESC LIMIT 10');
+
+SELECT is(same_on_gpu(q), 'same', 'GPU pages: ' || q) FROM queries ORDER BY n;
+
+-- a parallel plan: each process's GPU reads its share of the pages
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET gputopk.max_parallel_workers = 2;
+SELECT is(same_on_gpu('SELECT id, score FROM gp ORDER BY score DESC, id LIMIT 200'), 'same',
+          'GPU pages in a parallel plan');
+SELECT cmp_ok(explained('SELECT id FROM gp ORDER BY score DESC LIMIT 10', 'GPU Processes')::int,
+              '>', 1, 'several processes of a parallel plan read pages on the GPU');
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET gputopk.max_parallel_workers;
+
+-- k larger than the table, k = 0, an empty table
+SELECT is(same_on_gpu('SELECT id, b FROM gp WHERE b < 3 ORDER BY b, id LIMIT 400000'), 'same',
+          'k larger than the rows');
+SELECT is(answer('SELECT id FROM gp ORDER BY score LIMIT 0', true), NULL, 'k = 0');
+CREATE TABLE gp_empty (LIKE gp);
+VACUUM gp_empty;
+SELECT is(answer('SELECT * FROM gp_empty ORDER BY score LIMIT 5', true), NULL, 'an empty table');
+
+-- pages written since the VACUUM go to the CPU, the others still to the GPU
+UPDATE gp SET score = score + 1 WHERE id % 1000 = 0;
+DELETE FROM gp WHERE id % 1000 = 1;
+INSERT INTO gp (id, score, a, b, s) SELECT -i, 2000 + i, i, i, 1 FROM generate_series(1, 50) i;
+SELECT is(same_on_gpu('SELECT id, score FROM gp ORDER BY score DESC, id LIMIT 100', true), 'same',
+          'pages written since the VACUUM read on the CPU, in the same scan');
+SELECT is(same_on_gpu('SELECT id, a FROM gp WHERE b < 500 ORDER BY a, id LIMIT 1000', true), 'same',
+          'a filter over pages read on both');
+
+-- what stays on the CPU, with the same answers
+SELECT is(explained('SELECT id FROM gp WHERE length(pad) > 3 ORDER BY score DESC LIMIT 10',
+                    'Pages Read on GPU'), NULL, 'a clause the GPU cannot run keeps the rows on the CPU');
+SELECT is(answer('SELECT id FROM gp WHERE length(pad) > 3 ORDER BY score DESC, id LIMIT 10', true),
+          answer('SELECT id FROM gp WHERE length(pad) > 3 ORDER BY score DESC, id LIMIT 10', false),
+          'and answers as PostgreSQL does');
+ALTER TABLE gp ADD COLUMN later int4 DEFAULT 7;
+SELECT is(explained('SELECT id FROM gp ORDER BY later, id LIMIT 10', 'Pages Read on GPU'), NULL,
+          'a column with a default for older rows keeps the rows on the CPU');
+SELECT is(answer('SELECT id, later FROM gp ORDER BY later, id LIMIT 10', true),
+          answer('SELECT id, later FROM gp ORDER BY later, id LIMIT 10', false),
+          'and answers as PostgreSQL does');
+SET gputopk.gpu_pages = off;
+SELECT is(explained('SELECT id FROM gp ORDER BY score DESC LIMIT 10', 'Pages Read on GPU'), NULL,
+          'gputopk.gpu_pages = off reads every page on the CPU');
+RESET gputopk.gpu_pages;
+SET default_transaction_isolation = serializable;
+SELECT is(explained('SELECT id FROM gp ORDER BY score DESC LIMIT 10', 'Pages Read on GPU'), NULL,
+          'a serializable transaction reads every page on the CPU');
+RESET default_transaction_isolation;
+SELECT is(explained('SELECT id FROM gp ORDER BY score DESC LIMIT 10', 'Data Path'),
+          'all-visible heap pages read on the GPU in place, other pages'' rows on the CPU',
+          'EXPLAIN names the data path');
+
+SELECT * FROM finish();
+DROP TABLE gp, gp_empty, queries;
+DROP FUNCTION answer(text, boolean), explained(text, text), same_on_gpu(text, boolean);
