@@ -150,6 +150,34 @@ compact(GpuTopk *t)
 	return GPU_OK;
 }
 
+/*
+ * Enqueue the filter of a batch of n keys on the device (references: refs,
+ * or the next ordinals) against the running cut, into the candidate set.
+ */
+template <typename K>
+static GpuStatus
+append_batch(GpuTopk *t, const K *keys, const Ref *refs, size_t n)
+{
+	Keys<K>		in;
+	Sink<K>		set;
+
+	/* every key of the batch may pass the cut: make room for all of them */
+	if (t->set_bound + n > t->set_cap)
+		GPU_TRY(compact<K>(t));
+	in.keys = keys;
+	in.refs = refs;
+	in.base = t->pushed;
+	in.n = (uint32_t) n;
+	in.d_n = NULL;
+	set.keys = (K *) t->set_keys[t->set].ptr;
+	set.refs = (Ref *) t->set_refs[t->set].ptr;
+	set.cap = (uint32_t) t->set_cap;
+	set.d_count = &t->sc->set_count[t->set];
+	append_above<K>(t->dev, in, &t->sc->has_cut, (const K *) &t->sc->cut,
+					t->mode == TOPK_WITH_TIES, set);
+	return launched("Launching the streaming filter");
+}
+
 template <typename K>
 static GpuStatus
 push_keys(GpuTopk *t, const K *host, size_t n)
@@ -177,21 +205,7 @@ push_keys(GpuTopk *t, const K *host, size_t n)
 		/* the kernels wait for the copy on the device; the host goes on */
 		GPU_CHECK(cudaStreamWaitEvent(t->dev.stream, t->copy[i].ended, 0), "Waiting for an event");
 		GPU_CHECK(cudaEventRecord(t->kernels[i].begun, t->dev.stream), "Recording an event");
-		/* every key of the batch may pass the cut: make room for all of them */
-		if (t->set_bound + chunk > t->set_cap)
-			GPU_TRY(compact<K>(t));
-		in.keys = (const K *) t->slot[i].ptr;
-		in.refs = NULL;
-		in.base = t->pushed;
-		in.n = (uint32_t) chunk;
-		in.d_n = NULL;
-		set.keys = (K *) t->set_keys[t->set].ptr;
-		set.refs = (Ref *) t->set_refs[t->set].ptr;
-		set.cap = (uint32_t) t->set_cap;
-		set.d_count = &t->sc->set_count[t->set];
-		append_above<K>(t->dev, in, &t->sc->has_cut, (const K *) &t->sc->cut,
-						t->mode == TOPK_WITH_TIES, set);
-		GPU_TRY(launched("Launching the streaming filter"));
+		GPU_TRY(append_batch<K>(t, (const K *) t->slot[i].ptr, NULL, chunk));
 		GPU_CHECK(cudaEventRecord(t->kernels[i].ended, t->dev.stream), "Recording an event");
 		t->slot_busy[i] = true;
 		t->next_slot = (i + 1) % STREAM_SLOTS;
@@ -216,23 +230,8 @@ push_device_keys(GpuTopk *t, const K *keys, const Ref *refs, size_t n)
 	while (n > 0)
 	{
 		size_t		chunk = std::min(n, t->stream_batch);
-		Keys<K>		in;
-		Sink<K>		set;
 
-		if (t->set_bound + chunk > t->set_cap)
-			GPU_TRY(compact<K>(t));
-		in.keys = keys;
-		in.refs = refs;
-		in.base = 0;
-		in.n = (uint32_t) chunk;
-		in.d_n = NULL;
-		set.keys = (K *) t->set_keys[t->set].ptr;
-		set.refs = (Ref *) t->set_refs[t->set].ptr;
-		set.cap = (uint32_t) t->set_cap;
-		set.d_count = &t->sc->set_count[t->set];
-		append_above<K>(t->dev, in, &t->sc->has_cut, (const K *) &t->sc->cut,
-						t->mode == TOPK_WITH_TIES, set);
-		GPU_TRY(launched("Launching the streaming filter"));
+		GPU_TRY(append_batch<K>(t, keys, refs, chunk));
 		t->set_bound += chunk;
 		t->pushed += chunk;
 		keys += chunk;
