@@ -82,13 +82,19 @@ struct HeapRow
 {
 	const GpuHeapQuery *q;
 	const uint8_t *tuple;
+	const uint8_t *data;		/* its columns, after the header */
+	int			natts;
+	bool		hasnull;
+
+	__device__ HeapRow(const GpuHeapQuery *query, const uint8_t *t)
+		: q(query), tuple(t), data(t + t[TUPLE_HOFF]),
+		  natts((t[TUPLE_INFOMASK2] | t[TUPLE_INFOMASK2 + 1] << 8) & HEAP_NATTS_MASK),
+		  hasnull(t[TUPLE_INFOMASK] & HEAP_HASNULL)
+	{
+	}
 
 	__device__ const void *value(const GpuColumn &c, bool *isnull) const
 	{
-		int			natts = (tuple[TUPLE_INFOMASK2] | tuple[TUPLE_INFOMASK2 + 1] << 8) &
-			HEAP_NATTS_MASK;
-		bool		hasnull = tuple[TUPLE_INFOMASK] & HEAP_HASNULL;
-		const uint8_t *data = tuple + tuple[TUPLE_HOFF];
 		uint32_t	offset = 0;
 
 		/* a column added since the row was written: NULL (no default: see the host) */
@@ -166,7 +172,7 @@ pages_kernel(const char *buffers, const GpuHeapPage *pages, size_t npages,
 					(!d.masked || (d.normal[line >> 5] >> (line & 31)) & 1))
 				{
 					read++;
-					pass = program_row_key(&q->program, HeapRow{q, page + (item & 0x7FFF)},
+					pass = program_row_key(&q->program, HeapRow(q, page + (item & 0x7FFF)),
 										   &state, &key);
 				}
 			}

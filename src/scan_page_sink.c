@@ -41,7 +41,6 @@ struct PageSink
 	size_t		batch_cap;
 	Buffer	   *pins[2];		/* of the batch in each of the job's buffers */
 	size_t		npins[2];
-	uint64		pages;
 };
 
 /* A column of the table as the kernel reads it: by value, of fixed width. */
@@ -115,11 +114,11 @@ describe_layout(TupleDesc desc, GpuHeapQuery *q)
 
 /* Pages a batch may hold: half of one process's share of shared_buffers, at most. */
 static size_t
-batch_pages(ServiceJob *job)
+batch_pages(void)
 {
 	size_t		share = NBuffers / (MaxBackends + NUM_AUXILIARY_PROCS);
 
-	return Min(Min(share / 2, BATCH_PAGES_MAX), service_job_batch_rows(job));
+	return Min(Min(share / 2, BATCH_PAGES_MAX), SERVICE_HEAP_PAGES(service->buffer_bytes));
 }
 
 PageSink *
@@ -142,13 +141,15 @@ page_sink_create(Relation rel, const GpuProgramSource *program, uint64 k, TopkMo
 	PageSink   *sink;
 
 	if (service == NULL || !gputopk_gpu_pages ||
-		pg_atomic_read_u32(&service->buffers_mapped) == 0 ||
+		pg_atomic_read_u32(&service->buffers_mapped) == 0 || batch_pages() < BATCH_PAGES_MIN ||
 		device_selected_backend() != BACKEND_GPU)
 		return NULL;
 	source.column_of = heap_column;
 	source.arg = RelationGetDescr(rel);
+	/* the request fills the job's two buffers at most */
 	if (!gpu_program_describe(&source, &request.query.program, &set_values, &nset_values) ||
-		!describe_layout(RelationGetDescr(rel), &request.query))
+		!describe_layout(RelationGetDescr(rel), &request.query) ||
+		sizeof(request) + sizeof(uint64) * nset_values > 2 * service->buffer_bytes)
 		return NULL;
 	request.nset_values = nset_values;
 
@@ -157,14 +158,8 @@ page_sink_create(Relation rel, const GpuProgramSource *program, uint64 k, TopkMo
 	sink->job = device_start_job(&spec, true);
 	if (sink->job == NULL)
 		return NULL;
-	sink->batch_cap = batch_pages(sink->job);
+	sink->batch_cap = batch_pages();
 	buffer = service_job_request_buffer(sink->job, &bytes);
-	if (sink->batch_cap < BATCH_PAGES_MIN ||
-		sizeof(request) + sizeof(uint64) * nset_values > bytes)
-	{
-		service_job_release(sink->job);
-		return NULL;
-	}
 	memcpy(buffer, &request, sizeof(request));
 	memcpy(buffer + sizeof(request), set_values, sizeof(uint64) * nset_values);
 	service_job_pages_query(sink->job);
@@ -206,7 +201,6 @@ page_sink_add(PageSink *sink, BlockNumber block, const WholePage *whole)
 	if (whole->masked)
 		memcpy(page->normal, whole->normal, sizeof(whole->normal));
 	sink->pins[filling][sink->npins[filling]++] = whole->buffer;
-	sink->pages++;
 	if (sink->nbatch == sink->batch_cap)
 		post_batch(sink);
 }
@@ -220,7 +214,6 @@ page_sink_result(PageSink *sink, TopkResult *result, ScanGpuStats *gpu, PageSink
 	release_pins(sink, 0);
 	release_pins(sink, 1);
 	scan_gpu_stats_add_job(gpu, sink->job);
-	stats->pages += sink->pages;
 	stats->rows_read += sink->job->rows_read;
 	stats->rows_keyed += sink->job->rows_keyed;
 	stats->plan = sink->job->plan;

@@ -31,8 +31,7 @@ typedef struct PageSink PageSink;
 /* what the GPU did, for EXPLAIN ANALYZE */
 typedef struct PageSinkStats
 {
-	uint64		pages;			/* read on the GPU */
-	uint64		rows_read;		/* tuples on them */
+	uint64		rows_read;		/* tuples on the pages read on the GPU */
 	uint64		rows_keyed;		/* rows that passed the filter */
 	GpuTopkPlan plan;			/* the top-k's last selection */
 } PageSinkStats;

@@ -83,6 +83,26 @@ row_reader_next_block(RowReader *reader)
 }
 
 /*
+ * Whether a page can be read without the snapshot, where it is: a scan
+ * that need not record serializable conflicts (row_reader_can_read_whole),
+ * outside recovery, and a page that is all-visible, every tuple on it
+ * visible to every snapshot.  While the page stays pinned its tuples stay
+ * where they are (moving them, pruning, takes a cleanup lock, which the pin
+ * excludes) and its normal line pointers stay normal (only pruning marks
+ * one dead).  Writers may add tuples meanwhile: beyond the line pointers
+ * counted now, or, where the page's free-line hint is set, in line
+ * pointers unused now, which is why the normal ones are then listed.  So
+ * a page that qualifies under the share lock can be read later, unlocked,
+ * whatever writers do meanwhile: rows they update or delete stay visible
+ * to the query's snapshot.
+ */
+static bool
+readable_whole(Page page, Snapshot snapshot)
+{
+	return PageIsAllVisible(page) && !snapshot->takenDuringRecovery;
+}
+
+/*
  * The offsets of the tuples of the pinned, share-locked page visible to the
  * snapshot, into the scan's rs_vistuples; the lock is released.  A page
  * that is all-visible (every tuple on it visible to every snapshot) needs
@@ -95,7 +115,7 @@ collect_visible(RowReader *reader, Buffer buffer, BlockNumber block, Page page)
 	Relation	rel = scan->rs_base.rs_rd;
 	Snapshot	snapshot = scan->rs_base.rs_snapshot;
 	OffsetNumber lines = PageGetMaxOffsetNumber(page);
-	bool		all_visible = PageIsAllVisible(page) && !snapshot->takenDuringRecovery;
+	bool		all_visible = readable_whole(page, snapshot);
 	int			ntup = 0;
 
 	for (OffsetNumber off = FirstOffsetNumber; off <= lines; off++)
@@ -119,6 +139,15 @@ collect_visible(RowReader *reader, Buffer buffer, BlockNumber block, Page page)
 	LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
 	scan->rs_ntuples = ntup;
 	reader->page = page;
+}
+
+/* The reader at a new block, with no rows yet. */
+static void
+start_page(RowReader *reader, BlockNumber block)
+{
+	CHECK_FOR_INTERRUPTS();
+	reader->next_row = 0;
+	ItemPointerSetBlockNumber(&reader->tuple.t_self, block);
 }
 
 /* A block pinned (pruned first when that is worth it) and share-locked. */
@@ -160,39 +189,16 @@ row_reader_read_page(RowReader *reader, BlockNumber block)
 	HeapScanDesc scan = reader->scan;
 	Buffer		buffer;
 
-	CHECK_FOR_INTERRUPTS();
-	reader->next_row = 0;
-	ItemPointerSetBlockNumber(&reader->tuple.t_self, block);
+	start_page(reader, block);
 	if (CheckForSerializableConflictOutNeeded(scan->rs_base.rs_rd, scan->rs_base.rs_snapshot))
 	{
 		heapgetpage(&scan->rs_base, block);
 		reader->page = BufferGetPage(scan->rs_cbuf);
 		return;
 	}
-	set_current(reader, InvalidBuffer, InvalidBlockNumber);
 	buffer = pin_and_lock(reader, block);
 	set_current(reader, buffer, block);
 	collect_visible(reader, buffer, block, BufferGetPage(buffer));
-}
-
-/*
- * Whether a page can be read without the snapshot, where it is: a scan
- * that need not record serializable conflicts (row_reader_can_read_whole),
- * outside recovery, and a page that is all-visible, every tuple on it
- * visible to every snapshot.  While the page stays pinned its tuples stay
- * where they are (moving them, pruning, takes a cleanup lock, which the pin
- * excludes) and its normal line pointers stay normal (only pruning marks
- * one dead).  Writers may add tuples meanwhile: beyond the line pointers
- * counted now, or, where the page's free-line hint is set, in line
- * pointers unused now, which is why the normal ones are then listed.  So
- * a page that qualifies under the share lock can be read later, unlocked,
- * whatever writers do meanwhile: rows they update or delete stay visible
- * to the query's snapshot.
- */
-static bool
-readable_whole(Page page, Snapshot snapshot)
-{
-	return PageIsAllVisible(page) && !snapshot->takenDuringRecovery;
 }
 
 bool
@@ -216,9 +222,7 @@ row_reader_read_or_pin(RowReader *reader, BlockNumber block, WholePage *whole)
 	Buffer		buffer;
 	Page		page;
 
-	CHECK_FOR_INTERRUPTS();
-	reader->next_row = 0;
-	ItemPointerSetBlockNumber(&reader->tuple.t_self, block);
+	start_page(reader, block);
 	buffer = pin_and_lock(reader, block);
 	page = BufferGetPage(buffer);
 	if (readable_whole(page, reader->scan->rs_base.rs_snapshot))
