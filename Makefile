@@ -29,7 +29,7 @@ SRC_OBJS = src/gputopk.o src/device.o src/info.o kernels/cpu_topk.o \
 	src/service_shmem.o src/service_main.o src/service_jobs.o src/service_client.o \
 	src/service_view.o src/service_index.o \
 	src/colindex_page.o src/colindex_am.o src/colindex_check.o src/colindex_changes.o \
-	src/colindex_dict.o src/colindex_buffers.o src/topk_index_gpu.o src/scan_gpu_program.o \
+	src/colindex_dict.o src/recent_buffers.o src/topk_index_gpu.o src/scan_gpu_program.o \
 	src/scan_page_sink.o
 
 # pg_regress tests in sql/ and expected/; two need a particular server set-up

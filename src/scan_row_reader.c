@@ -18,6 +18,7 @@
 #include "storage/predicate.h"
 #include "utils/rel.h"
 
+#include "recent_buffers.h"
 #include "scan_row_reader.h"
 
 /*
@@ -158,7 +159,7 @@ pin_and_lock(RowReader *reader, BlockNumber block)
 	Relation	rel = scan->rs_base.rs_rd;
 	Buffer		buffer;
 
-	buffer = ReadBufferExtended(rel, MAIN_FORKNUM, block, RBM_NORMAL, scan->rs_strategy);
+	buffer = recent_buffer_read(rel, block, scan->rs_strategy);
 	heap_page_prune_opt(rel, buffer);
 	LockBuffer(buffer, BUFFER_LOCK_SHARE);
 	TestForOldSnapshot(scan->rs_base.rs_snapshot, rel, BufferGetPage(buffer));

@@ -63,9 +63,9 @@
 #include "utils/rel.h"
 
 #include "colindex.h"
-#include "colindex_buffers.h"
 #include "colindex_changes.h"
 #include "cpu_topk.h"
+#include "recent_buffers.h"
 #include "topk_index_gpu.h"
 #include "topk_index_page.h"
 #include "topk_index_select.h"
@@ -308,7 +308,7 @@ select_round(Selection *sel, uint64 count, TopkResult *result, IndexSelectStats 
 		{
 			int			at = (first + npinned++) % (PAGES_AHEAD + 1);
 
-			pinned[at] = colindex_read_buffer(index, block, strategy);
+			pinned[at] = recent_buffer_read(index, block, strategy);
 			pinned_blocks[at] = block;
 			index_page_eval_prefetch(sel->eval, BufferGetPage(pinned[at]), floor);
 		}
