@@ -92,13 +92,61 @@ typedef enum FilterValueKind
 	VALUE_INT8,					/* also timestamp and timestamptz */
 	VALUE_FLOAT4,
 	VALUE_FLOAT8,
-	VALUE_BOOL
+	VALUE_BOOL,
+	VALUE_TEXT					/* a varlena as a heap tuple stores it */
 } FilterValueKind;
 
 /*
+ * Text for equality, without a dictionary: a value of at most
+ * FILTER_TEXT_KEY_BYTES bytes is its bytes, first byte highest, zero-padded
+ * (text holds no zero byte, so no two such values share a key); a longer
+ * one is FILTER_TEXT_KEY_LONG, which no short value's key is (a zero byte
+ * before a nonzero one).  So the keys of a long value and a short one
+ * never match, and a program compares text this way only with constants
+ * that are short.
+ */
+#define FILTER_TEXT_KEY_BYTES 8
+#define FILTER_TEXT_KEY_LONG ((uint64_t) 1)
+
+KEY_FN uint64_t
+filter_text_key(const uint8_t *bytes, uint32_t length)
+{
+	uint64_t	key = 0;
+
+	if (length > FILTER_TEXT_KEY_BYTES)
+		return FILTER_TEXT_KEY_LONG;
+	for (uint32_t i = 0; i < length; i++)
+		key |= (uint64_t) bytes[i] << (56 - 8 * i);
+	return key;
+}
+
+/*
+ * The key of a text value stored in a heap tuple (little-endian varlena
+ * headers, as varatt.h lays them out): inline, with a 1-byte or 4-byte
+ * header, its bytes' key; compressed or stored out of line, the long
+ * key.  That is exact for the comparisons with short constants: the heap
+ * compresses or moves out of line only values of more than 20 bytes
+ * (toast_tuple_find_biggest_attribute takes none of at most
+ * MAXALIGN(TOAST_POINTER_SIZE) bytes, header included).
+ */
+KEY_FN uint64_t
+filter_stored_text_key(const uint8_t *p)
+{
+	if (p[0] == 0x01)
+		return FILTER_TEXT_KEY_LONG;	/* a pointer to a value out of line */
+	if (p[0] & 0x01)
+		return filter_text_key(p + 1, (uint32_t) (p[0] >> 1) - 1);
+	if ((p[0] & 0x03) == 0x02)
+		return FILTER_TEXT_KEY_LONG;	/* compressed inline */
+	return filter_text_key(p + 4, (((uint32_t) p[0] | (uint32_t) p[1] << 8 |
+									 (uint32_t) p[2] << 16 | (uint32_t) p[3] << 24) >> 2) - 4);
+}
+
+/*
  * The register key of a stored value (p points at it): integers and dates
- * by value as int64, floats as float8, booleans as 0 or 1; with to_float8,
- * an integer cast to float8 as C and PostgreSQL convert it.
+ * by value as int64, floats as float8, booleans as 0 or 1, text as
+ * filter_stored_text_key; with to_float8, an integer cast to float8 as C
+ * and PostgreSQL convert it.
  */
 KEY_FN uint64_t
 filter_value_key(FilterValueKind kind, const void *p, bool to_float8)
@@ -120,6 +168,8 @@ filter_value_key(FilterValueKind kind, const void *p, bool to_float8)
 			return key_from_float8((double) *(const float *) p, true);
 		case VALUE_FLOAT8:
 			return key_from_float8(*(const double *) p, true);
+		case VALUE_TEXT:
+			return filter_stored_text_key((const uint8_t *) p);
 		default:
 			return *(const bool *) p ? 1 : 0;
 	}

@@ -6,7 +6,10 @@
 SELECT setseed(0.17);
 CREATE TABLE tk_f AS
 SELECT *, CASE WHEN random() < 0.1 THEN NULL ELSE i4 % 2 = 0 END AS flag,
-       CASE WHEN random() < 0.1 THEN NULL ELSE 'w' || (id % 10) END AS word
+       CASE WHEN random() < 0.1 THEN NULL ELSE 'w' || (id % 10) END AS word,
+       -- 8 and 9 bytes, empty, NULL, and compressed
+       CASE id % 5 WHEN 0 THEN 'eightxxx' WHEN 1 THEN 'ninexxxxx' WHEN 2 THEN ''
+                   WHEN 3 THEN repeat('z', 3000) END AS note
 FROM tk;
 ANALYZE tk_f;
 
@@ -74,6 +77,26 @@ SELECT topk_check('SELECT id FROM tk_f WHERE i2 < i4 AND i8 > i2 ORDER BY f4 DES
 SELECT topk_check('SELECT id FROM tk_f WHERE f4 > f8 OR f4 = f8 ORDER BY i4, id LIMIT 10');
 SELECT topk_check('SELECT id FROM tk_f WHERE f8 = ''NaN'' OR f4 = ''-0'' OR i2 > 0 ORDER BY i4, id LIMIT 10');
 SELECT topk_check('SELECT id FROM tk_f WHERE d < ts::date AND tz > ''2001-01-01'' ORDER BY i4, id LIMIT 10');
+-- text: = and <> and IN lists compile with constants of at most 8 bytes
+-- (a value's key is then its bytes); longer constants and parameters are
+-- left to the interpreter
+SET gputopk.device = cpu;
+EXPLAIN (COSTS OFF)
+  SELECT id FROM tk_f WHERE word = 'w3' OR note IN ('eightxxx', '') ORDER BY f8 DESC LIMIT 5;
+EXPLAIN (COSTS OFF)
+  SELECT id FROM tk_f WHERE word = 'w3' OR note = 'ninexxxxx' ORDER BY f8 DESC LIMIT 5;
+RESET gputopk.device;
+SET enable_sort = off;
+SELECT topk_check('SELECT id FROM tk_f WHERE word = ''w3'' ORDER BY i4, id LIMIT 10');
+SELECT topk_check('SELECT id FROM tk_f WHERE word <> ''w3'' AND note <> '''' ORDER BY i4, id LIMIT 10');
+SELECT topk_check('SELECT id FROM tk_f WHERE note IN (''eightxxx'', NULL) ORDER BY i4, id LIMIT 10');
+SELECT topk_check('SELECT id FROM tk_f WHERE note NOT IN (''eightxxx'', '''') ORDER BY i4, id LIMIT 10');
+SELECT topk_check('SELECT id FROM tk_f WHERE note NOT IN (''eightxxx'', NULL) ORDER BY i4, id LIMIT 10');
+SELECT topk_check('SELECT id FROM tk_f WHERE note = ''ninexxxxx'' ORDER BY i4, id LIMIT 10');
+SELECT topk_check('SELECT id FROM tk_f WHERE note = repeat(''z'', 3000) ORDER BY i4, id LIMIT 10');
+SELECT topk_check('SELECT id FROM tk_f WHERE word::varchar(4) IN (''w1'', ''w2'') ORDER BY i4, id LIMIT 10');
+SELECT topk_check('SELECT id FROM tk_f WHERE word = ''w1'' COLLATE "C" OR word IS NULL ORDER BY i4, id LIMIT 10');
+RESET enable_sort;
 -- casts of columns that cannot fail: wider integers, float4 to float8, integers to float8
 SET gputopk.device = cpu;
 EXPLAIN (COSTS OFF)

@@ -19,11 +19,14 @@
  * NaN and is above every number, -0 equals +0, and integers (and floats)
  * of different widths compare by value.
  *
- * Over a column index's entries (filter_program_compile_coded), text and
- * varchar columns compile too, in = and <> comparisons and IN lists with
- * run constants under a deterministic collation, where equality is
- * equality of bytes: the entries hold the values' dictionary codes, and a
- * run constant becomes its code when the run starts.
+ * Text and varchar columns compile too, in = and <> comparisons and IN
+ * lists under a deterministic collation, where equality is equality of
+ * bytes.  Over a column index's entries (filter_program_compile_coded),
+ * with any run constants: the entries hold the values' dictionary codes,
+ * and a run constant becomes its code when the run starts.  Over heap
+ * tuples, with constants (not parameters) of at most
+ * FILTER_TEXT_KEY_BYTES bytes: a value's key is then its bytes, or one key
+ * for every longer value, which equals no constant's (filter_steps.h).
  *
  * The program is a postfix list of steps over SQL's three truth values, so
  * NULLs behave as in the interpreter; it is plain data (registers, steps,
@@ -68,7 +71,7 @@ typedef enum ValueDomain
 	DOMAIN_TIMESTAMP,
 	DOMAIN_TIMESTAMPTZ,
 	DOMAIN_BOOL,
-	DOMAIN_TEXT					/* as dictionary codes: equality only */
+	DOMAIN_TEXT					/* equality only: codes, or short values' bytes */
 } ValueDomain;
 
 /* a run constant: a value for a register, or an array for a value set */
@@ -164,6 +167,14 @@ encode(Oid type, Datum d)
 			return key_from_int64(DatumGetTimestamp(d), true);
 		case BOOLOID:
 			return DatumGetBool(d) ? 1 : 0;
+		case TEXTOID:
+		case VARCHAROID:
+			{
+				struct varlena *text = PG_DETOAST_DATUM_PACKED(d);
+
+				return filter_text_key((const uint8_t *) VARDATA_ANY(text),
+									   VARSIZE_ANY_EXHDR(text));
+			}
 	}
 	pg_unreachable();
 }
@@ -279,10 +290,44 @@ is_cast_column(Builder *b, Node *node)
 	}
 }
 
+/* Whether a text value has a key of its own outside a coded program (filter_text_key). */
+static bool
+is_short_text(Datum d)
+{
+	return VARSIZE_ANY_EXHDR(PG_DETOAST_DATUM_PACKED(d)) <= FILTER_TEXT_KEY_BYTES;
+}
+
+/*
+ * Whether a run constant of text (an array of it for a set) compiles: any
+ * in a coded program, otherwise a constant whose values are short.
+ */
+static bool
+text_constant_compiles(Builder *b, Node *node, bool is_set)
+{
+	Const	   *c = (Const *) node;
+	ArrayIterator it;
+	Datum		d;
+	bool		isnull;
+	bool		all_short = true;
+
+	if (b->coded)
+		return true;
+	if (!IsA(node, Const))
+		return false;
+	if (c->constisnull)
+		return true;
+	if (!is_set)
+		return is_short_text(c->constvalue);
+	it = array_create_iterator(DatumGetArrayTypeP(c->constvalue), 0, NULL);
+	while (all_short && array_iterate(it, &d, &isnull))
+		all_short = isnull || is_short_text(d);
+	array_free_iterator(it);
+	return all_short;
+}
+
 /*
  * A column (maybe cast) or a run constant of a type with a domain, in a
- * register; text only in a coded program, a varchar column read as text
- * as it is.
+ * register; a varchar column read as text as it is.
  */
 static bool
 compile_operand(Builder *b, Node *node, ValueDomain *domain, int *reg)
@@ -290,7 +335,7 @@ compile_operand(Builder *b, Node *node, ValueDomain *domain, int *reg)
 	Oid			type = exprType(node);
 
 	*domain = domain_of(type);
-	if (*domain == DOMAIN_NONE || (*domain == DOMAIN_TEXT && !b->coded))
+	if (*domain == DOMAIN_NONE)
 		return false;
 	if (*domain == DOMAIN_TEXT && IsA(node, RelabelType) &&
 		is_column(b, (Node *) ((RelabelType *) node)->arg))
@@ -299,7 +344,8 @@ compile_operand(Builder *b, Node *node, ValueDomain *domain, int *reg)
 		*reg = column_register(b, (Var *) node, type, true);
 	else if (is_cast_column(b, node))
 		*reg = column_register(b, linitial(((FuncExpr *) node)->args), type, true);
-	else if (is_run_constant(node))
+	else if (is_run_constant(node) &&
+			 (*domain != DOMAIN_TEXT || text_constant_compiles(b, node, false)))
 	{
 		*reg = b->nregisters++;
 		add_constant(b, node, type, false, *reg);
@@ -392,7 +438,8 @@ compile_in_list(Builder *b, ScalarArrayOpExpr *saop)
 	int			cmp;
 
 	if (!OidIsValid(elemtype) || domain_of(elemtype) == DOMAIN_NONE ||
-		!is_run_constant(array))
+		!is_run_constant(array) ||
+		(domain_of(elemtype) == DOMAIN_TEXT && !text_constant_compiles(b, array, true)))
 		return false;
 	cmp = comparison_of(saop->opno, exprType(left), elemtype);
 	if (!(saop->useOr ? cmp == CMP_EQ : cmp == CMP_NE) ||
@@ -578,14 +625,14 @@ filter_program_explain(FilterProgram *program, const char *label, List *deparse_
 						es);
 }
 
-/* The key of a run constant's value: a text value's is its dictionary code's. */
+/* The key of a run constant's value: in a coded program a text value's is its code's. */
 static uint64
 encode_run_value(const FilterProgram *program, Oid type, Datum d)
 {
 	struct varlena *text;
 	int32		code;
 
-	if (domain_of(type) != DOMAIN_TEXT)
+	if (domain_of(type) != DOMAIN_TEXT || program->codes.code == NULL)
 		return encode(type, d);
 	text = PG_DETOAST_DATUM_PACKED(d);
 	code = program->codes.code(program->codes.arg, VARDATA_ANY(text), VARSIZE_ANY_EXHDR(text));

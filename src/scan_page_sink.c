@@ -19,6 +19,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "catalog/pg_type_d.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/proc.h"
@@ -43,23 +44,26 @@ struct PageSink
 	size_t		npins[2];
 };
 
-/* A column of the table as the kernel reads it: by value, of fixed width. */
+/* A column of the table as the kernel reads it: by value, of fixed width, or text. */
 static bool
 heap_column(void *arg, AttrNumber attno, GpuColumn *column)
 {
 	TupleDesc	desc = arg;
 	Form_pg_attribute attr;
+	bool		text;
 
 	if (attno < 1 || attno > Min(desc->natts, GPU_HEAP_MAX_ATTRS))
 		return false;
 	attr = TupleDescAttr(desc, attno - 1);
+	text = attr->atttypid == TEXTOID || attr->atttypid == VARCHAROID;
 	/* a default for rows written before the column was added is not in the tuple */
-	if (!attr->attbyval || attr->attlen <= 0 || attr->atthasmissing || attr->attisdropped)
+	if (!(text || (attr->attbyval && attr->attlen > 0)) || attr->atthasmissing ||
+		attr->attisdropped)
 		return false;
 	memset(column, 0, sizeof(GpuColumn));
 	column->attno = attno;
 	column->width = attr->attlen;
-	column->kind = filter_value_kind(attr->atttypid);
+	column->kind = text ? VALUE_TEXT : filter_value_kind(attr->atttypid);
 	return true;
 }
 

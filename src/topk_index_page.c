@@ -366,6 +366,9 @@ load_column(IndexPageEval *eval, const ColumnLoad *load, Page page, int n)
 		case VALUE_BOOL:
 			load_values(reg->values, values, sizeof(bool), VALUE_BOOL, false, n);
 			break;
+		case VALUE_TEXT:
+			/* an index entry holds a text value's dictionary code (VALUE_INT4) */
+			pg_unreachable();
 	}
 }
 

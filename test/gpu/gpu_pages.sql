@@ -1,15 +1,15 @@
 -- pgTAP, GPU machines only, under gputopk.device = gpu: GpuTopK's GPU reads
 -- a table's all-visible pages in place in shared_buffers (gputopk.gpu_pages)
 -- and answers as PostgreSQL does: every key type, NULLs, NaN, -0, ties,
--- compiled filters and computed keys, columns after text and after NULLs,
--- rows older than a column, pages left to the CPU after writes, parallel
--- plans, and the cases that stay on the CPU.
+-- compiled filters and computed keys, text equality and IN lists, columns
+-- after text and after NULLs, rows older than a column, pages left to the
+-- CPU after writes, parallel plans, and the cases that stay on the CPU.
 SET gputopk.min_table_rows = 1000;
 SET gputopk.device = gpu;
 SET gputopk.enable_column_index = off;
 -- GpuTopK also where a sort of few rows would cost less
 SET enable_sort = off;
-SELECT plan(33);
+SELECT plan(41);
 
 CREATE TABLE gp AS
 SELECT i::int8 AS id,
@@ -22,7 +22,15 @@ SELECT i::int8 AS id,
        now() - random() * interval '365 days' AS ts,
        CASE WHEN i % 7 = 0 THEN NULL ELSE i % 3 = 0 END AS flag,
        CASE WHEN i % 13 = 0 THEN NULL ELSE (random() * 1e9)::float8 END AS v,
-       date '2020-01-01' + (i % 1000) AS d
+       date '2020-01-01' + (i % 1000) AS d,
+       -- short, 8 and 9 bytes, empty, NULL, compressed, and long enough to be stored out of line
+       CASE i % 11 WHEN 0 THEN 'en' WHEN 1 THEN 'ja' WHEN 2 THEN NULL WHEN 3 THEN 'englishx'
+            WHEN 4 THEN 'englishxy' WHEN 5 THEN repeat('en', 2000) WHEN 6 THEN ''
+            WHEN 7 THEN CASE WHEN i % 100 = 7
+                             THEN (SELECT string_agg(md5((i * j)::text), '') FROM generate_series(1, 150) j)
+                             ELSE 'pt' END
+            ELSE 'es' END AS lang,
+       (ARRAY['a', 'bb', 'eight888', NULL])[i % 4 + 1]::varchar(12) AS tag
   FROM generate_series(1, 300000) i;
 -- a column added after the rows: NULL in them, read past the tuples' ends
 ALTER TABLE gp ADD COLUMN late int4;
@@ -93,7 +101,13 @@ INSERT INTO queries (q) VALUES
   ('SELECT id, score FROM gp WHERE score IS NULL ORDER BY score DESC, id LIMIT 5'),
   ('SELECT id, v FROM gp WHERE late IS NULL AND v > 5e8 ORDER BY v, id LIMIT 30'),
   ('SELECT id FROM gp WHERE b BETWEEN 10 AND 20 ORDER BY s DESC, id LIMIT 100000'),
-  ('SELECT id FROM gp WHERE b = -1 ORDER BY score DESC LIMIT 10');
+  ('SELECT id FROM gp WHERE b = -1 ORDER BY score DESC LIMIT 10'),
+  ('SELECT id, score FROM gp WHERE lang IN (''en'', ''ja'') ORDER BY score DESC, id LIMIT 100'),
+  ('SELECT id FROM gp WHERE lang = ''englishx'' AND ts > now() - interval ''100 days'' ORDER BY a + 0.5 * b DESC, id LIMIT 50'),
+  ('SELECT id, lang FROM gp WHERE lang NOT IN (''en'', ''es'', ''pt'', ''englishx'') ORDER BY score, id LIMIT 300'),
+  ('SELECT id FROM gp WHERE lang <> ''ja'' AND lang IN (''ja'', '''', NULL) ORDER BY score DESC, id LIMIT 20'),
+  ('SELECT id, tag FROM gp WHERE tag = ''eight888'' OR lang IS NULL ORDER BY v DESC, id LIMIT 80'),
+  ('SELECT id FROM gp WHERE tag IN (''a'', ''bb'') AND lang = ''es'' ORDER BY s, id LIMIT 5000');
 
 SELECT is(same_on_gpu(q), 'same', 'GPU pages: ' || q) FROM queries ORDER BY n;
 
@@ -133,6 +147,12 @@ SELECT is(explained('SELECT id FROM gp WHERE length(pad) > 3 ORDER BY score DESC
                     'Pages Read on GPU'), NULL, 'a clause the GPU cannot run keeps the rows on the CPU');
 SELECT is(answer('SELECT id FROM gp WHERE length(pad) > 3 ORDER BY score DESC, id LIMIT 10', true),
           answer('SELECT id FROM gp WHERE length(pad) > 3 ORDER BY score DESC, id LIMIT 10', false),
+          'and answers as PostgreSQL does');
+SELECT is(explained('SELECT id FROM gp WHERE lang = ''englishxy'' ORDER BY score DESC LIMIT 10',
+                    'Pages Read on GPU'), NULL,
+          'text compared with a constant of more than 8 bytes keeps the rows on the CPU');
+SELECT is(answer('SELECT id FROM gp WHERE lang = ''englishxy'' ORDER BY score DESC, id LIMIT 10', true),
+          answer('SELECT id FROM gp WHERE lang = ''englishxy'' ORDER BY score DESC, id LIMIT 10', false),
           'and answers as PostgreSQL does');
 ALTER TABLE gp ADD COLUMN later int4 DEFAULT 7;
 SELECT is(explained('SELECT id FROM gp ORDER BY later, id LIMIT 10', 'Pages Read on GPU'), NULL,
