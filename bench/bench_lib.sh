@@ -51,7 +51,9 @@ start_bench_cluster() {
 
 # load_table TABLE ROWS: the benchmark table (id int8 1..ROWS in ascending
 # physical order, a and b random int4, score random float4 with 1% NULL, ts
-# within the last 365 days, pad text of 20 characters: about 84 bytes a row),
+# within the last 365 days, pad text of 20 characters, lang a tweet's
+# language code: en 40%, ja 20%, es, pt, ko and fr 10% each; about 87 bytes
+# a row),
 # frozen, analyzed and warm in shared_buffers.  LOADERS sessions write binary
 # COPY files of consecutive id ranges concurrently, then one session COPYs
 # them in order, FREEZE, into the table created in the same transaction.
@@ -71,7 +73,8 @@ load_table() {
 			       (random() * 2e9 - 1e9)::int4 AS b,
 			       CASE WHEN random() < 0.01 THEN NULL ELSE random()::float4 END AS score,
 			       now() - random() * interval '365 days' AS ts,
-			       lpad(g::text, 20, '*') AS pad
+			       lpad(g::text, 20, '*') AS pad,
+			       (ARRAY['en', 'en', 'en', 'en', 'ja', 'ja', 'es', 'pt', 'ko', 'fr'])[floor(random() * 10)::int + 1] AS lang
 			  FROM generate_series(${lo}::int8, ${hi}::int8) g
 			) TO '$dir/chunk_$i' (FORMAT binary)" &
 		pids+=($!)
@@ -85,7 +88,7 @@ load_table() {
 	started=$(now_s)
 	psql_q <<-EOF
 		BEGIN;
-		CREATE TABLE $table (id int8, a int4, b int4, score float4, ts timestamptz, pad text);
+		CREATE TABLE $table (id int8, a int4, b int4, score float4, ts timestamptz, pad text, lang text);
 		$copies
 		COMMIT;
 	EOF

@@ -136,7 +136,8 @@ def import_duckdb():
 
 # bench_lib.sh's load_table in DuckDB: id 1..ROWS in order, a and b random
 # int4 in [-1e9, 1e9], score random float4 in [0, 1) with 1% NULL, ts within
-# the last 365 days, pad the id left-padded with '*' to 20 characters.
+# the last 365 days, pad the id left-padded with '*' to 20 characters, lang
+# en 40%, ja 20%, es, pt, ko and fr 10% each.
 GENERATE = """
 CREATE TABLE t AS
 SELECT id,
@@ -144,11 +145,12 @@ SELECT id,
        (random() * 2e9 - 1e9)::INTEGER AS b,
        CASE WHEN random() < 0.01 THEN NULL ELSE random()::REAL END AS score,
        now() - to_microseconds((random() * 365 * 86400e6)::BIGINT) AS ts,
-       lpad(id::VARCHAR, 20, '*') AS pad
+       lpad(id::VARCHAR, 20, '*') AS pad,
+       (['en', 'en', 'en', 'en', 'ja', 'ja', 'es', 'pt', 'ko', 'fr'])[floor(random() * 10)::INTEGER + 1] AS lang
   FROM range(1, {rows} + 1) r(id)
 """
 
-COLUMNS = "{'id': 'BIGINT', 'a': 'INTEGER', 'b': 'INTEGER', 'score': 'REAL', 'ts': 'TIMESTAMPTZ', 'pad': 'VARCHAR'}"
+COLUMNS = "{'id': 'BIGINT', 'a': 'INTEGER', 'b': 'INTEGER', 'score': 'REAL', 'ts': 'TIMESTAMPTZ', 'pad': 'VARCHAR', 'lang': 'VARCHAR'}"
 
 
 def connect(duckdb):
