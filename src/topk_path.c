@@ -22,6 +22,8 @@
 #include <math.h>
 
 #include "access/sysattr.h"
+#include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/pg_type_d.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
@@ -40,11 +42,14 @@
 #include "utils/spccache.h"
 #include "utils/typcache.h"
 
+#include "device.h"
 #include "gputopk.h"
 #include "scan_datum_key.h"
 #include "scan_filter_program.h"
 #include "scan_parallel_policy.h"
 #include "scan_row_reader.h"
+#include "service.h"
+#include "topk_key_program.h"
 #include "topk_scan.h"
 
 /* the rows assumed for a LIMIT given as a parameter */
@@ -55,6 +60,15 @@
 
 /* cost of a WHERE clause the filter program checks, per row, in cpu_operator_cost */
 #define TOPK_COMPILED_CLAUSE_COST_FACTOR 0.25
+
+/*
+ * cost of a page the GPU reads in place, in cpu_tuple_cost: a process's
+ * pin, lock and check of it (about 0.3 us measured, three tuples' worth),
+ * and its trip over the bus, which the processes share (8 kB at about 45
+ * GB/s, two tuples' worth)
+ */
+#define TOPK_GPU_PAGE_CPU_COST_FACTOR 3.0
+#define TOPK_GPU_PAGE_BUS_COST_FACTOR 2.0
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 
@@ -285,13 +299,45 @@ topk_sort_cost(double bound)
 }
 
 /*
+ * The share of the table's pages that the GPU would read in place
+ * (create_page_sink in topk_exec.c): the all-visible share by the
+ * statistics, where gputopk.gpu_pages is on, the GPU service has mapped
+ * shared_buffers and is the backend, every WHERE clause compiles, the key
+ * is a column or a compiled key program, the transaction need not record
+ * serializable conflicts and at least half of the pages are all-visible;
+ * else 0.
+ */
+static double
+gpu_pages_share(PlannerInfo *root, RelOptInfo *rel, List *private)
+{
+	TopkKeySource source = intVal(list_nth(private, TOPK_FIELD_KEY_SOURCE));
+	Expr	   *key = linitial(llast(private));
+	ListCell   *lc;
+
+	if (!gputopk_gpu_pages || service == NULL ||
+		pg_atomic_read_u32(&service->buffers_mapped) == 0 || rel->allvisfrac < 0.5 ||
+		IsolationIsSerializable() || RecoveryInProgress() ||
+		device_selected_backend() != BACKEND_GPU)
+		return 0.0;
+	if (!(source == KEY_SOURCE_VALUE && IsA(key, Var)) &&
+		!(source == KEY_SOURCE_EXACT_FLOAT8 && key_program_compile(key, rel->relid) != NULL))
+		return 0.0;
+	foreach(lc, rel->baserestrictinfo)
+		if (!filter_program_compiles((Node *) lfirst_node(RestrictInfo, lc)->clause, rel->relid))
+			return 0.0;
+	return rel->allvisfrac;
+}
+
+/*
  * Cost: a sequential scan of the table (pages, tuples, the WHERE clause),
  * a key per qualifying row for the top-k backend, and for the bound's rows
  * their pages read again (in block order) and their sort.  All of it happens before the first row.
- * A partial path's process does its share of the per-row work.
+ * A partial path's process does its share of the per-row work.  The
+ * gpu_share of the pages that the GPU reads in place costs instead each
+ * process's work per page, or the bus's where that is more.
  */
 static void
-cost_topk_path(PlannerInfo *root, RelOptInfo *rel, Path *path, QualCost where)
+cost_topk_path(PlannerInfo *root, RelOptInfo *rel, Path *path, QualCost where, double gpu_share)
 {
 	double		bound = Min(topk_estimated_bound(root), Max(rel->rows, 1.0));
 	double		divisor = path->parallel_workers > 0 ?
@@ -303,7 +349,9 @@ cost_topk_path(PlannerInfo *root, RelOptInfo *rel, Path *path, QualCost where)
 	/* as for a parallel sequential scan, the pages are not divided */
 	run = spc_seq_page_cost * rel->pages +
 		((cpu_tuple_cost + where.per_tuple) * rel->tuples +
-		 TOPK_PUSH_COST_FACTOR * cpu_operator_cost * rel->rows) / divisor +
+		 TOPK_PUSH_COST_FACTOR * cpu_operator_cost * rel->rows) * (1.0 - gpu_share) / divisor +
+		gpu_share * rel->pages * cpu_tuple_cost *
+		Max(TOPK_GPU_PAGE_CPU_COST_FACTOR / divisor, TOPK_GPU_PAGE_BUS_COST_FACTOR) +
 		spc_seq_page_cost * Min(bound, rel->pages) +
 		topk_sort_cost(bound) + path->pathtarget->cost.per_tuple * bound;
 	/* each process returns at most its own bound's rows */
@@ -335,11 +383,11 @@ topk_make_path(PlannerInfo *root, RelOptInfo *rel, List *private, int workers)
 
 static Path *
 make_heap_topk_path(PlannerInfo *root, RelOptInfo *rel, List *private, int workers,
-					QualCost where)
+					QualCost where, double gpu_share)
 {
 	CustomPath *path = topk_make_path(root, rel, private, workers);
 
-	cost_topk_path(root, rel, &path->path, where);
+	cost_topk_path(root, rel, &path->path, where, gpu_share);
 	return &path->path;
 }
 
@@ -370,6 +418,7 @@ topk_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 {
 	List	   *private;
 	QualCost	where;
+	double		gpu_share;
 	int			workers;
 
 	if (prev_set_rel_pathlist_hook)
@@ -380,11 +429,12 @@ topk_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		return;
 
 	where = where_clause_cost(root, rel);
-	add_path(rel, make_heap_topk_path(root, rel, private, 0, where));
+	gpu_share = gpu_pages_share(root, rel, private);
+	add_path(rel, make_heap_topk_path(root, rel, private, 0, where, gpu_share));
 	add_index_topk_paths(root, rel, private, where);
 	workers = topk_partial_workers(root, rel, rel->pages);
 	if (workers > 0)
-		add_partial_path(rel, make_heap_topk_path(root, rel, private, workers, where));
+		add_partial_path(rel, make_heap_topk_path(root, rel, private, workers, where, gpu_share));
 }
 
 static Plan *
