@@ -62,12 +62,13 @@
 #define TOPK_COMPILED_CLAUSE_COST_FACTOR 0.25
 
 /*
- * cost of a page the GPU reads in place, in cpu_tuple_cost: a process's
- * pin, lock and check of it (about 0.3 us measured, three tuples' worth),
- * and its trip over the bus, which the processes share (8 kB at about 45
- * GB/s, two tuples' worth)
+ * cost of a page the GPU reads in place, in cpu_tuple_cost (about 0.1 us of
+ * a plain scan's time per row): a process's pin, lock and description of
+ * it (0.27 us measured on the H200 machine's host, one process reading 30
+ * GB/s; slower hosts take more), and its trip over the bus, which the
+ * processes share (8 kB at about 45 GB/s)
  */
-#define TOPK_GPU_PAGE_CPU_COST_FACTOR 3.0
+#define TOPK_GPU_PAGE_CPU_COST_FACTOR 4.0
 #define TOPK_GPU_PAGE_BUS_COST_FACTOR 2.0
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
