@@ -53,7 +53,7 @@ start_bench_cluster() {
 # physical order, a and b random int4, score random float4 with 1% NULL, ts
 # within the last 365 days, pad text of 20 characters, lang a tweet's
 # language code: en 40%, ja 20%, es, pt, ko and fr 10% each; about 87 bytes
-# a row),
+# a row, 88 aligned as before lang),
 # frozen, analyzed and warm in shared_buffers.  LOADERS sessions write binary
 # COPY files of consecutive id ranges concurrently, then one session COPYs
 # them in order, FREEZE, into the table created in the same transaction.
