@@ -96,6 +96,17 @@ SELECT topk_check('SELECT id FROM tk_f WHERE note = ''ninexxxxx'' ORDER BY i4, i
 SELECT topk_check('SELECT id FROM tk_f WHERE note = repeat(''z'', 3000) ORDER BY i4, id LIMIT 10');
 SELECT topk_check('SELECT id FROM tk_f WHERE word::varchar(4) IN (''w1'', ''w2'') ORDER BY i4, id LIMIT 10');
 SELECT topk_check('SELECT id FROM tk_f WHERE word = ''w1'' COLLATE "C" OR word IS NULL ORDER BY i4, id LIMIT 10');
+-- two text columns are compared by the interpreter: their long values would share a key
+SET gputopk.min_table_rows = 1000;
+CREATE TABLE tk_tt AS
+SELECT g AS id, g::float8 AS score, CASE WHEN g < 50 THEN repeat('y', 3000) ELSE repeat('x', 3000) END AS a,
+       repeat('y', 3000) AS b
+FROM generate_series(1, 20000) g;
+ANALYZE tk_tt;
+SELECT topk_check('SELECT id FROM tk_tt WHERE a = b ORDER BY score DESC, id LIMIT 10');
+SELECT topk_check('SELECT id FROM tk_tt WHERE a <> b ORDER BY score, id LIMIT 10');
+DROP TABLE tk_tt;
+RESET gputopk.min_table_rows;
 RESET enable_sort;
 -- casts of columns that cannot fail: wider integers, float4 to float8, integers to float8
 SET gputopk.device = cpu;

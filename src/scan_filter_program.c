@@ -416,7 +416,10 @@ compile_comparison(Builder *b, OpExpr *op)
 	left = linitial(op->args);
 	right = lsecond(op->args);
 	cmp = comparison_of(op->opno, exprType(left), exprType(right));
+	/* outside a coded program, long text values share a key: one side must be a constant */
 	if (cmp < 0 ||
+		(domain_of(exprType(left)) == DOMAIN_TEXT && !b->coded &&
+		 !is_run_constant(left) && !is_run_constant(right)) ||
 		!compile_operand(b, left, &left_domain, &left_reg) ||
 		!compile_operand(b, right, &right_domain, &right_reg) ||
 		left_domain != right_domain ||
