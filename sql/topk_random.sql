@@ -51,7 +51,8 @@ BEGIN
   END;
 END $$;
 
--- a WHERE clause: compiled forms, forms left to the interpreter, and their combinations
+-- a WHERE clause: compiled forms (text with short constants against empty and
+-- compressed values), forms left to the interpreter, and their combinations
 CREATE FUNCTION random_clause(depth int) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
   col text := pick('i2', 'i4', 'i8', 'f4', 'f8', 'd', 'ts', 'tz', 'g');
@@ -62,7 +63,7 @@ BEGIN
   ELSIF depth > 0 AND r < 0.2 THEN
     RETURN 'NOT (' || random_clause(depth - 1) || ')';
   END IF;
-  RETURN CASE pick('cmp', 'cmp', 'between', 'in', 'notin', 'null', 'columns', 'test', 'other')
+  RETURN CASE pick('cmp', 'cmp', 'between', 'in', 'notin', 'null', 'columns', 'test', 'text', 'other')
     WHEN 'cmp' THEN col || pick(' < ', ' <= ', ' = ', ' <> ', ' >= ', ' > ') || random_value(col)
     WHEN 'between' THEN format('%s BETWEEN %s AND %s', col, random_value(col), random_value(col))
     WHEN 'in' THEN format('%s IN (%s, %s%s)', col, random_value(col), random_value(col),
@@ -73,7 +74,9 @@ BEGIN
                              'i2::int8 < i8', 'i4::float8 > f8', 'f4::float8 <= f8 / 3', 'i8::float8 < f8')
     WHEN 'test' THEN format('(%s < %s) IS %s', col, random_value(col),
                             pick('TRUE', 'NOT TRUE', 'FALSE', 'NOT FALSE', 'UNKNOWN', 'NOT UNKNOWN'))
-    ELSE pick('i4 % 3 = 1', 'length(wide) > 1000', 'wide <> ''''', 'i2::int4 * 2 > 100',
+    WHEN 'text' THEN pick('wide = ''''', 'wide <> ''''', 'wide IN (''x'', '''')', 'wide NOT IN (''xx'', NULL)',
+                          'wide = ''xxxxxxxx''', 'wide <> ''xxxxxxxxx''', 'wide IN (''xxxxxxxx'', NULL)')
+    ELSE pick('i4 % 3 = 1', 'length(wide) > 1000', 'wide ~ ''^x''', 'i2::int4 * 2 > 100',
               'tz::date > d')
   END;
 END $$;

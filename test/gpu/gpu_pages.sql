@@ -9,7 +9,7 @@ SET gputopk.device = gpu;
 SET gputopk.enable_column_index = off;
 -- GpuTopK also where a sort of few rows would cost less
 SET enable_sort = off;
-SELECT plan(41);
+SELECT plan(43);
 
 CREATE TABLE gp AS
 SELECT i::int8 AS id,
@@ -141,6 +141,15 @@ SELECT is(same_on_gpu('SELECT id, score FROM gp ORDER BY score DESC, id LIMIT 10
           'pages written since the VACUUM read on the CPU, in the same scan');
 SELECT is(same_on_gpu('SELECT id, a FROM gp WHERE b < 500 ORDER BY a, id LIMIT 1000', true), 'same',
           'a filter over pages read on both');
+-- VACUUM leaves the deleted rows' line pointers unused and the pages
+-- all-visible again: the GPU reads only their normal line pointers; rows
+-- inserted into such pages later reuse them, and those pages go to the CPU
+VACUUM gp;
+SELECT is(same_on_gpu('SELECT id, score FROM gp ORDER BY score DESC, id LIMIT 100'), 'same',
+          'pages with unused line pointers, all-visible after VACUUM');
+INSERT INTO gp (id, score, a, b, s) SELECT -1000 - i, 3000 + i, i, i, 1 FROM generate_series(1, 40) i;
+SELECT is(same_on_gpu('SELECT id, score FROM gp ORDER BY score DESC, id LIMIT 100', true), 'same',
+          'rows inserted into line pointers VACUUM freed, read on the CPU');
 
 -- what stays on the CPU, with the same answers
 SELECT is(explained('SELECT id FROM gp WHERE length(pad) > 3 ORDER BY score DESC LIMIT 10',
