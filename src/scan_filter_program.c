@@ -38,6 +38,7 @@
  */
 #include "postgres.h"
 
+#include "access/detoast.h"
 #include "access/htup_details.h"
 #include "access/stratnum.h"
 #include "catalog/pg_type_d.h"
@@ -170,8 +171,12 @@ encode(Oid type, Datum d)
 		case TEXTOID:
 		case VARCHAROID:
 			{
-				struct varlena *text = PG_DETOAST_DATUM_PACKED(d);
+				struct varlena *text;
 
+				/* a long value's key, without reading a compressed or moved value */
+				if (toast_raw_datum_size(d) - VARHDRSZ > FILTER_TEXT_KEY_BYTES)
+					return FILTER_TEXT_KEY_LONG;
+				text = PG_DETOAST_DATUM_PACKED(d);
 				return filter_text_key((const uint8_t *) VARDATA_ANY(text),
 									   VARSIZE_ANY_EXHDR(text));
 			}
