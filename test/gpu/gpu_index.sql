@@ -21,29 +21,7 @@ SELECT i::int8 AS id,
 CREATE INDEX gi_ci ON gi USING gputopk (score, a, b, s, ts, flag, v);
 ANALYZE gi;
 
--- a query's rows with gputopk and without, as text
-CREATE FUNCTION pg_temp.answer(q text, enabled boolean) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-  result text;
-BEGIN
-  PERFORM set_config('gputopk.enabled', enabled::text, true);
-  EXECUTE format('SELECT string_agg(t::text, '';'') FROM (%s) t', q) INTO result;
-  PERFORM set_config('gputopk.enabled', 'on', true);
-  RETURN result;
-END $$;
-
--- an EXPLAIN ANALYZE property of the query's GpuTopK node
-CREATE FUNCTION pg_temp.explained(q text, property text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-  plan json;
-BEGIN
-  EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON) ' || q INTO plan;
-  RETURN (WITH RECURSIVE nodes(node) AS (
-            SELECT plan -> 0 -> 'Plan'
-            UNION ALL
-            SELECT child FROM nodes, json_array_elements(node -> 'Plans') child)
-          SELECT node ->> property FROM nodes WHERE node ->> 'Node Type' = 'Custom Scan' LIMIT 1);
-END $$;
+\ir lib/compare.sql
 
 -- whether the query read the index on the GPU and answered as PostgreSQL does
 CREATE FUNCTION pg_temp.same_on_gpu(q text) RETURNS text LANGUAGE plpgsql AS $$

@@ -37,45 +37,23 @@ ALTER TABLE gp ADD COLUMN late int4;
 UPDATE gp SET late = (id % 50)::int4 WHERE id % 2 = 0;
 VACUUM (FREEZE, ANALYZE) gp;
 
--- a query's rows with gputopk and without, as text
-CREATE FUNCTION answer(q text, enabled boolean) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-  result text;
-BEGIN
-  PERFORM set_config('gputopk.enabled', enabled::text, true);
-  EXECUTE format('SELECT string_agg(t::text, '';'') FROM (%s) t', q) INTO result;
-  PERFORM set_config('gputopk.enabled', 'on', true);
-  RETURN result;
-END $$;
-
--- an EXPLAIN ANALYZE property of the query's GpuTopK node
-CREATE FUNCTION explained(q text, property text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-  plan json;
-BEGIN
-  EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON) ' || q INTO plan;
-  RETURN (WITH RECURSIVE nodes(node) AS (
-            SELECT plan -> 0 -> 'Plan'
-            UNION ALL
-            SELECT child FROM nodes, json_array_elements(node -> 'Plans') child)
-          SELECT node ->> property FROM nodes WHERE node ->> 'Node Type' = 'Custom Scan' LIMIT 1);
-END $$;
+\ir lib/compare.sql
 
 -- whether the GPU read pages of the query's table (and the CPU some, if
 -- cpu_pages) and the answer is PostgreSQL's
-CREATE FUNCTION same_on_gpu(q text, cpu_pages boolean DEFAULT false) RETURNS text
+CREATE FUNCTION pg_temp.same_on_gpu(q text, cpu_pages boolean DEFAULT false) RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE
-  gpu text := explained(q, 'Pages Read on GPU');
-  cpu text := explained(q, 'Pages Read on CPU');
+  gpu text := pg_temp.explained(q, 'Pages Read on GPU');
+  cpu text := pg_temp.explained(q, 'Pages Read on CPU');
 BEGIN
   IF coalesce(gpu, '0') = '0' THEN
-    RETURN 'no page read on the GPU: ' || coalesce(explained(q, 'Data Path'), 'no GpuTopK');
+    RETURN 'no page read on the GPU: ' || coalesce(pg_temp.explained(q, 'Data Path'), 'no GpuTopK');
   END IF;
   IF cpu_pages AND cpu = '0' THEN
     RETURN 'no page read on the CPU';
   END IF;
-  IF answer(q, true) IS DISTINCT FROM answer(q, false) THEN
+  IF pg_temp.answer(q, true) IS DISTINCT FROM pg_temp.answer(q, false) THEN
     RETURN 'different answers';
   END IF;
   RETURN 'same';
@@ -109,16 +87,16 @@ INSERT INTO queries (q) VALUES
   ('SELECT id, tag FROM gp WHERE tag = ''eight888'' OR lang IS NULL ORDER BY v DESC, id LIMIT 80'),
   ('SELECT id FROM gp WHERE tag IN (''a'', ''bb'') AND lang = ''es'' ORDER BY s, id LIMIT 5000');
 
-SELECT is(same_on_gpu(q), 'same', 'GPU pages: ' || q) FROM queries ORDER BY n;
+SELECT is(pg_temp.same_on_gpu(q), 'same', 'GPU pages: ' || q) FROM queries ORDER BY n;
 
 -- a parallel plan: each process's GPU reads its share of the pages
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET gputopk.max_parallel_workers = 2;
-SELECT is(same_on_gpu('SELECT id, score FROM gp ORDER BY score DESC, id LIMIT 200'), 'same',
+SELECT is(pg_temp.same_on_gpu('SELECT id, score FROM gp ORDER BY score DESC, id LIMIT 200'), 'same',
           'GPU pages in a parallel plan');
-SELECT cmp_ok(explained('SELECT id FROM gp ORDER BY score DESC LIMIT 10', 'GPU Processes')::int,
+SELECT cmp_ok(pg_temp.explained('SELECT id FROM gp ORDER BY score DESC LIMIT 10', 'GPU Processes')::int,
               '>', 1, 'several processes of a parallel plan read pages on the GPU');
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
@@ -126,61 +104,60 @@ RESET min_parallel_table_scan_size;
 RESET gputopk.max_parallel_workers;
 
 -- k larger than the table, k = 0, an empty table
-SELECT is(same_on_gpu('SELECT id, b FROM gp WHERE b < 3 ORDER BY b, id LIMIT 400000'), 'same',
+SELECT is(pg_temp.same_on_gpu('SELECT id, b FROM gp WHERE b < 3 ORDER BY b, id LIMIT 400000'), 'same',
           'k larger than the rows');
-SELECT is(answer('SELECT id FROM gp ORDER BY score LIMIT 0', true), NULL, 'k = 0');
+SELECT is(pg_temp.answer('SELECT id FROM gp ORDER BY score LIMIT 0', true), NULL, 'k = 0');
 CREATE TABLE gp_empty (LIKE gp);
 VACUUM gp_empty;
-SELECT is(answer('SELECT * FROM gp_empty ORDER BY score LIMIT 5', true), NULL, 'an empty table');
+SELECT is(pg_temp.answer('SELECT * FROM gp_empty ORDER BY score LIMIT 5', true), NULL, 'an empty table');
 
 -- pages written since the VACUUM go to the CPU, the others still to the GPU
 UPDATE gp SET score = score + 1 WHERE id % 1000 = 0;
 DELETE FROM gp WHERE id % 1000 = 1;
 INSERT INTO gp (id, score, a, b, s) SELECT -i, 2000 + i, i, i, 1 FROM generate_series(1, 50) i;
-SELECT is(same_on_gpu('SELECT id, score FROM gp ORDER BY score DESC, id LIMIT 100', true), 'same',
+SELECT is(pg_temp.same_on_gpu('SELECT id, score FROM gp ORDER BY score DESC, id LIMIT 100', true), 'same',
           'pages written since the VACUUM read on the CPU, in the same scan');
-SELECT is(same_on_gpu('SELECT id, a FROM gp WHERE b < 500 ORDER BY a, id LIMIT 1000', true), 'same',
+SELECT is(pg_temp.same_on_gpu('SELECT id, a FROM gp WHERE b < 500 ORDER BY a, id LIMIT 1000', true), 'same',
           'a filter over pages read on both');
 -- VACUUM leaves the deleted rows' line pointers unused and the pages
 -- all-visible again: the GPU reads only their normal line pointers; rows
 -- inserted into such pages later reuse them, and those pages go to the CPU
 VACUUM gp;
-SELECT is(same_on_gpu('SELECT id, score FROM gp ORDER BY score DESC, id LIMIT 100'), 'same',
+SELECT is(pg_temp.same_on_gpu('SELECT id, score FROM gp ORDER BY score DESC, id LIMIT 100'), 'same',
           'pages with unused line pointers, all-visible after VACUUM');
 INSERT INTO gp (id, score, a, b, s) SELECT -1000 - i, 3000 + i, i, i, 1 FROM generate_series(1, 40) i;
-SELECT is(same_on_gpu('SELECT id, score FROM gp ORDER BY score DESC, id LIMIT 100', true), 'same',
+SELECT is(pg_temp.same_on_gpu('SELECT id, score FROM gp ORDER BY score DESC, id LIMIT 100', true), 'same',
           'rows inserted into line pointers VACUUM freed, read on the CPU');
 
 -- what stays on the CPU, with the same answers
-SELECT is(explained('SELECT id FROM gp WHERE length(pad) > 3 ORDER BY score DESC LIMIT 10',
+SELECT is(pg_temp.explained('SELECT id FROM gp WHERE length(pad) > 3 ORDER BY score DESC LIMIT 10',
                     'Pages Read on GPU'), NULL, 'a clause the GPU cannot run keeps the rows on the CPU');
-SELECT is(answer('SELECT id FROM gp WHERE length(pad) > 3 ORDER BY score DESC, id LIMIT 10', true),
-          answer('SELECT id FROM gp WHERE length(pad) > 3 ORDER BY score DESC, id LIMIT 10', false),
+SELECT is(pg_temp.answer('SELECT id FROM gp WHERE length(pad) > 3 ORDER BY score DESC, id LIMIT 10', true),
+          pg_temp.answer('SELECT id FROM gp WHERE length(pad) > 3 ORDER BY score DESC, id LIMIT 10', false),
           'and answers as PostgreSQL does');
-SELECT is(explained('SELECT id FROM gp WHERE lang = ''englishxy'' ORDER BY score DESC LIMIT 10',
+SELECT is(pg_temp.explained('SELECT id FROM gp WHERE lang = ''englishxy'' ORDER BY score DESC LIMIT 10',
                     'Pages Read on GPU'), NULL,
           'text compared with a constant of more than 8 bytes keeps the rows on the CPU');
-SELECT is(answer('SELECT id FROM gp WHERE lang = ''englishxy'' ORDER BY score DESC, id LIMIT 10', true),
-          answer('SELECT id FROM gp WHERE lang = ''englishxy'' ORDER BY score DESC, id LIMIT 10', false),
+SELECT is(pg_temp.answer('SELECT id FROM gp WHERE lang = ''englishxy'' ORDER BY score DESC, id LIMIT 10', true),
+          pg_temp.answer('SELECT id FROM gp WHERE lang = ''englishxy'' ORDER BY score DESC, id LIMIT 10', false),
           'and answers as PostgreSQL does');
 ALTER TABLE gp ADD COLUMN later int4 DEFAULT 7;
-SELECT is(explained('SELECT id FROM gp ORDER BY later, id LIMIT 10', 'Pages Read on GPU'), NULL,
+SELECT is(pg_temp.explained('SELECT id FROM gp ORDER BY later, id LIMIT 10', 'Pages Read on GPU'), NULL,
           'a column with a default for older rows keeps the rows on the CPU');
-SELECT is(answer('SELECT id, later FROM gp ORDER BY later, id LIMIT 10', true),
-          answer('SELECT id, later FROM gp ORDER BY later, id LIMIT 10', false),
+SELECT is(pg_temp.answer('SELECT id, later FROM gp ORDER BY later, id LIMIT 10', true),
+          pg_temp.answer('SELECT id, later FROM gp ORDER BY later, id LIMIT 10', false),
           'and answers as PostgreSQL does');
 SET gputopk.gpu_pages = off;
-SELECT is(explained('SELECT id FROM gp ORDER BY score DESC LIMIT 10', 'Pages Read on GPU'), NULL,
+SELECT is(pg_temp.explained('SELECT id FROM gp ORDER BY score DESC LIMIT 10', 'Pages Read on GPU'), NULL,
           'gputopk.gpu_pages = off reads every page on the CPU');
 RESET gputopk.gpu_pages;
 SET default_transaction_isolation = serializable;
-SELECT is(explained('SELECT id FROM gp ORDER BY score DESC LIMIT 10', 'Pages Read on GPU'), NULL,
+SELECT is(pg_temp.explained('SELECT id FROM gp ORDER BY score DESC LIMIT 10', 'Pages Read on GPU'), NULL,
           'a serializable transaction reads every page on the CPU');
 RESET default_transaction_isolation;
-SELECT is(explained('SELECT id FROM gp ORDER BY score DESC LIMIT 10', 'Data Path'),
+SELECT is(pg_temp.explained('SELECT id FROM gp ORDER BY score DESC LIMIT 10', 'Data Path'),
           'all-visible heap pages read on the GPU in place, other pages'' rows on the CPU',
           'EXPLAIN names the data path');
 
 SELECT * FROM finish();
 DROP TABLE gp, gp_empty, queries;
-DROP FUNCTION answer(text, boolean), explained(text, text), same_on_gpu(text, boolean);

@@ -27,16 +27,7 @@ END $$;
 CREATE FUNCTION pg_temp.jobs() RETURNS bigint LANGUAGE sql AS
 $$ SELECT coalesce(sum(jobs_done + jobs_failed), 0)::bigint FROM gputopk_service $$;
 
--- a query's rows with gputopk and without, as text
-CREATE FUNCTION pg_temp.answer(q text, enabled boolean) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-  result text;
-BEGIN
-  PERFORM set_config('gputopk.enabled', enabled::text, true);
-  EXECUTE format('SELECT string_agg(t::text, '';'') FROM (%s) t', q) INTO result;
-  PERFORM set_config('gputopk.enabled', 'on', true);
-  RETURN result;
-END $$;
+\ir lib/compare.sql
 
 -- whether the query was cancelled (throws_ok's WHEN OTHERS does not catch that)
 CREATE FUNCTION pg_temp.cancelled(q text) RETURNS boolean LANGUAGE plpgsql AS $$
@@ -45,19 +36,6 @@ BEGIN
   RETURN false;
 EXCEPTION WHEN query_canceled THEN
   RETURN true;
-END $$;
-
--- an EXPLAIN ANALYZE property of the query's first custom scan
-CREATE FUNCTION pg_temp.explained(q text, property text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-  plan json;
-BEGIN
-  EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON) ' || q INTO plan;
-  RETURN (WITH RECURSIVE nodes(node) AS (
-            SELECT plan -> 0 -> 'Plan'
-            UNION ALL
-            SELECT child FROM nodes, json_array_elements(node -> 'Plans') child)
-          SELECT node ->> property FROM nodes WHERE node ->> 'Node Type' = 'Custom Scan' LIMIT 1);
 END $$;
 
 -- the service

@@ -1,0 +1,28 @@
+-- test/gpu/lib/compare.sql: what the GPU pgTAP files compare, included
+-- with \ir lib/compare.sql: a query's answer with gputopk on and off, and a
+-- property of its custom scan in EXPLAIN ANALYZE.  Temporary functions, as
+-- each file runs in a session of its own.
+
+-- a query's rows with gputopk and without, as text
+CREATE FUNCTION pg_temp.answer(q text, enabled boolean) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  result text;
+BEGIN
+  PERFORM set_config('gputopk.enabled', enabled::text, true);
+  EXECUTE format('SELECT string_agg(t::text, '';'') FROM (%s) t', q) INTO result;
+  PERFORM set_config('gputopk.enabled', 'on', true);
+  RETURN result;
+END $$;
+
+-- an EXPLAIN ANALYZE property of the query's first custom scan
+CREATE FUNCTION pg_temp.explained(q text, property text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  plan json;
+BEGIN
+  EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON) ' || q INTO plan;
+  RETURN (WITH RECURSIVE nodes(node) AS (
+            SELECT plan -> 0 -> 'Plan'
+            UNION ALL
+            SELECT child FROM nodes, json_array_elements(node -> 'Plans') child)
+          SELECT node ->> property FROM nodes WHERE node ->> 'Node Type' = 'Custom Scan' LIMIT 1);
+END $$;
