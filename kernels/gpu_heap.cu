@@ -46,8 +46,9 @@ struct GpuHeapReader
 	GpuHeapPage *pages;			/* a batch's descriptions */
 	size_t		pages_cap;
 	uint64_t   *keys;			/* its rows' keys (of key_width bytes) and TIDs */
+	size_t		keys_cap;
 	uint64_t   *tids;
-	size_t		rows_cap;
+	size_t		tids_cap;
 	cudaEvent_t begun;			/* around the kernel */
 	cudaEvent_t ended;
 	unsigned long long *counts; /* keyed, read */
@@ -262,22 +263,6 @@ ensure(void **ptr, size_t *cap, size_t n, size_t unit)
 	return GPU_OK;
 }
 
-/* Room for a batch's rows: keys of up to 8 bytes and TIDs. */
-static GpuStatus
-ensure_rows(GpuHeapReader *r, size_t rows)
-{
-	if (rows <= r->rows_cap)
-		return GPU_OK;
-	cudaFree(r->keys);
-	cudaFree(r->tids);
-	r->keys = r->tids = NULL;
-	r->rows_cap = 0;
-	GPU_CHECK(cudaMalloc(&r->keys, rows * sizeof(uint64_t)), "Allocating device memory for a heap scan");
-	GPU_CHECK(cudaMalloc(&r->tids, rows * sizeof(uint64_t)), "Allocating device memory for a heap scan");
-	r->rows_cap = rows;
-	return GPU_OK;
-}
-
 extern "C" GpuStatus
 gpu_heap_set_query(GpuHeapReader *r, const GpuHeapQuery *query, const uint64_t *set_values,
 				   size_t nset_values)
@@ -286,8 +271,7 @@ gpu_heap_set_query(GpuHeapReader *r, const GpuHeapQuery *query, const uint64_t *
 
 	GPU_TRY(ensure((void **) &r->set_values, &r->set_values_cap, nset_values > 0 ? nset_values : 1,
 				   sizeof(uint64_t)));
-	for (int i = 0; i < q.program.nsets; i++)
-		q.program.sets[i].values = r->set_values + (uintptr_t) query->program.sets[i].values;
+	program_place_sets(&q.program, r->set_values);
 	if (nset_values > 0)
 		GPU_CHECK(cudaMemcpyAsync(r->set_values, set_values, nset_values * sizeof(uint64_t),
 								  cudaMemcpyHostToDevice, cudaStreamPerThread),
@@ -311,7 +295,9 @@ gpu_heap_read(GpuHeapReader *r, const char *buffers, const GpuHeapPage *pages, s
 	if (n == 0)
 		return GPU_OK;
 	GPU_TRY(ensure((void **) &r->pages, &r->pages_cap, n, sizeof(GpuHeapPage)));
-	GPU_TRY(ensure_rows(r, n * (size_t) r->max_lines));
+	/* keys of up to 8 bytes */
+	GPU_TRY(ensure((void **) &r->keys, &r->keys_cap, n * (size_t) r->max_lines, sizeof(uint64_t)));
+	GPU_TRY(ensure((void **) &r->tids, &r->tids_cap, n * (size_t) r->max_lines, sizeof(uint64_t)));
 	GPU_CHECK(cudaMemcpyAsync(r->pages, pages, n * sizeof(GpuHeapPage), cudaMemcpyHostToDevice,
 							  cudaStreamPerThread), "Copying page descriptions");
 	GPU_CHECK(cudaMemsetAsync(r->counts, 0, 2 * sizeof(unsigned long long), cudaStreamPerThread),

@@ -306,8 +306,7 @@ select_entries(GpuIndexPages *p, const GpuIndexQuery *query, const uint64_t *set
 	GPU_TRY(scratch_alloc(&s->query, sizeof(GpuIndexQuery)));
 	GPU_TRY(scratch_alloc(&s->values, (nset_values + ntied) * sizeof(uint64_t)));
 	GPU_TRY(scratch_alloc(&s->counts, 2 * sizeof(unsigned long long)));
-	for (int i = 0; i < q.program.nsets; i++)
-		q.program.sets[i].values = s->values + (uintptr_t) query->program.sets[i].values;
+	program_place_sets(&q.program, s->values);
 	GPU_CHECK(cudaMemcpyAsync(s->query, &q, sizeof(q), cudaMemcpyHostToDevice,
 							  cudaStreamPerThread), "Copying a selection's query");
 	if (nset_values > 0)

@@ -10,6 +10,17 @@
 
 #include "gpu_program.h"
 
+/*
+ * Point the program's value sets, described as offsets into the set values
+ * (src/scan_gpu_program.c), at those values in device memory.
+ */
+static inline void
+program_place_sets(GpuRowProgram *p, const uint64_t *device_values)
+{
+	for (int i = 0; i < p->nsets; i++)
+		p->sets[i].values = device_values + (uintptr_t) p->sets[i].values;
+}
+
 /* A thread's registers and stacks for the program. */
 struct ProgramState
 {

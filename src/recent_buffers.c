@@ -14,7 +14,9 @@
  * that it still holds the block (else the block is read as usual).
  *
  * The memory is 4 bytes a block, for relations of at most shared_buffers'
- * size: a larger one cannot stay in shared_buffers, and is read as usual.
+ * size: a larger one cannot stay in shared_buffers, and is read as usual
+ * (the last one found is remembered as such, so that its size is not
+ * looked up again for every block).
  *
  * ReadRecentBuffer does not raise the buffer's usage count, which tells
  * the clock sweep what to keep in shared_buffers; so one read in
@@ -46,6 +48,7 @@ typedef struct RememberedRelation
 } RememberedRelation;
 
 static RememberedRelation remembered[REMEMBERED_RELATIONS];
+static RelFileNode too_large;	/* the last relation found larger than shared_buffers */
 static uint64 reads;
 
 /* The relation's remembered buffers, with room for block; NULL if too large. */
@@ -54,17 +57,28 @@ remembered_relation(Relation rel, BlockNumber block)
 {
 	static RememberedRelation *last;
 	RememberedRelation *found = NULL;
+	BlockNumber nblocks = 0;
 
 	if (last && block < last->nblocks && RelFileNodeEquals(last->node, rel->rd_node))
 	{
 		last->last_read = reads;
 		return last;
 	}
-	if (block >= (BlockNumber) NBuffers)
+	if (RelFileNodeEquals(too_large, rel->rd_node))
 		return NULL;
 	for (int i = 0; i < REMEMBERED_RELATIONS && found == NULL; i++)
 		if (remembered[i].buffers != NULL && RelFileNodeEquals(remembered[i].node, rel->rd_node))
 			found = &remembered[i];
+	/* its size: when first read, and when it has grown */
+	if (found == NULL || block >= found->nblocks)
+	{
+		nblocks = Max(RelationGetNumberOfBlocks(rel), block + 1);
+		if (nblocks > (BlockNumber) NBuffers)
+		{
+			too_large = rel->rd_node;
+			return NULL;
+		}
+	}
 	if (found == NULL)
 	{
 		found = &remembered[0];
@@ -79,10 +93,6 @@ remembered_relation(Relation rel, BlockNumber block)
 	}
 	if (block >= found->nblocks)
 	{
-		BlockNumber nblocks = Max(RelationGetNumberOfBlocks(rel), block + 1);
-
-		if (nblocks > (BlockNumber) NBuffers)
-			return NULL;
 		found->buffers = found->buffers == NULL ?
 			MemoryContextAllocZero(TopMemoryContext, sizeof(Buffer) * nblocks) :
 			repalloc(found->buffers, sizeof(Buffer) * nblocks);

@@ -53,7 +53,6 @@
 #include "service.h"
 #include "scan_filter_program.h"
 #include "scan_parallel_policy.h"
-#include "topk_key_program.h"
 #include "topk_scan.h"
 
 /* cost of keying one entry, in cpu_operator_cost */
@@ -137,14 +136,8 @@ index_covered_clauses(List *clauses, Index relid, Bitmapset *columns)
 static bool
 index_has_key(RelOptInfo *rel, List *private, Bitmapset *columns)
 {
-	TopkKeySource source = intVal(list_nth(private, TOPK_FIELD_KEY_SOURCE));
-	Expr	   *key = linitial(llast(private));
-
-	if (source == KEY_SOURCE_VALUE && IsA(key, Var))
-		return reads_only((Node *) key, rel->relid, columns);
-	return source == KEY_SOURCE_EXACT_FLOAT8 &&
-		key_program_compile(key, rel->relid) != NULL &&
-		reads_only((Node *) key, rel->relid, columns);
+	return topk_key_compiles(rel, private) &&
+		reads_only((Node *) linitial(llast(private)), rel->relid, columns);
 }
 
 /* Whether the GPU would read the index: see topk_index_gpu.c. */

@@ -264,14 +264,16 @@ topk_estimated_bound(PlannerInfo *root)
 /*
  * The cost of the WHERE clause: clauses the filter program checks cost a
  * fraction of an operator per row (their run constants are evaluated once),
- * the others what PostgreSQL's interpreter costs.
+ * the others what PostgreSQL's interpreter costs.  *all_compiled: whether
+ * every clause compiles.
  */
 static QualCost
-where_clause_cost(PlannerInfo *root, RelOptInfo *rel)
+where_clause_cost(PlannerInfo *root, RelOptInfo *rel, bool *all_compiled)
 {
 	QualCost	total = {0, 0};
 	ListCell   *lc;
 
+	*all_compiled = true;
 	foreach(lc, rel->baserestrictinfo)
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
@@ -287,6 +289,7 @@ where_clause_cost(PlannerInfo *root, RelOptInfo *rel)
 		{
 			total.startup += cost.startup;
 			total.per_tuple += cost.per_tuple;
+			*all_compiled = false;
 		}
 	}
 	return total;
@@ -300,32 +303,35 @@ topk_sort_cost(double bound)
 }
 
 /*
+ * Whether the ranking key is computed without the interpreter: a column of
+ * a key type, or numeric arithmetic that a key program computes.
+ */
+bool
+topk_key_compiles(RelOptInfo *rel, List *private)
+{
+	TopkKeySource source = intVal(list_nth(private, TOPK_FIELD_KEY_SOURCE));
+	Expr	   *key = linitial(llast(private));
+
+	return (source == KEY_SOURCE_VALUE && IsA(key, Var)) ||
+		(source == KEY_SOURCE_EXACT_FLOAT8 && key_program_compile(key, rel->relid) != NULL);
+}
+
+/*
  * The share of the table's pages that the GPU would read in place
  * (create_page_sink in topk_exec.c): the all-visible share by the
  * statistics, where gputopk.gpu_pages is on, the GPU service has mapped
  * shared_buffers and is the backend, every WHERE clause compiles, the key
- * is a column or a compiled key program, the transaction need not record
- * serializable conflicts and at least half of the pages are all-visible;
- * else 0.
+ * compiles, the transaction need not record serializable conflicts and at
+ * least half of the pages are all-visible; else 0.
  */
 static double
-gpu_pages_share(PlannerInfo *root, RelOptInfo *rel, List *private)
+gpu_pages_share(RelOptInfo *rel, List *private, bool all_compiled)
 {
-	TopkKeySource source = intVal(list_nth(private, TOPK_FIELD_KEY_SOURCE));
-	Expr	   *key = linitial(llast(private));
-	ListCell   *lc;
-
-	if (!gputopk_gpu_pages || service == NULL ||
+	if (!gputopk_gpu_pages || !all_compiled || service == NULL ||
 		pg_atomic_read_u32(&service->buffers_mapped) == 0 || rel->allvisfrac < 0.5 ||
 		IsolationIsSerializable() || RecoveryInProgress() ||
-		device_selected_backend() != BACKEND_GPU)
+		device_selected_backend() != BACKEND_GPU || !topk_key_compiles(rel, private))
 		return 0.0;
-	if (!(source == KEY_SOURCE_VALUE && IsA(key, Var)) &&
-		!(source == KEY_SOURCE_EXACT_FLOAT8 && key_program_compile(key, rel->relid) != NULL))
-		return 0.0;
-	foreach(lc, rel->baserestrictinfo)
-		if (!filter_program_compiles((Node *) lfirst_node(RestrictInfo, lc)->clause, rel->relid))
-			return 0.0;
 	return rel->allvisfrac;
 }
 
@@ -419,6 +425,7 @@ topk_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 {
 	List	   *private;
 	QualCost	where;
+	bool		all_compiled;
 	double		gpu_share;
 	int			workers;
 
@@ -429,8 +436,8 @@ topk_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		rel->tuples < gputopk_min_table_rows || !sort_keys_of(root, rel, &private))
 		return;
 
-	where = where_clause_cost(root, rel);
-	gpu_share = gpu_pages_share(root, rel, private);
+	where = where_clause_cost(root, rel, &all_compiled);
+	gpu_share = gpu_pages_share(rel, private, all_compiled);
 	add_path(rel, make_heap_topk_path(root, rel, private, 0, where, gpu_share));
 	add_index_topk_paths(root, rel, private, where);
 	workers = topk_partial_workers(root, rel, rel->pages);

@@ -58,6 +58,7 @@ extern CustomPath *topk_make_path(PlannerInfo *root, RelOptInfo *rel, List *priv
 								  int workers);
 extern Cost topk_sort_cost(double bound);
 extern int	topk_partial_workers(PlannerInfo *root, RelOptInfo *rel, BlockNumber pages);
+extern bool topk_key_compiles(RelOptInfo *rel, List *private);
 
 /* topk_index_path.c */
 extern void add_index_topk_paths(PlannerInfo *root, RelOptInfo *rel, List *private,
