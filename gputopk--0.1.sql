@@ -63,305 +63,266 @@ COMMENT ON FUNCTION gputopk_service_inject_fault(text, int) IS
 -- Top-k aggregates (src/agg_functions.c): gpu_topk(value, k), the k largest values
 -- in descending order, gpu_bottomk(value, k), the k smallest in ascending
 -- order; gpu_topk_by(result, value, k) and gpu_bottomk_by(result, value, k),
--- the results of those rows in that order.
+-- the results of those rows in that order.  The transition type is bytea
+-- (an expanded object in the aggregate's memory), not internal, so that
+-- Citus can run them as partial aggregates on its workers.  SSPACE is about a
+-- group's state holding a few values.
 
-CREATE FUNCTION gputopk_topk_trans(internal, anyelement, integer)
-RETURNS internal
-AS 'MODULE_PATHNAME'
-LANGUAGE C PARALLEL SAFE;
-
-CREATE FUNCTION gputopk_bottomk_trans(internal, anyelement, integer)
-RETURNS internal
-AS 'MODULE_PATHNAME'
-LANGUAGE C PARALLEL SAFE;
-
-CREATE FUNCTION gputopk_topk_by_trans(internal, anyelement, "any", integer)
-RETURNS internal
-AS 'MODULE_PATHNAME'
-LANGUAGE C PARALLEL SAFE;
-
-CREATE FUNCTION gputopk_bottomk_by_trans(internal, anyelement, "any", integer)
-RETURNS internal
-AS 'MODULE_PATHNAME'
-LANGUAGE C PARALLEL SAFE;
-
-CREATE FUNCTION gputopk_topk_combine(internal, internal)
-RETURNS internal
-AS 'MODULE_PATHNAME'
-LANGUAGE C PARALLEL SAFE;
-
-CREATE FUNCTION gputopk_topk_serialize(internal)
+CREATE FUNCTION gputopk_topk_trans(bytea, anyelement, integer)
 RETURNS bytea
 AS 'MODULE_PATHNAME'
-LANGUAGE C STRICT PARALLEL SAFE;
+LANGUAGE C PARALLEL SAFE;
 
-CREATE FUNCTION gputopk_topk_deserialize(bytea, internal)
-RETURNS internal
+CREATE FUNCTION gputopk_bottomk_trans(bytea, anyelement, integer)
+RETURNS bytea
 AS 'MODULE_PATHNAME'
-LANGUAGE C STRICT PARALLEL SAFE;
+LANGUAGE C PARALLEL SAFE;
 
-CREATE FUNCTION gputopk_topk_final(internal, anyelement, integer)
+CREATE FUNCTION gputopk_topk_by_trans(bytea, anyelement, "any", integer)
+RETURNS bytea
+AS 'MODULE_PATHNAME'
+LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_bottomk_by_trans(bytea, anyelement, "any", integer)
+RETURNS bytea
+AS 'MODULE_PATHNAME'
+LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_topk_combine(bytea, bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME'
+LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_topk_final(bytea, anyelement, integer)
 RETURNS anyarray
 AS 'MODULE_PATHNAME'
 LANGUAGE C PARALLEL SAFE;
 
-CREATE FUNCTION gputopk_topk_by_final(internal, anyelement, "any", integer)
+CREATE FUNCTION gputopk_topk_by_final(bytea, anyelement, "any", integer)
 RETURNS anyarray
 AS 'MODULE_PATHNAME', 'gputopk_topk_final'
 LANGUAGE C PARALLEL SAFE;
 
 CREATE AGGREGATE gpu_topk(value smallint, k integer) (
-    SFUNC = gputopk_topk_trans, STYPE = internal,
+    SFUNC = gputopk_topk_trans, STYPE = bytea, SSPACE = 256,
     COMBINEFUNC = gputopk_topk_combine,
-    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
     FINALFUNC = gputopk_topk_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_topk(smallint, integer) IS 'the k largest values, in descending order';
 
 CREATE AGGREGATE gpu_topk(value integer, k integer) (
-    SFUNC = gputopk_topk_trans, STYPE = internal,
+    SFUNC = gputopk_topk_trans, STYPE = bytea, SSPACE = 256,
     COMBINEFUNC = gputopk_topk_combine,
-    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
     FINALFUNC = gputopk_topk_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_topk(integer, integer) IS 'the k largest values, in descending order';
 
 CREATE AGGREGATE gpu_topk(value bigint, k integer) (
-    SFUNC = gputopk_topk_trans, STYPE = internal,
+    SFUNC = gputopk_topk_trans, STYPE = bytea, SSPACE = 256,
     COMBINEFUNC = gputopk_topk_combine,
-    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
     FINALFUNC = gputopk_topk_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_topk(bigint, integer) IS 'the k largest values, in descending order';
 
 CREATE AGGREGATE gpu_topk(value real, k integer) (
-    SFUNC = gputopk_topk_trans, STYPE = internal,
+    SFUNC = gputopk_topk_trans, STYPE = bytea, SSPACE = 256,
     COMBINEFUNC = gputopk_topk_combine,
-    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
     FINALFUNC = gputopk_topk_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_topk(real, integer) IS 'the k largest values, in descending order';
 
 CREATE AGGREGATE gpu_topk(value double precision, k integer) (
-    SFUNC = gputopk_topk_trans, STYPE = internal,
+    SFUNC = gputopk_topk_trans, STYPE = bytea, SSPACE = 256,
     COMBINEFUNC = gputopk_topk_combine,
-    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
     FINALFUNC = gputopk_topk_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_topk(double precision, integer) IS 'the k largest values, in descending order';
 
 CREATE AGGREGATE gpu_topk(value date, k integer) (
-    SFUNC = gputopk_topk_trans, STYPE = internal,
+    SFUNC = gputopk_topk_trans, STYPE = bytea, SSPACE = 256,
     COMBINEFUNC = gputopk_topk_combine,
-    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
     FINALFUNC = gputopk_topk_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_topk(date, integer) IS 'the k largest values, in descending order';
 
 CREATE AGGREGATE gpu_topk(value timestamp, k integer) (
-    SFUNC = gputopk_topk_trans, STYPE = internal,
+    SFUNC = gputopk_topk_trans, STYPE = bytea, SSPACE = 256,
     COMBINEFUNC = gputopk_topk_combine,
-    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
     FINALFUNC = gputopk_topk_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_topk(timestamp, integer) IS 'the k largest values, in descending order';
 
 CREATE AGGREGATE gpu_topk(value timestamptz, k integer) (
-    SFUNC = gputopk_topk_trans, STYPE = internal,
+    SFUNC = gputopk_topk_trans, STYPE = bytea, SSPACE = 256,
     COMBINEFUNC = gputopk_topk_combine,
-    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
     FINALFUNC = gputopk_topk_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_topk(timestamptz, integer) IS 'the k largest values, in descending order';
 
 CREATE AGGREGATE gpu_bottomk(value smallint, k integer) (
-    SFUNC = gputopk_bottomk_trans, STYPE = internal,
+    SFUNC = gputopk_bottomk_trans, STYPE = bytea, SSPACE = 256,
     COMBINEFUNC = gputopk_topk_combine,
-    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
     FINALFUNC = gputopk_topk_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_bottomk(smallint, integer) IS 'the k smallest values, in ascending order';
 
 CREATE AGGREGATE gpu_bottomk(value integer, k integer) (
-    SFUNC = gputopk_bottomk_trans, STYPE = internal,
+    SFUNC = gputopk_bottomk_trans, STYPE = bytea, SSPACE = 256,
     COMBINEFUNC = gputopk_topk_combine,
-    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
     FINALFUNC = gputopk_topk_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_bottomk(integer, integer) IS 'the k smallest values, in ascending order';
 
 CREATE AGGREGATE gpu_bottomk(value bigint, k integer) (
-    SFUNC = gputopk_bottomk_trans, STYPE = internal,
+    SFUNC = gputopk_bottomk_trans, STYPE = bytea, SSPACE = 256,
     COMBINEFUNC = gputopk_topk_combine,
-    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
     FINALFUNC = gputopk_topk_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_bottomk(bigint, integer) IS 'the k smallest values, in ascending order';
 
 CREATE AGGREGATE gpu_bottomk(value real, k integer) (
-    SFUNC = gputopk_bottomk_trans, STYPE = internal,
+    SFUNC = gputopk_bottomk_trans, STYPE = bytea, SSPACE = 256,
     COMBINEFUNC = gputopk_topk_combine,
-    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
     FINALFUNC = gputopk_topk_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_bottomk(real, integer) IS 'the k smallest values, in ascending order';
 
 CREATE AGGREGATE gpu_bottomk(value double precision, k integer) (
-    SFUNC = gputopk_bottomk_trans, STYPE = internal,
+    SFUNC = gputopk_bottomk_trans, STYPE = bytea, SSPACE = 256,
     COMBINEFUNC = gputopk_topk_combine,
-    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
     FINALFUNC = gputopk_topk_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_bottomk(double precision, integer) IS 'the k smallest values, in ascending order';
 
 CREATE AGGREGATE gpu_bottomk(value date, k integer) (
-    SFUNC = gputopk_bottomk_trans, STYPE = internal,
+    SFUNC = gputopk_bottomk_trans, STYPE = bytea, SSPACE = 256,
     COMBINEFUNC = gputopk_topk_combine,
-    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
     FINALFUNC = gputopk_topk_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_bottomk(date, integer) IS 'the k smallest values, in ascending order';
 
 CREATE AGGREGATE gpu_bottomk(value timestamp, k integer) (
-    SFUNC = gputopk_bottomk_trans, STYPE = internal,
+    SFUNC = gputopk_bottomk_trans, STYPE = bytea, SSPACE = 256,
     COMBINEFUNC = gputopk_topk_combine,
-    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
     FINALFUNC = gputopk_topk_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_bottomk(timestamp, integer) IS 'the k smallest values, in ascending order';
 
 CREATE AGGREGATE gpu_bottomk(value timestamptz, k integer) (
-    SFUNC = gputopk_bottomk_trans, STYPE = internal,
+    SFUNC = gputopk_bottomk_trans, STYPE = bytea, SSPACE = 256,
     COMBINEFUNC = gputopk_topk_combine,
-    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
     FINALFUNC = gputopk_topk_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_bottomk(timestamptz, integer) IS 'the k smallest values, in ascending order';
 
 CREATE AGGREGATE gpu_topk_by(result anyelement, value smallint, k integer) (
-    SFUNC = gputopk_topk_by_trans, STYPE = internal,
+    SFUNC = gputopk_topk_by_trans, STYPE = bytea, SSPACE = 256,
     COMBINEFUNC = gputopk_topk_combine,
-    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
     FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_topk_by(anyelement, smallint, integer) IS 'the results of the k rows with the largest values, largest first (ties: results ascending)';
 
 CREATE AGGREGATE gpu_topk_by(result anyelement, value integer, k integer) (
-    SFUNC = gputopk_topk_by_trans, STYPE = internal,
+    SFUNC = gputopk_topk_by_trans, STYPE = bytea, SSPACE = 256,
     COMBINEFUNC = gputopk_topk_combine,
-    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
     FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_topk_by(anyelement, integer, integer) IS 'the results of the k rows with the largest values, largest first (ties: results ascending)';
 
 CREATE AGGREGATE gpu_topk_by(result anyelement, value bigint, k integer) (
-    SFUNC = gputopk_topk_by_trans, STYPE = internal,
+    SFUNC = gputopk_topk_by_trans, STYPE = bytea, SSPACE = 256,
     COMBINEFUNC = gputopk_topk_combine,
-    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
     FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_topk_by(anyelement, bigint, integer) IS 'the results of the k rows with the largest values, largest first (ties: results ascending)';
 
 CREATE AGGREGATE gpu_topk_by(result anyelement, value real, k integer) (
-    SFUNC = gputopk_topk_by_trans, STYPE = internal,
+    SFUNC = gputopk_topk_by_trans, STYPE = bytea, SSPACE = 256,
     COMBINEFUNC = gputopk_topk_combine,
-    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
     FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_topk_by(anyelement, real, integer) IS 'the results of the k rows with the largest values, largest first (ties: results ascending)';
 
 CREATE AGGREGATE gpu_topk_by(result anyelement, value double precision, k integer) (
-    SFUNC = gputopk_topk_by_trans, STYPE = internal,
+    SFUNC = gputopk_topk_by_trans, STYPE = bytea, SSPACE = 256,
     COMBINEFUNC = gputopk_topk_combine,
-    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
     FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_topk_by(anyelement, double precision, integer) IS 'the results of the k rows with the largest values, largest first (ties: results ascending)';
 
 CREATE AGGREGATE gpu_topk_by(result anyelement, value date, k integer) (
-    SFUNC = gputopk_topk_by_trans, STYPE = internal,
+    SFUNC = gputopk_topk_by_trans, STYPE = bytea, SSPACE = 256,
     COMBINEFUNC = gputopk_topk_combine,
-    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
     FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_topk_by(anyelement, date, integer) IS 'the results of the k rows with the largest values, largest first (ties: results ascending)';
 
 CREATE AGGREGATE gpu_topk_by(result anyelement, value timestamp, k integer) (
-    SFUNC = gputopk_topk_by_trans, STYPE = internal,
+    SFUNC = gputopk_topk_by_trans, STYPE = bytea, SSPACE = 256,
     COMBINEFUNC = gputopk_topk_combine,
-    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
     FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_topk_by(anyelement, timestamp, integer) IS 'the results of the k rows with the largest values, largest first (ties: results ascending)';
 
 CREATE AGGREGATE gpu_topk_by(result anyelement, value timestamptz, k integer) (
-    SFUNC = gputopk_topk_by_trans, STYPE = internal,
+    SFUNC = gputopk_topk_by_trans, STYPE = bytea, SSPACE = 256,
     COMBINEFUNC = gputopk_topk_combine,
-    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
     FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_topk_by(anyelement, timestamptz, integer) IS 'the results of the k rows with the largest values, largest first (ties: results ascending)';
 
 CREATE AGGREGATE gpu_bottomk_by(result anyelement, value smallint, k integer) (
-    SFUNC = gputopk_bottomk_by_trans, STYPE = internal,
+    SFUNC = gputopk_bottomk_by_trans, STYPE = bytea, SSPACE = 256,
     COMBINEFUNC = gputopk_topk_combine,
-    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
     FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_bottomk_by(anyelement, smallint, integer) IS 'the results of the k rows with the smallest values, smallest first (ties: results ascending)';
 
 CREATE AGGREGATE gpu_bottomk_by(result anyelement, value integer, k integer) (
-    SFUNC = gputopk_bottomk_by_trans, STYPE = internal,
+    SFUNC = gputopk_bottomk_by_trans, STYPE = bytea, SSPACE = 256,
     COMBINEFUNC = gputopk_topk_combine,
-    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
     FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_bottomk_by(anyelement, integer, integer) IS 'the results of the k rows with the smallest values, smallest first (ties: results ascending)';
 
 CREATE AGGREGATE gpu_bottomk_by(result anyelement, value bigint, k integer) (
-    SFUNC = gputopk_bottomk_by_trans, STYPE = internal,
+    SFUNC = gputopk_bottomk_by_trans, STYPE = bytea, SSPACE = 256,
     COMBINEFUNC = gputopk_topk_combine,
-    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
     FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_bottomk_by(anyelement, bigint, integer) IS 'the results of the k rows with the smallest values, smallest first (ties: results ascending)';
 
 CREATE AGGREGATE gpu_bottomk_by(result anyelement, value real, k integer) (
-    SFUNC = gputopk_bottomk_by_trans, STYPE = internal,
+    SFUNC = gputopk_bottomk_by_trans, STYPE = bytea, SSPACE = 256,
     COMBINEFUNC = gputopk_topk_combine,
-    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
     FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_bottomk_by(anyelement, real, integer) IS 'the results of the k rows with the smallest values, smallest first (ties: results ascending)';
 
 CREATE AGGREGATE gpu_bottomk_by(result anyelement, value double precision, k integer) (
-    SFUNC = gputopk_bottomk_by_trans, STYPE = internal,
+    SFUNC = gputopk_bottomk_by_trans, STYPE = bytea, SSPACE = 256,
     COMBINEFUNC = gputopk_topk_combine,
-    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
     FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_bottomk_by(anyelement, double precision, integer) IS 'the results of the k rows with the smallest values, smallest first (ties: results ascending)';
 
 CREATE AGGREGATE gpu_bottomk_by(result anyelement, value date, k integer) (
-    SFUNC = gputopk_bottomk_by_trans, STYPE = internal,
+    SFUNC = gputopk_bottomk_by_trans, STYPE = bytea, SSPACE = 256,
     COMBINEFUNC = gputopk_topk_combine,
-    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
     FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_bottomk_by(anyelement, date, integer) IS 'the results of the k rows with the smallest values, smallest first (ties: results ascending)';
 
 CREATE AGGREGATE gpu_bottomk_by(result anyelement, value timestamp, k integer) (
-    SFUNC = gputopk_bottomk_by_trans, STYPE = internal,
+    SFUNC = gputopk_bottomk_by_trans, STYPE = bytea, SSPACE = 256,
     COMBINEFUNC = gputopk_topk_combine,
-    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
     FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_bottomk_by(anyelement, timestamp, integer) IS 'the results of the k rows with the smallest values, smallest first (ties: results ascending)';
 
 CREATE AGGREGATE gpu_bottomk_by(result anyelement, value timestamptz, k integer) (
-    SFUNC = gputopk_bottomk_by_trans, STYPE = internal,
+    SFUNC = gputopk_bottomk_by_trans, STYPE = bytea, SSPACE = 256,
     COMBINEFUNC = gputopk_topk_combine,
-    SERIALFUNC = gputopk_topk_serialize, DESERIALFUNC = gputopk_topk_deserialize,
     FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_bottomk_by(anyelement, timestamptz, integer) IS 'the results of the k rows with the smallest values, smallest first (ties: results ascending)';

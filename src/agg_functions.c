@@ -21,18 +21,30 @@
  * the order of the rows, nor on how a parallel aggregation splits them.
  *
  * Rows whose value is NULL are skipped, and a group without other rows
- * gives NULL.  The states of a parallel aggregation are combined by merging
- * heaps and travel serialized as bytea.
+ * gives NULL.  The aggregates' transition type is bytea, not internal, so
+ * that Citus can run them as partial aggregates on its workers: in an
+ * aggregate's memory a state is an expanded object, which PostgreSQL hands
+ * from row to row as it is; where it leaves the process (a parallel
+ * aggregation's workers, Citus's workers) it is flattened into a checked,
+ * machine-independent form (topk_agg_serialize).  Partial states are
+ * combined by merging heaps.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
 #include "fmgr.h"
+#include "libpq/pqformat.h"
+#include "mb/pg_wchar.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
+#include "utils/expandeddatum.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/syscache.h"
 #include "utils/typcache.h"
 
 #include "agg_functions.h"
@@ -86,24 +98,38 @@ PG_FUNCTION_INFO_V1(gputopk_bottomk_trans);
 PG_FUNCTION_INFO_V1(gputopk_topk_by_trans);
 PG_FUNCTION_INFO_V1(gputopk_bottomk_by_trans);
 PG_FUNCTION_INFO_V1(gputopk_topk_combine);
-PG_FUNCTION_INFO_V1(gputopk_topk_serialize);
-PG_FUNCTION_INFO_V1(gputopk_topk_deserialize);
 PG_FUNCTION_INFO_V1(gputopk_topk_final);
 
-/* Two results' stored images compared: by value as words, else by length and bytes. */
+/*
+ * Two results' images compared: by value as words; varlenas by their
+ * contents, whatever their headers (a result read back from a flat state
+ * has a 4-byte header where the row's may have had 1); others by bytes.
+ */
 static int
 compare_images(TopkAggState *state, Datum a, Datum b)
 {
 	Size		a_size;
 	Size		b_size;
+	const char *a_bytes = DatumGetPointer(a);
+	const char *b_bytes = DatumGetPointer(b);
 
 	if (state->result_byval)
 		return a < b ? -1 : a > b;
-	a_size = datumGetSize(a, false, state->result_typlen);
-	b_size = datumGetSize(b, false, state->result_typlen);
+	if (state->result_typlen == -1)
+	{
+		a_size = VARSIZE_ANY_EXHDR(a_bytes);
+		b_size = VARSIZE_ANY_EXHDR(b_bytes);
+		a_bytes = VARDATA_ANY(a_bytes);
+		b_bytes = VARDATA_ANY(b_bytes);
+	}
+	else
+	{
+		a_size = datumGetSize(a, false, state->result_typlen);
+		b_size = datumGetSize(b, false, state->result_typlen);
+	}
 	if (a_size != b_size)
 		return a_size < b_size ? -1 : 1;
-	return memcmp(DatumGetPointer(a), DatumGetPointer(b), a_size);
+	return memcmp(a_bytes, b_bytes, a_size);
 }
 
 /* Whether entry a ranks below entry b. */
@@ -150,11 +176,19 @@ sift_down(TopkAggState *state, int32 i)
 	heap[i] = moving;
 }
 
-/* An entry's result, copied into the current memory context if it is passed by reference. */
+/*
+ * An entry's result, copied into the current memory context if it is
+ * passed by reference; a varlena detoasted, so that a state holds no
+ * pointer into a table and its images compare alike however they came.
+ */
 static void
 keep_result(TopkAggState *state, AggEntry *entry)
 {
-	if (!state->result_byval && !entry->result_isnull)
+	if (state->result_byval || entry->result_isnull)
+		return;
+	if (state->result_typlen == -1)
+		entry->result = PointerGetDatum(PG_DETOAST_DATUM_COPY(entry->result));
+	else
 		entry->result = datumCopy(entry->result, false, state->result_typlen);
 }
 
@@ -329,6 +363,399 @@ checked_k(FunctionCallInfo fcinfo, int arg)
 }
 
 /*
+ * The flat form of a state, in which it travels between processes (a
+ * parallel aggregation's workers, Citus's workers) as the aggregates'
+ * transition type, bytea.  It is built with the wire protocol's functions,
+ * so it is the same on every machine, and read back with every field
+ * checked: anyone can hand the aggregates' functions a bytea.
+ *
+ *	 version byte, value type, result type, collation (uint32 each),
+ *	 largest and by (byte each), k and the entry count (int32 each);
+ *	 then each entry:
+ *	   plain forms: the value (int64, the Datum of a by-value key type);
+ *	   _by forms:	its key (int64), a byte saying whether the result is
+ *					NULL, and the result: by value as an int64; text, varchar,
+ *					bpchar and bytea as their bytes (counted); other types
+ *					in their binary form (counted), or the text form for a
+ *					type without binary input and output.
+ */
+#define FLAT_FORM_VERSION 1
+
+/* How a type's by-reference results are written or read: its binary or text functions. */
+typedef struct ResultIO
+{
+	bool		raw;			/* text-like or bytea: the bytes themselves */
+	bool		binary;
+	FmgrInfo	fn;
+	Oid			ioparam;
+} ResultIO;
+
+static bool
+is_raw_result_type(Oid type)
+{
+	return type == TEXTOID || type == VARCHAROID || type == BPCHAROID || type == BYTEAOID;
+}
+
+static void
+result_io_of(Oid type, bool writing, ResultIO *io)
+{
+	HeapTuple	tuple;
+	Form_pg_type form;
+
+	io->raw = is_raw_result_type(type);
+	if (io->raw)
+		return;
+	tuple = SearchSysCache1(TYPEOID, ObjectIdGetDatum(type));
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "cache lookup failed for type %u", type);
+	form = (Form_pg_type) GETSTRUCT(tuple);
+	io->binary = OidIsValid(form->typsend) && OidIsValid(form->typreceive);
+	io->ioparam = getTypeIOParam(tuple);
+	if (writing)
+		fmgr_info(io->binary ? form->typsend : form->typoutput, &io->fn);
+	else
+		fmgr_info(io->binary ? form->typreceive : form->typinput, &io->fn);
+	ReleaseSysCache(tuple);
+}
+
+static void
+write_result(StringInfo buf, TopkAggState *state, ResultIO *io, Datum result)
+{
+	if (state->result_byval)
+		pq_sendint64(buf, (int64) result);
+	else if (io->raw)
+	{
+		pq_sendint32(buf, VARSIZE_ANY_EXHDR(DatumGetPointer(result)));
+		pq_sendbytes(buf, VARDATA_ANY(DatumGetPointer(result)),
+					 VARSIZE_ANY_EXHDR(DatumGetPointer(result)));
+	}
+	else if (io->binary)
+	{
+		bytea	   *bytes = SendFunctionCall(&io->fn, result);
+
+		pq_sendint32(buf, VARSIZE(bytes) - VARHDRSZ);
+		pq_sendbytes(buf, VARDATA(bytes), VARSIZE(bytes) - VARHDRSZ);
+	}
+	else
+	{
+		char	   *text = OutputFunctionCall(&io->fn, result);
+
+		pq_sendint32(buf, strlen(text));
+		pq_sendbytes(buf, text, strlen(text));
+	}
+}
+
+bytea *
+topk_agg_serialize(TopkAggState *state)
+{
+	StringInfoData buf;
+	ResultIO	io;
+
+	if (state->by && !state->result_byval)
+		result_io_of(state->result_type, true, &io);
+	pq_begintypsend(&buf);
+	pq_sendbyte(&buf, FLAT_FORM_VERSION);
+	pq_sendint32(&buf, state->value_type);
+	pq_sendint32(&buf, state->result_type);
+	pq_sendint32(&buf, state->collation);
+	pq_sendbyte(&buf, state->largest);
+	pq_sendbyte(&buf, state->by);
+	pq_sendint32(&buf, state->k);
+	pq_sendint32(&buf, state->count);
+	for (int32 i = 0; i < state->count; i++)
+	{
+		AggEntry   *entry = &state->entries[i];
+
+		if (!state->by)
+		{
+			pq_sendint64(&buf, (int64) entry->result);
+			continue;
+		}
+		pq_sendint64(&buf, (int64) entry->key);
+		pq_sendbyte(&buf, entry->result_isnull);
+		if (!entry->result_isnull)
+			write_result(&buf, state, &io, entry->result);
+	}
+	return pq_endtypsend(&buf);
+}
+
+static void pg_attribute_noreturn()
+invalid_state(const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+			 errmsg("invalid top-k aggregate state"),
+			 errdetail_internal("%s", detail)));
+}
+
+/* That n more bytes are left in a flat state. */
+static void
+need(StringInfo buf, int n)
+{
+	if (n > buf->len - buf->cursor)
+		invalid_state("It ends before its last value.");
+}
+
+static bool
+read_flag(StringInfo buf)
+{
+	int			byte = pq_getmsgbyte(buf);
+
+	if (byte != 0 && byte != 1)
+		invalid_state("A flag is neither 0 nor 1.");
+	return byte == 1;
+}
+
+/* A by-reference result, checked as its type's input functions check it. */
+static Datum
+read_result(StringInfo buf, TopkAggState *state, ResultIO *io)
+{
+	int32		length;
+	const char *bytes;
+
+	need(buf, 4);
+	length = pq_getmsgint(buf, 4);
+	if (length < 0)
+		invalid_state("A result's length is negative.");
+	need(buf, length);
+	bytes = pq_getmsgbytes(buf, length);
+	if (io->raw)
+	{
+		text	   *result = palloc(VARHDRSZ + length);
+
+		if (state->result_type != BYTEAOID)
+			pg_verifymbstr(bytes, length, false);
+		SET_VARSIZE(result, VARHDRSZ + length);
+		memcpy(VARDATA(result), bytes, length);
+		return PointerGetDatum(result);
+	}
+	if (io->binary)
+	{
+		StringInfoData value;
+
+		/* receive functions expect a buffer of their own, terminated by a zero byte */
+		initStringInfo(&value);
+		appendBinaryStringInfo(&value, bytes, length);
+		return ReceiveFunctionCall(&io->fn, &value, io->ioparam, -1);
+	}
+	return InputFunctionCall(&io->fn, pnstrdup(bytes, length), io->ioparam, -1);
+}
+
+/* The type a state's header names, if a _by form may return it. */
+static void
+check_result_type(Oid type)
+{
+	HeapTuple	tuple = SearchSysCache1(TYPEOID, ObjectIdGetDatum(type));
+	bool		usable;
+
+	if (!HeapTupleIsValid(tuple))
+		invalid_state("Its result type does not exist.");
+	usable = ((Form_pg_type) GETSTRUCT(tuple))->typisdefined &&
+		((Form_pg_type) GETSTRUCT(tuple))->typtype != TYPTYPE_PSEUDO;
+	ReleaseSysCache(tuple);
+	if (!usable)
+		invalid_state("Its result type is a pseudo-type or only a shell.");
+}
+
+/* A state from its flat form, every field checked; context holds it. */
+static TopkAggState *
+topk_agg_deserialize(bytea *flat, MemoryContext context)
+{
+	StringInfoData buf;
+	Oid			value_type;
+	Oid			result_type;
+	Oid			collation;
+	bool		largest;
+	bool		by;
+	int32		k;
+	int32		count;
+	TopkAggState *state;
+	ResultIO	io;
+
+	buf.data = VARDATA_ANY(flat);
+	buf.len = VARSIZE_ANY_EXHDR(flat);
+	buf.maxlen = buf.len;
+	buf.cursor = 0;
+	need(&buf, 1);
+	if (pq_getmsgbyte(&buf) != FLAT_FORM_VERSION)
+		invalid_state("Its version is not one this gputopk reads.");
+	need(&buf, 3 * 4 + 2 + 2 * 4);
+	value_type = pq_getmsgint(&buf, 4);
+	result_type = pq_getmsgint(&buf, 4);
+	collation = pq_getmsgint(&buf, 4);
+	largest = read_flag(&buf);
+	by = read_flag(&buf);
+	k = pq_getmsgint(&buf, 4);
+	count = pq_getmsgint(&buf, 4);
+	if (!topk_agg_k_is_valid(k) || count < 0 || count > k || count > buf.len - buf.cursor)
+		invalid_state("Its k or its count of values is out of range.");
+	if (by)
+		check_result_type(result_type);
+	else if (result_type != value_type)
+		invalid_state("Its result type is not its value type.");
+	if (OidIsValid(collation) && !SearchSysCacheExists1(COLLOID, ObjectIdGetDatum(collation)))
+		invalid_state("Its collation does not exist.");
+	/* an unknown value type gets the error the aggregates give for it */
+	state = topk_agg_state_create(context, value_type, largest, k, by, result_type, collation);
+	if (by && !state->result_byval)
+		result_io_of(result_type, false, &io);
+	/* each entry is offered: the heap is rebuilt, not trusted */
+	for (int32 i = 0; i < count; i++)
+	{
+		AggEntry	entry = {0, (Datum) 0, false};
+
+		need(&buf, by ? 8 + 1 : 8);
+		if (!by)
+		{
+			entry.result = (Datum) pq_getmsgint64(&buf);
+			entry.key = key_of_datum(state->key_type, entry.result, largest);
+		}
+		else
+		{
+			entry.key = (uint64) pq_getmsgint64(&buf);
+			entry.result_isnull = read_flag(&buf);
+			if (entry.result_isnull)
+				;
+			else if (state->result_byval)
+			{
+				need(&buf, 8);
+				entry.result = (Datum) pq_getmsgint64(&buf);
+			}
+			else
+				entry.result = read_result(&buf, state, &io);
+		}
+		offer(state, entry, context);
+	}
+	if (buf.cursor != buf.len)
+		invalid_state("It has bytes after its last value.");
+	return state;
+}
+
+/*
+ * A state in an aggregate's memory is an expanded object (of type bytea),
+ * so that PostgreSQL passes it from row to row without copying it and
+ * flattens it only where it leaves the process.
+ *
+ * The states of all groups share one memory context, a child of the
+ * aggregate's context, where an expanded object usually has one of its
+ * own: a hash aggregation measures its memory by walking the aggregate
+ * context's children at every new group, so a context per group costs
+ * time quadratic in the groups (30 s for 100,000 groups).  Sharing is safe
+ * because an expanded object's context is deleted only where a transition
+ * function returns a different datum than the state it was given
+ * (PostgreSQL's nodeAgg and nodeWindowAgg, Citus's worker_partial_agg), and
+ * these functions return the state they were given whenever it is theirs
+ * and read-write; a state they cannot change in place (flat, or
+ * read-only) is copied into a new one, and the old one is PostgreSQL's to free.
+ */
+#define STATES_CONTEXT_NAME "gputopk aggregate states"
+
+typedef struct ExpandedState
+{
+	ExpandedObjectHeader hdr;
+	TopkAggState *state;
+	bytea	   *flat;			/* the flat form flat_size made, for flatten_into */
+} ExpandedState;
+
+static Size
+expanded_flat_size(ExpandedObjectHeader *eohptr)
+{
+	ExpandedState *expanded = (ExpandedState *) eohptr;
+
+	if (expanded->flat == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(expanded->hdr.eoh_context);
+
+		expanded->flat = topk_agg_serialize(expanded->state);
+		MemoryContextSwitchTo(old);
+	}
+	return VARSIZE(expanded->flat);
+}
+
+/* Called right after expanded_flat_size. */
+static void
+expanded_flatten_into(ExpandedObjectHeader *eohptr, void *result, Size allocated_size)
+{
+	ExpandedState *expanded = (ExpandedState *) eohptr;
+
+	Assert(expanded->flat != NULL && allocated_size == VARSIZE(expanded->flat));
+	memcpy(result, expanded->flat, allocated_size);
+	pfree(expanded->flat);
+	expanded->flat = NULL;
+}
+
+static const ExpandedObjectMethods expanded_state_methods = {
+	expanded_flat_size,
+	expanded_flatten_into
+};
+
+/* A new expanded state, without its TopkAggState, in the aggregate's states context. */
+static ExpandedState *
+expanded_state_create(MemoryContext aggcontext)
+{
+	MemoryContext states = NULL;
+	ExpandedState *expanded;
+
+	for (MemoryContext child = aggcontext->firstchild; child != NULL; child = child->nextchild)
+		if (strcmp(child->name, STATES_CONTEXT_NAME) == 0)
+		{
+			states = child;
+			break;
+		}
+	if (states == NULL)
+		states = AllocSetContextCreate(aggcontext, STATES_CONTEXT_NAME, ALLOCSET_DEFAULT_SIZES);
+	expanded = MemoryContextAllocZero(states, sizeof(ExpandedState));
+	EOH_init_header(&expanded->hdr, &expanded_state_methods, states);
+	return expanded;
+}
+
+static ExpandedState *
+expanded_state_of(Datum datum)
+{
+	ExpandedObjectHeader *eoh;
+
+	if (!VARATT_IS_EXTERNAL_EXPANDED(DatumGetPointer(datum)))
+		return NULL;
+	eoh = DatumGetEOHP(datum);
+	return eoh->eoh_methods == &expanded_state_methods ? (ExpandedState *) eoh : NULL;
+}
+
+/* A state to read: an expanded one as it is, a flat one read into the current context. */
+static TopkAggState *
+readable_state(Datum datum)
+{
+	ExpandedState *expanded = expanded_state_of(datum);
+
+	if (expanded != NULL)
+		return expanded->state;
+	return topk_agg_deserialize(DatumGetByteaPP(datum), CurrentMemoryContext);
+}
+
+/*
+ * The state in argument 0 of a transition or combine function, to change:
+ * the expanded state this aggregate owns (read-write), else a new one made
+ * from what came; NULL for NULL.
+ */
+static ExpandedState *
+writable_state(FunctionCallInfo fcinfo, MemoryContext aggcontext)
+{
+	ExpandedState *expanded;
+	TopkAggState *from;
+
+	if (PG_ARGISNULL(0))
+		return NULL;
+	expanded = expanded_state_of(PG_GETARG_DATUM(0));
+	if (expanded != NULL && VARATT_IS_EXTERNAL_EXPANDED_RW(DatumGetPointer(PG_GETARG_DATUM(0))))
+		return expanded;
+	from = readable_state(PG_GETARG_DATUM(0));
+	expanded = expanded_state_create(aggcontext);
+	expanded->state = topk_agg_state_like(from, expanded->hdr.eoh_context);
+	for (int32 i = 0; i < from->count; i++)
+		offer(expanded->state, from->entries[i], expanded->hdr.eoh_context);
+	return expanded;
+}
+
+/*
  * A row into the group's state: the value is argument value_arg, its
  * result the argument before it in the _by forms (by), else the value.
  */
@@ -336,28 +763,38 @@ static Datum
 topk_trans(FunctionCallInfo fcinfo, bool largest, bool by)
 {
 	MemoryContext aggcontext;
-	TopkAggState *state = PG_ARGISNULL(0) ? NULL : (TopkAggState *) PG_GETARG_POINTER(0);
+	ExpandedState *expanded;
+	TopkAggState *state;
 	int			value_arg = by ? 2 : 1;
 	int32		k = checked_k(fcinfo, value_arg + 1);
 	AggEntry	entry;
 
 	if (!AggCheckCallContext(fcinfo, &aggcontext))
 		elog(ERROR, "gputopk: top-k transition function called in a non-aggregate context");
-	if (state == NULL)
-		state = topk_agg_state_create(aggcontext, get_fn_expr_argtype(fcinfo->flinfo, value_arg), largest, k,
-						  by, get_fn_expr_argtype(fcinfo->flinfo, 1), PG_GET_COLLATION());
-	else if (k != state->k)
+	expanded = writable_state(fcinfo, aggcontext);
+	if (expanded == NULL)
+	{
+		expanded = expanded_state_create(aggcontext);
+		expanded->state = topk_agg_state_create(expanded->hdr.eoh_context,
+												get_fn_expr_argtype(fcinfo->flinfo, value_arg),
+												largest, k, by,
+												get_fn_expr_argtype(fcinfo->flinfo, 1),
+												PG_GET_COLLATION());
+	}
+	state = expanded->state;
+	if (k != state->k)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("k must be the same for all rows of a group"),
 				 errdetail("k changed from %d to %d.", state->k, k)));
-	if (PG_ARGISNULL(value_arg))
-		PG_RETURN_POINTER(state);
-	entry.key = key_of_datum(state->key_type, PG_GETARG_DATUM(value_arg), largest);
-	entry.result = PG_GETARG_DATUM(1);
-	entry.result_isnull = PG_ARGISNULL(1);
-	offer(state, entry, aggcontext);
-	PG_RETURN_POINTER(state);
+	if (!PG_ARGISNULL(value_arg))
+	{
+		entry.key = key_of_datum(state->key_type, PG_GETARG_DATUM(value_arg), largest);
+		entry.result = PG_GETARG_DATUM(1);
+		entry.result_isnull = PG_ARGISNULL(1);
+		offer(state, entry, expanded->hdr.eoh_context);
+	}
+	return EOHPGetRWDatum(&expanded->hdr);
 }
 
 Datum
@@ -384,108 +821,44 @@ gputopk_bottomk_by_trans(PG_FUNCTION_ARGS)
 	return topk_trans(fcinfo, false, true);
 }
 
-/* Merge two groups' states (partial aggregates of one group). */
+/* Merge two states of one group (partial aggregates of it). */
 Datum
 gputopk_topk_combine(PG_FUNCTION_ARGS)
 {
 	MemoryContext aggcontext;
-	TopkAggState *into = PG_ARGISNULL(0) ? NULL : (TopkAggState *) PG_GETARG_POINTER(0);
-	TopkAggState *from = PG_ARGISNULL(1) ? NULL : (TopkAggState *) PG_GETARG_POINTER(1);
+	ExpandedState *into;
+	TopkAggState *from;
 
 	if (!AggCheckCallContext(fcinfo, &aggcontext))
 		elog(ERROR, "gputopk: top-k combine function called in a non-aggregate context");
-	if (from == NULL)
-		PG_RETURN_POINTER(into);
+	if (PG_ARGISNULL(1))
+	{
+		if (PG_ARGISNULL(0))
+			PG_RETURN_NULL();
+		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
+	}
+	from = readable_state(PG_GETARG_DATUM(1));
+	into = writable_state(fcinfo, aggcontext);
 	if (into == NULL)
-		into = topk_agg_state_like(from, aggcontext);
-	else if (into->k != from->k)
+	{
+		into = expanded_state_create(aggcontext);
+		into->state = topk_agg_state_like(from, into->hdr.eoh_context);
+	}
+	if (into->state->value_type != from->value_type ||
+		into->state->result_type != from->result_type ||
+		into->state->largest != from->largest || into->state->by != from->by ||
+		into->state->collation != from->collation)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("top-k aggregate states of different aggregates cannot be combined")));
+	if (into->state->k != from->k)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("k must be the same for all rows of a group"),
-				 errdetail("k changed from %d to %d.", into->k, from->k)));
+				 errdetail("k changed from %d to %d.", into->state->k, from->k)));
 	for (int32 i = 0; i < from->count; i++)
-		offer(into, from->entries[i], aggcontext);
-	PG_RETURN_POINTER(into);
-}
-
-/* what a serialized state starts with; the entries follow */
-typedef struct SerializedHeader
-{
-	Oid			value_type;
-	Oid			result_type;
-	Oid			collation;
-	bool		largest;
-	bool		by;
-	int32		k;
-	int32		count;
-} SerializedHeader;
-
-bytea *
-topk_agg_serialize(TopkAggState *state)
-{
-	SerializedHeader header = {state->value_type, state->result_type, state->collation,
-	state->largest, state->by, state->k, state->count};
-	Size		size = VARHDRSZ + sizeof(header);
-	bytea	   *bytes;
-	char	   *p;
-
-	for (int32 i = 0; i < state->count; i++)
-		size += sizeof(uint64) +
-			datumEstimateSpace(state->entries[i].result, state->entries[i].result_isnull,
-							   state->result_byval, state->result_typlen);
-	bytes = palloc(size);
-	SET_VARSIZE(bytes, size);
-	p = VARDATA(bytes);
-	memcpy(p, &header, sizeof(header));
-	p += sizeof(header);
-	for (int32 i = 0; i < state->count; i++)
-	{
-		memcpy(p, &state->entries[i].key, sizeof(uint64));
-		p += sizeof(uint64);
-		datumSerialize(state->entries[i].result, state->entries[i].result_isnull,
-					   state->result_byval, state->result_typlen, &p);
-	}
-	return bytes;
-}
-
-Datum
-gputopk_topk_serialize(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_BYTEA_P(topk_agg_serialize((TopkAggState *) PG_GETARG_POINTER(0)));
-}
-
-Datum
-gputopk_topk_deserialize(PG_FUNCTION_ARGS)
-{
-	bytea	   *bytes = PG_GETARG_BYTEA_PP(0);
-	MemoryContext aggcontext;
-	MemoryContext old;
-	SerializedHeader header;
-	TopkAggState *state;
-	char	   *p = VARDATA_ANY(bytes);
-
-	if (!AggCheckCallContext(fcinfo, &aggcontext))
-		elog(ERROR, "gputopk: top-k deserialize function called in a non-aggregate context");
-	memcpy(&header, p, sizeof(header));
-	p += sizeof(header);
-	state = topk_agg_state_create(aggcontext, header.value_type, header.largest, header.k,
-					  header.by, header.result_type, header.collation);
-	/* the entries were serialized as a heap: they are restored as they were */
-	old = MemoryContextSwitchTo(aggcontext);
-	if (header.count > state->capacity)
-	{
-		state->capacity = header.count;
-		state->entries = palloc(sizeof(AggEntry) * state->capacity);
-	}
-	for (int32 i = 0; i < header.count; i++)
-	{
-		memcpy(&state->entries[i].key, p, sizeof(uint64));
-		p += sizeof(uint64);
-		state->entries[i].result = datumRestore(&p, &state->entries[i].result_isnull);
-	}
-	state->count = header.count;
-	MemoryContextSwitchTo(old);
-	PG_RETURN_POINTER(state);
+		offer(into->state, from->entries[i], into->hdr.eoh_context);
+	return EOHPGetRWDatum(&into->hdr);
 }
 
 static int
@@ -531,7 +904,7 @@ gputopk_topk_final(PG_FUNCTION_ARGS)
 {
 	bool		isnull;
 	Datum		result = topk_agg_result(PG_ARGISNULL(0) ? NULL :
-										 (TopkAggState *) PG_GETARG_POINTER(0), &isnull);
+										 readable_state(PG_GETARG_DATUM(0)), &isnull);
 
 	if (isnull)
 		PG_RETURN_NULL();
