@@ -63,28 +63,106 @@ COMMENT ON FUNCTION gputopk_service_inject_fault(text, int) IS
 -- Top-k aggregates (src/agg_functions.c): gpu_topk(value, k), the k largest values
 -- in descending order, gpu_bottomk(value, k), the k smallest in ascending
 -- order; gpu_topk_by(result, value, k) and gpu_bottomk_by(result, value, k),
--- the results of those rows in that order.  The transition type is bytea
--- (an expanded object in the aggregate's memory), not internal, so that
--- Citus can run them as partial aggregates on its workers.  SSPACE is about a
+-- the results of those rows in that order.
+--
+-- gpu_topk and gpu_bottomk have the transition type bytea (an expanded
+-- object in the aggregate's memory), not internal, and transition and final
+-- functions per value type, so that Citus can run them as partial
+-- aggregates on its workers: it takes no internal state, calls the
+-- transition function without the expression that would tell a polymorphic
+-- one its argument's type, and checks the final function's declared result
+-- type.  The _by forms take a result of any type, which Citus cannot check
+-- on its workers; their state stays internal, so Citus gathers their rows
+-- unless the query groups by the distribution column.  SSPACE is about a
 -- group's state holding a few values.
 
-CREATE FUNCTION gputopk_topk_trans(bytea, anyelement, integer)
+CREATE FUNCTION gputopk_topk_trans(bytea, smallint, integer)
 RETURNS bytea
+AS 'MODULE_PATHNAME', 'gputopk_topk_trans'
+LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_topk_trans(bytea, integer, integer)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'gputopk_topk_trans'
+LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_topk_trans(bytea, bigint, integer)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'gputopk_topk_trans'
+LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_topk_trans(bytea, real, integer)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'gputopk_topk_trans'
+LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_topk_trans(bytea, double precision, integer)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'gputopk_topk_trans'
+LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_topk_trans(bytea, date, integer)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'gputopk_topk_trans'
+LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_topk_trans(bytea, timestamp, integer)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'gputopk_topk_trans'
+LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_topk_trans(bytea, timestamptz, integer)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'gputopk_topk_trans'
+LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_bottomk_trans(bytea, smallint, integer)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'gputopk_bottomk_trans'
+LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_bottomk_trans(bytea, integer, integer)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'gputopk_bottomk_trans'
+LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_bottomk_trans(bytea, bigint, integer)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'gputopk_bottomk_trans'
+LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_bottomk_trans(bytea, real, integer)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'gputopk_bottomk_trans'
+LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_bottomk_trans(bytea, double precision, integer)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'gputopk_bottomk_trans'
+LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_bottomk_trans(bytea, date, integer)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'gputopk_bottomk_trans'
+LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_bottomk_trans(bytea, timestamp, integer)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'gputopk_bottomk_trans'
+LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_bottomk_trans(bytea, timestamptz, integer)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'gputopk_bottomk_trans'
+LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_topk_by_trans(internal, anyelement, "any", integer)
+RETURNS internal
 AS 'MODULE_PATHNAME'
 LANGUAGE C PARALLEL SAFE;
 
-CREATE FUNCTION gputopk_bottomk_trans(bytea, anyelement, integer)
-RETURNS bytea
-AS 'MODULE_PATHNAME'
-LANGUAGE C PARALLEL SAFE;
-
-CREATE FUNCTION gputopk_topk_by_trans(bytea, anyelement, "any", integer)
-RETURNS bytea
-AS 'MODULE_PATHNAME'
-LANGUAGE C PARALLEL SAFE;
-
-CREATE FUNCTION gputopk_bottomk_by_trans(bytea, anyelement, "any", integer)
-RETURNS bytea
+CREATE FUNCTION gputopk_bottomk_by_trans(internal, anyelement, "any", integer)
+RETURNS internal
 AS 'MODULE_PATHNAME'
 LANGUAGE C PARALLEL SAFE;
 
@@ -93,14 +171,64 @@ RETURNS bytea
 AS 'MODULE_PATHNAME'
 LANGUAGE C PARALLEL SAFE;
 
-CREATE FUNCTION gputopk_topk_final(bytea, anyelement, integer)
-RETURNS anyarray
+CREATE FUNCTION gputopk_topk_by_combine(internal, internal)
+RETURNS internal
 AS 'MODULE_PATHNAME'
 LANGUAGE C PARALLEL SAFE;
 
-CREATE FUNCTION gputopk_topk_by_final(bytea, anyelement, "any", integer)
-RETURNS anyarray
+CREATE FUNCTION gputopk_topk_by_serialize(internal)
+RETURNS bytea
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_topk_by_deserialize(bytea, internal)
+RETURNS internal
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_topk_final(bytea, smallint, integer)
+RETURNS smallint[]
 AS 'MODULE_PATHNAME', 'gputopk_topk_final'
+LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_topk_final(bytea, integer, integer)
+RETURNS integer[]
+AS 'MODULE_PATHNAME', 'gputopk_topk_final'
+LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_topk_final(bytea, bigint, integer)
+RETURNS bigint[]
+AS 'MODULE_PATHNAME', 'gputopk_topk_final'
+LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_topk_final(bytea, real, integer)
+RETURNS real[]
+AS 'MODULE_PATHNAME', 'gputopk_topk_final'
+LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_topk_final(bytea, double precision, integer)
+RETURNS double precision[]
+AS 'MODULE_PATHNAME', 'gputopk_topk_final'
+LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_topk_final(bytea, date, integer)
+RETURNS date[]
+AS 'MODULE_PATHNAME', 'gputopk_topk_final'
+LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_topk_final(bytea, timestamp, integer)
+RETURNS timestamp[]
+AS 'MODULE_PATHNAME', 'gputopk_topk_final'
+LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_topk_final(bytea, timestamptz, integer)
+RETURNS timestamptz[]
+AS 'MODULE_PATHNAME', 'gputopk_topk_final'
+LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION gputopk_topk_by_final(internal, anyelement, "any", integer)
+RETURNS anyarray
+AS 'MODULE_PATHNAME'
 LANGUAGE C PARALLEL SAFE;
 
 CREATE AGGREGATE gpu_topk(value smallint, k integer) (
@@ -216,113 +344,129 @@ CREATE AGGREGATE gpu_bottomk(value timestamptz, k integer) (
 COMMENT ON AGGREGATE gpu_bottomk(timestamptz, integer) IS 'the k smallest values, in ascending order';
 
 CREATE AGGREGATE gpu_topk_by(result anyelement, value smallint, k integer) (
-    SFUNC = gputopk_topk_by_trans, STYPE = bytea, SSPACE = 256,
-    COMBINEFUNC = gputopk_topk_combine,
+    SFUNC = gputopk_topk_by_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_by_combine,
+    SERIALFUNC = gputopk_topk_by_serialize, DESERIALFUNC = gputopk_topk_by_deserialize,
     FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_topk_by(anyelement, smallint, integer) IS 'the results of the k rows with the largest values, largest first (ties: results ascending)';
 
 CREATE AGGREGATE gpu_topk_by(result anyelement, value integer, k integer) (
-    SFUNC = gputopk_topk_by_trans, STYPE = bytea, SSPACE = 256,
-    COMBINEFUNC = gputopk_topk_combine,
+    SFUNC = gputopk_topk_by_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_by_combine,
+    SERIALFUNC = gputopk_topk_by_serialize, DESERIALFUNC = gputopk_topk_by_deserialize,
     FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_topk_by(anyelement, integer, integer) IS 'the results of the k rows with the largest values, largest first (ties: results ascending)';
 
 CREATE AGGREGATE gpu_topk_by(result anyelement, value bigint, k integer) (
-    SFUNC = gputopk_topk_by_trans, STYPE = bytea, SSPACE = 256,
-    COMBINEFUNC = gputopk_topk_combine,
+    SFUNC = gputopk_topk_by_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_by_combine,
+    SERIALFUNC = gputopk_topk_by_serialize, DESERIALFUNC = gputopk_topk_by_deserialize,
     FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_topk_by(anyelement, bigint, integer) IS 'the results of the k rows with the largest values, largest first (ties: results ascending)';
 
 CREATE AGGREGATE gpu_topk_by(result anyelement, value real, k integer) (
-    SFUNC = gputopk_topk_by_trans, STYPE = bytea, SSPACE = 256,
-    COMBINEFUNC = gputopk_topk_combine,
+    SFUNC = gputopk_topk_by_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_by_combine,
+    SERIALFUNC = gputopk_topk_by_serialize, DESERIALFUNC = gputopk_topk_by_deserialize,
     FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_topk_by(anyelement, real, integer) IS 'the results of the k rows with the largest values, largest first (ties: results ascending)';
 
 CREATE AGGREGATE gpu_topk_by(result anyelement, value double precision, k integer) (
-    SFUNC = gputopk_topk_by_trans, STYPE = bytea, SSPACE = 256,
-    COMBINEFUNC = gputopk_topk_combine,
+    SFUNC = gputopk_topk_by_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_by_combine,
+    SERIALFUNC = gputopk_topk_by_serialize, DESERIALFUNC = gputopk_topk_by_deserialize,
     FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_topk_by(anyelement, double precision, integer) IS 'the results of the k rows with the largest values, largest first (ties: results ascending)';
 
 CREATE AGGREGATE gpu_topk_by(result anyelement, value date, k integer) (
-    SFUNC = gputopk_topk_by_trans, STYPE = bytea, SSPACE = 256,
-    COMBINEFUNC = gputopk_topk_combine,
+    SFUNC = gputopk_topk_by_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_by_combine,
+    SERIALFUNC = gputopk_topk_by_serialize, DESERIALFUNC = gputopk_topk_by_deserialize,
     FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_topk_by(anyelement, date, integer) IS 'the results of the k rows with the largest values, largest first (ties: results ascending)';
 
 CREATE AGGREGATE gpu_topk_by(result anyelement, value timestamp, k integer) (
-    SFUNC = gputopk_topk_by_trans, STYPE = bytea, SSPACE = 256,
-    COMBINEFUNC = gputopk_topk_combine,
+    SFUNC = gputopk_topk_by_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_by_combine,
+    SERIALFUNC = gputopk_topk_by_serialize, DESERIALFUNC = gputopk_topk_by_deserialize,
     FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_topk_by(anyelement, timestamp, integer) IS 'the results of the k rows with the largest values, largest first (ties: results ascending)';
 
 CREATE AGGREGATE gpu_topk_by(result anyelement, value timestamptz, k integer) (
-    SFUNC = gputopk_topk_by_trans, STYPE = bytea, SSPACE = 256,
-    COMBINEFUNC = gputopk_topk_combine,
+    SFUNC = gputopk_topk_by_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_by_combine,
+    SERIALFUNC = gputopk_topk_by_serialize, DESERIALFUNC = gputopk_topk_by_deserialize,
     FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_topk_by(anyelement, timestamptz, integer) IS 'the results of the k rows with the largest values, largest first (ties: results ascending)';
 
 CREATE AGGREGATE gpu_bottomk_by(result anyelement, value smallint, k integer) (
-    SFUNC = gputopk_bottomk_by_trans, STYPE = bytea, SSPACE = 256,
-    COMBINEFUNC = gputopk_topk_combine,
+    SFUNC = gputopk_bottomk_by_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_by_combine,
+    SERIALFUNC = gputopk_topk_by_serialize, DESERIALFUNC = gputopk_topk_by_deserialize,
     FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_bottomk_by(anyelement, smallint, integer) IS 'the results of the k rows with the smallest values, smallest first (ties: results ascending)';
 
 CREATE AGGREGATE gpu_bottomk_by(result anyelement, value integer, k integer) (
-    SFUNC = gputopk_bottomk_by_trans, STYPE = bytea, SSPACE = 256,
-    COMBINEFUNC = gputopk_topk_combine,
+    SFUNC = gputopk_bottomk_by_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_by_combine,
+    SERIALFUNC = gputopk_topk_by_serialize, DESERIALFUNC = gputopk_topk_by_deserialize,
     FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_bottomk_by(anyelement, integer, integer) IS 'the results of the k rows with the smallest values, smallest first (ties: results ascending)';
 
 CREATE AGGREGATE gpu_bottomk_by(result anyelement, value bigint, k integer) (
-    SFUNC = gputopk_bottomk_by_trans, STYPE = bytea, SSPACE = 256,
-    COMBINEFUNC = gputopk_topk_combine,
+    SFUNC = gputopk_bottomk_by_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_by_combine,
+    SERIALFUNC = gputopk_topk_by_serialize, DESERIALFUNC = gputopk_topk_by_deserialize,
     FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_bottomk_by(anyelement, bigint, integer) IS 'the results of the k rows with the smallest values, smallest first (ties: results ascending)';
 
 CREATE AGGREGATE gpu_bottomk_by(result anyelement, value real, k integer) (
-    SFUNC = gputopk_bottomk_by_trans, STYPE = bytea, SSPACE = 256,
-    COMBINEFUNC = gputopk_topk_combine,
+    SFUNC = gputopk_bottomk_by_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_by_combine,
+    SERIALFUNC = gputopk_topk_by_serialize, DESERIALFUNC = gputopk_topk_by_deserialize,
     FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_bottomk_by(anyelement, real, integer) IS 'the results of the k rows with the smallest values, smallest first (ties: results ascending)';
 
 CREATE AGGREGATE gpu_bottomk_by(result anyelement, value double precision, k integer) (
-    SFUNC = gputopk_bottomk_by_trans, STYPE = bytea, SSPACE = 256,
-    COMBINEFUNC = gputopk_topk_combine,
+    SFUNC = gputopk_bottomk_by_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_by_combine,
+    SERIALFUNC = gputopk_topk_by_serialize, DESERIALFUNC = gputopk_topk_by_deserialize,
     FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_bottomk_by(anyelement, double precision, integer) IS 'the results of the k rows with the smallest values, smallest first (ties: results ascending)';
 
 CREATE AGGREGATE gpu_bottomk_by(result anyelement, value date, k integer) (
-    SFUNC = gputopk_bottomk_by_trans, STYPE = bytea, SSPACE = 256,
-    COMBINEFUNC = gputopk_topk_combine,
+    SFUNC = gputopk_bottomk_by_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_by_combine,
+    SERIALFUNC = gputopk_topk_by_serialize, DESERIALFUNC = gputopk_topk_by_deserialize,
     FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_bottomk_by(anyelement, date, integer) IS 'the results of the k rows with the smallest values, smallest first (ties: results ascending)';
 
 CREATE AGGREGATE gpu_bottomk_by(result anyelement, value timestamp, k integer) (
-    SFUNC = gputopk_bottomk_by_trans, STYPE = bytea, SSPACE = 256,
-    COMBINEFUNC = gputopk_topk_combine,
+    SFUNC = gputopk_bottomk_by_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_by_combine,
+    SERIALFUNC = gputopk_topk_by_serialize, DESERIALFUNC = gputopk_topk_by_deserialize,
     FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_bottomk_by(anyelement, timestamp, integer) IS 'the results of the k rows with the smallest values, smallest first (ties: results ascending)';
 
 CREATE AGGREGATE gpu_bottomk_by(result anyelement, value timestamptz, k integer) (
-    SFUNC = gputopk_bottomk_by_trans, STYPE = bytea, SSPACE = 256,
-    COMBINEFUNC = gputopk_topk_combine,
+    SFUNC = gputopk_bottomk_by_trans, STYPE = internal,
+    COMBINEFUNC = gputopk_topk_by_combine,
+    SERIALFUNC = gputopk_topk_by_serialize, DESERIALFUNC = gputopk_topk_by_deserialize,
     FINALFUNC = gputopk_topk_by_final, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_bottomk_by(anyelement, timestamptz, integer) IS 'the results of the k rows with the smallest values, smallest first (ties: results ascending)';

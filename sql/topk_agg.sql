@@ -146,25 +146,21 @@ RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
 RESET gputopk.enabled;
 
--- The transition type is bytea: a state leaves its process flat (Citus's
--- workers send it as text) and is read back, every field checked.  Here
--- states of parts of the table are flattened by aggregates without a final
--- function, merged with the combine function and finished: the same answers
--- as in one piece.
+-- gpu_topk's and gpu_bottomk's transition type is bytea: a state leaves its
+-- process flat (Citus's workers send it as text) and is read back, every
+-- field checked.  Here states of parts of the table are flattened by
+-- aggregates without a final function, merged with the combine function and
+-- finished: the same answers as in one piece.
 SET gputopk.enabled = off;
-CREATE AGGREGATE pg_temp.topk_state(anyelement, integer) (
+CREATE AGGREGATE pg_temp.topk_state(float8, integer) (
     SFUNC = gputopk_topk_trans, STYPE = bytea);
-CREATE AGGREGATE pg_temp.bottomk_by_state(anyelement, "any", integer) (
-    SFUNC = gputopk_bottomk_by_trans, STYPE = bytea);
+CREATE AGGREGATE pg_temp.topk_state(real, integer) (
+    SFUNC = gputopk_topk_trans, STYPE = bytea);
+CREATE AGGREGATE pg_temp.bottomk_state(timestamptz, integer) (
+    SFUNC = gputopk_bottomk_trans, STYPE = bytea);
 CREATE AGGREGATE pg_temp.merge_states(bytea) (
     SFUNC = gputopk_topk_combine, STYPE = bytea);
-CREATE TEMP TABLE parts AS
-SELECT id % 3 AS part, f8, f4, i8, tz, s, n
-FROM (SELECT id, f8, f4, i8, tz,
-             CASE WHEN id % 7 = 0 THEN NULL WHEN id % 11 = 0 THEN repeat('é', 3000 + id % 5)
-                  ELSE 'r' || id END AS s,
-             (i4 / 7.0)::numeric(20, 6) AS n
-      FROM ta) t;
+CREATE TEMP TABLE parts AS SELECT id % 3 AS part, f8, f4, tz FROM ta;
 SELECT gputopk_topk_final(pg_temp.merge_states(state), NULL::float8, 7) =
        (SELECT gpu_topk(f8, 7) FROM parts) AS f8_same,
        gputopk_topk_final(pg_temp.merge_states(state), NULL::float8, 7)
@@ -172,17 +168,9 @@ FROM (SELECT pg_temp.topk_state(f8, 7) AS state FROM parts GROUP BY part) p;
 SELECT gputopk_topk_final(pg_temp.merge_states(state), NULL::float4, 5) =
        (SELECT gpu_topk(f4, 5) FROM parts) AS f4_same
 FROM (SELECT pg_temp.topk_state(f4, 5) AS state FROM parts GROUP BY part) p;
-SELECT gputopk_topk_by_final(pg_temp.merge_states(state), NULL::text, NULL::timestamptz, 20) =
-       (SELECT gpu_bottomk_by(s, tz, 20) FROM parts) AS text_same
-FROM (SELECT pg_temp.bottomk_by_state(s, tz, 20) AS state FROM parts GROUP BY part) p;
-SELECT gputopk_topk_by_final(pg_temp.merge_states(state), NULL::numeric, NULL::bigint, 20) =
-       (SELECT gpu_bottomk_by(n, i8, 20) FROM parts) AS numeric_same
-FROM (SELECT pg_temp.bottomk_by_state(n, i8, 20) AS state FROM parts GROUP BY part) p;
--- a state whose results are in the binary form of their type, and NULLs
-SELECT gputopk_topk_by_final(pg_temp.merge_states(state), NULL::int4range, NULL::int, 3)
-FROM (SELECT pg_temp.bottomk_by_state(CASE WHEN v = 2 THEN NULL ELSE int4range(v, v + 10) END, v, 3)
-             AS state
-      FROM generate_series(1, 6) v GROUP BY v % 2) p;
+SELECT gputopk_topk_final(pg_temp.merge_states(state), NULL::timestamptz, 20) =
+       (SELECT gpu_bottomk(tz, 20) FROM parts) AS tz_same
+FROM (SELECT pg_temp.bottomk_state(tz, 20) AS state FROM parts GROUP BY part) p;
 -- what is not a state is refused, as are states of different aggregates
 SELECT gputopk_topk_final('\x'::bytea, NULL::float8, 3);
 SELECT gputopk_topk_final('\x09'::bytea, NULL::float8, 3);
@@ -194,11 +182,6 @@ SELECT gputopk_topk_final(overlay(pg_temp.topk_state(f8, 3) placing '\x00000005'
                           NULL::float8, 3) FROM parts;
 SELECT gputopk_topk_final(overlay(pg_temp.topk_state(f8, 3) placing '\x02'::bytea from 14),
                           NULL::float8, 3) FROM parts;
-SELECT gputopk_topk_by_final(overlay(pg_temp.bottomk_by_state(s, f8, 1) placing '\x000004d2'::bytea from 6),
-                             NULL::text, NULL::float8, 1) FROM parts;
-SELECT gputopk_topk_by_final(overlay(state placing '\xff'::bytea from length(state)),
-                             NULL::text, NULL::float8, 1)
-FROM (SELECT pg_temp.bottomk_by_state(s, f8, 1) AS state FROM parts WHERE s = 'r1') p;
 SELECT pg_temp.merge_states(state) FROM
   (SELECT pg_temp.topk_state(f8, 3) AS state FROM parts
    UNION ALL SELECT pg_temp.topk_state(f4, 3) FROM parts) p;
@@ -207,6 +190,39 @@ SELECT pg_temp.merge_states(state) FROM
    UNION ALL SELECT pg_temp.topk_state(f8, 4) FROM parts) p;
 SELECT gputopk_topk_combine(NULL, NULL);
 DROP TABLE parts;
+-- the _by forms' states cross processes in the same form: results as
+-- their bytes (text, long text), in their type's binary form (numeric,
+-- int4range) and NULL
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+CREATE TABLE by_results AS
+SELECT id % 10 AS g10, f8, i4,
+       CASE WHEN id % 7 = 0 THEN NULL WHEN id % 11 = 0 THEN repeat('é', 3000 + id % 5)
+            ELSE 'r' || id END AS s,
+       (i4 / 7.0)::numeric(20, 6) AS n,
+       int4range(i4 / 2, i4 / 2 + id % 3 + 1) AS r
+FROM ta;
+ANALYZE by_results;
+EXPLAIN (COSTS OFF) SELECT g10, gpu_topk_by(s, f8, 20) FROM by_results GROUP BY g10;
+SELECT count(*) FILTER (WHERE top IS NOT DISTINCT FROM ref) AS same, count(*)
+FROM (SELECT g10, gpu_topk_by(s, f8, 20) AS top,
+             (array_agg(s ORDER BY f8 DESC, s) FILTER (WHERE f8 IS NOT NULL))[1:20] AS ref
+      FROM by_results GROUP BY g10) q;
+SELECT count(*) FILTER (WHERE top IS NOT DISTINCT FROM ref) AS same, count(*)
+FROM (SELECT g10, gpu_bottomk_by(n, f8, 20) AS top,
+             (array_agg(n ORDER BY f8, n) FILTER (WHERE f8 IS NOT NULL))[1:20] AS ref
+      FROM by_results GROUP BY g10) q;
+SELECT count(*) FILTER (WHERE top IS NOT DISTINCT FROM ref) AS same, count(*)
+FROM (SELECT g10, gpu_topk_by(r, i4, 20) AS top,
+             (array_agg(r ORDER BY i4 DESC, r) FILTER (WHERE i4 IS NOT NULL))[1:20] AS ref
+      FROM by_results GROUP BY g10) q;
+DROP TABLE by_results;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
 RESET gputopk.enabled;
 
 -- as a window aggregate over a frame

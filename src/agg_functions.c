@@ -21,12 +21,14 @@
  * the order of the rows, nor on how a parallel aggregation splits them.
  *
  * Rows whose value is NULL are skipped, and a group without other rows
- * gives NULL.  The aggregates' transition type is bytea, not internal, so
- * that Citus can run them as partial aggregates on its workers: in an
- * aggregate's memory a state is an expanded object, which PostgreSQL hands
- * from row to row as it is; where it leaves the process (a parallel
- * aggregation's workers, Citus's workers) it is flattened into a checked,
- * machine-independent form (topk_agg_serialize).  Partial states are
+ * gives NULL.  gpu_topk's and gpu_bottomk's transition type is bytea, not
+ * internal, so that Citus can run them as partial aggregates on its
+ * workers: in an aggregate's memory a state is an expanded object, which
+ * PostgreSQL hands from row to row as it is.  The _by forms keep internal
+ * states (Citus cannot check their polymorphic result on its workers; see
+ * gputopk--0.1.sql).  Where a state leaves its process (a parallel
+ * aggregation's workers, Citus's workers) it travels in one checked,
+ * machine-independent flat form (topk_agg_serialize).  Partial states are
  * combined by merging heaps.
  *
  *-------------------------------------------------------------------------
@@ -98,7 +100,11 @@ PG_FUNCTION_INFO_V1(gputopk_bottomk_trans);
 PG_FUNCTION_INFO_V1(gputopk_topk_by_trans);
 PG_FUNCTION_INFO_V1(gputopk_bottomk_by_trans);
 PG_FUNCTION_INFO_V1(gputopk_topk_combine);
+PG_FUNCTION_INFO_V1(gputopk_topk_by_combine);
+PG_FUNCTION_INFO_V1(gputopk_topk_by_serialize);
+PG_FUNCTION_INFO_V1(gputopk_topk_by_deserialize);
 PG_FUNCTION_INFO_V1(gputopk_topk_final);
+PG_FUNCTION_INFO_V1(gputopk_topk_by_final);
 
 /*
  * Two results' images compared: by value as words; varlenas by their
@@ -319,7 +325,7 @@ topk_agg_functions(PGFunction transfn, PGFunction finalfn, bool *largest, bool *
 {
 	*largest = transfn == gputopk_topk_trans || transfn == gputopk_topk_by_trans;
 	*by = transfn == gputopk_topk_by_trans || transfn == gputopk_bottomk_by_trans;
-	return finalfn == gputopk_topk_final &&
+	return finalfn == (*by ? gputopk_topk_by_final : gputopk_topk_final) &&
 		(*largest || *by || transfn == gputopk_bottomk_trans);
 }
 
@@ -756,72 +762,128 @@ writable_state(FunctionCallInfo fcinfo, MemoryContext aggcontext)
 }
 
 /*
- * A row into the group's state: the value is argument value_arg, its
- * result the argument before it in the _by forms (by), else the value.
+ * The type of a plain form's value: its argument's, or where it is called
+ * without the expression (Citus's worker_partial_agg) the one its
+ * transition function is declared with (one per value type, for that).
  */
+static Oid
+plain_value_type(FunctionCallInfo fcinfo)
+{
+	Oid			type = get_fn_expr_argtype(fcinfo->flinfo, 1);
+	Oid		   *arg_types;
+	int			nargs;
+
+	if (OidIsValid(type))
+		return type;
+	get_func_signature(fcinfo->flinfo->fn_oid, &arg_types, &nargs);
+	return arg_types[1];
+}
+
+/* A row into a state: the value is argument value_arg, its result argument 1; context holds the state. */
+static void
+offer_row(FunctionCallInfo fcinfo, TopkAggState *state, int value_arg, int32 k,
+		  MemoryContext context)
+{
+	AggEntry	entry;
+
+	if (k != state->k)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("k must be the same for all rows of a group"),
+				 errdetail("k changed from %d to %d.", state->k, k)));
+	if (PG_ARGISNULL(value_arg))
+		return;
+	entry.key = key_of_datum(state->key_type, PG_GETARG_DATUM(value_arg), state->largest);
+	entry.result = PG_GETARG_DATUM(1);
+	entry.result_isnull = PG_ARGISNULL(1);
+	offer(state, entry, context);
+}
+
+/* gpu_topk and gpu_bottomk: a row into the group's expanded state; the value is the result. */
 static Datum
-topk_trans(FunctionCallInfo fcinfo, bool largest, bool by)
+plain_trans(FunctionCallInfo fcinfo, bool largest)
 {
 	MemoryContext aggcontext;
+	int32		k = checked_k(fcinfo, 2);
 	ExpandedState *expanded;
-	TopkAggState *state;
-	int			value_arg = by ? 2 : 1;
-	int32		k = checked_k(fcinfo, value_arg + 1);
-	AggEntry	entry;
 
 	if (!AggCheckCallContext(fcinfo, &aggcontext))
 		elog(ERROR, "gputopk: top-k transition function called in a non-aggregate context");
 	expanded = writable_state(fcinfo, aggcontext);
 	if (expanded == NULL)
 	{
+		Oid			value_type = plain_value_type(fcinfo);
+
 		expanded = expanded_state_create(aggcontext);
-		expanded->state = topk_agg_state_create(expanded->hdr.eoh_context,
-												get_fn_expr_argtype(fcinfo->flinfo, value_arg),
-												largest, k, by,
-												get_fn_expr_argtype(fcinfo->flinfo, 1),
-												PG_GET_COLLATION());
+		expanded->state = topk_agg_state_create(expanded->hdr.eoh_context, value_type, largest,
+												k, false, value_type, InvalidOid);
 	}
-	state = expanded->state;
-	if (k != state->k)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("k must be the same for all rows of a group"),
-				 errdetail("k changed from %d to %d.", state->k, k)));
-	if (!PG_ARGISNULL(value_arg))
-	{
-		entry.key = key_of_datum(state->key_type, PG_GETARG_DATUM(value_arg), largest);
-		entry.result = PG_GETARG_DATUM(1);
-		entry.result_isnull = PG_ARGISNULL(1);
-		offer(state, entry, expanded->hdr.eoh_context);
-	}
+	offer_row(fcinfo, expanded->state, 1, k, expanded->hdr.eoh_context);
 	return EOHPGetRWDatum(&expanded->hdr);
+}
+
+/* The _by forms: a row into the group's (internal) state. */
+static Datum
+by_trans(FunctionCallInfo fcinfo, bool largest)
+{
+	MemoryContext aggcontext;
+	TopkAggState *state = PG_ARGISNULL(0) ? NULL : (TopkAggState *) PG_GETARG_POINTER(0);
+	int32		k = checked_k(fcinfo, 3);
+
+	if (!AggCheckCallContext(fcinfo, &aggcontext))
+		elog(ERROR, "gputopk: top-k transition function called in a non-aggregate context");
+	if (state == NULL)
+		state = topk_agg_state_create(aggcontext, get_fn_expr_argtype(fcinfo->flinfo, 2), largest,
+									  k, true, get_fn_expr_argtype(fcinfo->flinfo, 1),
+									  PG_GET_COLLATION());
+	offer_row(fcinfo, state, 2, k, aggcontext);
+	PG_RETURN_POINTER(state);
 }
 
 Datum
 gputopk_topk_trans(PG_FUNCTION_ARGS)
 {
-	return topk_trans(fcinfo, true, false);
+	return plain_trans(fcinfo, true);
 }
 
 Datum
 gputopk_bottomk_trans(PG_FUNCTION_ARGS)
 {
-	return topk_trans(fcinfo, false, false);
+	return plain_trans(fcinfo, false);
 }
 
 Datum
 gputopk_topk_by_trans(PG_FUNCTION_ARGS)
 {
-	return topk_trans(fcinfo, true, true);
+	return by_trans(fcinfo, true);
 }
 
 Datum
 gputopk_bottomk_by_trans(PG_FUNCTION_ARGS)
 {
-	return topk_trans(fcinfo, false, true);
+	return by_trans(fcinfo, false);
 }
 
-/* Merge two states of one group (partial aggregates of it). */
+/* Offer from's entries to into, a state of the same aggregate; context holds into. */
+static void
+merge_states(TopkAggState *into, TopkAggState *from, MemoryContext context)
+{
+	if (into->value_type != from->value_type || into->result_type != from->result_type ||
+		into->largest != from->largest || into->by != from->by ||
+		into->collation != from->collation)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("top-k aggregate states of different aggregates cannot be combined")));
+	if (into->k != from->k)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("k must be the same for all rows of a group"),
+				 errdetail("k changed from %d to %d.", into->k, from->k)));
+	for (int32 i = 0; i < from->count; i++)
+		offer(into, from->entries[i], context);
+}
+
+/* Merge two states of one group (partial aggregates of it): the plain forms'. */
 Datum
 gputopk_topk_combine(PG_FUNCTION_ARGS)
 {
@@ -844,21 +906,42 @@ gputopk_topk_combine(PG_FUNCTION_ARGS)
 		into = expanded_state_create(aggcontext);
 		into->state = topk_agg_state_like(from, into->hdr.eoh_context);
 	}
-	if (into->state->value_type != from->value_type ||
-		into->state->result_type != from->result_type ||
-		into->state->largest != from->largest || into->state->by != from->by ||
-		into->state->collation != from->collation)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("top-k aggregate states of different aggregates cannot be combined")));
-	if (into->state->k != from->k)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("k must be the same for all rows of a group"),
-				 errdetail("k changed from %d to %d.", into->state->k, from->k)));
-	for (int32 i = 0; i < from->count; i++)
-		offer(into->state, from->entries[i], into->hdr.eoh_context);
+	merge_states(into->state, from, into->hdr.eoh_context);
 	return EOHPGetRWDatum(&into->hdr);
+}
+
+/* The same for the _by forms' internal states. */
+Datum
+gputopk_topk_by_combine(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcontext;
+	TopkAggState *into = PG_ARGISNULL(0) ? NULL : (TopkAggState *) PG_GETARG_POINTER(0);
+	TopkAggState *from = PG_ARGISNULL(1) ? NULL : (TopkAggState *) PG_GETARG_POINTER(1);
+
+	if (!AggCheckCallContext(fcinfo, &aggcontext))
+		elog(ERROR, "gputopk: top-k combine function called in a non-aggregate context");
+	if (from == NULL)
+		PG_RETURN_POINTER(into);
+	if (into == NULL)
+		into = topk_agg_state_like(from, aggcontext);
+	merge_states(into, from, aggcontext);
+	PG_RETURN_POINTER(into);
+}
+
+Datum
+gputopk_topk_by_serialize(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BYTEA_P(topk_agg_serialize((TopkAggState *) PG_GETARG_POINTER(0)));
+}
+
+Datum
+gputopk_topk_by_deserialize(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcontext;
+
+	if (!AggCheckCallContext(fcinfo, &aggcontext))
+		elog(ERROR, "gputopk: top-k deserialize function called in a non-aggregate context");
+	PG_RETURN_POINTER(topk_agg_deserialize(PG_GETARG_BYTEA_PP(0), aggcontext));
 }
 
 static int
@@ -898,13 +981,26 @@ topk_agg_result(TopkAggState *state, bool *isnull)
 											  state->result_typalign));
 }
 
-/* The kept results, best first, as an array; NULL without any. */
+/* The kept results, best first, as an array; NULL without any: the plain forms'. */
 Datum
 gputopk_topk_final(PG_FUNCTION_ARGS)
 {
 	bool		isnull;
 	Datum		result = topk_agg_result(PG_ARGISNULL(0) ? NULL :
 										 readable_state(PG_GETARG_DATUM(0)), &isnull);
+
+	if (isnull)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(result);
+}
+
+/* The same for the _by forms. */
+Datum
+gputopk_topk_by_final(PG_FUNCTION_ARGS)
+{
+	bool		isnull;
+	Datum		result = topk_agg_result(PG_ARGISNULL(0) ? NULL :
+										 (TopkAggState *) PG_GETARG_POINTER(0), &isnull);
 
 	if (isnull)
 		PG_RETURN_NULL();
