@@ -126,9 +126,13 @@ bench-lib: bench/libgputopk_bench.so
 bench-cpu: bench/cpu_bench
 	bench/cpu_bench
 
-.PHONY: test demo
+.PHONY: test test-citus demo
 test:
 	PG_CONFIG=$(PG_CONFIG) WITH_CUDA=$(WITH_CUDA) bash test/run
+
+# gputopk on a Citus coordinator and two workers (builds Citus if needed; not part of test)
+test-citus:
+	PG_CONFIG=$(PG_CONFIG) WITH_CUDA=$(WITH_CUDA) bash test/citus/run
 
 demo:
 	PG_CONFIG=$(PG_CONFIG) WITH_CUDA=$(WITH_CUDA) bash bench/demo

@@ -123,18 +123,18 @@ cluster_restart() {
 	[ "$preload" != preload ] || wait_for_service "$logged"
 }
 
-# wait_for_service OFFSET: until the GPU service, started with the server,
+# wait_for_service OFFSET [LOG]: until the GPU service, started with the server,
 # has said in the server log (after byte OFFSET) whether it has a GPU and,
 # with one, whether its GPUs can read shared_buffers, so that what runs next
 # sees the service ready (pages jobs included) or absent, not starting.
 wait_for_service() {
-	local i
+	local i log=${2:-$CLUSTER_DIR/server.log}
 	for ((i = 0; i < 600; i++)); do
-		tail -c +"$(($1 + 1))" "$CLUSTER_DIR/server.log" |
+		tail -c +"$(($1 + 1))" "$log" |
 			grep -qE 'gputopk GPU service (found no usable GPU|cannot use its GPUs|registered shared_buffers|could not register shared_buffers)' && return 0
 		sleep 0.1
 	done
-	tail -n 30 "$CLUSTER_DIR/server.log"
+	tail -n 30 "$log"
 	die "the GPU service did not report within 60 s"
 }
 
