@@ -1,6 +1,6 @@
 -- pgTAP: the SQL surface of gputopk and the error codes of its settings.
 BEGIN;
-SELECT plan(25);
+SELECT plan(26);
 
 SELECT has_extension('gputopk');
 SELECT has_function('gputopk_version', '{}'::name[]);
@@ -48,8 +48,12 @@ SELECT has_function('gpu_bottomk', ARRAY['timestamp with time zone', 'integer'],
 SELECT is((SELECT count(*)::int FROM pg_aggregate a JOIN pg_proc p ON p.oid = a.aggfnoid
            WHERE p.proname IN ('gpu_topk', 'gpu_bottomk', 'gpu_topk_by', 'gpu_bottomk_by')
              AND p.proparallel = 's'
-             AND a.aggcombinefn <> 0 AND a.aggserialfn <> 0 AND a.aggdeserialfn <> 0),
+             AND a.aggcombinefn <> 0
+             AND (a.aggtranstype <> 'internal'::regtype OR (a.aggserialfn <> 0 AND a.aggdeserialfn <> 0))),
           32, 'the 32 top-k aggregates are parallel safe and combine');
+SELECT is((SELECT count(*)::int FROM pg_aggregate a JOIN pg_proc p ON p.oid = a.aggfnoid
+           WHERE p.proname IN ('gpu_topk', 'gpu_bottomk') AND a.aggtranstype = 'bytea'::regtype),
+          16, 'gpu_topk and gpu_bottomk have bytea states, which Citus can combine on its coordinator');
 SELECT throws_ok('SELECT gpu_topk(1, 0)', '22023', 'k must be positive',
                  'k = 0 is invalid_parameter_value');
 
