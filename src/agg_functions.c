@@ -737,34 +737,42 @@ readable_state(Datum datum)
 	return topk_agg_deserialize(DatumGetByteaPP(datum), CurrentMemoryContext);
 }
 
+static void merge_states(TopkAggState *into, TopkAggState *from, MemoryContext context);
+
+/* A new expanded state in the aggregate's memory holding a copy of from. */
+static ExpandedState *
+expanded_state_copy(TopkAggState *from, MemoryContext aggcontext)
+{
+	ExpandedState *expanded = expanded_state_create(aggcontext);
+
+	expanded->state = topk_agg_state_like(from, expanded->hdr.eoh_context);
+	merge_states(expanded->state, from, expanded->hdr.eoh_context);
+	return expanded;
+}
+
 /*
  * The state in argument 0 of a transition or combine function, to change:
- * the expanded state this aggregate owns (read-write), else a new one made
- * from what came; NULL for NULL.
+ * the expanded state this aggregate owns (read-write), else a copy of what
+ * came; NULL for NULL.
  */
 static ExpandedState *
 writable_state(FunctionCallInfo fcinfo, MemoryContext aggcontext)
 {
 	ExpandedState *expanded;
-	TopkAggState *from;
 
 	if (PG_ARGISNULL(0))
 		return NULL;
 	expanded = expanded_state_of(PG_GETARG_DATUM(0));
 	if (expanded != NULL && VARATT_IS_EXTERNAL_EXPANDED_RW(DatumGetPointer(PG_GETARG_DATUM(0))))
 		return expanded;
-	from = readable_state(PG_GETARG_DATUM(0));
-	expanded = expanded_state_create(aggcontext);
-	expanded->state = topk_agg_state_like(from, expanded->hdr.eoh_context);
-	for (int32 i = 0; i < from->count; i++)
-		offer(expanded->state, from->entries[i], expanded->hdr.eoh_context);
-	return expanded;
+	return expanded_state_copy(readable_state(PG_GETARG_DATUM(0)), aggcontext);
 }
 
 /*
  * The type of a plain form's value: its argument's, or where it is called
  * without the expression (Citus's worker_partial_agg) the one its
  * transition function is declared with (one per value type, for that).
+ * Only a new group asks.
  */
 static Oid
 plain_value_type(FunctionCallInfo fcinfo)
@@ -902,11 +910,9 @@ gputopk_topk_combine(PG_FUNCTION_ARGS)
 	from = readable_state(PG_GETARG_DATUM(1));
 	into = writable_state(fcinfo, aggcontext);
 	if (into == NULL)
-	{
-		into = expanded_state_create(aggcontext);
-		into->state = topk_agg_state_like(from, into->hdr.eoh_context);
-	}
-	merge_states(into->state, from, into->hdr.eoh_context);
+		into = expanded_state_copy(from, aggcontext);
+	else
+		merge_states(into->state, from, into->hdr.eoh_context);
 	return EOHPGetRWDatum(&into->hdr);
 }
 
