@@ -27,31 +27,37 @@ as_root() {
 
 pg_is_debian_default() { [ "$PG_CONFIG" = pg_config ]; }
 
-# What is missing for building and testing, as Debian package names.
-missing_packages() {
-	local missing="" pkg
+# What building and testing need, as Debian package names: with another
+# PostgreSQL, only those whose commands are missing.
+needed_packages() {
 	if pg_is_debian_default; then
-		for pkg in $DEBIAN_PACKAGES; do
-			dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed' ||
-				missing="$missing $pkg"
-		done
-	else
-		command -v pg_prove >/dev/null || missing="$missing libtap-parser-sourcehandler-pgtap-perl"
-		command -v make >/dev/null && command -v gcc >/dev/null || missing="$missing build-essential"
+		echo "$DEBIAN_PACKAGES"
+		return
 	fi
-	echo "$missing"
+	local needed=""
+	command -v pg_prove >/dev/null || needed="$needed libtap-parser-sourcehandler-pgtap-perl"
+	command -v make >/dev/null && command -v gcc >/dev/null || needed="$needed build-essential"
+	echo "$needed"
+}
+
+# install_debian_packages PACKAGE...: apt-get install those not installed.
+install_debian_packages() {
+	local missing="" pkg
+	for pkg in "$@"; do
+		dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed' ||
+			missing="$missing $pkg"
+	done
+	[ -n "$missing" ] || return 0
+	command -v apt-get >/dev/null || die "missing:$missing, and no apt-get to install it"
+	say "installing Debian packages:$missing"
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+	# shellcheck disable=SC2086
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing
 }
 
 ensure_packages() {
-	local missing
-	missing=$(missing_packages)
-	if [ -n "$missing" ]; then
-		command -v apt-get >/dev/null || die "missing:$missing, and no apt-get to install it"
-		say "installing Debian packages:$missing"
-		as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
-		# shellcheck disable=SC2086
-		as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing
-	fi
+	# shellcheck disable=SC2046
+	install_debian_packages $(needed_packages)
 	# Debian's postgresql-15 package starts a cluster of its own; we use ours.
 	PGXS=$("$PG_CONFIG" --pgxs 2>/dev/null) && [ -f "$PGXS" ] ||
 		die "PostgreSQL server development files not found for PG_CONFIG=$PG_CONFIG"

@@ -21,12 +21,14 @@ ensure_citus() {
 	[ -f "$CITUS_ARCHIVE" ] ||
 		die "no Citus installed and no source archive at $CITUS_ARCHIVE (set CITUS_ARCHIVE)"
 	local build
+	# Debian's PostgreSQL is built with lz4 and zstd, and Citus's columnar storage then includes them
+	install_debian_packages liblz4-dev libzstd-dev
 	build=$(mktemp -d "${TMPDIR:-/tmp}/gputopk-citus-build.XXXXXX")
 	say "building Citus $CITUS_VERSION in $build (a few minutes)"
 	tar xzf "$CITUS_ARCHIVE" -C "$build"
 	(
 		cd "$build/citus-$CITUS_VERSION"
-		./configure PG_CONFIG="$PG_CONFIG" --without-libcurl --without-lz4 --without-zstd \
+		./configure PG_CONFIG="$PG_CONFIG" --without-libcurl \
 			>"$build/configure.log" 2>&1 || { tail -n 20 "$build/configure.log"; exit 1; }
 		make -j"$(nproc)" >"$build/make.log" 2>&1 || { tail -n 20 "$build/make.log"; exit 1; }
 		if [ -w "$("$PG_CONFIG" --pkglibdir)" ]; then
