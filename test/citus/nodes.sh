@@ -28,6 +28,16 @@ ensure_citus() {
 	tar xzf "$CITUS_ARCHIVE" -C "$build"
 	(
 		cd "$build/citus-$CITUS_VERSION"
+		# PostgreSQL 15.19 and later export have_createdb_privilege, which
+		# Citus 13.2.2 defines itself for 15: its own gets another name
+		if grep -q 'have_createdb_privilege' \
+			"$("$PG_CONFIG" --includedir-server)/commands/dbcommands.h" &&
+			[ "$("$PG_CONFIG" --version | sed 's/^PostgreSQL \([0-9]*\).*/\1/')" = 15 ]; then
+			sed -i 's/^have_createdb_privilege(void)$/citus_have_createdb_privilege(void)/' \
+				src/include/pg_version_compat.h
+			sed -i 's/!have_createdb_privilege()/!citus_have_createdb_privilege()/' \
+				src/backend/distributed/commands/serialize_distributed_ddls.c
+		fi
 		./configure PG_CONFIG="$PG_CONFIG" --without-libcurl \
 			>"$build/configure.log" 2>&1 || { tail -n 20 "$build/configure.log"; exit 1; }
 		make -j"$(nproc)" >"$build/make.log" 2>&1 || { tail -n 20 "$build/make.log"; exit 1; }
