@@ -21,8 +21,8 @@ ensure_citus() {
 	[ -f "$CITUS_ARCHIVE" ] ||
 		die "no Citus installed and no source archive at $CITUS_ARCHIVE (set CITUS_ARCHIVE)"
 	local build
-	# Debian's PostgreSQL is built with lz4 and zstd, and Citus's columnar storage then includes them
-	install_debian_packages liblz4-dev libzstd-dev
+	# Debian's PostgreSQL is built with lz4, zstd and GSSAPI: Citus includes their headers
+	install_debian_packages liblz4-dev libzstd-dev libkrb5-dev
 	build=$(mktemp -d "${TMPDIR:-/tmp}/gputopk-citus-build.XXXXXX")
 	say "building Citus $CITUS_VERSION in $build (a few minutes)"
 	tar xzf "$CITUS_ARCHIVE" -C "$build"
