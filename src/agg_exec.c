@@ -113,6 +113,7 @@ begin_topk_agg_scan(CustomScanState *node, EState *estate, int eflags)
 		agg->result_attno = list_nth_int(list_nth(private, AGG_FIELD_RESULT_ATTNOS), i);
 		agg->k = list_nth_int(list_nth(private, AGG_FIELD_KS), i);
 		agg->largest = list_nth_int(list_nth(private, AGG_FIELD_LARGEST), i) != 0;
+		agg->state_text = list_nth_int(list_nth(private, AGG_FIELD_STATE_TEXT), i) != 0;
 		value_type = TupleDescAttr(table_desc, agg->value_attno - 1)->atttypid;
 		if (!key_type_of(value_type, &agg->key_type))
 			elog(ERROR, "gputopk: no keys for type %s", format_type_be(value_type));

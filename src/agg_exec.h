@@ -41,6 +41,7 @@ typedef struct AggSpec
 	KeyType		key_type;		/* the value's */
 	bool		result_byval;
 	int16		result_typlen;
+	bool		state_text;		/* returned as its state's text (for Citus) */
 	TopkAggState *model;		/* an empty state, copied for each group */
 } AggSpec;
 

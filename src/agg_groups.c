@@ -31,6 +31,7 @@
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
+#include "utils/builtins.h"
 #include "utils/memutils.h"
 
 #include "agg_exec.h"
@@ -353,8 +354,9 @@ agg_run_end(AggScanState *ts)
 
 /*
  * A group's tuple: its grouping value and each aggregate's array, or in a
- * partial aggregation its state serialized (NULL where no value came, as
- * for a transition state that never started).
+ * partial aggregation its state serialized, or for Citus's
+ * worker_partial_agg the text of that (bytea's output function); a state
+ * is NULL where no value came, as a transition state that never started.
  */
 static TupleTableSlot *
 group_tuple(AggScanState *ts, GroupEntry *entry, bool group_isnull)
@@ -371,10 +373,17 @@ group_tuple(AggScanState *ts, GroupEntry *entry, bool group_isnull)
 	/* the arrays are made in the per-tuple memory, reset for each tuple */
 	for (int i = 0; i < ts->planned.naggs; i++, col++)
 	{
-		if (ts->planned.mode != AGG_MODE_PARTIAL)
+		bool		state_text = ts->planned.aggs[i].state_text;
+
+		if (ts->planned.mode != AGG_MODE_PARTIAL && !state_text)
 			slot->tts_values[col] = topk_agg_result(entry->states[i], &slot->tts_isnull[col]);
 		else if ((slot->tts_isnull[col] = entry->states[i] == NULL) == false)
-			slot->tts_values[col] = PointerGetDatum(topk_agg_serialize(entry->states[i]));
+		{
+			bytea	   *state = topk_agg_serialize(entry->states[i]);
+
+			slot->tts_values[col] = state_text ?
+				DirectFunctionCall1(byteaout, PointerGetDatum(state)) : PointerGetDatum(state);
+		}
 	}
 	return ExecStoreVirtualTuple(slot);
 }

@@ -42,6 +42,8 @@
 #include "postgres.h"
 
 #include "catalog/pg_aggregate.h"
+#include "catalog/pg_namespace.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_type_d.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
@@ -168,12 +170,58 @@ group_column_of(PlannerInfo *root, Index relid, AttrNumber *attno)
 }
 
 /*
+ * Citus runs an aggregate with a combine function on its workers as
+ * pg_catalog.worker_partial_agg(aggregate, ROW(its arguments)), which
+ * returns the aggregate's transition state as text (the output function of
+ * its type) for the coordinator to combine.  If aggref is that: the
+ * aggregate it wraps and that aggregate's arguments.
+ */
+static bool
+citus_partial_aggregate(Aggref *aggref, Oid *aggfnoid, List **args)
+{
+	HeapTuple	tuple;
+	Form_pg_proc proc;
+	Const	   *agg;
+	RowExpr    *row;
+	bool		found;
+	ListCell   *lc;
+
+	if (aggref->aggtype != CSTRINGOID || list_length(aggref->args) != 2)
+		return false;
+	agg = (Const *) linitial_node(TargetEntry, aggref->args)->expr;
+	row = (RowExpr *) lsecond_node(TargetEntry, aggref->args)->expr;
+	if (!IsA(agg, Const) || agg->constisnull ||
+		(agg->consttype != OIDOID && agg->consttype != REGPROCEDUREOID) || !IsA(row, RowExpr))
+		return false;
+	tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(aggref->aggfnoid));
+	if (!HeapTupleIsValid(tuple))
+		return false;
+	proc = (Form_pg_proc) GETSTRUCT(tuple);
+	found = proc->pronamespace == PG_CATALOG_NAMESPACE &&
+		strcmp(NameStr(proc->proname), "worker_partial_agg") == 0 &&
+		proc->pronargs == 2 && proc->proargtypes.values[0] == OIDOID &&
+		proc->proargtypes.values[1] == ANYELEMENTOID;
+	ReleaseSysCache(tuple);
+	if (!found)
+		return false;
+	*aggfnoid = DatumGetObjectId(agg->constvalue);
+	*args = NIL;
+	foreach(lc, row->args)
+		*args = lappend(*args, makeTargetEntry(lfirst(lc), list_length(*args) + 1, NULL, false));
+	return true;
+}
+
+/*
  * An aggregate of the target list, if it is a top-k aggregate the node can
- * compute: appended to the plan's lists in *private.
+ * compute, directly or for Citus's worker_partial_agg: appended to the
+ * plan's lists in *private.
  */
 static bool
 add_aggregate(Aggref *aggref, Index relid, List **private)
 {
+	Oid			aggfnoid = aggref->aggfnoid;
+	List	   *args = aggref->args;
+	bool		state_text;
 	HeapTuple	tuple;
 	Form_pg_aggregate agg;
 	FmgrInfo	transfn;
@@ -191,7 +239,8 @@ add_aggregate(Aggref *aggref, Index relid, List **private)
 		aggref->aggkind != AGGKIND_NORMAL || aggref->agglevelsup != 0 ||
 		aggref->aggsplit != AGGSPLIT_SIMPLE)
 		return false;
-	tuple = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggref->aggfnoid));
+	state_text = citus_partial_aggregate(aggref, &aggfnoid, &args);
+	tuple = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggfnoid));
 	if (!HeapTupleIsValid(tuple))
 		return false;
 	agg = (Form_pg_aggregate) GETSTRUCT(tuple);
@@ -203,13 +252,14 @@ add_aggregate(Aggref *aggref, Index relid, List **private)
 	fmgr_info(agg->aggtransfn, &transfn);
 	fmgr_info(agg->aggfinalfn, &finalfn);
 	ReleaseSysCache(tuple);
+	/* the _by forms' internal states have no text form: Citus does not ask for it */
 	if (!topk_agg_functions(transfn.fn_addr, finalfn.fn_addr, &largest, &by) ||
-		list_length(aggref->args) != (by ? 3 : 2))
+		list_length(args) != (by ? 3 : 2) || (by && state_text))
 		return false;
-	value_tle = list_nth_node(TargetEntry, aggref->args, by ? 1 : 0);
-	k_tle = llast_node(TargetEntry, aggref->args);
+	value_tle = list_nth_node(TargetEntry, args, by ? 1 : 0);
+	k_tle = llast_node(TargetEntry, args);
 	value_attno = column_of(value_tle->expr, relid);
-	result_attno = by ? column_of(linitial_node(TargetEntry, aggref->args)->expr, relid) :
+	result_attno = by ? column_of(linitial_node(TargetEntry, args)->expr, relid) :
 		value_attno;
 	k = (Const *) k_tle->expr;
 	if (value_attno == 0 || result_attno == 0 ||
@@ -220,7 +270,7 @@ add_aggregate(Aggref *aggref, Index relid, List **private)
 	/* the _by forms order equal values by the result: its type needs a btree order */
 	if (by)
 	{
-		Oid			result_type = exprType((Node *) linitial_node(TargetEntry, aggref->args)->expr);
+		Oid			result_type = exprType((Node *) linitial_node(TargetEntry, args)->expr);
 
 		if (!OidIsValid(lookup_type_cache(result_type, TYPECACHE_CMP_PROC)->cmp_proc))
 			return false;
@@ -231,6 +281,7 @@ add_aggregate(Aggref *aggref, Index relid, List **private)
 	private[AGG_FIELD_KS] = lappend_int(private[AGG_FIELD_KS], DatumGetInt32(k->constvalue));
 	private[AGG_FIELD_LARGEST] = lappend_int(private[AGG_FIELD_LARGEST], largest);
 	private[AGG_FIELD_COLLATIONS] = lappend_oid(private[AGG_FIELD_COLLATIONS], aggref->inputcollid);
+	private[AGG_FIELD_STATE_TEXT] = lappend_int(private[AGG_FIELD_STATE_TEXT], state_text);
 	return true;
 }
 

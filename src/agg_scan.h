@@ -30,6 +30,8 @@ typedef enum TopkAggField
 	AGG_FIELD_KS,				/* IntList: its k */
 	AGG_FIELD_LARGEST,			/* IntList: gpu_topk* (1) or gpu_bottomk* (0) */
 	AGG_FIELD_COLLATIONS,		/* OidList: its input collation */
+	AGG_FIELD_STATE_TEXT,		/* IntList: 1 where it returns its state as
+								 * text, for Citus (worker_partial_agg) */
 	AGG_FIELDS
 } TopkAggField;
 
