@@ -34,6 +34,7 @@
 
 #include "access/parallel.h"
 #include "access/tableam.h"
+#include "access/visibilitymap.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
@@ -43,8 +44,10 @@
 #include "utils/rel.h"
 
 #include "agg_exec.h"
+#include "gputopk.h"
 #include "scan_datum_key.h"
 #include "scan_filter_program.h"
+#include "scan_page_sink.h"
 
 /* the parallel table scan, in the shared memory after AggShared */
 #define AGG_SHARED_SCAN_OFFSET MAXALIGN(sizeof(AggShared))
@@ -186,14 +189,85 @@ count_process(AggScanState *ts)
 }
 
 /*
+ * A sink for the pages the GPU can read in place, where the query and the
+ * scan allow it: one aggregate and no GROUP BY, every qual compiled, a
+ * snapshot that needs no serializable conflicts, and at least half of the
+ * table's pages all-visible by its visibility map.  The GPU returns the
+ * rows of the k best values and those tied with the k-th (NULLs last),
+ * which are fetched and offered to the state like the other pages' rows,
+ * so the state decides the answer exactly.
+ */
+static PageSink *
+create_page_sink(AggScanState *ts)
+{
+	AggSpec    *agg = &ts->planned.aggs[0];
+	BlockNumber all_visible = 0;
+	BlockNumber all_frozen = 0;
+	GpuProgramSource program = {
+		.key_type = agg->key_type,
+		.desc = agg->largest,
+		.nulls_first = false,
+		.key_attno = agg->value_attno,
+		.filter = ts->reader.filter,
+	};
+
+	if (ts->planned.group_attno != 0 || ts->planned.naggs != 1 || ts->exchange != NULL ||
+		ts->reader.table_qual != NULL || !row_reader_can_read_whole(&ts->reader))
+		return NULL;
+	visibilitymap_count(ts->reader.rel, &all_visible, &all_frozen);
+	if ((uint64) all_visible * 2 < ts->reader.scan->rs_nblocks)
+		return NULL;
+	return page_sink_create(ts->reader.rel, &program,
+							Min((uint64) agg->k,
+								(uint64) ts->reader.scan->rs_nblocks * MaxHeapTuplesPerPage),
+							TOPK_WITH_TIES, (GpuTopkAlgorithm) gputopk_algorithm);
+}
+
+/* The current table row to its group, or in a partitioned plan to the exchange. */
+static void
+group_row(void *arg)
+{
+	AggScanState *ts = arg;
+	Datum		group;
+	bool		group_isnull;
+
+	read_row(ts, &group, &group_isnull);
+	if (ts->exchange != NULL)
+		agg_exchange_row(ts, group, group_isnull);
+	else
+		agg_group_row(ts, group, group_isnull);
+}
+
+/*
+ * The rows the GPU selected from the pages it read, fetched and grouped;
+ * the job's work counted.
+ */
+static void
+group_gpu_rows(AggScanState *ts, PageSink *pages)
+{
+	TopkResult	result;
+	PageSinkStats stats = {0};
+
+	page_sink_result(pages, &result, &ts->stats.counters.gpu, &stats);
+	ts->stats.counters.counts[COUNT_ROWS_SCANNED] += stats.rows_read;
+	ts->stats.counters.counts[COUNT_GPU_CANDIDATES] += result.count;
+	row_reader_fetch_tids(&ts->reader, ts->css.ss.ps.state->es_snapshot, &result,
+						  group_row, ts);
+	agg_run_on_gpu(ts);
+}
+
+/*
  * Read this process's share of the table: each row to its group, or in a
- * partitioned plan to the exchange.
+ * partitioned plan to the exchange.  With a page sink, the pages that can
+ * be read whole go to the GPU, the other pages' rows stay on the CPU (one
+ * GPU job per process); without one, the rows go to the GPU as they are
+ * read where this process's backend is the GPU.
  */
 static void
 scan_table(AggScanState *ts)
 {
 	BlockNumber block;
-	bool		to_exchange = ts->exchange != NULL;
+	PageSink   *pages;
 	instr_time	start;
 	instr_time	end;
 
@@ -203,22 +277,28 @@ scan_table(AggScanState *ts)
 	ts->reader.parallel = ts->shared ?
 		(ParallelTableScanDesc) ((char *) ts->shared + AGG_SHARED_SCAN_OFFSET) : NULL;
 	row_reader_begin(&ts->reader, ts->css.ss.ps.state->es_snapshot);
+	pages = create_page_sink(ts);
+	if (pages == NULL)
+		agg_run_use_gpu(ts);
 	while ((block = row_reader_next_block(&ts->reader)) != InvalidBlockNumber)
 	{
-		row_reader_read_page(&ts->reader, block);
-		while (row_reader_next_row(&ts->reader))
-		{
-			Datum		group;
-			bool		group_isnull;
+		WholePage	whole;
 
-			read_row(ts, &group, &group_isnull);
-			if (to_exchange)
-				agg_exchange_row(ts, group, group_isnull);
-			else
-				agg_group_row(ts, group, group_isnull);
+		ts->stats.counters.counts[COUNT_PAGES_READ]++;
+		if (pages == NULL)
+			row_reader_read_page(&ts->reader, block);
+		else if (row_reader_read_or_pin(&ts->reader, block, &whole))
+		{
+			page_sink_add(pages, block, &whole);
+			ts->stats.counters.counts[COUNT_GPU_PAGES]++;
+			continue;
 		}
+		while (row_reader_next_row(&ts->reader))
+			group_row(ts);
 		ts->stats.counters.counts[COUNT_ROWS_SCANNED] += ts->reader.scan->rs_ntuples;
 	}
+	if (pages != NULL)
+		group_gpu_rows(ts, pages);
 	row_reader_end(&ts->reader);
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, start);

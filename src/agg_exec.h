@@ -100,6 +100,8 @@ typedef enum SummedCount
 	COUNT_BYTES_SPILLED,
 	COUNT_SPILL_BATCHES,		/* runs over spilled rows */
 	COUNT_GPU_CANDIDATES,		/* rows the GPU returned */
+	COUNT_PAGES_READ,
+	COUNT_GPU_PAGES,			/* of those, pages read on the GPU in place */
 	SUMMED_COUNTS
 } SummedCount;
 
@@ -135,7 +137,7 @@ typedef struct AggRun
 	MemoryContext cxt;			/* the groups and their states */
 	int			depth;			/* 0, or the depth of the spill the run reads */
 	TopkBackend backend;		/* EXPLAIN shows the last run's */
-	GroupSink **sinks;			/* on the GPU: one per aggregate */
+	GroupSink **sinks;			/* rows on the GPU: one per aggregate */
 	GroupSpill *spill;			/* once its groups outgrow hash_mem */
 	agg_groups_hash *groups;
 	GroupEntry *single;			/* the NULL group, or the only one */
@@ -184,6 +186,8 @@ typedef struct AggScanState
 
 /* agg_groups.c */
 extern void agg_run_begin(AggScanState *ts, int depth);
+extern void agg_run_use_gpu(AggScanState *ts);
+extern void agg_run_on_gpu(AggScanState *ts);
 extern void agg_group_row(AggScanState *ts, Datum group, bool group_isnull);
 extern void agg_run_end(AggScanState *ts);
 extern TupleTableSlot *agg_run_next_tuple(AggScanState *ts);

@@ -151,6 +151,13 @@ start_gpu_jobs(AggScanState *ts)
 		return;
 	}
 	ts->run.sinks = sinks;
+	agg_run_on_gpu(ts);
+}
+
+/* The run's work is the GPU's, and this process one of those using it. */
+void
+agg_run_on_gpu(AggScanState *ts)
+{
 	ts->run.backend = BACKEND_GPU;
 	if (!ts->stats.gpu_counted)
 	{
@@ -161,7 +168,8 @@ start_gpu_jobs(AggScanState *ts)
 
 /*
  * Start a run, of the table's rows or the exchange's (depth 0) or of a
- * spill's: no groups yet, the backend this process uses.
+ * spill's: no groups yet, its rows offered on the CPU until
+ * agg_run_use_gpu.
  */
 void
 agg_run_begin(AggScanState *ts, int depth)
@@ -184,14 +192,21 @@ agg_run_begin(AggScanState *ts, int depth)
 
 	ts->run.backend = BACKEND_CPU;
 	ts->run.sinks = NULL;
-	/*
-	 * The GPU carries results passed by value only.  A spill's partitions
-	 * are small and many: they stay on the CPU.
-	 */
-	if (ts->planned.results_byval && depth == 0 && device_choose_backend() == BACKEND_GPU)
-		start_gpu_jobs(ts);
 	if (ts->planned.group_attno == 0)
 		group_entry(ts, 0, true);
+}
+
+/*
+ * The rows of a run of the table or the exchange to grouped top-ks on the
+ * GPU, where this process's backend is the GPU.  The GPU carries results
+ * passed by value only.  (A spill's partitions are small and many: they
+ * stay on the CPU.)
+ */
+void
+agg_run_use_gpu(AggScanState *ts)
+{
+	if (ts->planned.results_byval && device_choose_backend() == BACKEND_GPU)
+		start_gpu_jobs(ts);
 }
 
 /*
@@ -262,7 +277,7 @@ ship_row(AggScanState *ts, Datum group)
 void
 agg_group_row(AggScanState *ts, Datum group, bool group_isnull)
 {
-	if (ts->run.backend == BACKEND_GPU && !group_isnull)
+	if (ts->run.sinks != NULL && !group_isnull)
 		ship_row(ts, group);
 	else
 		keep_row(ts, group, group_isnull);
@@ -322,7 +337,7 @@ agg_run_end(AggScanState *ts)
 	Size		allocated;
 
 	INSTR_TIME_SET_CURRENT(start);
-	if (ts->run.backend == BACKEND_GPU)
+	if (ts->run.sinks != NULL)
 		offer_candidates(ts);
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, start);

@@ -44,3 +44,23 @@ scan_gpu_stats_explain_times(const ScanGpuStats *stats, ExplainState *es)
 	ExplainPropertyFloat("GPU Queue Wait", "ms", stats->queue_ms, 3, es);
 	ExplainPropertyFloat("GPU Wait Time", "ms", stats->wait_ms, 3, es);
 }
+
+void
+scan_gpu_stats_explain_pages(uint64 pages_read, uint64 gpu_pages, double scan_ms,
+							 ExplainState *es)
+{
+	ExplainPropertyUInteger("Pages Read", NULL, pages_read, es);
+	if (gpu_pages > 0)
+	{
+		ExplainPropertyUInteger("Pages Read on GPU", NULL, gpu_pages, es);
+		ExplainPropertyUInteger("Pages Read on CPU", NULL, pages_read - gpu_pages, es);
+	}
+	if (es->timing && scan_ms > 0)
+	{
+		ExplainPropertyFloat("Read Rate", "MB/s",
+							 (double) pages_read * BLCKSZ / (scan_ms * 1000.0), 0, es);
+		if (gpu_pages > 0)
+			ExplainPropertyFloat("GPU Page Rate", "MB/s",
+								 (double) gpu_pages * BLCKSZ / (scan_ms * 1000.0), 0, es);
+	}
+}

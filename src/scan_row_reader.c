@@ -18,6 +18,7 @@
 #include "storage/predicate.h"
 #include "utils/rel.h"
 
+#include "keys.h"
 #include "recent_buffers.h"
 #include "scan_row_reader.h"
 
@@ -263,4 +264,62 @@ row_reader_eval(RowReader *reader, ExprState *expr, bool *isnull)
 	if (reader->table_qual == NULL)
 		row_reader_store(reader);
 	return ExecEvalExpr(expr, reader->econtext, isnull);
+}
+
+/*
+ * The rows of a top-k answer whose refs are TIDs (block << 16 | offset),
+ * which pages read on the GPU gave, each in reader->tuple and table_slot
+ * while keep(arg) runs, in TID order.  Those pages were all-visible when
+ * the scan read them, so the rows are visible to the snapshot, and stay
+ * where they are while it is held; both are checked.
+ */
+void
+row_reader_fetch_tids(RowReader *reader, Snapshot snapshot, const TopkResult *result,
+					  void (*keep) (void *arg), void *arg)
+{
+	Relation	rel = reader->rel;
+	Buffer		buffer = InvalidBuffer;
+	HeapTuple	tuple = &reader->tuple;
+	size_t		count = result->count;
+	uint64	   *tids = palloc_extended(sizeof(uint64) * Max(count, 1), MCXT_ALLOC_HUGE);
+
+	for (size_t i = 0; i < count; i++)
+		tids[i] = result->items[i].ref;
+	qsort(tids, count, sizeof(uint64), key_compare_u64);
+	tuple->t_tableOid = RelationGetRelid(rel);
+	for (size_t i = 0; i < count; i++)
+	{
+		BlockNumber block = (BlockNumber) (tids[i] >> 16);
+		OffsetNumber off = (OffsetNumber) (tids[i] & 0xFFFF);
+		Page		page;
+		ItemId		item;
+		bool		visible = false;
+
+		CHECK_FOR_INTERRUPTS();
+		if (!BufferIsValid(buffer) || BufferGetBlockNumber(buffer) != block)
+		{
+			if (BufferIsValid(buffer))
+				ReleaseBuffer(buffer);
+			buffer = ReadBufferExtended(rel, MAIN_FORKNUM, block, RBM_NORMAL, NULL);
+		}
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buffer);
+		item = PageGetItemId(page, off);
+		if (off <= PageGetMaxOffsetNumber(page) && ItemIdIsNormal(item))
+		{
+			tuple->t_data = (HeapTupleHeader) PageGetItem(page, item);
+			tuple->t_len = ItemIdGetLength(item);
+			ItemPointerSet(&tuple->t_self, block, off);
+			visible = HeapTupleSatisfiesVisibility(tuple, snapshot, buffer);
+		}
+		LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
+		if (!visible)
+			elog(ERROR, "gputopk: row (%u,%u) read on the GPU is no longer visible", block, off);
+		ExecStoreBufferHeapTuple(tuple, reader->table_slot, buffer);
+		keep(arg);
+	}
+	ExecClearTuple(reader->table_slot);
+	if (BufferIsValid(buffer))
+		ReleaseBuffer(buffer);
+	pfree(tids);
 }

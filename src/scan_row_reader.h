@@ -25,6 +25,7 @@
 #include "nodes/parsenodes.h"
 
 #include "scan_filter_program.h"
+#include "topk.h"
 
 typedef struct RowReader
 {
@@ -63,6 +64,9 @@ typedef struct WholePage
 extern bool row_reader_read_or_pin(RowReader *reader, BlockNumber block, WholePage *whole);
 extern Datum row_reader_eval(RowReader *reader, ExprState *expr, bool *isnull);
 extern void row_reader_store(RowReader *reader);
+extern void row_reader_fetch_tids(RowReader *reader, Snapshot snapshot,
+								  const TopkResult *result, void (*keep) (void *arg),
+								  void *arg);
 
 /*
  * The page's next visible row that passes the quals, in reader->tuple (and

@@ -487,54 +487,11 @@ fetch_rows(TopkScanState *ts, uint64 *ordinals, size_t count)
 	}
 }
 
-/*
- * Read the rows of the given TIDs (ascending), which pages read on the GPU
- * gave, and put them into the tuplesort.  Those pages were all-visible
- * when the scan read them, so the rows are visible to the snapshot, and
- * stay where they are while it is held; both are checked.
- */
+/* A row read on the GPU, fetched: into the tuplesort. */
 static void
-fetch_tids(TopkScanState *ts, const uint64 *tids, size_t count)
+put_fetched(void *arg)
 {
-	Relation	rel = ts->reader.rel;
-	Snapshot	snapshot = ts->css.ss.ps.state->es_snapshot;
-	Buffer		buffer = InvalidBuffer;
-	HeapTupleData tuple;
-
-	tuple.t_tableOid = RelationGetRelid(rel);
-	for (size_t i = 0; i < count; i++)
-	{
-		BlockNumber block = (BlockNumber) (tids[i] >> 16);
-		OffsetNumber off = (OffsetNumber) (tids[i] & 0xFFFF);
-		Page		page;
-		ItemId		item;
-		bool		visible = false;
-
-		if (!BufferIsValid(buffer) || BufferGetBlockNumber(buffer) != block)
-		{
-			if (BufferIsValid(buffer))
-				ReleaseBuffer(buffer);
-			buffer = ReadBufferExtended(rel, MAIN_FORKNUM, block, RBM_NORMAL, NULL);
-		}
-		LockBuffer(buffer, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buffer);
-		item = PageGetItemId(page, off);
-		if (off <= PageGetMaxOffsetNumber(page) && ItemIdIsNormal(item))
-		{
-			tuple.t_data = (HeapTupleHeader) PageGetItem(page, item);
-			tuple.t_len = ItemIdGetLength(item);
-			ItemPointerSet(&tuple.t_self, block, off);
-			visible = HeapTupleSatisfiesVisibility(&tuple, snapshot, buffer);
-		}
-		LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
-		if (!visible)
-			elog(ERROR, "gputopk: row (%u,%u) read on the GPU is no longer visible", block, off);
-		ExecStoreBufferHeapTuple(&tuple, ts->reader.table_slot, buffer);
-		put_candidate(ts);
-	}
-	ExecClearTuple(ts->reader.table_slot);
-	if (BufferIsValid(buffer))
-		ReleaseBuffer(buffer);
+	put_candidate((TopkScanState *) arg);
 }
 
 /* The refs of a top-k's answer, sorted. */
@@ -597,7 +554,6 @@ select_from_table(TopkScanState *ts, instr_time *selected)
 	PageSinkStats page_stats = {0};
 	uint64		k;
 	uint64	   *ordinals;
-	uint64	   *tids;
 
 	ts->reader.parallel = ts->shared ?
 		(ParallelTableScanDesc) ((char *) ts->shared + SHARED_SCAN_OFFSET) : NULL;
@@ -631,8 +587,8 @@ select_from_table(TopkScanState *ts, instr_time *selected)
 	scan_counters_publish(&ts->counters);
 	ordinals = sorted_refs(&result);
 	fetch_rows(ts, ordinals, result.count);
-	tids = sorted_refs(&gpu_result);
-	fetch_tids(ts, tids, gpu_result.count);
+	row_reader_fetch_tids(&ts->reader, ts->css.ss.ps.state->es_snapshot, &gpu_result,
+						  put_fetched, ts);
 	row_reader_end(&ts->reader);
 	ts->blocks = NULL;
 }
@@ -935,20 +891,7 @@ explain_data_path(TopkScanState *ts, ExplainState *es)
 	ExplainPropertyInteger("Scan Processes", NULL, ts->counters.processes, es);
 	if (ts->css.ss.ps.plan->parallel_aware)
 		ExplainPropertyInteger("GPU Processes", NULL, ts->counters.gpu_processes, es);
-	ExplainPropertyUInteger("Pages Read", NULL, pages_read, es);
-	if (gpu_pages > 0)
-	{
-		ExplainPropertyUInteger("Pages Read on GPU", NULL, gpu_pages, es);
-		ExplainPropertyUInteger("Pages Read on CPU", NULL, pages_read - gpu_pages, es);
-	}
-	if (es->timing && ts->scan_ms > 0)
-	{
-		ExplainPropertyFloat("Read Rate", "MB/s",
-							 (double) pages_read * BLCKSZ / (ts->scan_ms * 1000.0), 0, es);
-		if (gpu_pages > 0)
-			ExplainPropertyFloat("GPU Page Rate", "MB/s",
-								 (double) gpu_pages * BLCKSZ / (ts->scan_ms * 1000.0), 0, es);
-	}
+	scan_gpu_stats_explain_pages(pages_read, gpu_pages, ts->scan_ms, es);
 }
 
 /* What the rounds over a column index did. */
