@@ -278,7 +278,8 @@ scan_table(AggScanState *ts)
 		(ParallelTableScanDesc) ((char *) ts->shared + AGG_SHARED_SCAN_OFFSET) : NULL;
 	row_reader_begin(&ts->reader, ts->css.ss.ps.state->es_snapshot);
 	pages = create_page_sink(ts);
-	if (pages == NULL)
+	/* a partitioned plan's rows go to the exchange, grouped in runs of their own later */
+	if (pages == NULL && ts->exchange == NULL)
 		agg_run_use_gpu(ts);
 	while ((block = row_reader_next_block(&ts->reader)) != InvalidBlockNumber)
 	{
