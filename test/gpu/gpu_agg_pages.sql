@@ -10,47 +10,8 @@ SET gputopk.device = gpu;
 SET gputopk.enable_column_index = off;
 SELECT plan(36);
 
-CREATE TABLE ga AS
-SELECT i::int8 AS id,
-       repeat('p', i % 37) AS pad,
-       CASE WHEN i % 97 = 0 THEN NULL WHEN i % 89 = 0 THEN 'NaN'::float4
-            WHEN i % 83 = 0 THEN '-0'::float4 ELSE (random() * 1000)::float4 END AS score,
-       CASE WHEN i % 101 = 0 THEN NULL ELSE (random() * 2e6 - 1e6)::int4 END AS a,
-       (random() * 1000)::int4 AS b,
-       (random() * 200)::int2 AS s,
-       now() - random() * interval '365 days' AS ts,
-       CASE WHEN i % 13 = 0 THEN NULL ELSE (random() * 1e9)::float8 END AS v,
-       date '2020-01-01' + (i % 1000) AS d,
-       CASE i % 5 WHEN 0 THEN 'en' WHEN 1 THEN 'ja' WHEN 2 THEN NULL WHEN 3 THEN repeat('es', 1000)
-            ELSE 'pt' END AS lang
-  FROM generate_series(1, 300000) i;
--- a column added after the rows: NULL in them, read past the tuples' ends
-ALTER TABLE ga ADD COLUMN late int4;
-UPDATE ga SET late = (id % 50)::int4 WHERE id % 2 = 0;
-VACUUM (FREEZE, ANALYZE) ga;
-
-\ir lib/compare.sql
-
--- whether GpuTopKAgg's GPU read pages of the table (and the CPU some, if
--- cpu_pages) and the answer is that of the aggregates without gputopk
-CREATE FUNCTION pg_temp.same_on_gpu(q text, cpu_pages boolean DEFAULT false) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-  gpu text := pg_temp.explained(q, 'Pages Read on GPU');
-  cpu text := pg_temp.explained(q, 'Pages Read on CPU');
-BEGIN
-  IF coalesce(gpu, '0') = '0' THEN
-    RETURN 'no page read on the GPU: ' || coalesce(pg_temp.explained(q, 'Custom Plan Provider'),
-                                                   'no custom scan');
-  END IF;
-  IF cpu_pages AND cpu = '0' THEN
-    RETURN 'no page read on the CPU';
-  END IF;
-  IF pg_temp.answer(q, true) IS DISTINCT FROM pg_temp.answer(q, false) THEN
-    RETURN 'different answers';
-  END IF;
-  RETURN 'same';
-END $$;
+\set pages_table ga
+\ir lib/pages.sql
 
 CREATE TABLE queries (n serial, q text);
 INSERT INTO queries (q) VALUES
