@@ -40,7 +40,7 @@ start_bench_cluster() {
 		ALTER SYSTEM SET max_worker_processes = 20;
 		ALTER SYSTEM SET jit = off;
 		ALTER SYSTEM SET max_connections = $max_connections;
-		ALTER SYSTEM SET wal_level = minimal;
+		ALTER SYSTEM SET wal_level = ${BENCH_WAL_LEVEL:-minimal};
 		ALTER SYSTEM SET max_wal_senders = 0;
 		ALTER SYSTEM SET max_wal_size = '16GB';
 	EOF

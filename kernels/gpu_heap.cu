@@ -14,9 +14,21 @@
  * atomic add per line-pointer group into arrays of keys and TIDs, which the
  * engine's streamed top-k filters against its running cut.
  *
+ * With a page cache, each page's slot is chosen on the host before the
+ * kernel runs (cache_acquire): a current copy is read from device memory
+ * instead of over the bus; a page without one is read over the bus and
+ * written into the slot taken for it, which becomes current once the
+ * kernel is done (cache_release).  A slot being filled or read is never
+ * given to another page, and a page whose copy is being filled by another
+ * kernel is read over the bus.
+ *
  * The page layout constants are PostgreSQL's (bufpage.h, itemid.h,
  * htup_details.h, varatt.h); the header cannot be included here.
  */
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
 #include <cub/cub.cuh>
 
 #include "gpu_error.h"
@@ -36,6 +48,60 @@
 #define HEAP_HASNULL 0x0001
 #define VARTAG_ONDISK 18
 
+/* a page's slot for the kernel: none, read the copy, or fill it */
+#define SLOT_NONE 0xFFFFFFFFu
+#define SLOT_FILL 0x80000000u
+
+struct PageKey
+{
+	uint32_t	relation[3];
+	uint32_t	block;
+
+	bool		operator==(const PageKey &o) const
+	{
+		return relation[0] == o.relation[0] && relation[1] == o.relation[1] &&
+			relation[2] == o.relation[2] && block == o.block;
+	}
+};
+
+struct PageKeyHash
+{
+	size_t		operator()(const PageKey &k) const
+	{
+		uint64_t	h = (uint64_t) k.relation[2] * 0x9E3779B97F4A7C15ull;
+
+		h ^= ((uint64_t) k.relation[1] << 32 | k.relation[0]) + 0x632BE59BD9B4E019ull + (h << 6);
+		return (size_t) ((h ^ (uint64_t) k.block * 0xC2B2AE3D27D4EB4Full) >> 3);
+	}
+};
+
+enum SlotState
+{
+	SLOT_FREE,
+	SLOT_FILLING,
+	SLOT_CURRENT
+};
+
+struct SlotInfo
+{
+	PageKey		key;
+	uint64_t	lsn;
+	uint32_t	readers;		/* kernels reading or filling it */
+	uint8_t		state;			/* a SlotState */
+	bool		used;			/* read since the clock hand last passed */
+};
+
+struct GpuPageCache
+{
+	uint4	   *slots;			/* device memory, page_size bytes each */
+	uint32_t	nslots;
+	int32_t		page_size;
+	std::mutex	lock;
+	std::unordered_map<PageKey, uint32_t, PageKeyHash> map;
+	std::vector<SlotInfo> info;
+	uint32_t	hand;
+};
+
 struct GpuHeapReader
 {
 	GpuHeapQuery *query;		/* on the device */
@@ -45,6 +111,10 @@ struct GpuHeapReader
 	int32_t		page_size;
 	GpuHeapPage *pages;			/* a batch's descriptions */
 	size_t		pages_cap;
+	uint32_t   *slots;			/* and each page's cache slot (SLOT_*) */
+	size_t		slots_cap;
+	std::vector<uint32_t> host_slots;
+	uint32_t	relation[3];	/* the query's table */
 	uint64_t   *keys;			/* its rows' keys (of key_width bytes) and TIDs */
 	size_t		keys_cap;
 	uint64_t   *tids;
@@ -135,8 +205,9 @@ struct HeapRow
 template <typename K>
 __global__ void
 __launch_bounds__(PAGE_THREADS)
-pages_kernel(const char *buffers, const GpuHeapPage *pages, size_t npages,
-			 const GpuHeapQuery *q, K *keys, uint64_t *tids, unsigned long long *counts)
+pages_kernel(const char *buffers, const GpuHeapPage *pages, size_t npages, uint4 *cache,
+			 const uint32_t *slots, const GpuHeapQuery *q, K *keys, uint64_t *tids,
+			 unsigned long long *counts)
 {
 	typedef cub::BlockScan<uint32_t, PAGE_THREADS> Scan;
 	__shared__ typename Scan::TempStorage scan;
@@ -151,11 +222,21 @@ pages_kernel(const char *buffers, const GpuHeapPage *pages, size_t npages,
 	for (size_t p = blockIdx.x; p < npages; p += gridDim.x)
 	{
 		GpuHeapPage d = pages[p];
-		const uint4 *from = (const uint4 *) (buffers + (size_t) d.buffer * q->page_size);
+		uint32_t	slot = cache ? slots[p] : SLOT_NONE;
+		uint4	   *copy = slot == SLOT_NONE ? NULL :
+			cache + (size_t) (slot & ~SLOT_FILL) * nwords;
+		const uint4 *from = copy && !(slot & SLOT_FILL) ? copy :
+			(const uint4 *) (buffers + (size_t) d.buffer * q->page_size);
 		int			lines = min((int) d.lines, q->max_lines);
 
 		for (int i = threadIdx.x; i < nwords; i += PAGE_THREADS)
-			page_words[i] = from[i];
+		{
+			uint4		word = from[i];
+
+			page_words[i] = word;
+			if (copy && (slot & SLOT_FILL))
+				copy[i] = word;
+		}
 		__syncthreads();
 		for (int first = 0; first < lines; first += PAGE_THREADS)
 		{
@@ -213,7 +294,7 @@ reader_init(GpuHeapReader *r)
 extern "C" GpuStatus
 gpu_heap_reader_create(GpuHeapReader **out)
 {
-	GpuHeapReader *r = (GpuHeapReader *) calloc(1, sizeof(GpuHeapReader));
+	GpuHeapReader *r = new(std::nothrow) GpuHeapReader();
 	GpuStatus	status;
 
 	*out = NULL;
@@ -238,6 +319,7 @@ gpu_heap_reader_destroy(GpuHeapReader *r)
 	cudaFree(r->query);
 	cudaFree(r->set_values);
 	cudaFree(r->pages);
+	cudaFree(r->slots);
 	cudaFree(r->keys);
 	cudaFree(r->tids);
 	cudaFree(r->counts);
@@ -246,7 +328,7 @@ gpu_heap_reader_destroy(GpuHeapReader *r)
 		cudaEventDestroy(r->begun);
 	if (r->ended)
 		cudaEventDestroy(r->ended);
-	free(r);
+	delete r;
 }
 
 /* Device memory for n items of unit bytes at *ptr, *cap items so far. */
@@ -261,6 +343,152 @@ ensure(void **ptr, size_t *cap, size_t n, size_t unit)
 	GPU_CHECK(cudaMalloc(ptr, n * unit), "Allocating device memory for a heap scan");
 	*cap = n;
 	return GPU_OK;
+}
+
+extern "C" GpuStatus
+gpu_page_cache_create(size_t bytes, int32_t page_size, GpuPageCache **out)
+{
+	GpuPageCache *c;
+	size_t		nslots = std::min<size_t>(bytes / (size_t) page_size, SLOT_FILL - 1);
+
+	*out = NULL;
+	if (nslots == 0)
+		return GPU_OK;
+	c = new(std::nothrow) GpuPageCache();
+	if (c == NULL)
+		return gpu_fail(cudaErrorMemoryAllocation, "Allocating host memory");
+	c->nslots = (uint32_t) nslots;
+	c->page_size = page_size;
+	c->hand = 0;
+	try
+	{
+		c->info.assign(nslots, SlotInfo());
+		c->map.reserve(nslots);
+	}
+	catch (const std::bad_alloc &)
+	{
+		delete c;
+		return gpu_fail(cudaErrorMemoryAllocation, "Allocating host memory for the page cache");
+	}
+	if (cudaMalloc(&c->slots, nslots * (size_t) page_size) != cudaSuccess)
+	{
+		cudaGetLastError();
+		delete c;
+		return gpu_fail(cudaErrorMemoryAllocation, "Allocating device memory for the page cache");
+	}
+	*out = c;
+	return GPU_OK;
+}
+
+extern "C" void
+gpu_page_cache_destroy(GpuPageCache *c)
+{
+	if (c == NULL)
+		return;
+	cudaFree(c->slots);
+	delete c;
+}
+
+/* A slot no kernel uses, by the clock; SLOT_NONE if every one is busy. */
+static uint32_t
+cache_victim(GpuPageCache *c)
+{
+	for (uint32_t tries = 0; tries < 2 * c->nslots; tries++)
+	{
+		uint32_t	i = c->hand;
+		SlotInfo   &s = c->info[i];
+
+		c->hand = (c->hand + 1) % c->nslots;
+		if (s.readers > 0)
+			continue;
+		if (s.used)
+		{
+			s.used = false;
+			continue;
+		}
+		if (s.state != SLOT_FREE)
+			c->map.erase(s.key);
+		return i;
+	}
+	return SLOT_NONE;
+}
+
+/* Each page's slot (SLOT_*) into r->host_slots, the copies' readers counted. */
+static void
+cache_acquire(GpuHeapReader *r, GpuPageCache *c, const GpuHeapPage *pages, size_t n,
+			  uint64_t *cached)
+{
+	std::lock_guard<std::mutex> guard(c->lock);
+
+	for (size_t p = 0; p < n; p++)
+	{
+		PageKey		key = {{r->relation[0], r->relation[1], r->relation[2]}, pages[p].block};
+		uint32_t	slot = SLOT_NONE;
+		auto		found = pages[p].lsn == 0 ? c->map.end() : c->map.find(key);
+
+		if (pages[p].lsn == 0)
+			;
+		else if (found != c->map.end())
+		{
+			SlotInfo   &s = c->info[found->second];
+
+			if (s.state == SLOT_CURRENT && s.lsn == pages[p].lsn)
+			{
+				slot = found->second;
+				s.used = true;
+				(*cached)++;
+			}
+			else if (s.state == SLOT_CURRENT && s.readers == 0)
+			{
+				/* the page changed: its copy is refilled */
+				slot = found->second | SLOT_FILL;
+				s.lsn = pages[p].lsn;
+				s.state = SLOT_FILLING;
+			}
+			/* else a kernel fills it or reads the old copy: this one reads the page */
+		}
+		else if ((slot = cache_victim(c)) != SLOT_NONE)
+		{
+			SlotInfo   &s = c->info[slot];
+
+			s.key = key;
+			s.lsn = pages[p].lsn;
+			s.state = SLOT_FILLING;
+			s.used = true;
+			c->map[key] = slot;
+			slot |= SLOT_FILL;
+		}
+		if (slot != SLOT_NONE)
+			c->info[slot & ~SLOT_FILL].readers++;
+		r->host_slots[p] = slot;
+	}
+}
+
+/* The kernel is done with the slots: filled ones are current, or free if it failed. */
+static void
+cache_release(GpuHeapReader *r, GpuPageCache *c, size_t n, bool filled)
+{
+	std::lock_guard<std::mutex> guard(c->lock);
+
+	for (size_t p = 0; p < n; p++)
+	{
+		uint32_t	slot = r->host_slots[p];
+		SlotInfo   *s;
+
+		if (slot == SLOT_NONE)
+			continue;
+		s = &c->info[slot & ~SLOT_FILL];
+		s->readers--;
+		if (!(slot & SLOT_FILL))
+			continue;
+		if (filled)
+			s->state = SLOT_CURRENT;
+		else
+		{
+			c->map.erase(s->key);
+			s->state = SLOT_FREE;
+		}
+	}
 }
 
 extern "C" GpuStatus
@@ -281,36 +509,47 @@ gpu_heap_set_query(GpuHeapReader *r, const GpuHeapQuery *query, const uint64_t *
 	GPU_CHECK(cudaStreamSynchronize(cudaStreamPerThread), "Copying a heap scan's query");
 	r->max_lines = q.max_lines;
 	r->page_size = q.page_size;
+	memcpy(r->relation, q.relation, sizeof(r->relation));
 	r->key_width = key_width((KeyType) q.program.key_type);
 	return GPU_OK;
 }
 
-extern "C" GpuStatus
-gpu_heap_read(GpuHeapReader *r, const char *buffers, const GpuHeapPage *pages, size_t n,
-			  GpuTopk *t, uint64_t *rows_read, uint64_t *rows_keyed, double *kernel_ms)
+/* The kernel over a batch whose descriptions (and slots) are on the device. */
+static GpuStatus
+launch_pages_kernel(GpuHeapReader *r, GpuPageCache *cache, const char *buffers, size_t n)
 {
-	int			grid;
+	int			grid = (int) std::min<size_t>(n, (size_t) r->multiprocessors * 8);
+	uint4	   *slots = cache ? cache->slots : NULL;
+
+	if (r->key_width == 4)
+		pages_kernel<uint32_t><<<grid, PAGE_THREADS, r->page_size, cudaStreamPerThread>>>(
+			buffers, r->pages, n, slots, r->slots, r->query, (uint32_t *) r->keys, r->tids,
+			r->counts);
+	else
+		pages_kernel<uint64_t><<<grid, PAGE_THREADS, r->page_size, cudaStreamPerThread>>>(
+			buffers, r->pages, n, slots, r->slots, r->query, (uint64_t *) r->keys, r->tids,
+			r->counts);
+	GPU_CHECK(cudaGetLastError(), "Launching the heap page reader");
+	return GPU_OK;
+}
+
+/* The batch read into r->keys and r->tids, its counts in r->host_counts. */
+static GpuStatus
+read_batch(GpuHeapReader *r, GpuPageCache *cache, const char *buffers, const GpuHeapPage *pages,
+		   size_t n, double *kernel_ms)
+{
 	float		ms = 0;
 
-	if (n == 0)
-		return GPU_OK;
-	GPU_TRY(ensure((void **) &r->pages, &r->pages_cap, n, sizeof(GpuHeapPage)));
-	/* keys of up to 8 bytes */
-	GPU_TRY(ensure((void **) &r->keys, &r->keys_cap, n * (size_t) r->max_lines, sizeof(uint64_t)));
-	GPU_TRY(ensure((void **) &r->tids, &r->tids_cap, n * (size_t) r->max_lines, sizeof(uint64_t)));
 	GPU_CHECK(cudaMemcpyAsync(r->pages, pages, n * sizeof(GpuHeapPage), cudaMemcpyHostToDevice,
 							  cudaStreamPerThread), "Copying page descriptions");
+	if (cache)
+		GPU_CHECK(cudaMemcpyAsync(r->slots, r->host_slots.data(), n * sizeof(uint32_t),
+								  cudaMemcpyHostToDevice, cudaStreamPerThread),
+				  "Copying page descriptions");
 	GPU_CHECK(cudaMemsetAsync(r->counts, 0, 2 * sizeof(unsigned long long), cudaStreamPerThread),
 			  "Clearing a batch's counts");
 	GPU_CHECK(cudaEventRecord(r->begun, cudaStreamPerThread), "Recording an event");
-	grid = (int) std::min<size_t>(n, (size_t) r->multiprocessors * 8);
-	if (r->key_width == 4)
-		pages_kernel<uint32_t><<<grid, PAGE_THREADS, r->page_size, cudaStreamPerThread>>>(
-			buffers, r->pages, n, r->query, (uint32_t *) r->keys, r->tids, r->counts);
-	else
-		pages_kernel<uint64_t><<<grid, PAGE_THREADS, r->page_size, cudaStreamPerThread>>>(
-			buffers, r->pages, n, r->query, (uint64_t *) r->keys, r->tids, r->counts);
-	GPU_CHECK(cudaGetLastError(), "Launching the heap page reader");
+	GPU_TRY(launch_pages_kernel(r, cache, buffers, n));
 	GPU_CHECK(cudaEventRecord(r->ended, cudaStreamPerThread), "Recording an event");
 	GPU_CHECK(cudaMemcpyAsync(r->host_counts, r->counts, 2 * sizeof(unsigned long long),
 							  cudaMemcpyDeviceToHost, cudaStreamPerThread),
@@ -318,7 +557,39 @@ gpu_heap_read(GpuHeapReader *r, const char *buffers, const GpuHeapPage *pages, s
 	GPU_CHECK(cudaStreamSynchronize(cudaStreamPerThread), "Reading heap pages");
 	GPU_CHECK(cudaEventElapsedTime(&ms, r->begun, r->ended), "Timing the heap page reader");
 	*kernel_ms += ms;
-	*rows_keyed += r->host_counts[0];
-	*rows_read += r->host_counts[1];
+	return GPU_OK;
+}
+
+extern "C" GpuStatus
+gpu_heap_read(GpuHeapReader *r, GpuPageCache *cache, const char *buffers,
+			  const GpuHeapPage *pages, size_t n, GpuTopk *t, GpuHeapCounts *counts)
+{
+	GpuStatus	status;
+
+	if (n == 0)
+		return GPU_OK;
+	GPU_TRY(ensure((void **) &r->pages, &r->pages_cap, n, sizeof(GpuHeapPage)));
+	GPU_TRY(ensure((void **) &r->slots, &r->slots_cap, n, sizeof(uint32_t)));
+	/* keys of up to 8 bytes */
+	GPU_TRY(ensure((void **) &r->keys, &r->keys_cap, n * (size_t) r->max_lines, sizeof(uint64_t)));
+	GPU_TRY(ensure((void **) &r->tids, &r->tids_cap, n * (size_t) r->max_lines, sizeof(uint64_t)));
+	if (cache)
+	{
+		try
+		{
+			r->host_slots.resize(n);
+		}
+		catch (const std::bad_alloc &)
+		{
+			return gpu_fail(cudaErrorMemoryAllocation, "Allocating host memory");
+		}
+		cache_acquire(r, cache, pages, n, &counts->pages_cached);
+	}
+	status = read_batch(r, cache, buffers, pages, n, &counts->kernel_ms);
+	if (cache)
+		cache_release(r, cache, n, status == GPU_OK);
+	GPU_TRY(status);
+	counts->rows_keyed += r->host_counts[0];
+	counts->rows_read += r->host_counts[1];
 	return gpu_topk_push_device(t, r->keys, r->tids, r->host_counts[0]);
 }

@@ -50,6 +50,7 @@ typedef struct GpuHeapQuery
 	int32_t		fixed_offsets[GPU_HEAP_MAX_ATTRS];	/* theirs in a tuple without NULLs */
 	/* the filter and the key over a tuple's columns (attno) */
 	GpuRowProgram program;
+	uint32_t	relation[3];	/* the table's tablespace, database and relfilenode */
 } GpuHeapQuery;
 
 /* words of a page's mask of line pointers: enough for 8 kB pages */
@@ -63,9 +64,23 @@ typedef struct GpuHeapPage
 	uint32_t	lines;			/* line pointers 1 to lines are read, */
 	uint32_t	masked;			/* if not 0, only those with their bit in normal */
 	uint32_t	normal[GPU_HEAP_MASK_WORDS];	/* bit i - 1: line pointer i */
+	uint64_t	lsn;			/* the page's LSN where every change to its tuples
+								 * and line pointers sets it (WAL-logged), else 0 */
 } GpuHeapPage;
 
 typedef struct GpuHeapReader GpuHeapReader;
+
+/*
+ * Copies of heap pages in device memory, shared by the readers of one
+ * device (thread-safe).  A copy stands for its page while the page's
+ * (relation, block, LSN) is the same: a page with LSN 0 is never kept.
+ * Slots are reused clock-wise, never while a kernel reads or fills them.
+ */
+typedef struct GpuPageCache GpuPageCache;
+
+/* On the current device: bytes / page_size slots; GPU_OK with *out NULL for 0 bytes. */
+extern GpuStatus gpu_page_cache_create(size_t bytes, int32_t page_size, GpuPageCache **out);
+extern void gpu_page_cache_destroy(GpuPageCache *c);
 
 extern GpuStatus gpu_heap_reader_create(GpuHeapReader **out);
 /* NULL is fine; waits for queued work. */
@@ -75,16 +90,26 @@ extern void gpu_heap_reader_destroy(GpuHeapReader *r);
 extern GpuStatus gpu_heap_set_query(GpuHeapReader *r, const GpuHeapQuery *query,
 									const uint64_t *set_values, size_t nset_values);
 
+/* what gpu_heap_read adds to */
+typedef struct GpuHeapCounts
+{
+	uint64_t	rows_read;		/* tuples read */
+	uint64_t	rows_keyed;		/* rows that passed the filter */
+	uint64_t	pages_cached;	/* pages read from the cache's copies */
+	double		kernel_ms;		/* device time */
+} GpuHeapCounts;
+
 /*
  * Read n pages (descriptions in host memory) of the shared_buffers that
  * start at buffers (a device pointer) and push the keys of the rows that
- * pass to the streamed run of t (gpu_topk_push_device).  Returns once the
- * pages have been read: their pins may go.  Adds the tuples read and the
- * rows keyed, and the device time in ms.
+ * pass to the streamed run of t (gpu_topk_push_device).  With a cache, a
+ * page whose copy is current is read from the copy, and others are copied
+ * into it as they are read.  Returns once the pages have been read: their
+ * pins may go.
  */
-extern GpuStatus gpu_heap_read(GpuHeapReader *r, const char *buffers, const GpuHeapPage *pages,
-							   size_t n, GpuTopk *t, uint64_t *rows_read, uint64_t *rows_keyed,
-							   double *kernel_ms);
+extern GpuStatus gpu_heap_read(GpuHeapReader *r, GpuPageCache *cache, const char *buffers,
+							   const GpuHeapPage *pages, size_t n, GpuTopk *t,
+							   GpuHeapCounts *counts);
 
 #ifdef __cplusplus
 }

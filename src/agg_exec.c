@@ -250,6 +250,7 @@ group_gpu_rows(AggScanState *ts, PageSink *pages)
 
 	page_sink_result(pages, &result, &ts->stats.counters.gpu, &stats);
 	ts->stats.counters.counts[COUNT_ROWS_SCANNED] += stats.rows_read;
+	ts->stats.counters.counts[COUNT_GPU_CACHED_PAGES] += stats.pages_cached;
 	ts->stats.counters.counts[COUNT_GPU_CANDIDATES] += result.count;
 	row_reader_fetch_tids(&ts->reader, ts->css.ss.ps.state->es_snapshot, &result,
 						  group_row, ts);

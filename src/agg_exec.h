@@ -102,6 +102,7 @@ typedef enum SummedCount
 	COUNT_GPU_CANDIDATES,		/* rows the GPU returned */
 	COUNT_PAGES_READ,
 	COUNT_GPU_PAGES,			/* of those, pages read on the GPU in place */
+	COUNT_GPU_CACHED_PAGES,		/* of those, read from the GPU's page cache */
 	SUMMED_COUNTS
 } SummedCount;
 

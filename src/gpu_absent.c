@@ -251,8 +251,20 @@ gpu_heap_set_query(GpuHeapReader *r, const GpuHeapQuery *query, const uint64_t *
 }
 
 GpuStatus
-gpu_heap_read(GpuHeapReader *r, const char *buffers, const GpuHeapPage *pages, size_t n,
-			  GpuTopk *t, uint64_t *rows_read, uint64_t *rows_keyed, double *kernel_ms)
+gpu_heap_read(GpuHeapReader *r, GpuPageCache *cache, const char *buffers,
+			  const GpuHeapPage *pages, size_t n, GpuTopk *t, GpuHeapCounts *counts)
 {
 	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_page_cache_create(size_t bytes, int32_t page_size, GpuPageCache **out)
+{
+	*out = NULL;
+	return GPU_NOT_BUILT;
+}
+
+void
+gpu_page_cache_destroy(GpuPageCache *c)
+{
 }

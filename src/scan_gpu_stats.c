@@ -46,8 +46,8 @@ scan_gpu_stats_explain_times(const ScanGpuStats *stats, ExplainState *es)
 }
 
 void
-scan_gpu_stats_explain_pages(uint64 pages_read, uint64 gpu_pages, double scan_ms,
-							 ExplainState *es)
+scan_gpu_stats_explain_pages(uint64 pages_read, uint64 gpu_pages, uint64 cached_pages,
+							 double scan_ms, ExplainState *es)
 {
 	ExplainPropertyUInteger("Pages Read", NULL, pages_read, es);
 	if (gpu_pages > 0)
@@ -55,6 +55,8 @@ scan_gpu_stats_explain_pages(uint64 pages_read, uint64 gpu_pages, double scan_ms
 		ExplainPropertyUInteger("Pages Read on GPU", NULL, gpu_pages, es);
 		ExplainPropertyUInteger("Pages Read on CPU", NULL, pages_read - gpu_pages, es);
 	}
+	if (cached_pages > 0)
+		ExplainPropertyUInteger("Pages from GPU Cache", NULL, cached_pages, es);
 	if (es->timing && scan_ms > 0)
 	{
 		ExplainPropertyFloat("Read Rate", "MB/s",

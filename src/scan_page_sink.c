@@ -156,6 +156,9 @@ page_sink_create(Relation rel, const GpuProgramSource *program, uint64 k, TopkMo
 		sizeof(request) + sizeof(uint64) * nset_values > 2 * service->buffer_bytes)
 		return NULL;
 	request.nset_values = nset_values;
+	request.query.relation[0] = rel->rd_node.spcNode;
+	request.query.relation[1] = rel->rd_node.dbNode;
+	request.query.relation[2] = rel->rd_node.relNode;
 
 	/* released with the current memory context, errors included (service_client.h) */
 	sink = palloc0(sizeof(PageSink));
@@ -202,6 +205,7 @@ page_sink_add(PageSink *sink, BlockNumber block, const WholePage *whole)
 	page->block = block;
 	page->lines = whole->lines;
 	page->masked = whole->masked;
+	page->lsn = whole->lsn;
 	if (whole->masked)
 		memcpy(page->normal, whole->normal, sizeof(whole->normal));
 	sink->pins[filling][sink->npins[filling]++] = whole->buffer;
@@ -220,6 +224,7 @@ page_sink_result(PageSink *sink, TopkResult *result, ScanGpuStats *gpu, PageSink
 	scan_gpu_stats_add_job(gpu, sink->job);
 	stats->rows_read += sink->job->rows_read;
 	stats->rows_keyed += sink->job->rows_keyed;
+	stats->pages_cached += sink->job->pages_cached;
 	stats->plan = sink->job->plan;
 	service_job_release(sink->job);
 }

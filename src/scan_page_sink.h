@@ -33,6 +33,7 @@ typedef struct PageSinkStats
 {
 	uint64		rows_read;		/* tuples on the pages read on the GPU */
 	uint64		rows_keyed;		/* rows that passed the filter */
+	uint64		pages_cached;	/* pages read from the GPU's page cache */
 	GpuTopkPlan plan;			/* the top-k's last selection */
 } PageSinkStats;
 

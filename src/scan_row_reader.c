@@ -231,6 +231,9 @@ row_reader_read_or_pin(RowReader *reader, BlockNumber block, WholePage *whole)
 	{
 		whole->buffer = buffer;
 		whole->lines = PageGetMaxOffsetNumber(page);
+		/* read as a hint bit's WAL record may set it under a share lock */
+		whole->lsn = RelationNeedsWAL(reader->rel) ? BufferGetLSNAtomic(buffer) :
+			InvalidXLogRecPtr;
 		whole->masked = PageHasFreeLinePointers(page);
 		if (whole->masked)
 		{

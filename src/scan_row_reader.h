@@ -59,6 +59,7 @@ typedef struct WholePage
 	OffsetNumber lines;			/* line pointers 1 to lines, */
 	bool		masked;			/* if set, only the normal ones listed here */
 	uint32		normal[(MaxHeapTuplesPerPage + 31) / 32];	/* bit i - 1: line pointer i */
+	XLogRecPtr	lsn;			/* its LSN where every change to it is WAL-logged, else 0 */
 } WholePage;
 
 extern bool row_reader_read_or_pin(RowReader *reader, BlockNumber block, WholePage *whole);

@@ -152,6 +152,7 @@ typedef struct ServiceSlot
 	uint64		index_scanned;	/* index: the entries the last round read */
 	uint64		rows_read;		/* pages: the tuples read, from SLOT_RESULT */
 	uint64		rows_keyed;		/* and the rows that passed the filter */
+	uint64		pages_cached;	/* and the pages read from the GPU's page cache */
 } ServiceSlot;
 
 /*
@@ -229,6 +230,7 @@ extern ServiceShared *service;	/* NULL unless preloaded */
 extern int	gputopk_service_jobs;
 extern int	gputopk_service_buffer_kb;
 extern int	gputopk_gpu_cache_mb;
+extern int	gputopk_gpu_page_cache_mb;
 
 extern void service_init(void);
 extern char *service_buffer(int slot, int buffer);

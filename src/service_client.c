@@ -389,6 +389,7 @@ first_chunk(ServiceJob *job, SlotCommand command, uint64 *rows)
 	job->plan = slot->plan;
 	job->rows_read = slot->rows_read;
 	job->rows_keyed = slot->rows_keyed;
+	job->pages_cached = slot->pages_cached;
 	*rows = slot->chunk_rows;
 	return slot->answer_rows;
 }

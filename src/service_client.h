@@ -36,7 +36,8 @@ typedef struct ServiceJob
 	GpuTopkPlan plan;			/* a top-k's last selection */
 	uint64		index_epoch;	/* an index job's: its copy current as of, 0 none */
 	uint64		rows_read;		/* a pages job's: tuples the GPU read, */
-	uint64		rows_keyed;		/* and rows that passed the filter */
+	uint64		rows_keyed;		/* and rows that passed the filter, */
+	uint64		pages_cached;	/* and pages read from the GPU's page cache */
 	MemoryContextCallback callback;
 } ServiceJob;
 

@@ -56,6 +56,7 @@ typedef struct DevicePool
 	int			ntopk;
 	GpuGroupedTopk **grouped;
 	int			ngrouped;
+	GpuPageCache *page_cache;	/* copies of heap pages, or NULL */
 } DevicePool;
 
 /* a thread and the job it runs */
@@ -73,9 +74,7 @@ typedef struct JobThread
 	GpuGroupedTopk *grouped;
 	ResidentIndex *resident;	/* an index job's copy of its index */
 	GpuHeapReader *readers[SERVICE_MAX_DEVICES];	/* pages jobs', kept */
-	uint64		rows_read;		/* a pages job's */
-	uint64		rows_keyed;
-	double		pages_ms;
+	GpuHeapCounts pages;		/* a pages job's */
 	bool		faults_checked; /* injected faults looked at, at the first batch */
 	bool		answered;		/* the engine gave its answer: the object is reusable */
 	TopkResult	answer;			/* a top-k's answer */
@@ -365,9 +364,9 @@ push_batch(JobThread *jt, const SlotOrder *order)
 	GPU_TRY(inject_faults(jt));
 	if (jt->slot->spec.kind == SERVICE_JOB_PAGES)
 	{
-		GPU_TRY(gpu_heap_read(jt->readers[jt->device], service_buffers_on_device(jt->device),
-							  (const GpuHeapPage *) buffer, order->rows, jt->topk,
-							  &jt->rows_read, &jt->rows_keyed, &jt->pages_ms));
+		GPU_TRY(gpu_heap_read(jt->readers[jt->device], pools[jt->device].page_cache,
+							  service_buffers_on_device(jt->device),
+							  (const GpuHeapPage *) buffer, order->rows, jt->topk, &jt->pages));
 		pg_atomic_fetch_add_u64(&dev->bytes_received, order->rows * BLCKSZ);
 	}
 	else if (jt->resident)
@@ -406,9 +405,10 @@ finish_answer(JobThread *jt)
 	{
 		GPU_TRY(gpu_topk_result(jt->topk, &jt->answer));
 		gpu_topk_stream_times(jt->topk, &slot->copy_ms, &slot->kernel_ms);
-		slot->kernel_ms += jt->pages_ms;
-		slot->rows_read = jt->rows_read;
-		slot->rows_keyed = jt->rows_keyed;
+		slot->kernel_ms += jt->pages.kernel_ms;
+		slot->rows_read = jt->pages.rows_read;
+		slot->rows_keyed = jt->pages.rows_keyed;
+		slot->pages_cached = jt->pages.pages_cached;
 		slot->plan = gpu_topk_last_plan(jt->topk);
 		jt->answer_rows = jt->answer.count;
 	}
@@ -533,15 +533,14 @@ accept_job(JobThread *jt)
 	jt->faults_checked = false;
 	jt->answered = false;
 	jt->answer_rows = jt->answer_sent = 0;
-	jt->rows_read = jt->rows_keyed = 0;
-	jt->pages_ms = 0;
+	memset(&jt->pages, 0, sizeof(jt->pages));
 	slot->generation = pg_atomic_read_u32(&service->generation);
 	slot->status = GPU_OK;
 	slot->message[0] = '\0';
 	slot->answer_rows = slot->chunk_rows = 0;
 	slot->copy_ms = slot->kernel_ms = 0;
 	slot->index_epoch = slot->index_scanned = 0;
-	slot->rows_read = slot->rows_keyed = 0;
+	slot->rows_read = slot->rows_keyed = slot->pages_cached = 0;
 	INSTR_TIME_SET_CURRENT(now);
 	INSTR_TIME_SUBTRACT(now, slot->submitted_at);
 	slot->queue_ms = INSTR_TIME_GET_MILLISEC(now);
@@ -736,6 +735,25 @@ warm_up_device(int device)
 	return status;
 }
 
+/*
+ * A GPU's page cache of gputopk.gpu_page_cache_size (the device is
+ * current); without device memory for it, the GPU reads every page over
+ * the bus, and the server log says why.
+ */
+static void
+create_page_cache(int device)
+{
+	size_t		bytes = (size_t) gputopk_gpu_page_cache_mb * 1024 * 1024;
+
+	if (bytes == 0)
+		return;
+	if (gpu_page_cache_create(bytes, BLCKSZ, &pools[device].page_cache) != GPU_OK)
+		ereport(LOG,
+				(errmsg("gputopk GPU service has no page cache on GPU %d", device),
+				 errdetail("%s", gpu_last_error()),
+				 errhint("Lower gputopk.gpu_page_cache_size.")));
+}
+
 bool
 service_jobs_warm_up(void)
 {
@@ -750,6 +768,7 @@ service_jobs_warm_up(void)
 											   sizeof(GpuGroupedTopk *) * service->nslots);
 		if (warm_up_device(d) != GPU_OK)
 			return false;
+		create_page_cache(d);
 	}
 	return true;
 }

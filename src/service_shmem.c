@@ -37,6 +37,7 @@ ServiceShared *service = NULL;
 int			gputopk_service_jobs = 32;
 int			gputopk_service_buffer_kb = 2048;
 int			gputopk_gpu_cache_mb = 8192;
+int			gputopk_gpu_page_cache_mb = 0;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -190,6 +191,19 @@ service_init(void)
 							0,
 							INT_MAX / 2,
 							PGC_SIGHUP,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("gputopk.gpu_page_cache_size",
+							"Device memory the GPU service keeps copies of heap pages in.",
+							"A page the GPU reads in place is also copied into this cache; later "
+							"scans read the copy instead of the page while the page's LSN is the "
+							"same. Pages of unlogged and temporary tables are never kept. 0 turns "
+							"the cache off.",
+							&gputopk_gpu_page_cache_mb,
+							0,
+							0,
+							INT_MAX / 2,
+							PGC_POSTMASTER,
 							GUC_UNIT_MB,
 							NULL, NULL, NULL);
 	prev_shmem_request_hook = shmem_request_hook;

@@ -63,6 +63,7 @@ typedef enum TopkCount
 	TOPK_COUNT_ROWS_KEYED,
 	TOPK_COUNT_CANDIDATES,
 	TOPK_COUNT_GPU_PAGES,		/* pages read on the GPU, in place */
+	TOPK_COUNT_GPU_CACHED_PAGES,	/* of those, read from the GPU's page cache */
 	/* over a column index: IndexSelectStats's counts */
 	TOPK_COUNT_INDEX_ROUNDS,
 	TOPK_COUNT_INDEX_ENTRIES,
@@ -576,6 +577,7 @@ select_from_table(TopkScanState *ts, instr_time *selected)
 		ts->algorithm = gpu_topk_plan_name(page_stats.plan);
 		ts->counters.counts[TOPK_COUNT_ROWS_SCANNED] += page_stats.rows_read;
 		ts->counters.counts[TOPK_COUNT_ROWS_KEYED] += page_stats.rows_keyed;
+		ts->counters.counts[TOPK_COUNT_GPU_CACHED_PAGES] += page_stats.pages_cached;
 		InstrCountFiltered1(ts, page_stats.rows_read - page_stats.rows_keyed);
 	}
 	INSTR_TIME_SET_CURRENT(*selected);
@@ -891,7 +893,8 @@ explain_data_path(TopkScanState *ts, ExplainState *es)
 	ExplainPropertyInteger("Scan Processes", NULL, ts->counters.processes, es);
 	if (ts->css.ss.ps.plan->parallel_aware)
 		ExplainPropertyInteger("GPU Processes", NULL, ts->counters.gpu_processes, es);
-	scan_gpu_stats_explain_pages(pages_read, gpu_pages, ts->scan_ms, es);
+	scan_gpu_stats_explain_pages(pages_read, gpu_pages,
+								 ts->counters.counts[TOPK_COUNT_GPU_CACHED_PAGES], ts->scan_ms, es);
 }
 
 /* What the rounds over a column index did. */

@@ -4,7 +4,9 @@
 # installs the extension, and runs a throwaway PostgreSQL cluster as an
 # unprivileged user (PostgreSQL refuses to run as root).
 #
-# Inputs: PG_CONFIG (default pg_config, Debian's PostgreSQL 15), WITH_CUDA.
+# Inputs: PG_CONFIG (default pg_config, Debian's PostgreSQL 15), WITH_CUDA,
+# GPUTOPK_PAGE_CACHE_SIZE (gputopk.gpu_page_cache_size of a preloaded
+# cluster, default 1GB).
 
 PG_CONFIG=${PG_CONFIG:-pg_config}
 [ -n "${WITH_CUDA:-}" ] || unset WITH_CUDA
@@ -115,7 +117,10 @@ cluster_restart() {
 	shift || true
 	"${RUN_AS[@]}" "$PGBIN/pg_ctl" -D "$CLUSTER_DIR/data" -m fast stop >/dev/null 2>&1 || true
 	if [ "$preload" = preload ]; then
-		echo "shared_preload_libraries = 'gputopk'" >"$CLUSTER_DIR/data/preload.conf"
+		# the GPU tests read pages through the GPU's page cache, filled and reused
+		printf '%s\n' "shared_preload_libraries = 'gputopk'" \
+			"gputopk.gpu_page_cache_size = '${GPUTOPK_PAGE_CACHE_SIZE:-1GB}'" \
+			>"$CLUSTER_DIR/data/preload.conf"
 	else
 		: >"$CLUSTER_DIR/data/preload.conf"
 	fi

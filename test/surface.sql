@@ -16,7 +16,8 @@ SELECT ok(NOT has_function_privilege('public', 'gputopk_service_inject_fault(tex
 SELECT results_eq(
     $$SELECT name FROM pg_settings WHERE name LIKE 'gputopk.%' ORDER BY name$$,
     ARRAY['gputopk.algorithm', 'gputopk.device', 'gputopk.enable_column_index', 'gputopk.enabled',
-          'gputopk.gpu_cache_size', 'gputopk.gpu_pages', 'gputopk.max_parallel_workers',
+          'gputopk.gpu_cache_size', 'gputopk.gpu_page_cache_size', 'gputopk.gpu_pages',
+          'gputopk.max_parallel_workers',
           'gputopk.min_table_rows', 'gputopk.service_buffer_size',
           'gputopk.service_jobs']::text[],
     'the settings are defined');

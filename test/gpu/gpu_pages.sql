@@ -3,13 +3,14 @@
 -- and answers as PostgreSQL does: every key type, NULLs, NaN, -0, ties,
 -- compiled filters and computed keys, text equality and IN lists, columns
 -- after text and after NULLs, rows older than a column, pages left to the
--- CPU after writes, parallel plans, and the cases that stay on the CPU.
+-- CPU after writes, parallel plans, the GPU's page cache, and the cases that
+-- stay on the CPU.
 SET gputopk.min_table_rows = 1000;
 SET gputopk.device = gpu;
 SET gputopk.enable_column_index = off;
 -- GpuTopK also where a sort of few rows would cost less
 SET enable_sort = off;
-SELECT plan(43);
+SELECT plan(48);
 
 \set pages_table gp
 \ir lib/pages.sql
@@ -84,6 +85,33 @@ INSERT INTO gp (id, score, a, b, s) SELECT -1000 - i, 3000 + i, i, i, 1 FROM gen
 SELECT is(pg_temp.same_on_gpu('SELECT id, score FROM gp ORDER BY score DESC, id LIMIT 100', true), 'same',
           'rows inserted into line pointers VACUUM freed, read on the CPU');
 
+-- the GPU's page cache (gputopk.gpu_page_cache_size, 1GB in the test
+-- cluster): the pages read before come from their copies while their LSNs
+-- are the same; pages changed since are read over the bus and copied again
+SELECT is(coalesce(pg_temp.explained('SELECT id FROM gp ORDER BY score DESC LIMIT 10',
+                                     'Pages from GPU Cache'), '0'),
+          pg_temp.explained('SELECT id FROM gp ORDER BY score DESC LIMIT 10', 'Pages Read on GPU'),
+          'pages read again come from the GPU page cache');
+UPDATE gp SET score = score + 1 WHERE id % 500 = 3;
+VACUUM gp;
+CREATE TEMP TABLE after_update AS
+SELECT coalesce(pg_temp.explained('SELECT id FROM gp ORDER BY score DESC LIMIT 10',
+                                  'Pages from GPU Cache'), '0')::bigint AS cached;
+SELECT cmp_ok((SELECT cached FROM after_update), '<',
+              pg_temp.explained('SELECT id FROM gp ORDER BY score DESC LIMIT 10',
+                                'Pages Read on GPU')::bigint,
+              'pages changed since they were copied are read over the bus');
+SELECT is(pg_temp.same_on_gpu('SELECT id, score FROM gp ORDER BY score DESC, id LIMIT 100'), 'same',
+          'and answers are PostgreSQL''s with pages from the cache and over the bus');
+CREATE UNLOGGED TABLE gp_unlogged AS SELECT * FROM gp;
+VACUUM (FREEZE, ANALYZE) gp_unlogged;
+SELECT cmp_ok(pg_temp.explained('SELECT id FROM gp_unlogged ORDER BY score DESC LIMIT 10',
+                                'Pages Read on GPU')::bigint, '>', 0::bigint,
+              'an unlogged table''s pages are read on the GPU');
+SELECT is(pg_temp.explained('SELECT id FROM gp_unlogged ORDER BY score DESC LIMIT 10',
+                            'Pages from GPU Cache'), NULL,
+          'pages of an unlogged table, whose changes set no LSN, are never kept');
+
 -- what stays on the CPU, with the same answers
 SELECT is(pg_temp.explained('SELECT id FROM gp WHERE length(pad) > 3 ORDER BY score DESC LIMIT 10',
                     'Pages Read on GPU'), NULL, 'a clause the GPU cannot run keeps the rows on the CPU');
@@ -115,4 +143,4 @@ SELECT is(pg_temp.explained('SELECT id FROM gp ORDER BY score DESC LIMIT 10', 'D
           'EXPLAIN names the data path');
 
 SELECT * FROM finish();
-DROP TABLE gp, gp_empty, queries;
+DROP TABLE gp, gp_empty, gp_unlogged, queries;
