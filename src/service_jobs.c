@@ -364,10 +364,14 @@ push_batch(JobThread *jt, const SlotOrder *order)
 	GPU_TRY(inject_faults(jt));
 	if (jt->slot->spec.kind == SERVICE_JOB_PAGES)
 	{
+		uint64		cached = jt->pages.pages_cached;
+
 		GPU_TRY(gpu_heap_read(jt->readers[jt->device], pools[jt->device].page_cache,
 							  service_buffers_on_device(jt->device),
 							  (const GpuHeapPage *) buffer, order->rows, jt->topk, &jt->pages));
-		pg_atomic_fetch_add_u64(&dev->bytes_received, order->rows * BLCKSZ);
+		/* the pages that came over the bus, not from the page cache */
+		pg_atomic_fetch_add_u64(&dev->bytes_received,
+								(order->rows - (jt->pages.pages_cached - cached)) * BLCKSZ);
 	}
 	else if (jt->resident)
 	{
