@@ -91,35 +91,15 @@ struct SlotInfo
 	bool		used;			/* read since the clock hand last passed */
 };
 
-/*
- * The cache is split into shards by page, each with its own lock, map and
- * run of slots, so that the service's job threads, looking up a batch's
- * pages at once, seldom wait for each other.
- */
-#define CACHE_SHARDS 64
-
-struct CacheShard
-{
-	std::mutex	lock;
-	std::unordered_map<PageKey, uint32_t, PageKeyHash> map;
-	uint32_t	first;			/* its slots */
-	uint32_t	nslots;
-	uint32_t	hand;			/* the clock's, from first */
-};
-
 struct GpuPageCache
 {
 	uint4	   *slots;			/* device memory, page_size bytes each */
 	uint32_t	nslots;
 	int32_t		page_size;
+	std::mutex	lock;
+	std::unordered_map<PageKey, uint32_t, PageKeyHash> map;
 	std::vector<SlotInfo> info;
-	uint32_t	nshards;
-	CacheShard	shards[CACHE_SHARDS];
-
-	CacheShard &shard_of(const PageKey &key)
-	{
-		return shards[PageKeyHash()(key) % nshards];
-	}
+	uint32_t	hand;
 };
 
 struct GpuHeapReader
@@ -379,19 +359,11 @@ gpu_page_cache_create(size_t bytes, int32_t page_size, GpuPageCache **out)
 		return gpu_fail(cudaErrorMemoryAllocation, "Allocating host memory");
 	c->nslots = (uint32_t) nslots;
 	c->page_size = page_size;
-	c->nshards = (uint32_t) std::min<size_t>(CACHE_SHARDS, nslots);
+	c->hand = 0;
 	try
 	{
 		c->info.assign(nslots, SlotInfo());
-		for (uint32_t i = 0; i < c->nshards; i++)
-		{
-			CacheShard &shard = c->shards[i];
-
-			shard.first = (uint32_t) (nslots * i / c->nshards);
-			shard.nslots = (uint32_t) (nslots * (i + 1) / c->nshards) - shard.first;
-			shard.hand = 0;
-			shard.map.reserve(shard.nslots);
-		}
+		c->map.reserve(nslots);
 	}
 	catch (const std::bad_alloc &)
 	{
@@ -417,16 +389,16 @@ gpu_page_cache_destroy(GpuPageCache *c)
 	delete c;
 }
 
-/* A slot of the (locked) shard that no kernel uses, by its clock; SLOT_NONE if all are busy. */
+/* A slot no kernel uses, by the clock; SLOT_NONE if every one is busy. */
 static uint32_t
-cache_victim(GpuPageCache *c, CacheShard &shard)
+cache_victim(GpuPageCache *c)
 {
-	for (uint32_t tries = 0; tries < 2 * shard.nslots; tries++)
+	for (uint32_t tries = 0; tries < 2 * c->nslots; tries++)
 	{
-		uint32_t	i = shard.first + shard.hand;
+		uint32_t	i = c->hand;
 		SlotInfo   &s = c->info[i];
 
-		shard.hand = (shard.hand + 1) % shard.nslots;
+		c->hand = (c->hand + 1) % c->nslots;
 		if (s.readers > 0)
 			continue;
 		if (s.used)
@@ -435,7 +407,7 @@ cache_victim(GpuPageCache *c, CacheShard &shard)
 			continue;
 		}
 		if (s.state != SLOT_FREE)
-			shard.map.erase(s.key);
+			c->map.erase(s.key);
 		return i;
 	}
 	return SLOT_NONE;
@@ -446,20 +418,17 @@ static void
 cache_acquire(GpuHeapReader *r, GpuPageCache *c, const GpuHeapPage *pages, size_t n,
 			  uint64_t *cached)
 {
+	std::lock_guard<std::mutex> guard(c->lock);
+
 	for (size_t p = 0; p < n; p++)
 	{
 		PageKey		key = {{r->relation[0], r->relation[1], r->relation[2]}, pages[p].block};
-		CacheShard &shard = c->shard_of(key);
 		uint32_t	slot = SLOT_NONE;
+		auto		found = pages[p].lsn == 0 ? c->map.end() : c->map.find(key);
 
-		r->host_slots[p] = SLOT_NONE;
 		if (pages[p].lsn == 0)
-			continue;
-
-		std::lock_guard<std::mutex> guard(shard.lock);
-		auto		found = shard.map.find(key);
-
-		if (found != shard.map.end())
+			;
+		else if (found != c->map.end())
 		{
 			SlotInfo   &s = c->info[found->second];
 
@@ -478,7 +447,7 @@ cache_acquire(GpuHeapReader *r, GpuPageCache *c, const GpuHeapPage *pages, size_
 			}
 			/* else a kernel fills it or reads the old copy: this one reads the page */
 		}
-		else if ((slot = cache_victim(c, shard)) != SLOT_NONE)
+		else if ((slot = cache_victim(c)) != SLOT_NONE)
 		{
 			SlotInfo   &s = c->info[slot];
 
@@ -486,7 +455,7 @@ cache_acquire(GpuHeapReader *r, GpuPageCache *c, const GpuHeapPage *pages, size_
 			s.lsn = pages[p].lsn;
 			s.state = SLOT_FILLING;
 			s.used = true;
-			shard.map[key] = slot;
+			c->map[key] = slot;
 			slot |= SLOT_FILL;
 		}
 		if (slot != SLOT_NONE)
@@ -497,21 +466,17 @@ cache_acquire(GpuHeapReader *r, GpuPageCache *c, const GpuHeapPage *pages, size_
 
 /* The kernel is done with the slots: filled ones are current, or free if it failed. */
 static void
-cache_release(GpuHeapReader *r, GpuPageCache *c, const GpuHeapPage *pages, size_t n,
-			  bool filled)
+cache_release(GpuHeapReader *r, GpuPageCache *c, size_t n, bool filled)
 {
+	std::lock_guard<std::mutex> guard(c->lock);
+
 	for (size_t p = 0; p < n; p++)
 	{
 		uint32_t	slot = r->host_slots[p];
-		PageKey		key = {{r->relation[0], r->relation[1], r->relation[2]}, pages[p].block};
-		CacheShard &shard = c->shard_of(key);
 		SlotInfo   *s;
 
 		if (slot == SLOT_NONE)
 			continue;
-
-		std::lock_guard<std::mutex> guard(shard.lock);
-
 		s = &c->info[slot & ~SLOT_FILL];
 		s->readers--;
 		if (!(slot & SLOT_FILL))
@@ -520,7 +485,7 @@ cache_release(GpuHeapReader *r, GpuPageCache *c, const GpuHeapPage *pages, size_
 			s->state = SLOT_CURRENT;
 		else
 		{
-			shard.map.erase(s->key);
+			c->map.erase(s->key);
 			s->state = SLOT_FREE;
 		}
 	}
@@ -622,7 +587,7 @@ gpu_heap_read(GpuHeapReader *r, GpuPageCache *cache, const char *buffers,
 	}
 	status = read_batch(r, cache, buffers, pages, n, &counts->kernel_ms);
 	if (cache)
-		cache_release(r, cache, pages, n, status == GPU_OK);
+		cache_release(r, cache, n, status == GPU_OK);
 	GPU_TRY(status);
 	counts->rows_keyed += r->host_counts[0];
 	counts->rows_read += r->host_counts[1];
