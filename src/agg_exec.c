@@ -34,7 +34,6 @@
 
 #include "access/parallel.h"
 #include "access/tableam.h"
-#include "access/visibilitymap.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
@@ -44,7 +43,6 @@
 #include "utils/rel.h"
 
 #include "agg_exec.h"
-#include "gputopk.h"
 #include "scan_datum_key.h"
 #include "scan_filter_program.h"
 #include "scan_page_sink.h"
@@ -189,20 +187,16 @@ count_process(AggScanState *ts)
 }
 
 /*
- * A sink for the pages the GPU can read in place, where the query and the
- * scan allow it: one aggregate and no GROUP BY, every qual compiled, a
- * snapshot that needs no serializable conflicts, and at least half of the
- * table's pages all-visible by its visibility map.  The GPU returns the
- * rows of the k best values and those tied with the k-th (NULLs last),
- * which are fetched and offered to the state like the other pages' rows,
- * so the state decides the answer exactly.
+ * A sink for the pages the GPU can read in place, where the scan allows it
+ * (page_sink_create) and the query has one aggregate and no GROUP BY.  The
+ * GPU returns the rows of the k best values and those tied with the k-th
+ * (NULLs last), which are fetched and offered to the state like the other
+ * pages' rows, so the state decides the answer exactly.
  */
 static PageSink *
 create_page_sink(AggScanState *ts)
 {
 	AggSpec    *agg = &ts->planned.aggs[0];
-	BlockNumber all_visible = 0;
-	BlockNumber all_frozen = 0;
 	GpuProgramSource program = {
 		.key_type = agg->key_type,
 		.desc = agg->largest,
@@ -211,16 +205,12 @@ create_page_sink(AggScanState *ts)
 		.filter = ts->reader.filter,
 	};
 
-	if (ts->planned.group_attno != 0 || ts->planned.naggs != 1 || ts->exchange != NULL ||
-		ts->reader.table_qual != NULL || !row_reader_can_read_whole(&ts->reader))
+	if (ts->planned.group_attno != 0 || ts->planned.naggs != 1 || ts->exchange != NULL)
 		return NULL;
-	visibilitymap_count(ts->reader.rel, &all_visible, &all_frozen);
-	if ((uint64) all_visible * 2 < ts->reader.scan->rs_nblocks)
-		return NULL;
-	return page_sink_create(ts->reader.rel, &program,
+	return page_sink_create(&ts->reader, &program,
 							Min((uint64) agg->k,
 								(uint64) ts->reader.scan->rs_nblocks * MaxHeapTuplesPerPage),
-							TOPK_WITH_TIES, (GpuTopkAlgorithm) gputopk_algorithm);
+							TOPK_WITH_TIES);
 }
 
 /* The current table row to its group, or in a partitioned plan to the exchange. */
@@ -281,7 +271,7 @@ scan_table(AggScanState *ts)
 	pages = create_page_sink(ts);
 	/* a partitioned plan's rows go to the exchange, grouped in runs of their own later */
 	if (pages == NULL && ts->exchange == NULL)
-		agg_run_use_gpu(ts);
+		agg_run_start_gpu_jobs(ts);
 	while ((block = row_reader_next_block(&ts->reader)) != InvalidBlockNumber)
 	{
 		WholePage	whole;

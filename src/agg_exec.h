@@ -187,7 +187,7 @@ typedef struct AggScanState
 
 /* agg_groups.c */
 extern void agg_run_begin(AggScanState *ts, int depth);
-extern void agg_run_use_gpu(AggScanState *ts);
+extern void agg_run_start_gpu_jobs(AggScanState *ts);
 extern void agg_run_on_gpu(AggScanState *ts);
 extern void agg_group_row(AggScanState *ts, Datum group, bool group_isnull);
 extern void agg_run_end(AggScanState *ts);

@@ -112,18 +112,26 @@ state_of(AggScanState *ts, GroupEntry *entry, int i)
 }
 
 /*
- * A GPU job per aggregate, each a grouped top-k, taken all at once: if one
- * cannot start, those taken go back, and under gputopk.device = gpu the
- * run waits for free slots and tries again (a process that held some
- * slots while it waited for more could wait for another that does the
- * same); under auto the run is on the CPU.
+ * The rows of a run of the table or the exchange to grouped top-ks on the
+ * GPU, where this process's backend is the GPU: a GPU job per aggregate,
+ * taken all at once.  If one cannot start, those taken go back, and under
+ * gputopk.device = gpu the run waits for free slots and tries again (a
+ * process that held some slots while it waited for more could wait for
+ * another that does the same); under auto the run is on the CPU.  The GPU
+ * carries results passed by value only.  (A spill's partitions are small
+ * and many: they stay on the CPU.)
  */
-static void
-start_gpu_jobs(AggScanState *ts)
+void
+agg_run_start_gpu_jobs(AggScanState *ts)
 {
-	MemoryContext old = MemoryContextSwitchTo(ts->run.cxt);
-	GroupSink **sinks = palloc0(sizeof(GroupSink *) * ts->planned.naggs);
+	MemoryContext old;
+	GroupSink **sinks;
 	int			started = 0;
+
+	if (!ts->planned.results_byval || device_choose_backend() != BACKEND_GPU)
+		return;
+	old = MemoryContextSwitchTo(ts->run.cxt);
+	sinks = palloc0(sizeof(GroupSink *) * ts->planned.naggs);
 
 	if (device_gpu_demanded() && ts->planned.naggs > service->nslots)
 		ereport(ERROR,
@@ -169,7 +177,7 @@ agg_run_on_gpu(AggScanState *ts)
 /*
  * Start a run, of the table's rows or the exchange's (depth 0) or of a
  * spill's: no groups yet, its rows offered on the CPU until
- * agg_run_use_gpu.
+ * agg_run_start_gpu_jobs.
  */
 void
 agg_run_begin(AggScanState *ts, int depth)
@@ -194,19 +202,6 @@ agg_run_begin(AggScanState *ts, int depth)
 	ts->run.sinks = NULL;
 	if (ts->planned.group_attno == 0)
 		group_entry(ts, 0, true);
-}
-
-/*
- * The rows of a run of the table or the exchange to grouped top-ks on the
- * GPU, where this process's backend is the GPU.  The GPU carries results
- * passed by value only.  (A spill's partitions are small and many: they
- * stay on the CPU.)
- */
-void
-agg_run_use_gpu(AggScanState *ts)
-{
-	if (ts->planned.results_byval && device_choose_backend() == BACKEND_GPU)
-		start_gpu_jobs(ts);
 }
 
 /*

@@ -191,7 +191,7 @@ agg_run_exchange_partition(AggScanState *ts)
 
 	INSTR_TIME_SET_CURRENT(start);
 	agg_run_begin(ts, 0);
-	agg_run_use_gpu(ts);
+	agg_run_start_gpu_jobs(ts);
 	old = MemoryContextSwitchTo(ts->run.cxt);
 	while ((record = group_exchange_next_row(ts->exchange)) != NULL)
 		group_record(ts, record);

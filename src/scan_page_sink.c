@@ -19,6 +19,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/visibilitymap.h"
 #include "catalog/pg_type_d.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
@@ -125,16 +126,27 @@ batch_pages(void)
 	return Min(Min(share / 2, BATCH_PAGES_MAX), SERVICE_HEAP_PAGES(service->buffer_bytes));
 }
 
-PageSink *
-page_sink_create(Relation rel, const GpuProgramSource *program, uint64 k, TopkMode mode,
-				 GpuTopkAlgorithm algorithm)
+/* Whether at least half of the reader's table is all-visible by its visibility map. */
+static bool
+mostly_all_visible(RowReader *reader)
 {
+	BlockNumber all_visible = 0;
+	BlockNumber all_frozen = 0;
+
+	visibilitymap_count(reader->rel, &all_visible, &all_frozen);
+	return (uint64) all_visible * 2 >= reader->scan->rs_nblocks;
+}
+
+PageSink *
+page_sink_create(RowReader *reader, const GpuProgramSource *program, uint64 k, TopkMode mode)
+{
+	Relation	rel = reader->rel;
 	ServiceJobSpec spec = {
 		.kind = SERVICE_JOB_PAGES,
 		.key_width = key_width(program->key_type),
 		.k = k,
 		.mode = mode,
-		.algorithm = algorithm,
+		.algorithm = (GpuTopkAlgorithm) gputopk_algorithm,
 	};
 	GpuProgramSource source = *program;
 	ServicePagesRequest request;
@@ -144,7 +156,8 @@ page_sink_create(Relation rel, const GpuProgramSource *program, uint64 k, TopkMo
 	char	   *buffer;
 	PageSink   *sink;
 
-	if (service == NULL || !gputopk_gpu_pages ||
+	if (reader->table_qual != NULL || !row_reader_can_read_whole(reader) ||
+		!mostly_all_visible(reader) || service == NULL || !gputopk_gpu_pages ||
 		pg_atomic_read_u32(&service->buffers_mapped) == 0 || batch_pages() < BATCH_PAGES_MIN ||
 		device_selected_backend() != BACKEND_GPU)
 		return NULL;

@@ -38,14 +38,17 @@ typedef struct PageSinkStats
 } PageSinkStats;
 
 /*
- * A sink for the scan of rel whose rows the program selects, or NULL where
- * the GPU cannot read the table's pages (gputopk.gpu_pages off, no GPU at
- * hand under gputopk.device = auto, shared_buffers not mapped, a column or
- * a program the kernel cannot read, or too few buffers to pin); under
+ * A sink for the reader's scan (begun) whose rows the program selects, or
+ * NULL where the GPU cannot read the table's pages: the reader has quals
+ * the program does not hold, the snapshot needs serializable conflicts
+ * recorded, fewer than half of the table's pages are all-visible by its
+ * visibility map, gputopk.gpu_pages is off, no GPU is at hand under
+ * gputopk.device = auto, shared_buffers are not mapped, the kernel cannot
+ * read a column or the program, or too few buffers can be pinned.  Under
  * gputopk.device = gpu, an error where the GPU cannot take the job.
  */
-extern PageSink *page_sink_create(Relation rel, const GpuProgramSource *program, uint64 k,
-								  TopkMode mode, GpuTopkAlgorithm algorithm);
+extern PageSink *page_sink_create(RowReader *reader, const GpuProgramSource *program, uint64 k,
+								  TopkMode mode);
 
 /* A page left whole by the scan, pinned: the GPU reads it, the sink releases the pin. */
 extern void page_sink_add(PageSink *sink, BlockNumber block, const WholePage *whole);

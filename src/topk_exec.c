@@ -24,7 +24,6 @@
 #include "access/relscan.h"
 #include "access/stratnum.h"
 #include "access/tableam.h"
-#include "access/visibilitymap.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
@@ -508,18 +507,14 @@ sorted_refs(const TopkResult *result)
 }
 
 /*
- * A sink for the pages the GPU can read in place, where the scan and the
- * query allow it: a snapshot that needs no serializable conflicts, every
- * qual compiled, a key the GPU computes, and at least half of the table's
- * pages all-visible by its visibility map.  With a page sink the keys of
- * the other pages' rows stay on the CPU (one GPU job per process); without
- * one they go to the GPU as before.
+ * A sink for the pages the GPU can read in place, where the scan allows it
+ * (page_sink_create) and the GPU computes the key.  With a page sink the
+ * keys of the other pages' rows stay on the CPU (one GPU job per process);
+ * without one they go to the GPU as before.
  */
 static PageSink *
 create_page_sink(TopkScanState *ts, uint64 k)
 {
-	BlockNumber all_visible = 0;
-	BlockNumber all_frozen = 0;
 	GpuProgramSource program = {
 		.key_type = ts->key_type,
 		.desc = ts->desc,
@@ -529,15 +524,10 @@ create_page_sink(TopkScanState *ts, uint64 k)
 		.filter = ts->reader.filter,
 	};
 
-	if (ts->reader.table_qual != NULL || ts->key_source == KEY_SOURCE_LOSSY_NUMERIC ||
-		(ts->key_attno == 0 && ts->key_program == NULL) ||
-		!row_reader_can_read_whole(&ts->reader))
+	if (ts->key_source == KEY_SOURCE_LOSSY_NUMERIC ||
+		(ts->key_attno == 0 && ts->key_program == NULL))
 		return NULL;
-	visibilitymap_count(ts->css.ss.ss_currentRelation, &all_visible, &all_frozen);
-	if ((uint64) all_visible * 2 < ts->reader.scan->rs_nblocks)
-		return NULL;
-	return page_sink_create(ts->css.ss.ss_currentRelation, &program, k, ts->mode,
-							(GpuTopkAlgorithm) gputopk_algorithm);
+	return page_sink_create(&ts->reader, &program, k, ts->mode);
 }
 
 /*
