@@ -20,7 +20,8 @@
  * written into the slot taken for it, which becomes current once the
  * kernel is done (cache_release).  A slot being filled or read is never
  * given to another page, and a page whose copy is being filled by another
- * kernel is read over the bus.
+ * kernel is read over the bus.  A page the scan did not pin is read from
+ * its copy or not at all: the scan reads it itself.
  *
  * The page layout constants are PostgreSQL's (bufpage.h, itemid.h,
  * htup_details.h, varatt.h); the header cannot be included here.
@@ -38,6 +39,7 @@
 #define PAGE_THREADS 256
 
 /* PostgreSQL's page and tuple layout */
+#define PAGE_LOWER 12			/* pd_lower: where the line pointers end */
 #define PAGE_HEADER_BYTES 24	/* SizeOfPageHeaderData: line pointers follow */
 #define LP_NORMAL 1
 #define TUPLE_INFOMASK2 18		/* t_infomask2: natts in HEAP_NATTS_MASK */
@@ -52,26 +54,36 @@
 #define SLOT_NONE 0xFFFFFFFFu
 #define SLOT_FILL 0x80000000u
 
-struct PageKey
+struct RelationKey
 {
 	uint32_t	relation[3];
-	uint32_t	block;
 
-	bool		operator==(const PageKey &o) const
+	bool		operator==(const RelationKey &o) const
 	{
 		return relation[0] == o.relation[0] && relation[1] == o.relation[1] &&
-			relation[2] == o.relation[2] && block == o.block;
+			relation[2] == o.relation[2];
 	}
 };
 
-struct PageKeyHash
+struct RelationKeyHash
 {
-	size_t		operator()(const PageKey &k) const
+	size_t		operator()(const RelationKey &k) const
 	{
 		uint64_t	h = (uint64_t) k.relation[2] * 0x9E3779B97F4A7C15ull;
 
-		h ^= ((uint64_t) k.relation[1] << 32 | k.relation[0]) + 0x632BE59BD9B4E019ull + (h << 6);
-		return (size_t) ((h ^ (uint64_t) k.block * 0xC2B2AE3D27D4EB4Full) >> 3);
+		return (size_t) (h ^ (((uint64_t) k.relation[1] << 32 | k.relation[0]) + (h << 6)));
+	}
+};
+
+/* a relation's blocks that have slots: each block's, or SLOT_NONE */
+struct RelationSlots
+{
+	std::vector<uint32_t> slot_of;
+	uint32_t	resident;		/* blocks with a slot */
+
+	uint32_t	find(uint32_t block) const
+	{
+		return block < slot_of.size() ? slot_of[block] : SLOT_NONE;
 	}
 };
 
@@ -84,20 +96,27 @@ enum SlotState
 
 struct SlotInfo
 {
-	PageKey		key;
+	RelationKey relation;
+	uint32_t	block;
 	uint64_t	lsn;
+	uint64_t	vm_lsn;			/* a visibility map LSN that vouches for it, or 0 */
 	uint32_t	readers;		/* kernels reading or filling it */
 	uint8_t		state;			/* a SlotState */
 	bool		used;			/* read since the clock hand last passed */
 };
 
+/*
+ * Slots are found by relation, then by block in an array: a batch's pages
+ * are of one relation and mostly consecutive, so that finding them costs
+ * one hash lookup per batch, not one per page.
+ */
 struct GpuPageCache
 {
 	uint4	   *slots;			/* device memory, page_size bytes each */
 	uint32_t	nslots;
 	int32_t		page_size;
 	std::mutex	lock;
-	std::unordered_map<PageKey, uint32_t, PageKeyHash> map;
+	std::unordered_map<RelationKey, RelationSlots, RelationKeyHash> relations;
 	std::vector<SlotInfo> info;
 	uint32_t	hand;
 };
@@ -114,7 +133,8 @@ struct GpuHeapReader
 	uint32_t   *slots;			/* and each page's cache slot (SLOT_*) */
 	size_t		slots_cap;
 	std::vector<uint32_t> host_slots;
-	uint32_t	relation[3];	/* the query's table */
+	std::vector<uint32_t> missed;	/* a batch's unpinned pages without a copy */
+	RelationKey relation;		/* the query's table */
 	uint64_t   *keys;			/* its rows' keys (of key_width bytes) and TIDs */
 	size_t		keys_cap;
 	uint64_t   *tids;
@@ -227,7 +247,7 @@ pages_kernel(const char *buffers, const GpuHeapPage *pages, size_t npages, uint4
 			cache + (size_t) (slot & ~SLOT_FILL) * nwords;
 		const uint4 *from = copy && !(slot & SLOT_FILL) ? copy :
 			(const uint4 *) (buffers + (size_t) d.buffer * q->page_size);
-		int			lines = min((int) d.lines, q->max_lines);
+		int			lines;
 
 		for (int i = threadIdx.x; i < nwords; i += PAGE_THREADS)
 		{
@@ -238,6 +258,12 @@ pages_kernel(const char *buffers, const GpuHeapPage *pages, size_t npages, uint4
 				copy[i] = word;
 		}
 		__syncthreads();
+		/* an unpinned page's copy is the page: all its line pointers (pd_lower) */
+		if (d.buffer == GPU_HEAP_UNPINNED)
+			lines = ((int) *(const uint16_t *) (page + PAGE_LOWER) - PAGE_HEADER_BYTES) / 4;
+		else
+			lines = (int) d.lines;
+		lines = min(lines, q->max_lines);
 		for (int first = 0; first < lines; first += PAGE_THREADS)
 		{
 			int			line = first + threadIdx.x;
@@ -363,7 +389,6 @@ gpu_page_cache_create(size_t bytes, int32_t page_size, GpuPageCache **out)
 	try
 	{
 		c->info.assign(nslots, SlotInfo());
-		c->map.reserve(nslots);
 	}
 	catch (const std::bad_alloc &)
 	{
@@ -389,7 +414,22 @@ gpu_page_cache_destroy(GpuPageCache *c)
 	delete c;
 }
 
-/* A slot no kernel uses, by the clock; SLOT_NONE if every one is busy. */
+/* Slot i no longer holds its block. */
+static void
+cache_forget(GpuPageCache *c, uint32_t i)
+{
+	SlotInfo   &s = c->info[i];
+	auto		found = c->relations.find(s.relation);
+
+	s.state = SLOT_FREE;
+	if (found == c->relations.end())
+		return;
+	found->second.slot_of[s.block] = SLOT_NONE;
+	if (--found->second.resident == 0)
+		c->relations.erase(found);
+}
+
+/* A slot no kernel uses, by the clock, made free; SLOT_NONE if every one is busy. */
 static uint32_t
 cache_victim(GpuPageCache *c)
 {
@@ -407,61 +447,114 @@ cache_victim(GpuPageCache *c)
 			continue;
 		}
 		if (s.state != SLOT_FREE)
-			c->map.erase(s.key);
+			cache_forget(c, i);
 		return i;
 	}
 	return SLOT_NONE;
 }
 
-/* Each page's slot (SLOT_*) into r->host_slots, the copies' readers counted. */
-static void
-cache_acquire(GpuHeapReader *r, GpuPageCache *c, const GpuHeapPage *pages, size_t n,
-			  uint64_t *cached)
+/* A free slot for a pinned page to fill: SLOT_NONE if none (or no memory). */
+static uint32_t
+cache_take(GpuPageCache *c, const RelationKey &relation, const GpuHeapPage &page)
+{
+	uint32_t	slot = cache_victim(c);
+
+	if (slot == SLOT_NONE)
+		return SLOT_NONE;
+	try
+	{
+		RelationSlots &rs = c->relations[relation];
+
+		if (page.block >= rs.slot_of.size())
+			rs.slot_of.resize((size_t) page.block + 1, SLOT_NONE);
+		rs.slot_of[page.block] = slot;
+		rs.resident++;
+	}
+	catch (const std::bad_alloc &)
+	{
+		return SLOT_NONE;
+	}
+	c->info[slot] = SlotInfo{relation, page.block, page.lsn, page.vm_lsn, 0, SLOT_FILLING, true};
+	return slot;
+}
+
+/*
+ * Each page's slot (SLOT_*): the copy to read, or one to fill, or none.
+ * A pinned page's copy is current while its LSN is the page's; an unpinned
+ * page's while its vm_lsn is.  Unpinned pages without a current copy go
+ * to r->missed; the others are moved to the front of pages, their slots
+ * into r->host_slots, the copies' readers counted.  Returns their number.
+ */
+static size_t
+cache_acquire(GpuHeapReader *r, GpuPageCache *c, GpuHeapPage *pages, size_t n,
+			  GpuHeapCounts *counts)
 {
 	std::lock_guard<std::mutex> guard(c->lock);
+	const RelationSlots *rs = NULL;
+	bool		looked_up = false;
+	size_t		kept = 0;
 
 	for (size_t p = 0; p < n; p++)
 	{
-		PageKey		key = {{r->relation[0], r->relation[1], r->relation[2]}, pages[p].block};
+		GpuHeapPage page = pages[p];
+		bool		unpinned = page.buffer == GPU_HEAP_UNPINNED;
+		uint32_t	found;
 		uint32_t	slot = SLOT_NONE;
-		auto		found = pages[p].lsn == 0 ? c->map.end() : c->map.find(key);
 
-		if (pages[p].lsn == 0)
-			;
-		else if (found != c->map.end())
+		if (!looked_up)
 		{
-			SlotInfo   &s = c->info[found->second];
+			auto		it = c->relations.find(r->relation);
 
-			if (s.state == SLOT_CURRENT && s.lsn == pages[p].lsn)
+			rs = it == c->relations.end() ? NULL : &it->second;
+			looked_up = true;
+		}
+		found = rs ? rs->find(page.block) : SLOT_NONE;
+		if (found != SLOT_NONE)
+		{
+			SlotInfo   &s = c->info[found];
+			bool		current = s.state == SLOT_CURRENT &&
+				(unpinned ? page.vm_lsn != 0 && s.vm_lsn == page.vm_lsn :
+				 page.lsn != 0 && s.lsn == page.lsn);
+
+			if (current)
 			{
-				slot = found->second;
+				slot = found;
 				s.used = true;
-				(*cached)++;
+				/* the same page under a visibility map word read before it */
+				if (!unpinned && page.vm_lsn != 0)
+					s.vm_lsn = page.vm_lsn;
+				counts->pages_cached++;
+				counts->pages_unpinned += unpinned;
 			}
-			else if (s.state == SLOT_CURRENT && s.readers == 0)
+			else if (!unpinned && page.lsn != 0 && s.state == SLOT_CURRENT && s.readers == 0)
 			{
 				/* the page changed: its copy is refilled */
-				slot = found->second | SLOT_FILL;
-				s.lsn = pages[p].lsn;
+				slot = found | SLOT_FILL;
+				s.lsn = page.lsn;
+				s.vm_lsn = page.vm_lsn;
 				s.state = SLOT_FILLING;
 			}
 			/* else a kernel fills it or reads the old copy: this one reads the page */
 		}
-		else if ((slot = cache_victim(c)) != SLOT_NONE)
+		else if (!unpinned && page.lsn != 0)
 		{
-			SlotInfo   &s = c->info[slot];
-
-			s.key = key;
-			s.lsn = pages[p].lsn;
-			s.state = SLOT_FILLING;
-			s.used = true;
-			c->map[key] = slot;
-			slot |= SLOT_FILL;
+			slot = cache_take(c, r->relation, page);
+			if (slot != SLOT_NONE)
+				slot |= SLOT_FILL;
+			/* the relation's entry may have been made or dropped */
+			looked_up = false;
+		}
+		if (unpinned && slot == SLOT_NONE)
+		{
+			r->missed.push_back(page.block);
+			continue;
 		}
 		if (slot != SLOT_NONE)
 			c->info[slot & ~SLOT_FILL].readers++;
-		r->host_slots[p] = slot;
+		pages[kept] = page;
+		r->host_slots[kept++] = slot;
 	}
+	return kept;
 }
 
 /* The kernel is done with the slots: filled ones are current, or free if it failed. */
@@ -484,11 +577,24 @@ cache_release(GpuHeapReader *r, GpuPageCache *c, size_t n, bool filled)
 		if (filled)
 			s->state = SLOT_CURRENT;
 		else
-		{
-			c->map.erase(s->key);
-			s->state = SLOT_FREE;
-		}
+			cache_forget(c, slot & ~SLOT_FILL);
 	}
+}
+
+/* Without a cache: the unpinned pages go to r->missed, the others to the front. */
+static size_t
+split_unpinned(GpuHeapReader *r, GpuHeapPage *pages, size_t n)
+{
+	size_t		kept = 0;
+
+	for (size_t p = 0; p < n; p++)
+	{
+		if (pages[p].buffer == GPU_HEAP_UNPINNED)
+			r->missed.push_back(pages[p].block);
+		else
+			pages[kept++] = pages[p];
+	}
+	return kept;
 }
 
 extern "C" GpuStatus
@@ -509,7 +615,7 @@ gpu_heap_set_query(GpuHeapReader *r, const GpuHeapQuery *query, const uint64_t *
 	GPU_CHECK(cudaStreamSynchronize(cudaStreamPerThread), "Copying a heap scan's query");
 	r->max_lines = q.max_lines;
 	r->page_size = q.page_size;
-	memcpy(r->relation, q.relation, sizeof(r->relation));
+	memcpy(r->relation.relation, q.relation, sizeof(r->relation.relation));
 	r->key_width = key_width((KeyType) q.program.key_type);
 	return GPU_OK;
 }
@@ -561,11 +667,13 @@ read_batch(GpuHeapReader *r, GpuPageCache *cache, const char *buffers, const Gpu
 }
 
 extern "C" GpuStatus
-gpu_heap_read(GpuHeapReader *r, GpuPageCache *cache, const char *buffers,
-			  const GpuHeapPage *pages, size_t n, GpuTopk *t, GpuHeapCounts *counts)
+gpu_heap_read(GpuHeapReader *r, GpuPageCache *cache, const char *buffers, GpuHeapPage *pages,
+			  size_t n, GpuTopk *t, uint32_t *missed, size_t *nmissed, GpuHeapCounts *counts)
 {
-	GpuStatus	status;
+	GpuStatus	status = GPU_OK;
+	size_t		kept;
 
+	*nmissed = 0;
 	if (n == 0)
 		return GPU_OK;
 	GPU_TRY(ensure((void **) &r->pages, &r->pages_cap, n, sizeof(GpuHeapPage)));
@@ -573,22 +681,29 @@ gpu_heap_read(GpuHeapReader *r, GpuPageCache *cache, const char *buffers,
 	/* keys of up to 8 bytes */
 	GPU_TRY(ensure((void **) &r->keys, &r->keys_cap, n * (size_t) r->max_lines, sizeof(uint64_t)));
 	GPU_TRY(ensure((void **) &r->tids, &r->tids_cap, n * (size_t) r->max_lines, sizeof(uint64_t)));
-	if (cache)
+	try
 	{
-		try
-		{
+		r->missed.clear();
+		r->missed.reserve(n);
+		if (cache)
 			r->host_slots.resize(n);
-		}
-		catch (const std::bad_alloc &)
-		{
-			return gpu_fail(cudaErrorMemoryAllocation, "Allocating host memory");
-		}
-		cache_acquire(r, cache, pages, n, &counts->pages_cached);
 	}
-	status = read_batch(r, cache, buffers, pages, n, &counts->kernel_ms);
-	if (cache)
-		cache_release(r, cache, n, status == GPU_OK);
+	catch (const std::bad_alloc &)
+	{
+		return gpu_fail(cudaErrorMemoryAllocation, "Allocating host memory");
+	}
+	kept = cache ? cache_acquire(r, cache, pages, n, counts) : split_unpinned(r, pages, n);
+	if (kept > 0)
+	{
+		status = read_batch(r, cache, buffers, pages, kept, &counts->kernel_ms);
+		if (cache)
+			cache_release(r, cache, kept, status == GPU_OK);
+	}
 	GPU_TRY(status);
+	memcpy(missed, r->missed.data(), r->missed.size() * sizeof(uint32_t));
+	*nmissed = r->missed.size();
+	if (kept == 0)
+		return GPU_OK;
 	counts->rows_keyed += r->host_counts[0];
 	counts->rows_read += r->host_counts[1];
 	return gpu_topk_push_device(t, r->keys, r->tids, r->host_counts[0]);

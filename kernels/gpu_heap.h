@@ -56,7 +56,13 @@ typedef struct GpuHeapQuery
 /* words of a page's mask of line pointers: enough for 8 kB pages */
 #define GPU_HEAP_MASK_WORDS 10
 
-/* a pinned page of shared_buffers */
+/* a page the scan did not read: the cache's copy, if current, stands for it */
+#define GPU_HEAP_UNPINNED 0xFFFFFFFFu
+
+/*
+ * A page of the table: pinned in shared_buffers, or (buffer
+ * GPU_HEAP_UNPINNED) vouched for by the visibility map, unread.
+ */
 typedef struct GpuHeapPage
 {
 	uint32_t	buffer;			/* its index in shared_buffers, from 0 */
@@ -66,6 +72,8 @@ typedef struct GpuHeapPage
 	uint32_t	normal[GPU_HEAP_MASK_WORDS];	/* bit i - 1: line pointer i */
 	uint64_t	lsn;			/* the page's LSN where every change to its tuples
 								 * and line pointers sets it (WAL-logged), else 0 */
+	uint64_t	vm_lsn;			/* the LSN of its visibility map page, read before
+								 * the page while the page's bit was set, else 0 */
 } GpuHeapPage;
 
 typedef struct GpuHeapReader GpuHeapReader;
@@ -73,7 +81,9 @@ typedef struct GpuHeapReader GpuHeapReader;
 /*
  * Copies of heap pages in device memory, shared by the readers of one
  * device (thread-safe).  A copy stands for its page while the page's
- * (relation, block, LSN) is the same: a page with LSN 0 is never kept.
+ * (relation, block, LSN) is the same: a page with LSN 0 is never kept.  It
+ * also stands for an unpinned page whose vm_lsn is the one it was filled
+ * or last found current with (not 0): see src/scan_page_sink.c for why.
  * Slots are reused clock-wise, never while a kernel reads or fills them.
  */
 typedef struct GpuPageCache GpuPageCache;
@@ -95,21 +105,24 @@ typedef struct GpuHeapCounts
 {
 	uint64_t	rows_read;		/* tuples read */
 	uint64_t	rows_keyed;		/* rows that passed the filter */
-	uint64_t	pages_cached;	/* pages read from the cache's copies */
+	uint64_t	pages_cached;	/* pages read from the cache's copies, */
+	uint64_t	pages_unpinned; /* of those, pages the scan did not read */
 	double		kernel_ms;		/* device time */
 } GpuHeapCounts;
 
 /*
- * Read n pages (descriptions in host memory) of the shared_buffers that
- * start at buffers (a device pointer) and push the keys of the rows that
- * pass to the streamed run of t (gpu_topk_push_device).  With a cache, a
- * page whose copy is current is read from the copy, and others are copied
- * into it as they are read.  Returns once the pages have been read: their
- * pins may go.
+ * Read n pages (descriptions in host memory, reordered here) of the
+ * shared_buffers that start at buffers (a device pointer) and push the keys
+ * of the rows that pass to the streamed run of t (gpu_topk_push_device).
+ * With a cache, a page whose copy is current is read from the copy, and
+ * others are copied into it as they are read.  An unpinned page without a
+ * current copy is not read: its block goes to missed (room for n, written
+ * last, so it may be the descriptions' memory), their count to *nmissed.
+ * Returns once the pages have been read: their pins may go.
  */
 extern GpuStatus gpu_heap_read(GpuHeapReader *r, GpuPageCache *cache, const char *buffers,
-							   const GpuHeapPage *pages, size_t n, GpuTopk *t,
-							   GpuHeapCounts *counts);
+							   GpuHeapPage *pages, size_t n, GpuTopk *t, uint32_t *missed,
+							   size_t *nmissed, GpuHeapCounts *counts);
 
 #ifdef __cplusplus
 }

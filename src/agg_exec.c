@@ -241,6 +241,9 @@ group_gpu_rows(AggScanState *ts, PageSink *pages)
 	page_sink_result(pages, &result, &ts->stats.counters.gpu, &stats);
 	ts->stats.counters.counts[COUNT_ROWS_SCANNED] += stats.rows_read;
 	ts->stats.counters.counts[COUNT_GPU_CACHED_PAGES] += stats.pages_cached;
+	ts->stats.counters.counts[COUNT_GPU_UNPINNED_PAGES] += stats.pages_unpinned;
+	ts->stats.counters.counts[COUNT_GPU_PAGES] += stats.pages_unpinned;
+	ts->stats.counters.counts[COUNT_PAGES_READ] += stats.pages_unpinned;
 	ts->stats.counters.counts[COUNT_GPU_CANDIDATES] += result.count;
 	row_reader_fetch_tids(&ts->reader, ts->css.ss.ps.state->es_snapshot, &result,
 						  group_row, ts);
@@ -272,7 +275,8 @@ scan_table(AggScanState *ts)
 	/* a partitioned plan's rows go to the exchange, grouped in runs of their own later */
 	if (pages == NULL && ts->exchange == NULL)
 		agg_run_start_gpu_jobs(ts);
-	while ((block = row_reader_next_block(&ts->reader)) != InvalidBlockNumber)
+	while ((block = pages ? page_sink_next_block(pages, &ts->reader) :
+			row_reader_next_block(&ts->reader)) != InvalidBlockNumber)
 	{
 		WholePage	whole;
 

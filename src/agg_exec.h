@@ -103,6 +103,7 @@ typedef enum SummedCount
 	COUNT_PAGES_READ,
 	COUNT_GPU_PAGES,			/* of those, pages read on the GPU in place */
 	COUNT_GPU_CACHED_PAGES,		/* of those, read from the GPU's page cache */
+	COUNT_GPU_UNPINNED_PAGES,	/* of those, not read by the scan */
 	SUMMED_COUNTS
 } SummedCount;
 

@@ -251,8 +251,8 @@ gpu_heap_set_query(GpuHeapReader *r, const GpuHeapQuery *query, const uint64_t *
 }
 
 GpuStatus
-gpu_heap_read(GpuHeapReader *r, GpuPageCache *cache, const char *buffers,
-			  const GpuHeapPage *pages, size_t n, GpuTopk *t, GpuHeapCounts *counts)
+gpu_heap_read(GpuHeapReader *r, GpuPageCache *cache, const char *buffers, GpuHeapPage *pages,
+			  size_t n, GpuTopk *t, uint32_t *missed, size_t *nmissed, GpuHeapCounts *counts)
 {
 	return GPU_NOT_BUILT;
 }

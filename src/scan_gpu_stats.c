@@ -47,7 +47,7 @@ scan_gpu_stats_explain_times(const ScanGpuStats *stats, ExplainState *es)
 
 void
 scan_gpu_stats_explain_pages(uint64 pages_read, uint64 gpu_pages, uint64 cached_pages,
-							 double scan_ms, ExplainState *es)
+							 uint64 unpinned_pages, double scan_ms, ExplainState *es)
 {
 	ExplainPropertyUInteger("Pages Read", NULL, pages_read, es);
 	if (gpu_pages > 0)
@@ -57,6 +57,8 @@ scan_gpu_stats_explain_pages(uint64 pages_read, uint64 gpu_pages, uint64 cached_
 	}
 	if (cached_pages > 0)
 		ExplainPropertyUInteger("Pages from GPU Cache", NULL, cached_pages, es);
+	if (unpinned_pages > 0)
+		ExplainPropertyUInteger("Pages Vouched by Visibility Map", NULL, unpinned_pages, es);
 	if (es->timing && scan_ms > 0)
 	{
 		ExplainPropertyFloat("Read Rate", "MB/s",

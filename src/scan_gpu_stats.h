@@ -36,11 +36,12 @@ extern void scan_gpu_stats_explain_times(const ScanGpuStats *stats,
 
 /*
  * EXPLAIN ANALYZE's lines for the pages a scan read, gpu_pages of them on
- * the GPU in place (cached_pages of those from its page cache), and with
- * timing on (scan_ms > 0) the rates.
+ * the GPU in place (cached_pages of those from its page cache, and of
+ * those unpinned_pages that the visibility map vouched for, unread by the
+ * scan), and with timing on (scan_ms > 0) the rates.
  */
 extern void scan_gpu_stats_explain_pages(uint64 pages_read, uint64 gpu_pages,
-										 uint64 cached_pages, double scan_ms,
-										 struct ExplainState *es);
+										 uint64 cached_pages, uint64 unpinned_pages,
+										 double scan_ms, struct ExplainState *es);
 
 #endif							/* SCAN_GPU_STATS_H */

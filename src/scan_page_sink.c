@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * scan_page_sink.c
- *	  A scan's all-visible table pages handed, pinned, to a pages job of
- *	  the GPU service.
+ *	  A scan's all-visible table pages handed to a pages job of the GPU
+ *	  service: pinned, or, where the GPU's page cache can stand for them,
+ *	  unread on the visibility map's word.
  *
  * The job is described once: the table's attributes up to the last one
  * the filter or the key reads (their widths and alignments, for deforming
@@ -12,7 +13,33 @@
  * the scan pins the next one's.  A batch's pins are released once the
  * service has read it, which is when the buffer comes back to be filled.
  * A batch holds at most half of a fair share of shared_buffers for one
- * process, so that concurrent scans cannot pin every buffer.
+ * process in pins, so that concurrent scans cannot pin every buffer.
+ *
+ * Pages unread.  With a page cache, the scan sends a block whose bit is set
+ * in its copy of the visibility map page as an unpinned page with that
+ * map page's LSN (page_sink_next_block).  The GPU reads the cache's copy
+ * of the block if that copy was filled, or found current, by a scan that
+ * read the same map page LSN, with the bit set, before it read the page;
+ * else it sends the block back and the scan reads it as any other.  Why
+ * the copy is then the page as the query's snapshot must see it:
+ *
+ * - Every change to a heap page's tuples or line pointers clears its bit
+ *   first, under the page's exclusive lock (inserts, updates, deletes);
+ *   locking a row clears only the all-frozen bit and changes no column,
+ *   pruning and defragmenting touch only pages with dead tuples, which
+ *   all-visible pages have not, and in-place updates are the catalogs'.
+ * - A bit is set only by visibilitymap_set, which for a WAL-logged
+ *   relation sets the map page's LSN to its record's, later than any LSN
+ *   before it, and is never set back.  So a bit set now, on a map page
+ *   whose LSN is the one read (with the bit set) before the copy was
+ *   filled, has not been cleared since: the page has not changed since.
+ * - The map page is read under its share lock (LSN and bits at once),
+ *   after the query's snapshot was taken.  A writer that clears the bit
+ *   later is not visible to that snapshot, as for index-only scans, so
+ *   the page as it was then is the one to read.
+ *
+ * Relations that skip WAL, snapshots taken in recovery and
+ * old_snapshot_threshold (whose check reads the page) keep to pins.
  *
  *-------------------------------------------------------------------------
  */
@@ -20,29 +47,55 @@
 
 #include "access/htup_details.h"
 #include "access/visibilitymap.h"
+#include "catalog/catalog.h"
 #include "catalog/pg_type_d.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/proc.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "device.h"
 #include "gputopk.h"
 #include "scan_page_sink.h"
 #include "service_client.h"
 
-/* the most pages a batch holds, and the fewest worth a job */
+/* the most pinned pages a batch holds, and the fewest worth a job */
 #define BATCH_PAGES_MAX 4096
 #define BATCH_PAGES_MIN 16
+/* the most pages a batch holds, pinned or not */
+#define BATCH_UNPINNED_MAX 16384
+
+/* the visibility map's layout (visibilitymap.c) */
+#define VM_MAP_BYTES (BLCKSZ - MAXALIGN(SizeOfPageHeaderData))
+#define VM_BLOCKS_PER_BYTE (BITS_PER_BYTE / BITS_PER_HEAPBLOCK)
+#define VM_BLOCKS_PER_PAGE (VM_MAP_BYTES * VM_BLOCKS_PER_BYTE)
 
 struct PageSink
 {
 	ServiceJob *job;
+	Relation	rel;
 	GpuHeapPage *batch;			/* the buffer being filled */
 	size_t		nbatch;
 	size_t		batch_cap;
+	size_t		pins_cap;
 	Buffer	   *pins[2];		/* of the batch in each of the job's buffers */
 	size_t		npins[2];
+	size_t		nunpinned[2];	/* and its unpinned pages */
+
+	/* the visibility map page of the last block, copied under its lock */
+	bool		unpinning;		/* whether to send blocks unpinned */
+	Buffer		vm_buffer;
+	BlockNumber vm_first;		/* the first block it covers, or InvalidBlockNumber */
+	XLogRecPtr	vm_lsn;
+	uint8		vm_bits[VM_MAP_BYTES];
+
+	/* blocks sent unpinned that the GPU sent back, for the scan to read */
+	BlockNumber *returned;
+	size_t		nreturned;
+	size_t		next_returned;
+	size_t		returned_cap;
+	bool		reader_done;	/* the reader has no more blocks */
 };
 
 /* A column of the table as the kernel reads it: by value, of fixed width, or text. */
@@ -117,9 +170,9 @@ describe_layout(TupleDesc desc, GpuHeapQuery *q)
 	return true;
 }
 
-/* Pages a batch may hold: half of one process's share of shared_buffers, at most. */
+/* Pinned pages a batch may hold: half of one process's share of shared_buffers, at most. */
 static size_t
-batch_pages(void)
+batch_pins(void)
 {
 	size_t		share = NBuffers / (MaxBackends + NUM_AUXILIARY_PROCS);
 
@@ -158,7 +211,7 @@ page_sink_create(RowReader *reader, const GpuProgramSource *program, uint64 k, T
 
 	if (reader->table_qual != NULL || !row_reader_can_read_whole(reader) ||
 		!mostly_all_visible(reader) || service == NULL || !gputopk_gpu_pages ||
-		pg_atomic_read_u32(&service->buffers_mapped) == 0 || batch_pages() < BATCH_PAGES_MIN ||
+		pg_atomic_read_u32(&service->buffers_mapped) == 0 || batch_pins() < BATCH_PAGES_MIN ||
 		device_selected_backend() != BACKEND_GPU)
 		return NULL;
 	source.column_of = heap_column;
@@ -178,14 +231,22 @@ page_sink_create(RowReader *reader, const GpuProgramSource *program, uint64 k, T
 	sink->job = device_start_job(&spec, true);
 	if (sink->job == NULL)
 		return NULL;
-	sink->batch_cap = batch_pages();
+	sink->rel = rel;
+	sink->pins_cap = batch_pins();
+	sink->batch_cap = Min(SERVICE_HEAP_PAGES(service->buffer_bytes), BATCH_UNPINNED_MAX);
 	buffer = service_job_request_buffer(sink->job, &bytes);
 	memcpy(buffer, &request, sizeof(request));
 	memcpy(buffer + sizeof(request), set_values, sizeof(uint64) * nset_values);
 	service_job_pages_query(sink->job);
 	for (int i = 0; i < 2; i++)
-		sink->pins[i] = palloc(sizeof(Buffer) * sink->batch_cap);
+		sink->pins[i] = palloc(sizeof(Buffer) * sink->pins_cap);
 	sink->batch = (GpuHeapPage *) service_job_buffer(sink->job);
+	/* see the header comment */
+	sink->unpinning = gputopk_gpu_page_cache_mb > 0 && RelationNeedsWAL(rel) &&
+		!IsCatalogRelation(rel) && old_snapshot_threshold < 0 &&
+		!reader->scan->rs_base.rs_snapshot->takenDuringRecovery;
+	sink->vm_buffer = InvalidBuffer;
+	sink->vm_first = InvalidBlockNumber;
 	return sink;
 }
 
@@ -197,12 +258,158 @@ release_pins(PageSink *sink, int buffer)
 	sink->npins[buffer] = 0;
 }
 
-/* Hand the batch to the GPU; the batch before it is read, its pins released. */
+/*
+ * The blocks of the buffer's last batch that the GPU sent back, to be read
+ * by the scan.  Once most of a batch's unpinned pages come back (the cache
+ * does not hold the table), the scan stops sending pages unpinned.
+ */
+static void
+take_returned(PageSink *sink, int buffer)
+{
+	size_t		rows;
+	const uint32 *blocks;
+
+	if (sink->nunpinned[buffer] == 0)
+		return;
+	blocks = (const uint32 *) service_job_returned(sink->job, buffer, &rows);
+	if (rows * 2 > sink->nunpinned[buffer])
+		sink->unpinning = false;
+	sink->nunpinned[buffer] = 0;
+	if (sink->next_returned == sink->nreturned)
+		sink->next_returned = sink->nreturned = 0;
+	if (sink->nreturned + rows > sink->returned_cap)
+	{
+		sink->returned_cap = Max(2 * sink->returned_cap, sink->nreturned + rows);
+		sink->returned = sink->returned == NULL ?
+			palloc(sizeof(BlockNumber) * sink->returned_cap) :
+			repalloc(sink->returned, sizeof(BlockNumber) * sink->returned_cap);
+	}
+	memcpy(sink->returned + sink->nreturned, blocks, sizeof(uint32) * rows);
+	sink->nreturned += rows;
+}
+
+/*
+ * Hand the batch to the GPU; the batch before it is read, its pins
+ * released and the blocks it sent back taken.
+ */
 static void
 post_batch(PageSink *sink)
 {
 	sink->batch = (GpuHeapPage *) service_job_post(sink->job, &sink->nbatch);
 	release_pins(sink, sink->job->filling);
+	take_returned(sink, sink->job->filling);
+}
+
+/* The next description of the batch being filled, cleared. */
+static GpuHeapPage *
+next_description(PageSink *sink)
+{
+	GpuHeapPage *page = &sink->batch[sink->nbatch++];
+
+	memset(page, 0, sizeof(GpuHeapPage));
+	return page;
+}
+
+/* Whether the batch is full: of descriptions, or of pins. */
+static void
+post_if_full(PageSink *sink)
+{
+	if (sink->nbatch == sink->batch_cap || sink->npins[sink->job->filling] == sink->pins_cap)
+		post_batch(sink);
+}
+
+/* The visibility map page of block copied, unless it is the one copied last. */
+static void
+load_map_page(PageSink *sink, BlockNumber block)
+{
+	BlockNumber first = block - block % VM_BLOCKS_PER_PAGE;
+	Page		page;
+
+	if (sink->vm_first == first)
+		return;
+	sink->vm_first = first;
+	sink->vm_lsn = InvalidXLogRecPtr;
+	memset(sink->vm_bits, 0, sizeof(sink->vm_bits));
+	/* pins the map page, where it exists */
+	(void) visibilitymap_get_status(sink->rel, block, &sink->vm_buffer);
+	if (!BufferIsValid(sink->vm_buffer) ||
+		BufferGetBlockNumber(sink->vm_buffer) != block / VM_BLOCKS_PER_PAGE)
+		return;
+	LockBuffer(sink->vm_buffer, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(sink->vm_buffer);
+	sink->vm_lsn = PageGetLSN(page);
+	memcpy(sink->vm_bits, PageGetContents(page), sizeof(sink->vm_bits));
+	LockBuffer(sink->vm_buffer, BUFFER_LOCK_UNLOCK);
+}
+
+/* The copied map page's LSN if it has block's all-visible bit set, else 0. */
+static XLogRecPtr
+map_page_lsn(PageSink *sink, BlockNumber block)
+{
+	uint32		bit = block % VM_BLOCKS_PER_PAGE;
+
+	if (sink->vm_first != block - bit ||
+		!((sink->vm_bits[bit / VM_BLOCKS_PER_BYTE] >> (bit % VM_BLOCKS_PER_BYTE * BITS_PER_HEAPBLOCK)) &
+		  VISIBILITYMAP_ALL_VISIBLE))
+		return InvalidXLogRecPtr;
+	return sink->vm_lsn;
+}
+
+/*
+ * At the reader's end, wait for the batches with unpinned pages and take
+ * the blocks they sent back; whether there are any.
+ */
+static bool
+take_last_returned(PageSink *sink)
+{
+	if (sink->nunpinned[0] + sink->nunpinned[1] == 0)
+		return false;
+	if (sink->nbatch > 0)
+		post_batch(sink);
+	service_job_wait_batches(sink->job);
+	take_returned(sink, 1 - sink->job->filling);
+	return sink->next_returned < sink->nreturned;
+}
+
+BlockNumber
+page_sink_next_block(PageSink *sink, RowReader *reader)
+{
+	for (;;)
+	{
+		BlockNumber block = InvalidBlockNumber;
+		bool		returned = false;
+		XLogRecPtr	vm_lsn;
+		GpuHeapPage *page;
+
+		CHECK_FOR_INTERRUPTS();
+		if (sink->next_returned < sink->nreturned)
+		{
+			block = sink->returned[sink->next_returned++];
+			returned = true;
+		}
+		else if (!sink->reader_done)
+		{
+			block = row_reader_next_block(reader);
+			sink->reader_done = block == InvalidBlockNumber;
+		}
+		if (block == InvalidBlockNumber)
+		{
+			if (!take_last_returned(sink))
+				return InvalidBlockNumber;
+			continue;
+		}
+		/* before the scan reads the page, for page_sink_add */
+		load_map_page(sink, block);
+		vm_lsn = map_page_lsn(sink, block);
+		if (!sink->unpinning || returned || vm_lsn == InvalidXLogRecPtr)
+			return block;
+		page = next_description(sink);
+		page->buffer = GPU_HEAP_UNPINNED;
+		page->block = block;
+		page->vm_lsn = vm_lsn;
+		sink->nunpinned[sink->job->filling]++;
+		post_if_full(sink);
+	}
 }
 
 StaticAssertDecl(sizeof(((WholePage *) NULL)->normal) <= sizeof(((GpuHeapPage *) NULL)->normal),
@@ -212,18 +419,18 @@ void
 page_sink_add(PageSink *sink, BlockNumber block, const WholePage *whole)
 {
 	int			filling = sink->job->filling;
-	GpuHeapPage *page = &sink->batch[sink->nbatch++];
+	GpuHeapPage *page = next_description(sink);
 
 	page->buffer = whole->buffer - 1;
 	page->block = block;
 	page->lines = whole->lines;
 	page->masked = whole->masked;
 	page->lsn = whole->lsn;
+	page->vm_lsn = page->lsn != InvalidXLogRecPtr ? map_page_lsn(sink, block) : InvalidXLogRecPtr;
 	if (whole->masked)
 		memcpy(page->normal, whole->normal, sizeof(whole->normal));
 	sink->pins[filling][sink->npins[filling]++] = whole->buffer;
-	if (sink->nbatch == sink->batch_cap)
-		post_batch(sink);
+	post_if_full(sink);
 }
 
 void
@@ -234,10 +441,14 @@ page_sink_result(PageSink *sink, TopkResult *result, ScanGpuStats *gpu, PageSink
 	service_job_topk_answer(sink->job, result);
 	release_pins(sink, 0);
 	release_pins(sink, 1);
+	if (BufferIsValid(sink->vm_buffer))
+		ReleaseBuffer(sink->vm_buffer);
+	sink->vm_buffer = InvalidBuffer;
 	scan_gpu_stats_add_job(gpu, sink->job);
 	stats->rows_read += sink->job->rows_read;
 	stats->rows_keyed += sink->job->rows_keyed;
 	stats->pages_cached += sink->job->pages_cached;
+	stats->pages_unpinned += sink->job->pages_unpinned;
 	stats->plan = sink->job->plan;
 	service_job_release(sink->job);
 }

@@ -33,7 +33,8 @@ typedef struct PageSinkStats
 {
 	uint64		rows_read;		/* tuples on the pages read on the GPU */
 	uint64		rows_keyed;		/* rows that passed the filter */
-	uint64		pages_cached;	/* pages read from the GPU's page cache */
+	uint64		pages_cached;	/* pages read from the GPU's page cache, */
+	uint64		pages_unpinned; /* of them those the scan did not read */
 	GpuTopkPlan plan;			/* the top-k's last selection */
 } PageSinkStats;
 
@@ -51,6 +52,14 @@ extern PageSink *page_sink_create(RowReader *reader, const GpuProgramSource *pro
 								  TopkMode mode);
 
 /* A page left whole by the scan, pinned: the GPU reads it, the sink releases the pin. */
+/*
+ * The next block for the scan to read itself, InvalidBlockNumber at the
+ * end: blocks the GPU sent back, then the reader's next block that does
+ * not go to the GPU unread (see scan_page_sink.c).
+ */
+extern BlockNumber page_sink_next_block(PageSink *sink, RowReader *reader);
+
+/* A block the scan read and left whole (row_reader_read_or_pin), for the GPU. */
 extern void page_sink_add(PageSink *sink, BlockNumber block, const WholePage *whole);
 
 /*

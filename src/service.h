@@ -152,7 +152,11 @@ typedef struct ServiceSlot
 	uint64		index_scanned;	/* index: the entries the last round read */
 	uint64		rows_read;		/* pages: the tuples read, from SLOT_RESULT */
 	uint64		rows_keyed;		/* and the rows that passed the filter */
-	uint64		pages_cached;	/* and the pages read from the GPU's page cache */
+	uint64		pages_cached;	/* and the pages read from the GPU's page cache, */
+	uint64		pages_unpinned; /* of them those the backend did not pin */
+	uint64		returned[2];	/* pages: rows written back into each buffer by
+								 * its last batch, the unpinned pages' blocks
+								 * it did not read */
 } ServiceSlot;
 
 /*
@@ -174,7 +178,10 @@ typedef struct ServiceIndexRequest
 /*
  * A pages job's SLOT_PAGES_QUERY request, at the start of the slot's two
  * buffers: this header, then the filter's set values.  Its batches are
- * GpuHeapPages, each page pinned by the backend until the batch is done.
+ * GpuHeapPages, each page pinned by the backend until the batch is done,
+ * or unpinned, vouched for by the visibility map: the blocks of those the
+ * GPU's page cache has no current copy of come back at the buffer's start
+ * (returned).
  */
 #define SERVICE_HEAP_PAGES(buffer_bytes) ((buffer_bytes) / sizeof(GpuHeapPage))
 

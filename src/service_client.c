@@ -372,6 +372,19 @@ service_job_post(ServiceJob *job, size_t *rows)
 	return service_job_buffer(job);
 }
 
+const char *
+service_job_returned(ServiceJob *job, int buffer, size_t *rows)
+{
+	*rows = job->slot->returned[buffer];
+	return service_buffer(job->index, buffer);
+}
+
+void
+service_job_wait_batches(ServiceJob *job)
+{
+	wait_done(job, job->posted);
+}
+
 /*
  * The answer's first chunk, once every batch is on the GPU, by a command
  * that computes it; its rows in *rows, the total in the return value.
@@ -390,6 +403,7 @@ first_chunk(ServiceJob *job, SlotCommand command, uint64 *rows)
 	job->rows_read = slot->rows_read;
 	job->rows_keyed = slot->rows_keyed;
 	job->pages_cached = slot->pages_cached;
+	job->pages_unpinned = slot->pages_unpinned;
 	*rows = slot->chunk_rows;
 	return slot->answer_rows;
 }

@@ -37,7 +37,8 @@ typedef struct ServiceJob
 	uint64		index_epoch;	/* an index job's: its copy current as of, 0 none */
 	uint64		rows_read;		/* a pages job's: tuples the GPU read, */
 	uint64		rows_keyed;		/* and rows that passed the filter, */
-	uint64		pages_cached;	/* and pages read from the GPU's page cache */
+	uint64		pages_cached;	/* and pages read from the GPU's page cache, */
+	uint64		pages_unpinned; /* of them those not pinned */
 	MemoryContextCallback callback;
 } ServiceJob;
 
@@ -65,6 +66,18 @@ extern uint64 *service_job_payloads(ServiceJob *job, char *buffer);
  * 0; returns the buffer to fill next, once it may be filled.
  */
 extern char *service_job_post(ServiceJob *job, size_t *rows);
+
+/*
+ * What the service wrote back into the last batch posted in a buffer once
+ * done with it (a pages job's blocks it did not read), at the buffer's
+ * start: its rows, and the buffer.  For the buffer to fill, once
+ * service_job_post has returned it; for the other, once
+ * service_job_wait_batches has returned.
+ */
+extern const char *service_job_returned(ServiceJob *job, int buffer, size_t *rows);
+
+/* Wait until the service is done with every batch posted. */
+extern void service_job_wait_batches(ServiceJob *job);
 
 /* The answer, in memory of the current context; then release the job. */
 extern void service_job_topk_answer(ServiceJob *job, TopkResult *result);

@@ -365,13 +365,17 @@ push_batch(JobThread *jt, const SlotOrder *order)
 	if (jt->slot->spec.kind == SERVICE_JOB_PAGES)
 	{
 		uint64		cached = jt->pages.pages_cached;
+		size_t		missed;
 
+		/* the blocks of unpinned pages it could not read go back in the buffer */
 		GPU_TRY(gpu_heap_read(jt->readers[jt->device], pools[jt->device].page_cache,
-							  service_buffers_on_device(jt->device),
-							  (const GpuHeapPage *) buffer, order->rows, jt->topk, &jt->pages));
+							  service_buffers_on_device(jt->device), (GpuHeapPage *) buffer,
+							  order->rows, jt->topk, (uint32 *) buffer, &missed, &jt->pages));
+		jt->slot->returned[order->buffer] = missed;
 		/* the pages that came over the bus, not from the page cache */
 		pg_atomic_fetch_add_u64(&dev->bytes_received,
-								(order->rows - (jt->pages.pages_cached - cached)) * BLCKSZ);
+								(order->rows - missed - (jt->pages.pages_cached - cached)) *
+								BLCKSZ);
 	}
 	else if (jt->resident)
 	{
@@ -413,6 +417,7 @@ finish_answer(JobThread *jt)
 		slot->rows_read = jt->pages.rows_read;
 		slot->rows_keyed = jt->pages.rows_keyed;
 		slot->pages_cached = jt->pages.pages_cached;
+		slot->pages_unpinned = jt->pages.pages_unpinned;
 		slot->plan = gpu_topk_last_plan(jt->topk);
 		jt->answer_rows = jt->answer.count;
 	}
@@ -544,7 +549,8 @@ accept_job(JobThread *jt)
 	slot->answer_rows = slot->chunk_rows = 0;
 	slot->copy_ms = slot->kernel_ms = 0;
 	slot->index_epoch = slot->index_scanned = 0;
-	slot->rows_read = slot->rows_keyed = slot->pages_cached = 0;
+	slot->rows_read = slot->rows_keyed = slot->pages_cached = slot->pages_unpinned = 0;
+	slot->returned[0] = slot->returned[1] = 0;
 	INSTR_TIME_SET_CURRENT(now);
 	INSTR_TIME_SUBTRACT(now, slot->submitted_at);
 	slot->queue_ms = INSTR_TIME_GET_MILLISEC(now);

@@ -63,6 +63,7 @@ typedef enum TopkCount
 	TOPK_COUNT_CANDIDATES,
 	TOPK_COUNT_GPU_PAGES,		/* pages read on the GPU, in place */
 	TOPK_COUNT_GPU_CACHED_PAGES,	/* of those, read from the GPU's page cache */
+	TOPK_COUNT_GPU_UNPINNED_PAGES,	/* of those, not read by the scan */
 	/* over a column index: IndexSelectStats's counts */
 	TOPK_COUNT_INDEX_ROUNDS,
 	TOPK_COUNT_INDEX_ENTRIES,
@@ -360,7 +361,8 @@ note_block(TopkScanState *ts, BlockNumber block, uint64 first)
 /*
  * Scan the table, keying every qualifying row read on the CPU; returns
  * their count.  With a page sink, the pages that can be read whole go to
- * the GPU instead.  The block map records blocks in the order read, which
+ * the GPU instead, and those it can read unread by the scan go there
+ * without the scan seeing them.  The block map records blocks in the order read, which
  * in a parallel scan need not be the table's.
  */
 static uint64
@@ -371,7 +373,8 @@ scan_keys(TopkScanState *ts, KeySink *sink, PageSink *pages)
 	uint64		ordinal = 0;
 	BlockNumber block;
 
-	while ((block = row_reader_next_block(&ts->reader)) != InvalidBlockNumber)
+	while ((block = pages ? page_sink_next_block(pages, &ts->reader) :
+			row_reader_next_block(&ts->reader)) != InvalidBlockNumber)
 	{
 		uint64		page_first = ordinal;
 		WholePage	whole;
@@ -568,6 +571,9 @@ select_from_table(TopkScanState *ts, instr_time *selected)
 		ts->counters.counts[TOPK_COUNT_ROWS_SCANNED] += page_stats.rows_read;
 		ts->counters.counts[TOPK_COUNT_ROWS_KEYED] += page_stats.rows_keyed;
 		ts->counters.counts[TOPK_COUNT_GPU_CACHED_PAGES] += page_stats.pages_cached;
+		ts->counters.counts[TOPK_COUNT_GPU_UNPINNED_PAGES] += page_stats.pages_unpinned;
+		ts->counters.counts[TOPK_COUNT_GPU_PAGES] += page_stats.pages_unpinned;
+		ts->counters.counts[TOPK_COUNT_PAGES_READ] += page_stats.pages_unpinned;
 		InstrCountFiltered1(ts, page_stats.rows_read - page_stats.rows_keyed);
 	}
 	INSTR_TIME_SET_CURRENT(*selected);
@@ -884,7 +890,8 @@ explain_data_path(TopkScanState *ts, ExplainState *es)
 	if (ts->css.ss.ps.plan->parallel_aware)
 		ExplainPropertyInteger("GPU Processes", NULL, ts->counters.gpu_processes, es);
 	scan_gpu_stats_explain_pages(pages_read, gpu_pages,
-								 ts->counters.counts[TOPK_COUNT_GPU_CACHED_PAGES], ts->scan_ms, es);
+								 ts->counters.counts[TOPK_COUNT_GPU_CACHED_PAGES],
+								 ts->counters.counts[TOPK_COUNT_GPU_UNPINNED_PAGES], ts->scan_ms, es);
 }
 
 /* What the rounds over a column index did. */

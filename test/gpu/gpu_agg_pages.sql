@@ -3,12 +3,12 @@
 -- pages in place (gputopk.gpu_pages) and answers as the aggregates do
 -- without gputopk: every value type, NULLs, NaN, -0, many ties, the _by
 -- forms with results passed by reference, compiled filters, k larger than
--- the rows, pages left to the CPU after writes, parallel plans, and the
--- cases that stay on the CPU.
+-- the rows, pages left to the CPU after writes, pages vouched for by the
+-- visibility map, parallel plans, and the cases that stay on the CPU.
 SET gputopk.min_table_rows = 1000;
 SET gputopk.device = gpu;
 SET gputopk.enable_column_index = off;
-SELECT plan(36);
+SELECT plan(38);
 
 \set pages_table ga
 \ir lib/pages.sql
@@ -70,6 +70,12 @@ SELECT is(pg_temp.same_on_gpu('SELECT gpu_topk(score, 100) FROM ga', true), 'sam
           'pages written since the VACUUM read on the CPU, in the same scan');
 SELECT is(pg_temp.same_on_gpu('SELECT gpu_bottomk_by(id, a, 100) FROM ga WHERE b < 500', true), 'same',
           'a filter over pages read on both');
+-- pages read again come from the GPU's page cache on the visibility map's word
+SELECT cmp_ok(pg_temp.explained('SELECT gpu_topk(score, 100) FROM ga',
+                                'Pages Vouched by Visibility Map')::bigint, '>', 0::bigint,
+              'pages read again are vouched for by the visibility map, unread by the scan');
+SELECT is(pg_temp.same_on_gpu('SELECT gpu_bottomk_by(id, a, 100) FROM ga WHERE b < 500', true), 'same',
+          'and the answer is the aggregate''s');
 
 -- what stays on the CPU, with the same answers
 SELECT is(pg_temp.explained('SELECT gpu_topk(score, 10), gpu_topk(a, 10) FROM ga',

@@ -3,14 +3,14 @@
 -- and answers as PostgreSQL does: every key type, NULLs, NaN, -0, ties,
 -- compiled filters and computed keys, text equality and IN lists, columns
 -- after text and after NULLs, rows older than a column, pages left to the
--- CPU after writes, parallel plans, the GPU's page cache, and the cases that
--- stay on the CPU.
+-- CPU after writes, parallel plans, the GPU's page cache and the pages the
+-- visibility map vouches for, and the cases that stay on the CPU.
 SET gputopk.min_table_rows = 1000;
 SET gputopk.device = gpu;
 SET gputopk.enable_column_index = off;
 -- GpuTopK also where a sort of few rows would cost less
 SET enable_sort = off;
-SELECT plan(48);
+SELECT plan(57);
 
 \set pages_table gp
 \ir lib/pages.sql
@@ -92,6 +92,48 @@ SELECT is(coalesce(pg_temp.explained('SELECT id FROM gp ORDER BY score DESC LIMI
                                      'Pages from GPU Cache'), '0'),
           pg_temp.explained('SELECT id FROM gp ORDER BY score DESC LIMIT 10', 'Pages Read on GPU'),
           'pages read again come from the GPU page cache');
+-- pages the visibility map vouches for are not read by the scan: the GPU
+-- reads their copies while the map page's LSN is the one read when the
+-- copies were filled or last found current
+CREATE TABLE gp_fresh AS SELECT * FROM gp;
+VACUUM (FREEZE, ANALYZE) gp_fresh;
+SELECT is(pg_temp.explained('SELECT id FROM gp_fresh ORDER BY score DESC LIMIT 10',
+                            'Pages Vouched by Visibility Map'), NULL,
+          'pages the cache has no copy of are sent back and read by the scan');
+SELECT is(pg_temp.explained('SELECT id FROM gp_fresh ORDER BY score DESC LIMIT 10',
+                            'Pages Vouched by Visibility Map'),
+          pg_temp.explained('SELECT id FROM gp_fresh ORDER BY score DESC LIMIT 10', 'Pages Read'),
+          'read again, every page is vouched for by the visibility map, unread by the scan');
+SELECT is(pg_temp.same_on_gpu('SELECT id, score FROM gp_fresh ORDER BY score DESC, id LIMIT 100'), 'same',
+          'and answers are PostgreSQL''s');
+-- a write clears its pages' bits: those pages go to the CPU, the others stay vouched
+UPDATE gp_fresh SET score = score + 5000 WHERE id % 1000 = 7;
+DELETE FROM gp_fresh WHERE id % 1000 = 8;
+SELECT cmp_ok(pg_temp.explained('SELECT id FROM gp_fresh ORDER BY score DESC LIMIT 10',
+                                'Pages Vouched by Visibility Map')::bigint, '>', 0::bigint,
+              'after writes, the pages not written stay vouched for');
+SELECT is(pg_temp.same_on_gpu('SELECT id, score FROM gp_fresh ORDER BY score DESC, id LIMIT 100', true),
+          'same', 'and answers are PostgreSQL''s, the written pages read on the CPU');
+-- VACUUM sets the bits again under a new map page LSN: no copy is vouched
+-- for until a scan has found it current by its page LSN
+VACUUM gp_fresh;
+SELECT is(pg_temp.explained('SELECT id FROM gp_fresh ORDER BY score DESC LIMIT 10',
+                            'Pages Vouched by Visibility Map'), NULL,
+          'after VACUUM, no copy is vouched for by the old map page LSN');
+SELECT is(pg_temp.same_on_gpu('SELECT id, score FROM gp_fresh ORDER BY score DESC, id LIMIT 100'), 'same',
+          'and answers are PostgreSQL''s, vouched for again');
+SELECT cmp_ok(pg_temp.explained('SELECT id FROM gp_fresh ORDER BY score DESC LIMIT 10',
+                                'Pages Vouched by Visibility Map')::bigint, '>', 0::bigint,
+              'once found current, the copies are vouched for by the new LSN');
+SET gputopk.max_parallel_workers = 2;
+SET parallel_setup_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SELECT is(pg_temp.same_on_gpu('SELECT id, score FROM gp_fresh ORDER BY score DESC, id LIMIT 200'), 'same',
+          'vouched pages in a parallel plan');
+RESET gputopk.max_parallel_workers;
+RESET parallel_setup_cost;
+RESET min_parallel_table_scan_size;
+
 UPDATE gp SET score = score + 1 WHERE id % 500 = 3;
 VACUUM gp;
 CREATE TEMP TABLE after_update AS
@@ -143,4 +185,4 @@ SELECT is(pg_temp.explained('SELECT id FROM gp ORDER BY score DESC LIMIT 10', 'D
           'EXPLAIN names the data path');
 
 SELECT * FROM finish();
-DROP TABLE gp, gp_empty, gp_unlogged, queries;
+DROP TABLE gp, gp_empty, gp_unlogged, gp_fresh, queries;
