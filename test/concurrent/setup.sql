@@ -13,11 +13,12 @@ CREATE INDEX tc_ci ON tc USING gputopk (v, g);
 -- all-visible pages, which the page reader takes without a check per tuple
 VACUUM (FREEZE, ANALYZE) tc;
 CREATE TABLE concurrent_checks (q text, used boolean, parallel boolean, indexed boolean,
-                                gpu_pages boolean, same boolean);
+                                gpu_pages boolean, vouched boolean, same boolean);
 
 -- q's rows with gputopk on and off, in order, as text; whether a gputopk
--- node ran, in parallel, over the column index, reading pages on the GPU
--- (in a run of its own); recorded in concurrent_checks
+-- node ran, in parallel, over the column index, reading pages on the GPU,
+-- some of them vouched for by the visibility map (in a run of its own);
+-- recorded in concurrent_checks
 CREATE FUNCTION concurrent_check(q text) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
   ours text[];
@@ -26,6 +27,7 @@ DECLARE
   parallel boolean := false;
   indexed boolean := false;
   gpu_pages boolean := false;
+  vouched boolean := false;
   line text;
 BEGIN
   IF current_setting('transaction_isolation') <> 'repeatable read' THEN
@@ -39,12 +41,13 @@ BEGIN
   IF current_setting('gputopk.device') = 'gpu' THEN
     FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
       gpu_pages := gpu_pages OR line LIKE '%Pages Read on GPU:%';
+      vouched := vouched OR line LIKE '%Pages Vouched by Visibility Map:%';
     END LOOP;
   END IF;
   EXECUTE format('SELECT array_agg(r::text) FROM (%s) r', q) INTO ours;
   SET LOCAL gputopk.enabled = off;
   EXECUTE format('SELECT array_agg(r::text) FROM (%s) r', q) INTO plain;
   SET LOCAL gputopk.enabled = on;
-  INSERT INTO concurrent_checks VALUES (q, used, parallel, indexed, gpu_pages,
+  INSERT INTO concurrent_checks VALUES (q, used, parallel, indexed, gpu_pages, vouched,
                                         ours IS NOT DISTINCT FROM plain);
 END $$;
