@@ -145,3 +145,97 @@ on_exit() {
 	(exit "$status")
 	cluster_stop
 }
+
+# DuckDB on the same data shape (bench/duckdb_queries.py), timing a
+# benchmark's DUCKDB_QUERIES (DuckDB's spelling of its QUERIES; QUERY_NAMES
+# name both).  DUCKDB_WHEELS: the directory of DuckDB's wheel (bench/
+# fetch_duckdb), "" for .gpu/wheels where it has one, none for no DuckDB.
+
+# duckdb_available VARIABLE: whether bench/duckdb_queries.py has a duckdb to
+# run (sets DUCKDB_WHEELS, and DUCKDB_WHY when not); dies where VARIABLE, the
+# caller's setting, named a directory without a wheel for this python3,
+# before the long load.
+duckdb_available() {
+	local variable=$1 explicit=yes
+	if [ "$DUCKDB_WHEELS" = none ]; then
+		DUCKDB_WHY="$variable=none"
+		return 1
+	fi
+	[ -n "$DUCKDB_WHEELS" ] || { DUCKDB_WHEELS=$PWD/.gpu/wheels; explicit=no; }
+	if ! command -v python3 >/dev/null; then
+		DUCKDB_WHY="no python3"
+	elif DUCKDB_WHEELS=$DUCKDB_WHEELS python3 bench/duckdb_queries.py --probe >/dev/null; then
+		return 0
+	else
+		DUCKDB_WHY="no DuckDB wheel for $(python3 --version 2>&1) in $DUCKDB_WHEELS (bench/fetch_duckdb)"
+	fi
+	[ "$explicit" = no ] || die "$variable: $DUCKDB_WHY"
+	return 1
+}
+
+# duckdb_run ROWS REPS SETTINGS CHECK_ROWS: DuckDB's answers on the first
+# CHECK_ROWS rows of t next to PostgreSQL's under SETTINGS (DUCKDB_CHECKS:
+# "CHECK Q<n> same|DIFFERENT DETAIL" lines), then its timings on ROWS rows
+# ($WORK/duckdb: "VERSION v", "THREADS n", "GENERATE s", "Q<n> MEDIAN BEST");
+# false, with DUCKDB_WHY, when it gave none.
+duckdb_run() {
+	local rows=$1 reps=$2 settings=$3 check_rows=$4 dir=$WORK/check q
+	say "DuckDB: checking its answers on $check_rows rows of t"
+	mkdir -p "$dir"
+	psql_q -c 'SET client_min_messages = warning' \
+		-c 'DROP SCHEMA IF EXISTS duckdb_check CASCADE' -c 'CREATE SCHEMA duckdb_check' \
+		-c "CREATE TABLE duckdb_check.t AS SELECT * FROM public.t WHERE id <= $check_rows" \
+		-c "\\copy duckdb_check.t TO '$dir/t.csv' (FORMAT csv, HEADER)" >/dev/null
+	for q in "${!QUERIES[@]}"; do
+		psql_q -c "$settings SET search_path = duckdb_check;" \
+			-c "\\copy (${QUERIES[$q]}) TO '$dir/q$((q + 1)).csv' (FORMAT csv, HEADER)" >/dev/null
+	done
+	psql_q -c 'SET client_min_messages = warning' -c 'DROP SCHEMA duckdb_check CASCADE' >/dev/null
+	DUCKDB_CHECKS=$(DUCKDB_WHEELS=$DUCKDB_WHEELS python3 bench/duckdb_queries.py --check "$dir" \
+		"${DUCKDB_QUERIES[@]}" 2> >(log) | tee -a "$LOG" | grep '^CHECK ') ||
+		say "DuckDB's check failed (see $LOG)" >&2
+	! grep -q DIFFERENT <<<"$DUCKDB_CHECKS" ||
+		say "note: DuckDB's answers differ from PostgreSQL's: $(grep DIFFERENT <<<"$DUCKDB_CHECKS" | tr '\n' ' ')"
+	say "DuckDB: $rows rows, timing"
+	DUCKDB_WHEELS=$DUCKDB_WHEELS DUCKDB_REPS=$reps python3 bench/duckdb_queries.py "$rows" \
+		"${DUCKDB_QUERIES[@]}" 2> >(log) | tee -a "$LOG" >"$WORK/duckdb" ||
+		{ say "DuckDB failed (see $LOG)"; DUCKDB_WHY="failed (see the log)"; }
+	grep -q '^Q1 ' "$WORK/duckdb" && return 0
+	DUCKDB_WHY=${DUCKDB_WHY:-"no timings from bench/duckdb_queries.py (see the log)"}
+	return 1
+}
+
+# duckdb_label: "DuckDB VERSION, N threads", from $WORK/duckdb.
+duckdb_label() {
+	echo "DuckDB $(awk '$1 == "VERSION" { print $2 }' "$WORK/duckdb"), $(awk '$1 == "THREADS" { print $2 }' "$WORK/duckdb") threads"
+}
+
+# duckdb_ms QUERYINDEX: "MEDIAN BEST" ms of DUCKDB_QUERIES[QUERYINDEX], or nothing.
+duckdb_ms() { awk -v q="Q$(($1 + 1))" '$1 == q { print $2, $3 }' "$WORK/duckdb" 2>/dev/null; }
+
+# duckdb_notes ROWS REPS CHECK_ROWS: the report's paragraph on DuckDB: how it
+# ran, its SQL and its answers' check; or why it did not run.
+duckdb_notes() {
+	local rows=$1 reps=$2 check_rows=$3 q
+	if [ -z "${DUCKDB_WHY:-}" ]; then
+		echo "DuckDB: bench/duckdb_queries.py, in memory, $(awk '$1 == "THREADS" { print $2 }' "$WORK/duckdb") threads, a table t of the same shape and $rows rows generated in DuckDB (its own random values) in $(awk '$1 == "GENERATE" { print $2 }' "$WORK/duckdb") s; each query once untimed, then the median of $reps runs of execute and fetchall() (all rows into Python). Its SQL:"
+		echo
+		for q in "${!DUCKDB_QUERIES[@]}"; do
+			echo "- ${QUERY_NAMES[$q]}: \`${DUCKDB_QUERIES[$q]}\`"
+		done
+		echo
+		echo "DuckDB's answers next to PostgreSQL's (gputopk.enabled = off) on the first $check_rows rows of t (row counts; with a score column the scores in order and the ids outside the ties at the cut, else the ids in order):"
+		echo
+		if [ -n "${DUCKDB_CHECKS:-}" ]; then
+			# "CHECK Q<n> ..." of the n-th query, by its name
+			while read -r _ n rest; do
+				echo "- ${QUERY_NAMES[$((${n#Q} - 1))]} $rest"
+			done <<<"$DUCKDB_CHECKS"
+		else
+			echo "- the check did not run (see the log)"
+		fi
+		! grep -q DIFFERENT <<<"${DUCKDB_CHECKS:-}" || { echo; echo "**Note: DuckDB's answers differ from PostgreSQL's.**"; }
+	else
+		echo "DuckDB: not run: $DUCKDB_WHY."
+	fi
+}

@@ -1,24 +1,24 @@
 #!/usr/bin/env python3
-"""bench/index_duckdb.py: bench/index_bench's DuckDB column.
+"""bench/duckdb_queries.py: the DuckDB column of bench/index_bench and bench/scan_bench.
 
 DuckDB (in memory, as many threads as os.cpu_count()) on the data shape of
-bench/bench_lib.sh's load_table, timing the queries that bench/index_bench
+bench/bench_lib.sh's load_table, timing the queries that a benchmark
 passes (its DUCKDB_QUERIES, the DuckDB spelling of its QUERIES: the one
-source of each dialect's text is index_bench).  Installs nothing: duckdb is
+source of each dialect's text is the benchmark).  Installs nothing: duckdb is
 imported from a wheel (a zip, unpacked into a temporary directory) in the
-directory INDEX_BENCH_DUCKDB_WHEELS (fetched by bench/fetch_duckdb), the one
+directory DUCKDB_WHEELS (fetched by bench/fetch_duckdb), the one
 for this python's CPython version and machine; without that variable, an
 installed duckdb.  Python's standard library and duckdb only.
 
 Usage:
-  index_duckdb.py --probe
+  duckdb_queries.py --probe
       the wheel that would be used (stdout), status 1 when none
-  index_duckdb.py ROWS QUERY...
+  duckdb_queries.py ROWS QUERY...
       table t of ROWS rows generated in DuckDB, then each QUERY once
-      untimed and INDEX_BENCH_REPS times (default 3), fetchall() of all its
+      untimed and DUCKDB_REPS times (default 3), fetchall() of all its
       rows; stdout: "VERSION v", "THREADS n", "GENERATE seconds" and
       "Q<n> MEDIAN_MS BEST_MS" (n from 1, in the order of the arguments)
-  index_duckdb.py --check DIR QUERY...
+  duckdb_queries.py --check DIR QUERY...
       table t from DIR/t.csv (PostgreSQL's COPY ... CSV HEADER of a small
       table of the same shape), each QUERY against it compared with
       PostgreSQL's answer DIR/q<n>.csv (CSV HEADER, n from 1); stdout:
@@ -44,7 +44,7 @@ WHEEL_RE = re.compile(
 
 
 def note(*args):
-    print("index_duckdb:", *args, file=sys.stderr, flush=True)
+    print("duckdb_queries:", *args, file=sys.stderr, flush=True)
 
 
 def version_key(v):
@@ -104,7 +104,7 @@ def find_wheel(directory):
 
 
 def import_duckdb():
-    directory = os.environ.get("INDEX_BENCH_DUCKDB_WHEELS")
+    directory = os.environ.get("DUCKDB_WHEELS")
     if not directory:
         import duckdb  # an installed one
 
@@ -112,10 +112,10 @@ def import_duckdb():
     wheel = find_wheel(directory)
     if wheel is None:
         sys.exit(
-            "index_duckdb: no duckdb wheel for CPython %d.%d on %s in %s (bench/fetch_duckdb)"
+            "duckdb_queries: no duckdb wheel for CPython %d.%d on %s in %s (bench/fetch_duckdb)"
             % (sys.version_info.major, sys.version_info.minor, platform.machine(), directory)
         )
-    unpacked = tempfile.mkdtemp(prefix="index_duckdb.")
+    unpacked = tempfile.mkdtemp(prefix="duckdb_queries.")
     # the extension module stays mapped once loaded: the files may go at exit
     import atexit
 
@@ -163,7 +163,7 @@ def connect(duckdb):
 
 def bench(rows, queries):
     duckdb = import_duckdb()
-    reps = int(os.environ.get("INDEX_BENCH_REPS", "3"))
+    reps = int(os.environ.get("DUCKDB_REPS", "3"))
     con = connect(duckdb)
     note("generating %d rows" % rows)
     started = time.perf_counter()
@@ -242,7 +242,7 @@ def check(directory, queries):
 
 def main(argv):
     if argv[:1] == ["--probe"]:
-        wheel = find_wheel(os.environ.get("INDEX_BENCH_DUCKDB_WHEELS", ""))
+        wheel = find_wheel(os.environ.get("DUCKDB_WHEELS", ""))
         if wheel:
             print(wheel)
         return 0 if wheel else 1
