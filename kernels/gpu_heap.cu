@@ -453,6 +453,15 @@ cache_victim(GpuPageCache *c)
 	return SLOT_NONE;
 }
 
+/* The slots of a relation's blocks, or NULL where it has none. */
+static const RelationSlots *
+relation_slots(GpuPageCache *c, const RelationKey &relation)
+{
+	auto		found = c->relations.find(relation);
+
+	return found == c->relations.end() ? NULL : &found->second;
+}
+
 /* A free slot for a pinned page to fill: SLOT_NONE if none (or no memory). */
 static uint32_t
 cache_take(GpuPageCache *c, const RelationKey &relation, const GpuHeapPage &page)
@@ -490,8 +499,7 @@ cache_acquire(GpuHeapReader *r, GpuPageCache *c, GpuHeapPage *pages, size_t n,
 			  GpuHeapCounts *counts)
 {
 	std::lock_guard<std::mutex> guard(c->lock);
-	const RelationSlots *rs = NULL;
-	bool		looked_up = false;
+	const RelationSlots *rs = relation_slots(c, r->relation);
 	size_t		kept = 0;
 
 	for (size_t p = 0; p < n; p++)
@@ -501,13 +509,6 @@ cache_acquire(GpuHeapReader *r, GpuPageCache *c, GpuHeapPage *pages, size_t n,
 		uint32_t	found;
 		uint32_t	slot = SLOT_NONE;
 
-		if (!looked_up)
-		{
-			auto		it = c->relations.find(r->relation);
-
-			rs = it == c->relations.end() ? NULL : &it->second;
-			looked_up = true;
-		}
 		found = rs ? rs->find(page.block) : SLOT_NONE;
 		if (found != SLOT_NONE)
 		{
@@ -542,7 +543,7 @@ cache_acquire(GpuHeapReader *r, GpuPageCache *c, GpuHeapPage *pages, size_t n,
 			if (slot != SLOT_NONE)
 				slot |= SLOT_FILL;
 			/* the relation's entry may have been made or dropped */
-			looked_up = false;
+			rs = relation_slots(c, r->relation);
 		}
 		if (unpinned && slot == SLOT_NONE)
 		{

@@ -361,9 +361,9 @@ note_block(TopkScanState *ts, BlockNumber block, uint64 first)
 /*
  * Scan the table, keying every qualifying row read on the CPU; returns
  * their count.  With a page sink, the pages that can be read whole go to
- * the GPU instead, and those it can read unread by the scan go there
- * without the scan seeing them.  The block map records blocks in the order read, which
- * in a parallel scan need not be the table's.
+ * the GPU instead, and those its page cache holds, by the visibility map's
+ * word, without the scan reading them.  The block map records blocks in
+ * the order read, which in a parallel scan need not be the table's.
  */
 static uint64
 scan_keys(TopkScanState *ts, KeySink *sink, PageSink *pages)
