@@ -30,6 +30,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "utils/memutils.h"
 
@@ -42,6 +43,9 @@
 
 /* how long a thread sleeps before it looks at its slot again anyway */
 #define THREAD_POLL_MS 100
+
+/* how long the main thread waits for the threads to stop when it exits */
+#define STOP_WAIT_MS 10000
 
 /*
  * Engine objects made on one GPU, idle between jobs: as many of each kind
@@ -88,6 +92,7 @@ static DevicePool pools[SERVICE_MAX_DEVICES];
 static JobThread *threads;
 static int	nthreads;
 static pg_atomic_uint32 threads_ready; /* threads that have set up their CUDA state */
+static pg_atomic_uint32 threads_parked; /* threads stopped for good */
 
 /* notifications from the main thread, and the stop request */
 static pthread_mutex_t notify_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -649,6 +654,20 @@ run_job(JobThread *jt)
 		service_free_slot(slot);
 }
 
+/*
+ * A stopped thread does not exit: a thread's exit runs the CUDA driver's
+ * clean-up of its state, which after a sticky error waited forever, and
+ * with it the service (on the H200, 2026-11-26).  It waits, outside CUDA
+ * and with every signal blocked, for the process to end.
+ */
+static pg_attribute_noreturn() void
+park(void)
+{
+	pg_atomic_fetch_add_u32(&threads_parked, 1);
+	for (;;)
+		pause();
+}
+
 static void *
 job_thread_main(void *arg)
 {
@@ -677,7 +696,7 @@ job_thread_main(void *arg)
 				break;
 		}
 	}
-	return NULL;
+	park();
 }
 
 /* --------------------------------------------------------------- threads */
@@ -798,6 +817,7 @@ service_jobs_start(void)
 	threads = MemoryContextAllocZero(TopMemoryContext, sizeof(JobThread) * service->nslots);
 	nthreads = service->nslots;
 	pg_atomic_init_u32(&threads_ready, 0);
+	pg_atomic_init_u32(&threads_parked, 0);
 
 	/* PostgreSQL's signals are for the main thread: the threads block them all */
 	sigfillset(&all);
@@ -828,15 +848,22 @@ service_jobs_notify(void)
 	pthread_mutex_unlock(&notify_lock);
 }
 
-void
+bool
 service_jobs_stop(void)
 {
+	uint32		started = 0;
+
 	pthread_mutex_lock(&notify_lock);
 	stopping = true;
 	pthread_cond_broadcast(&notify_cond);
 	pthread_mutex_unlock(&notify_lock);
 	for (int i = 0; i < nthreads; i++)
-		if (threads[i].started)
-			pthread_join(threads[i].thread, NULL);
-	nthreads = 0;
+		started += threads[i].started ? 1 : 0;
+	for (int waited = 0; pg_atomic_read_u32(&threads_parked) < started; waited++)
+	{
+		if (waited >= STOP_WAIT_MS)
+			return false;
+		pg_usleep(1000L);
+	}
+	return true;
 }

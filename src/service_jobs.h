@@ -21,8 +21,11 @@ extern void service_jobs_start(void);
 /* Wake the threads: a backend set the service's latch. */
 extern void service_jobs_notify(void);
 
-/* Stop and join the threads (each finishes its engine call first). */
-extern void service_jobs_stop(void);
+/*
+ * Stop the threads: each finishes its engine call and then waits for the
+ * process to end.  False if some did not stop within 10 s.
+ */
+extern bool service_jobs_stop(void);
 
 /*
  * Whether a thread met a fault that ends the service (a sticky CUDA error,

@@ -23,10 +23,11 @@
  * GPU's free memory for gputopk_service().
  *
  * Exit: on SIGTERM, or when a job thread met a sticky CUDA error (the
- * process's contexts are then unusable), the service stops its threads,
- * fails every job still running with the reason, sets SERVICE_RESTARTING
- * and exits with code 1: the postmaster starts it again a second later,
- * with fresh CUDA contexts.
+ * process's contexts are then unusable), the service stops its threads
+ * (they stay, idle, until the process ends: see service_jobs.c), fails
+ * every job still running with the reason, sets SERVICE_RESTARTING and
+ * exits with code 1, skipping CUDA's own teardown: the postmaster starts it
+ * again a second later, with fresh CUDA contexts.
  *
  *-------------------------------------------------------------------------
  */
@@ -35,6 +36,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "miscadmin.h"
 #include "postmaster/bgworker.h"
@@ -416,15 +418,31 @@ fail_jobs(void)
 static void
 service_exit(int code, Datum arg)
 {
-	/* CUDA must be idle when the process exits and tears it down */
+	/* no thread may be in a CUDA call, or touch a slot, when the process ends */
 	if (buffers_thread_started)
 		pthread_join(buffers_thread, NULL);
-	service_jobs_stop();
+	if (!service_jobs_stop())
+		ereport(LOG,
+				(errmsg("gputopk GPU service exits while a job thread is still busy"),
+				 errdetail("A job thread did not finish its GPU call within 10 seconds.")));
 	fail_jobs();
 	service->pid = 0;
 	service->procno = -1;
 	if (service_state() != SERVICE_ABSENT)
 		service_set_state(SERVICE_RESTARTING);
+}
+
+/*
+ * The service's last step, once PostgreSQL's own clean-up has run: it
+ * leaves without the CUDA runtime's teardown at exit, which after a sticky
+ * error may wait forever, as a thread's teardown did; the driver frees what
+ * the process held on the GPUs when it ends.  Proc-exit callbacks run last
+ * registered first: PostgreSQL's own, skipped, only close files.
+ */
+static void
+leave_without_cuda_teardown(int code, Datum arg)
+{
+	_exit(code);
 }
 
 void
@@ -441,6 +459,7 @@ gputopk_service_main(Datum arg)
 	 * lazy loading): the first jobs after a start would pay for it.
 	 */
 	setenv("CUDA_MODULE_LOADING", "EAGER", 0);
+	on_proc_exit(leave_without_cuda_teardown, 0);
 	before_shmem_exit(service_exit, 0);
 	service->pid = MyProcPid;
 	service->procno = MyProc->pgprocno;
