@@ -655,15 +655,15 @@ run_job(JobThread *jt)
 }
 
 /*
- * A stopped thread does not exit: a thread's exit runs the CUDA driver's
- * clean-up of its state, which after a sticky error waited forever, and
- * with it the service (on the H200, 2026-11-26).  It waits, outside CUDA
- * and with every signal blocked, for the process to end.
+ * A thread of the service that used CUDA does not exit: a thread's exit
+ * runs the CUDA driver's clean-up of its state, which after a sticky error
+ * waited forever, and with it the service (on the H200, 2026-11-26).  Done,
+ * it waits here, outside CUDA and with every signal blocked, for the
+ * process to end.
  */
-static pg_attribute_noreturn() void
-park(void)
+void
+service_thread_park(void)
 {
-	pg_atomic_fetch_add_u32(&threads_parked, 1);
 	for (;;)
 		pause();
 }
@@ -696,7 +696,8 @@ job_thread_main(void *arg)
 				break;
 		}
 	}
-	park();
+	pg_atomic_fetch_add_u32(&threads_parked, 1);
+	service_thread_park();
 }
 
 /* --------------------------------------------------------------- threads */

@@ -27,6 +27,9 @@ extern void service_jobs_notify(void);
  */
 extern bool service_jobs_stop(void);
 
+/* Where a thread that used CUDA ends: it waits for the process to end. */
+extern pg_attribute_noreturn() void service_thread_park(void);
+
 /*
  * Whether a thread met a fault that ends the service (a sticky CUDA error,
  * or an injected exit), and its message.

@@ -233,7 +233,7 @@ register_buffers(void *arg)
 	pg_atomic_write_u32(&buffers_registered, status == GPU_OK ? 1 : 2);
 	pg_atomic_write_u32(&service->buffers_mapped, status == GPU_OK ? 1 : 0);
 	service_wake();
-	return NULL;
+	service_thread_park();
 }
 
 static void
@@ -242,7 +242,6 @@ start_buffer_registration(void)
 	sigset_t	saved;
 
 	pg_atomic_init_u32(&buffers_registered, 0);
-	pg_atomic_write_u32(&service->buffers_mapped, 0);
 	block_signals(&saved);
 	buffers_thread_started = pthread_create(&buffers_thread, NULL, register_buffers, NULL) == 0;
 	restore_signals(&saved);
@@ -256,7 +255,6 @@ log_buffer_registration(void)
 
 	if (!buffers_thread_started || state == 0)
 		return;
-	pthread_join(buffers_thread, NULL);
 	buffers_thread_started = false;
 	pg_read_barrier();
 	if (state == 1)
@@ -418,9 +416,11 @@ fail_jobs(void)
 static void
 service_exit(int code, Datum arg)
 {
-	/* no thread may be in a CUDA call, or touch a slot, when the process ends */
-	if (buffers_thread_started)
-		pthread_join(buffers_thread, NULL);
+	/*
+	 * No job thread may touch a slot once the jobs are failed.  The thread
+	 * registering shared_buffers may go on: the process ends without CUDA's
+	 * teardown, and the next service maps them again.
+	 */
 	if (!service_jobs_stop())
 		ereport(LOG,
 				(errmsg("gputopk GPU service exits while a job thread is still busy"),
@@ -464,6 +464,8 @@ gputopk_service_main(Datum arg)
 	service->pid = MyProcPid;
 	service->procno = MyProc->pgprocno;
 	pg_atomic_fetch_add_u32(&service->generation, 1);
+	/* an earlier service's mapping, which it may have set as it ended, is gone */
+	pg_atomic_write_u32(&service->buffers_mapped, 0);
 	service_set_state(SERVICE_PROBING);
 
 	if (!open_devices())
