@@ -51,7 +51,6 @@ typedef struct PageSinkStats
 extern PageSink *page_sink_create(RowReader *reader, const GpuProgramSource *program, uint64 k,
 								  TopkMode mode);
 
-/* A page left whole by the scan, pinned: the GPU reads it, the sink releases the pin. */
 /*
  * The next block for the scan to read itself, InvalidBlockNumber at the
  * end: blocks the GPU sent back, then the reader's next block that does
@@ -59,7 +58,10 @@ extern PageSink *page_sink_create(RowReader *reader, const GpuProgramSource *pro
  */
 extern BlockNumber page_sink_next_block(PageSink *sink, RowReader *reader);
 
-/* A block the scan read and left whole (row_reader_read_or_pin), for the GPU. */
+/*
+ * A block the scan read and left whole (row_reader_read_or_pin), pinned:
+ * the GPU reads it, and the sink releases the pin.
+ */
 extern void page_sink_add(PageSink *sink, BlockNumber block, const WholePage *whole);
 
 /*

@@ -188,7 +188,6 @@ register_staging(void)
  * once the service is ready, and the main thread logs the outcome.  Then
  * ServiceShared.buffers_mapped tells backends that pages jobs can run.
  */
-static pthread_t buffers_thread;
 static bool buffers_thread_started;
 static pg_atomic_uint32 buffers_registered;	/* 0 running, 1 done, 2 failed */
 static double buffers_ms;
@@ -239,11 +238,13 @@ register_buffers(void *arg)
 static void
 start_buffer_registration(void)
 {
+	pthread_t	thread;
 	sigset_t	saved;
 
 	pg_atomic_init_u32(&buffers_registered, 0);
 	block_signals(&saved);
-	buffers_thread_started = pthread_create(&buffers_thread, NULL, register_buffers, NULL) == 0;
+	/* never joined: it parks once done (service_thread_park) */
+	buffers_thread_started = pthread_create(&thread, NULL, register_buffers, NULL) == 0;
 	restore_signals(&saved);
 }
 
