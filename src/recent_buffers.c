@@ -19,15 +19,16 @@
  * looked up again for every block).
  *
  * ReadRecentBuffer does not raise the buffer's usage count, which tells
- * the clock sweep what to keep in shared_buffers; so one read in
- * FULL_READ_EVERY still goes through ReadBufferExtended, and a page read
- * often keeps its place as it would otherwise.
+ * the clock sweep what to keep in shared_buffers; count_use raises it as
+ * ReadBufferExtended would, under the buffer header's spinlock, so that a
+ * page read often keeps its place as it would otherwise.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "storage/buf_internals.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -35,9 +36,6 @@
 
 /* the relations whose buffers a backend remembers, the least recently read replaced */
 #define REMEMBERED_RELATIONS 8
-
-/* one read in this many looks the block up in the buffer mapping table */
-#define FULL_READ_EVERY 8
 
 typedef struct RememberedRelation
 {
@@ -106,6 +104,23 @@ remembered_relation(Relation rel, BlockNumber block)
 }
 
 /*
+ * Raise the usage count of a shared buffer pinned by ReadRecentBuffer as
+ * ReadBufferExtended's first pin of it raises it (PinBuffer): by one up to
+ * the maximum, or, with a strategy, to one from zero.
+ */
+static void
+count_use(Buffer buffer, BufferAccessStrategy strategy)
+{
+	BufferDesc *desc = GetBufferDescriptor(buffer - 1);
+	uint32		state = LockBufHdr(desc);
+	uint32		usage = BUF_STATE_GET_USAGECOUNT(state);
+
+	if (strategy == NULL ? usage < BM_MAX_USAGE_COUNT : usage == 0)
+		state += BUF_USAGECOUNT_ONE;
+	UnlockBufHdr(desc, state);
+}
+
+/*
  * The relation's block, pinned, as ReadBufferExtended(rel, MAIN_FORKNUM,
  * block, RBM_NORMAL, strategy) returns it.
  */
@@ -117,9 +132,15 @@ recent_buffer_read(Relation rel, BlockNumber block, BufferAccessStrategy strateg
 
 	if (known == NULL)
 		return ReadBufferExtended(rel, MAIN_FORKNUM, block, RBM_NORMAL, strategy);
-	if (++reads % FULL_READ_EVERY != 0 && BufferIsValid(known->buffers[block]) &&
-		ReadRecentBuffer(rel->rd_node, MAIN_FORKNUM, block, known->buffers[block]))
-		return known->buffers[block];
+	reads++;
+	buf = known->buffers[block];
+	if (BufferIsValid(buf) && ReadRecentBuffer(rel->rd_node, MAIN_FORKNUM, block, buf))
+	{
+		/* a temporary relation's local buffer has had its use counted */
+		if (!BufferIsLocal(buf))
+			count_use(buf, strategy);
+		return buf;
+	}
 	buf = ReadBufferExtended(rel, MAIN_FORKNUM, block, RBM_NORMAL, strategy);
 	known->buffers[block] = buf;
 	return buf;
