@@ -233,4 +233,31 @@ RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
 RESET max_parallel_workers;
 
+-- A page's buffer, remembered from the scan before, is pinned without the
+-- buffer mapping table: its usage count still rises by one a read, so that
+-- after a first read and four more every page is at the maximum (5)
+CREATE EXTENSION pg_buffercache;
+CREATE TABLE tk_use AS SELECT i AS id, i::float8 AS v FROM generate_series(1, 20000) i;
+ANALYZE tk_use;
+SET max_parallel_workers_per_gather = 0;
+SET gputopk.max_parallel_workers = 0;
+SET gputopk.device = cpu;
+EXPLAIN (COSTS OFF) SELECT id FROM tk_use ORDER BY v DESC LIMIT 1;
+DO $$
+BEGIN
+  FOR i IN 1..5 LOOP
+    PERFORM id FROM tk_use ORDER BY v DESC LIMIT 1;
+  END LOOP;
+END $$;
+-- at least 4: a clock sweep passing meanwhile lowers each count by one
+SELECT count(*) > 0 AS read, min(usagecount) >= 4 AS counted
+FROM pg_buffercache
+WHERE reldatabase = (SELECT oid FROM pg_database WHERE datname = current_database())
+  AND relfilenode = pg_relation_filenode('tk_use') AND relforknumber = 0;
+RESET gputopk.device;
+RESET gputopk.max_parallel_workers;
+RESET max_parallel_workers_per_gather;
+DROP TABLE tk_use;
+DROP EXTENSION pg_buffercache;
+
 -- topk_filter and topk_random go on with topk_check and tk
