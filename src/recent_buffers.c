@@ -106,7 +106,9 @@ remembered_relation(Relation rel, BlockNumber block)
 /*
  * Raise the usage count of a shared buffer pinned by ReadRecentBuffer as
  * ReadBufferExtended's first pin of it raises it (PinBuffer): by one up to
- * the maximum, or, with a strategy, to one from zero.
+ * the maximum, or, with a strategy, to one from zero.  A buffer the backend
+ * had pinned already is counted again, which PinBuffer would not do; scans
+ * seldom pin a buffer twice.
  */
 static void
 count_use(Buffer buffer, BufferAccessStrategy strategy)
