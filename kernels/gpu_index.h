@@ -1,7 +1,7 @@
 /*
  * gpu_index.h
  *	  A column index's pages kept in device memory, and the selection of
- *	  a round's candidates from them (the GPU side of src/topk_index_gpu.c).
+ *	  a round's candidates from them (the GPU side of src/colindex_gpu.c).
  *
  * The pages are copies of the index's 8 kB pages, each at its block
  * number, stored as the GPU service receives them.  A selection runs one

@@ -5,7 +5,7 @@
  *	  read in place from shared_buffers (gpu_heap.h).
  *
  * The filter is the program of src/scan_filter_program.c (filter_steps.h)
- * and the key a column or the program of src/topk_key_program.c
+ * and the key a column or the program of src/scan_key_program.c
  * (key_steps.h).  Columns are described by GpuColumn, which each reader
  * interprets: an index page's null bitmap and value array, or a heap
  * tuple's attribute number.  gpu_program.cuh evaluates a program.

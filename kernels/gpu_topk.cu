@@ -1,7 +1,8 @@
 /*
  * gpu_topk.cu
- *	  The GPU top-k engine's object, its plans and their runs over keys in
- *	  device memory, and the sorted answer.
+ *	  The GPU top-k engine's object, and a given plan's runs over keys in
+ *	  device memory with the sorted answer: the layer that every other
+ *	  gpu_topk_*.cu file runs plans through, and which calls none of them.
  *
  * A plan is bitonic or radix top-k, optionally behind delegate filtering
  * (see gpu_topk.h).  A device-resident run enqueues the whole plan on the
@@ -9,7 +10,9 @@
  * plans over its candidates.  Either way the answer ends up in ans_*, is
  * sorted there (one block for small answers, CUB's radix sort beyond) and
  * packed into (key, reference) items that go to page-locked host memory.
- * Device memory only grows and is kept from run to run.
+ * Device memory only grows and is kept from run to run.  Which plan runs
+ * is the caller's: the cost model's choice (gpu_topk_plan.cu,
+ * gpu_topk_stream.cu) or a forced one (gpu_topk_calibrate.cu).
  */
 #include <stdlib.h>
 
@@ -228,8 +231,9 @@ pack_items(const K *keys, const Ref *refs, size_t count, TopkItem *items)
 	}
 }
 
+/* Copy the sorted answer in ans_*[t->ans] to page-locked host memory. */
 template <typename K>
-static GpuStatus
+GpuStatus
 copy_answer(GpuTopk *t, TopkResult *result)
 {
 	size_t		count = t->answer_count;
@@ -260,6 +264,9 @@ copy_answer(GpuTopk *t, TopkResult *result)
 	result->count = count;
 	return GPU_OK;
 }
+
+template GpuStatus copy_answer<uint32_t>(GpuTopk *, TopkResult *);
+template GpuStatus copy_answer<uint64_t>(GpuTopk *, TopkResult *);
 
 /* ------------------------------------------------ device-resident runs */
 
@@ -310,6 +317,27 @@ device_run(GpuTopk *t, const K *keys, size_t n, GpuTopkPlan plan)
 		  t->mode == TOPK_EXACT))
 		GPU_TRY(sort_answer<K>(t));
 	return wait_stream(t->dev.stream);
+}
+
+/*
+ * A device-resident run of plan p over the n keys at dev_keys, which the
+ * caller has checked (see gpu_topk_device); *used (if set) gets the plan
+ * that runs.
+ */
+GpuStatus
+run_device_plan(GpuTopk *t, const void *dev_keys, size_t n, GpuTopkPlan p,
+				GpuTopkPlan *used)
+{
+	p.algorithm = valid_algorithm(p.algorithm, t->k);
+	/* a forced subrange size beyond what the delegate kernels run is clamped */
+	if (p.log_subrange > 0)
+		p.log_subrange = std::max(MIN_LOG_SUBRANGE, std::min(MAX_LOG_SUBRANGE, p.log_subrange));
+	if (used)
+		*used = p;
+	t->last_plan = p;
+	if (t->key_width == 4)
+		return device_run<uint32_t>(t, (const uint32_t *) dev_keys, n, p);
+	return device_run<uint64_t>(t, (const uint64_t *) dev_keys, n, p);
 }
 
 /* --------------------------------------------------------------- object */
@@ -417,6 +445,18 @@ gpu_topk_destroy(GpuTopk *t)
 }
 
 /*
+ * Forget a streamed run in progress, once the caller has waited for its
+ * queued work: its batches' spans are never read.
+ */
+static void
+stream_abandon(GpuTopk *t)
+{
+	t->streaming = false;
+	for (int i = 0; i < STREAM_SLOTS; i++)
+		t->slot_busy[i] = false;
+}
+
+/*
  * Wait for t's queued work, so that its memory and the caller's buffers are
  * free, and leave no run in progress and no answer; then the new top-k's
  * parameters.
@@ -433,51 +473,8 @@ gpu_topk_reset(GpuTopk *t, int key_width, uint64_t k, TopkMode mode)
 	return GPU_OK;
 }
 
-extern "C" GpuStatus
-gpu_topk_device(GpuTopk *t, const void *dev_keys, size_t n, const GpuTopkPlan *plan,
-				GpuTopkPlan *used)
-{
-	GpuTopkPlan p;
-	const GpuTopkCalibration *cal;
-
-	if (n >= UINT32_MAX || ((uintptr_t) dev_keys & 15) != 0 || t->streaming)
-		return gpu_fail(cudaErrorInvalidValue,
-						"Selecting from device memory (at most 2^32 - 2 keys, 16-byte aligned, not while streaming)");
-	if (plan && plan->algorithm != GPU_TOPK_AUTO)
-		p = *plan;
-	else
-	{
-		GPU_TRY(current_calibration(&cal));
-		p = best_plan(cal, n, t->k, t->key_width, t->mode, true, NULL);
-	}
-	p.algorithm = valid_algorithm(p.algorithm, t->k);
-	/* a forced subrange size beyond what the delegate kernels run is clamped */
-	if (p.log_subrange > 0)
-		p.log_subrange = std::max(MIN_LOG_SUBRANGE, std::min(MAX_LOG_SUBRANGE, p.log_subrange));
-	if (used)
-		*used = p;
-	t->last_plan = p;
-	if (t->key_width == 4)
-		return device_run<uint32_t>(t, (const uint32_t *) dev_keys, n, p);
-	return device_run<uint64_t>(t, (const uint64_t *) dev_keys, n, p);
-}
-
 extern "C" GpuTopkPlan
 gpu_topk_last_plan(const GpuTopk *t)
 {
 	return t->last_plan;
-}
-
-/*
- * After a streamed run, its last compaction leaves the answer in ans_* like
- * a device-resident run does; from there both are copied out alike.
- */
-extern "C" GpuStatus
-gpu_topk_result(GpuTopk *t, TopkResult *result)
-{
-	if (t->streaming)
-		GPU_TRY(stream_finish(t));
-	if (t->key_width == 4)
-		return copy_answer<uint32_t>(t, result);
-	return copy_answer<uint64_t>(t, result);
 }

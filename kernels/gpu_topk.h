@@ -59,9 +59,9 @@ typedef struct GpuTopkPlan
  *
  * Below a millisecond the lines miss by up to a third: there the time is
  * kernel launches and latency, not work.  So each plan's line is also
- * timed at a grid of n and k (correction_log_n x correction_log_k) and
- * multiplied by the ratio measured / line there, interpolated in log n and
- * log k and held constant beyond the grid.
+ * timed at a grid of n and k (gpu_topk_correction_log_n x
+ * gpu_topk_correction_log_k) and multiplied by the ratio measured / line
+ * there, interpolated in log n and log k and held constant beyond the grid.
  * [w] is 0 for 4-byte and 1 for 8-byte keys.
  */
 #define GPU_TOPK_CORRECTION_N 4

@@ -15,6 +15,10 @@
  * job): a device's first users wait on its mutex while one of them
  * measures, and everyone after reads the published parameters without
  * locking.  Devices are measured independently of one another.
+ *
+ * The measurement runs plans through gpu_topk.cu and fits the lines of
+ * gpu_topk_cost.cu; the files that choose plans (gpu_topk_plan.cu,
+ * gpu_topk_stream.cu) read its result through current_calibration.
  */
 #include <math.h>
 #include <stdio.h>
@@ -102,7 +106,7 @@ time_run(GpuTopk *t, const void *keys, size_t n, uint64_t k, GpuTopkPlan plan,
 {
 	t->k = k;
 	return time_best(2, [&] {
-		return gpu_topk_device(t, keys, n, &plan, NULL);
+		return run_device_plan(t, keys, n, plan, NULL);
 	}, seconds);
 }
 
@@ -209,8 +213,8 @@ time_grid(GpuTopk *t, const void *keys, GpuTopkFamily f, GridTimes times)
 	for (int i = 0; i < GPU_TOPK_CORRECTION_N; i++)
 		for (int j = 0; j < GPU_TOPK_CORRECTION_K; j++)
 		{
-			size_t		n = (size_t) 1 << correction_log_n[i];
-			uint64_t	k = (uint64_t) 1 << correction_log_k[j];
+			size_t		n = (size_t) 1 << gpu_topk_correction_log_n[i];
+			uint64_t	k = (uint64_t) 1 << gpu_topk_correction_log_k[j];
 
 			times[i][j] = 0;
 			if (plan_applies(f, n, k))
@@ -230,8 +234,8 @@ fit_grid(const GpuTopkCalibration *c, int w, GpuTopkFamily f, GridTimes times, d
 		for (int j = 0; j < GPU_TOPK_CORRECTION_K; j++)
 			if (times[i][j] > 0)
 			{
-				smp[count].n = (double) ((size_t) 1 << correction_log_n[i]);
-				smp[count].k = (double) ((uint64_t) 1 << correction_log_k[j]);
+				smp[count].n = (double) ((size_t) 1 << gpu_topk_correction_log_n[i]);
+				smp[count].k = (double) ((uint64_t) 1 << gpu_topk_correction_log_k[j]);
 				smp[count].t = times[i][j];
 				count++;
 			}
@@ -277,8 +281,8 @@ calibrate_blocks(GpuTopkCalibration *c, GpuTopk *t, const void *keys)
 			for (int j = 0; j < GPU_TOPK_CORRECTION_K; j++)
 			{
 				double		line = line_cost(c, w, (GpuTopkFamily) f,
-											 (size_t) 1 << correction_log_n[i],
-											 (uint64_t) 1 << correction_log_k[j]);
+											 (size_t) 1 << gpu_topk_correction_log_n[i],
+											 (uint64_t) 1 << gpu_topk_correction_log_k[j]);
 
 				c->correction[w][f][i][j] = times[f][i][j] > 0 && line > 0 ?
 					times[f][i][j] / line : 0;
@@ -301,7 +305,8 @@ calibrate_width(GpuTopkCalibration *c, const void *keys, int key_width)
 
 /*
  * Measure the model on the current device into *out.  The runs it times
- * force their plans, so none of them consults the model being measured.
+ * are given their plans (run_device_plan), so none of them consults the
+ * model being measured.
  */
 static GpuStatus
 calibrate(GpuTopkCalibration *out)

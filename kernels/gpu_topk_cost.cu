@@ -7,8 +7,10 @@
  * family of plans (radix or bitonic, each directly or behind delegates),
  * times a correction measured on a grid of n and k; gpu_topk.h gives the
  * lines and gpu_topk_calibrate.cu measures their parameters.  Everything
- * here is host arithmetic over a GpuTopkCalibration: choosing a plan costs
- * no device work once the device is calibrated.
+ * here is host arithmetic over a GpuTopkCalibration given by the caller,
+ * and calls no other file of the engine: choosing a plan costs no device
+ * work once the device is calibrated (gpu_topk_plan.cu applies the model
+ * with the current device's calibration).
  */
 #include <math.h>
 
@@ -128,8 +130,8 @@ line_cost(const GpuTopkCalibration *c, int w, GpuTopkFamily f, size_t n, uint64_
 }
 
 /* the grid of the measured correction, in log2 n and log2 k */
-const int	correction_log_n[GPU_TOPK_CORRECTION_N] = {20, 22, 24, 26};
-const int	correction_log_k[GPU_TOPK_CORRECTION_K] = {0, 5, 8, 10, 14, 18};
+const int	gpu_topk_correction_log_n[GPU_TOPK_CORRECTION_N] = {20, 22, 24, 26};
+const int	gpu_topk_correction_log_k[GPU_TOPK_CORRECTION_K] = {0, 5, 8, 10, 14, 18};
 
 /* the cell of a sorted grid at or below v, and v's fraction of the way on */
 static void
@@ -170,8 +172,8 @@ correction(const GpuTopkCalibration *c, int w, GpuTopkFamily f, size_t n, uint64
 	double		sum = 0;
 	double		weights = 0;
 
-	grid_position(log2((double) n), correction_log_n, GPU_TOPK_CORRECTION_N, &i, &fn);
-	grid_position(log2((double) (k ? k : 1)), correction_log_k, GPU_TOPK_CORRECTION_K, &j, &fk);
+	grid_position(log2((double) n), gpu_topk_correction_log_n, GPU_TOPK_CORRECTION_N, &i, &fn);
+	grid_position(log2((double) (k ? k : 1)), gpu_topk_correction_log_k, GPU_TOPK_CORRECTION_K, &j, &fk);
 	for (int a = 0; a < 2; a++)
 		for (int b = 0; b < 2; b++)
 		{
@@ -188,7 +190,7 @@ correction(const GpuTopkCalibration *c, int w, GpuTopkFamily f, size_t n, uint64
 }
 
 /* the predicted seconds of a plan: its family's corrected line */
-static double
+double
 plan_cost(const GpuTopkCalibration *c, size_t n, uint64_t k, int key_width,
 		  TopkMode mode, GpuTopkPlan plan)
 {
@@ -230,29 +232,4 @@ best_plan(const GpuTopkCalibration *c, size_t n, uint64_t k, int key_width,
 	if (seconds)
 		*seconds = best_t;
 	return best;
-}
-
-/* ---------------------------------------------------------------- C API */
-
-extern "C" GpuStatus
-gpu_topk_estimate(size_t n, uint64_t k, int key_width, TopkMode mode,
-				  GpuTopkPlan plan, double *seconds)
-{
-	const GpuTopkCalibration *cal;
-
-	GPU_TRY(current_calibration(&cal));
-	plan.algorithm = valid_algorithm(plan.algorithm, k);
-	*seconds = plan_cost(cal, n, k, key_width, mode, plan);
-	return GPU_OK;
-}
-
-extern "C" GpuStatus
-gpu_topk_choose(size_t n, uint64_t k, int key_width, TopkMode mode,
-				GpuTopkPlan *plan, double *seconds)
-{
-	const GpuTopkCalibration *cal;
-
-	GPU_TRY(current_calibration(&cal));
-	*plan = best_plan(cal, n, k, key_width, mode, true, seconds);
-	return GPU_OK;
 }

@@ -4,13 +4,20 @@
  *	  GpuTopk), its counters on the device, small helpers, and the functions
  *	  that one file calls in another.  Not part of the C interface.
  *
- * The engine is layered like CUB (API, dispatch, tuning, agents):
- *	 gpu_topk.cu			the object, plans and their runs over device-resident
- *							keys, the sorted answer (the API and its dispatch)
- *	 gpu_topk_stream.cu		streamed runs: keys from host memory
- *	 gpu_topk_cost.cu		the cost model that picks plans (the tuning)
+ * The engine is layered like CUB (API, tuning, dispatch, agents); each file
+ * calls only the files listed below it:
+ *	 gpu_topk_plan.cu		the C entry points that use the current device's
+ *							model: estimates, the best plan, selections from
+ *							device memory with the model's plan (the API)
+ *	 gpu_topk_stream.cu		streamed runs: keys from host memory; the answer
+ *							of any run read out (gpu_topk_result)
  *	 gpu_topk_calibrate.cu	the model's parameters, measured on the device
- *	 topk_*.cu				the algorithms (the agents; topk_device.cuh)
+ *	 gpu_topk_cost.cu		the cost model: host arithmetic over a calibration
+ *							(the tuning; calls no other file)
+ *	 gpu_topk.cu			the object, a given plan's runs over device-resident
+ *							keys, the sorted answer (the dispatch)
+ *	 select_*.cu			the device selection algorithms (the agents;
+ *							select_common.cuh)
  */
 #ifndef GPU_TOPK_INTERNAL_CUH
 #define GPU_TOPK_INTERNAL_CUH
@@ -20,7 +27,7 @@
 #include "gpu_error.h"
 #include "gpu_resources.cuh"
 #include "gpu_topk.h"
-#include "topk_device.cuh"
+#include "select_common.cuh"
 
 /* batches of a streamed run on the device at once: copied, or being consumed */
 #define STREAM_SLOTS 3
@@ -139,8 +146,8 @@ valid_algorithm(GpuTopkAlgorithm a, uint64_t k)
 }
 
 /*
- * gpu_topk.cu: plans and the answer, for streamed runs too (instantiated
- * for uint32_t and uint64_t keys).
+ * gpu_topk.cu: plans and the answer, for streamed runs and calibration too
+ * (instantiated for uint32_t and uint64_t keys)
  */
 template <typename K>
 GpuStatus	run_plan(GpuTopk *t, topk::Keys<K> in, GpuTopkPlan plan, topk::Sink<K> out);
@@ -148,20 +155,22 @@ template <typename K>
 GpuStatus	ensure_answer(GpuTopk *t, size_t count);
 template <typename K>
 GpuStatus	sort_answer(GpuTopk *t);
-
-/* gpu_topk_stream.cu: the answer of a streamed run, on the device, sorted */
-extern GpuStatus stream_finish(GpuTopk *t);
-extern void stream_abandon(GpuTopk *t);
+template <typename K>
+GpuStatus	copy_answer(GpuTopk *t, TopkResult *result);
+extern GpuStatus run_device_plan(GpuTopk *t, const void *dev_keys, size_t n,
+								 GpuTopkPlan p, GpuTopkPlan *used);
 
 /* gpu_topk_cost.cu: the model (see GpuTopkCalibration in gpu_topk.h) */
-extern const int correction_log_n[GPU_TOPK_CORRECTION_N];
-extern const int correction_log_k[GPU_TOPK_CORRECTION_K];
+extern const int gpu_topk_correction_log_n[GPU_TOPK_CORRECTION_N];
+extern const int gpu_topk_correction_log_k[GPU_TOPK_CORRECTION_K];
 extern int	width_index(int key_width);
 extern void plan_features(size_t n, uint64_t k, bool delegates, double x[5]);
 extern GpuTopkPlan family_plan(GpuTopkFamily f, size_t n, uint64_t k);
 extern bool plan_applies(GpuTopkFamily f, size_t n, uint64_t k);
 extern double line_cost(const GpuTopkCalibration *c, int w, GpuTopkFamily f, size_t n,
 						uint64_t k);
+extern double plan_cost(const GpuTopkCalibration *c, size_t n, uint64_t k,
+						int key_width, TopkMode mode, GpuTopkPlan plan);
 extern GpuTopkPlan best_plan(const GpuTopkCalibration *c, size_t n, uint64_t k,
 							 int key_width, TopkMode mode, bool delegates,
 							 double *seconds);

@@ -10,7 +10,10 @@
  * consumed it, so copies overlap kernels and the host waits only when all
  * slots are in flight.  When the set could overflow, a plan compacts it to
  * the answer so far and raises the cut; the result is a last compaction.
- * The same events time the run's copies and kernels on the device.
+ * The same events time the run's copies and kernels on the device.  The
+ * answer, of a streamed run or a device-resident one, is read with
+ * gpu_topk_result, which lives here because it first finishes a streamed
+ * run in progress.
  */
 #include <algorithm>
 
@@ -273,20 +276,8 @@ finish_streaming(GpuTopk *t)
 	return span_add_ms(&t->finish, &t->kernel_ms);
 }
 
-/*
- * Forget a streamed run in progress, once the caller has waited for its
- * queued work: its batches' spans are never read.
- */
-void
-stream_abandon(GpuTopk *t)
-{
-	t->streaming = false;
-	for (int i = 0; i < STREAM_SLOTS; i++)
-		t->slot_busy[i] = false;
-}
-
 /* The streamed answer, sorted in ans_*, once every copy has landed. */
-GpuStatus
+static GpuStatus
 stream_finish(GpuTopk *t)
 {
 	GPU_TRY(gpu_topk_wait_input(t));
@@ -351,4 +342,18 @@ gpu_topk_wait_input(GpuTopk *t)
 	/* every copy is queued on the copy stream, and only copies are */
 	GPU_CHECK(cudaStreamSynchronize(t->copy_stream), "Copying keys to the device");
 	return GPU_OK;
+}
+
+/*
+ * After a streamed run, its last compaction leaves the answer in ans_* like
+ * a device-resident run does; from there both are copied out alike.
+ */
+extern "C" GpuStatus
+gpu_topk_result(GpuTopk *t, TopkResult *result)
+{
+	if (t->streaming)
+		GPU_TRY(stream_finish(t));
+	if (t->key_width == 4)
+		return copy_answer<uint32_t>(t, result);
+	return copy_answer<uint64_t>(t, result);
 }

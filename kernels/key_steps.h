@@ -1,7 +1,7 @@
 /*
  * key_steps.h
  *	  The interpreter of compiled ranking expressions
- *	  (src/topk_key_program.c), for the CPU and for the GPU.
+ *	  (src/scan_key_program.c), for the CPU and for the GPU.
  *
  * A program is a postfix list of steps over a stack of doubles: push a
  * column (an int2 or int4 value converted to float8) or a constant, add,

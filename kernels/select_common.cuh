@@ -1,8 +1,8 @@
 /*
- * topk_device.cuh
+ * select_common.cuh
  *	  What the GPU top-k algorithms share: inputs and outputs in device
  *	  memory, block-wide appends, vector loads, and the launch functions each
- *	  algorithm file defines for kernels/gpu_topk.cu.
+ *	  algorithm file (select_*.cu) defines for kernels/gpu_topk*.cu.
  *
  * Every algorithm is a sequence of kernel launches on one stream with no
  * host synchronisation inside: counts produced on the device (how many
@@ -10,8 +10,8 @@
  * host sizes grids and buffers from upper bounds it knows.  Keys are
  * uint32_t or uint64_t (keys.h); a reference is a 64-bit row ordinal.
  */
-#ifndef TOPK_DEVICE_CUH
-#define TOPK_DEVICE_CUH
+#ifndef SELECT_COMMON_CUH
+#define SELECT_COMMON_CUH
 
 #include <stdint.h>
 
@@ -390,4 +390,4 @@ void		gather_subranges(const Device &dev, const K *keys, uint64_t n, Ref base,
 
 }								/* namespace topk */
 
-#endif							/* TOPK_DEVICE_CUH */
+#endif							/* SELECT_COMMON_CUH */

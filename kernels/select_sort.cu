@@ -1,11 +1,11 @@
 /*
- * topk_sort.cu
+ * select_sort.cu
  *	  Sorting a small answer in one block: a bitonic sort in shared memory
  *	  over the next power of two of its size, where a device-wide sort would
  *	  cost more in launches than in work.  Equal keys are ordered by
  *	  reference; padding (key 0, largest reference) sorts last.
  */
-#include "topk_device.cuh"
+#include "select_common.cuh"
 
 namespace topk
 {

@@ -1,5 +1,5 @@
 /*
- * topk_bitonic.cu
+ * select_bitonic.cu
  *	  Bitonic top-k for small k (Shanbhag, Pirk and Madden, SIGMOD'18).
  *
  * With kp = k rounded up to a power of two, a tile of 4096 items (16 per
@@ -25,7 +25,7 @@
  */
 #include <atomic>
 
-#include "topk_device.cuh"
+#include "select_common.cuh"
 
 namespace topk
 {

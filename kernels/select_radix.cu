@@ -1,5 +1,5 @@
 /*
- * topk_radix.cu
+ * select_radix.cu
  *	  Radix top-k for any k (RadiK, ICS'24): most significant digit first,
  *	  11-bit digits, 3 passes for 32-bit keys and 6 for 64-bit keys.
  *
@@ -23,7 +23,7 @@
  */
 #include <cooperative_groups.h>
 
-#include "topk_device.cuh"
+#include "select_common.cuh"
 
 namespace topk
 {

@@ -1,12 +1,12 @@
 /*
- * topk_filter.cu
+ * select_filter.cu
  *	  Cuts: keeping the keys that can still make the answer.
  *
  * append_above streams keys past a cut (the k-th key known so far) and
  * appends the few that pass; min_key finds the k-th key of an answer, the
  * smallest of its keys, to become the next cut.
  */
-#include "topk_device.cuh"
+#include "select_common.cuh"
 
 namespace topk
 {

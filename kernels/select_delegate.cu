@@ -1,5 +1,5 @@
 /*
- * topk_delegate.cu
+ * select_delegate.cu
  *	  Delegate filtering (Dr. Top-k, SC'21) in front of the other algorithms.
  *
  * The input is cut into subranges of 2^log_s keys and a warp reads each one
@@ -12,7 +12,7 @@
  * top-k needs at most k of the keys equal to that delegate, so the gather
  * keeps no more (inputs of few distinct values would otherwise keep all).
  */
-#include "topk_device.cuh"
+#include "select_common.cuh"
 
 namespace topk
 {
