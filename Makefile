@@ -3,6 +3,11 @@
 #   make [PG_CONFIG=...] [CUDA_HOME=...] [WITH_CUDA=no]
 #   make install          install into the PostgreSQL that PG_CONFIG names
 #   make test             install dependencies, build, and run every test
+#   make test-engine      one kind of test alone (also test-regress, test-pgtap,
+#                         test-gpu, test-concurrent, test-crash, test-citus):
+#                         docs/testing.md says which runs what
+#   make check-layout     build, then check the source tree's layout rules
+#                         (test/layout/check: no loops between files, ...)
 #   make demo             a top-k query on a throwaway cluster
 #
 # nvcc is looked for in $(CUDA_HOME)/bin (default /usr/local/cuda), then on
@@ -14,23 +19,13 @@ MODULE_big = gputopk
 DATA = gputopk--0.1.sql
 PGFILEDESC = "gputopk - top-k queries on the GPU"
 
-# src/ by family: module-level files, scan_* what both custom scans share,
-# topk_* the GpuTopK scan, agg_* the top-k aggregates and GpuTopKAgg,
-# service_* the GPU service, colindex_* the column index; and the engine's
-# CPU backend (kernels/, plain C).
-SRC_OBJS = src/gputopk.o src/device.o src/info.o kernels/cpu_topk.o \
-	src/scan_row_reader.o src/scan_filter_program.o src/scan_parallel_policy.o \
-	src/scan_counters.o src/scan_gpu_stats.o \
-	src/topk_path.o src/topk_exec.o src/topk_rank_key.o src/topk_key_program.o \
-	src/topk_key_sink.o src/topk_index_path.o src/topk_index_select.o src/topk_index_page.o \
-	src/agg_functions.o src/agg_path.o src/agg_exec.o src/agg_groups.o \
-	src/agg_records.o src/agg_explain.o src/agg_group_sink.o \
-	src/agg_group_exchange.o src/agg_group_spill.o \
-	src/service_shmem.o src/service_main.o src/service_jobs.o src/service_client.o \
-	src/service_view.o src/service_index.o \
-	src/colindex_page.o src/colindex_am.o src/colindex_check.o src/colindex_changes.o \
-	src/colindex_dict.o src/recent_buffers.o src/topk_index_gpu.o src/scan_gpu_program.o \
-	src/scan_page_sink.o
+# src/ by family (docs/architecture.md): module-level files, scan_* what
+# both custom scans share, topk_* the GpuTopK scan, agg_* the top-k
+# aggregates and GpuTopKAgg, colindex_* the column index, service_* the GPU
+# service; and the engine's CPU backend (kernels/, plain C).  gpu_absent.c
+# stands in for the CUDA code in a build without it.
+SRC_OBJS = $(patsubst %.c,%.o,$(filter-out src/gpu_absent.c,$(wildcard src/*.c))) \
+	kernels/cpu_topk.o
 
 # pg_regress tests in sql/ and expected/; two need a particular server set-up
 # and are run by test/run on their own: device_absent (no usable GPU) and
@@ -52,7 +47,7 @@ endif
 
 PG_CPPFLAGS = -I$(srcdir)/kernels
 # the column index's page loops: -O3 lets the compiler vectorize them
-src/topk_index_page.o: CFLAGS += -O3
+src/colindex_page_eval.o: CFLAGS += -O3
 
 ifneq ($(NVCC),)
 VARIANT = cuda
@@ -86,7 +81,7 @@ EXTRA_CLEAN = kernels/*.o .variant test/engine/test_cpu test/engine/test_gpu \
 PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
 ifneq ($(wildcard $(PGXS)),)
 include $(PGXS)
-else ifeq ($(filter test demo,$(MAKECMDGOALS)),)
+else ifeq ($(filter test test-% demo,$(MAKECMDGOALS)),)
 $(error PostgreSQL server development files not found for PG_CONFIG=$(PG_CONFIG): install postgresql-server-dev-15, or run "make test", which installs what it needs)
 endif
 
@@ -126,13 +121,23 @@ bench-lib: bench/libgputopk_bench.so
 bench-cpu: bench/cpu_bench
 	bench/cpu_bench
 
-.PHONY: test test-citus demo
+.PHONY: test test-citus check-layout demo
 test:
 	PG_CONFIG=$(PG_CONFIG) WITH_CUDA=$(WITH_CUDA) bash test/run
+
+# one kind of test alone, under the set-ups make test gives it: test/run KIND
+TEST_KINDS = engine regress pgtap gpu concurrent crash
+.PHONY: $(addprefix test-,$(TEST_KINDS))
+$(addprefix test-,$(TEST_KINDS)): test-%:
+	PG_CONFIG=$(PG_CONFIG) WITH_CUDA=$(WITH_CUDA) bash test/run $*
 
 # gputopk on a Citus coordinator and two workers (builds Citus if needed; not part of test)
 test-citus:
 	PG_CONFIG=$(PG_CONFIG) WITH_CUDA=$(WITH_CUDA) bash test/citus/run
+
+# the layout rules of docs/architecture.md, read off the build's objects
+check-layout: all
+	python3 test/layout/check
 
 demo:
 	PG_CONFIG=$(PG_CONFIG) WITH_CUDA=$(WITH_CUDA) bash bench/demo

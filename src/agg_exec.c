@@ -6,13 +6,13 @@
  *	  grouping column's value and each aggregate's array.
  *
  * This file holds the node's callbacks, its parallel shared memory and
- * the order of its runs (agg_exec.h); a run's groups are agg_groups.c's,
+ * the order of its runs (agg_state.h); a run's groups are agg_groups.c's,
  * the exchange's and spills' records agg_records.c's, EXPLAIN
  * agg_explain.c's.
  *
  * A run whose groups' states outgrow hash_mem keeps the groups it has and
  * spills the rows of every other group to temporary files, partitioned by
- * group (agg_group_spill.h); once its groups are returned, each spilled
+ * group (agg_spill.h); once its groups are returned, each spilled
  * partition is grouped in a run of its own, which may spill in turn (the
  * deeper spills are read first, each level hashing the groups differently).
  *
@@ -22,7 +22,7 @@
  * groups' states serialized, for PostgreSQL's Finalize Aggregate to
  * combine: for few groups.  In a partitioned one, for many groups, each
  * process writes the rows of its share to the files of their groups'
- * partitions (agg_group_exchange.h); then the processes claim partitions
+ * partitions (agg_exchange.h); then the processes claim partitions
  * one at a time, group each one's rows and return its groups' answers,
  * each group whole in one process.  A partitioned plan run outside
  * parallel mode (a set-returning SQL function called row by row, say)
@@ -43,6 +43,9 @@
 #include "utils/rel.h"
 
 #include "agg_exec.h"
+#include "agg_explain.h"
+#include "agg_groups.h"
+#include "agg_records.h"
 #include "scan_datum_key.h"
 #include "scan_filter_program.h"
 #include "scan_page_sink.h"
@@ -75,7 +78,7 @@ static const CustomExecMethods topk_agg_exec_methods = {
 };
 
 Node *
-topk_agg_create_scan_state(CustomScan *cscan)
+agg_create_scan_state(CustomScan *cscan)
 {
 	AggScanState *ts = (AggScanState *) newNode(sizeof(AggScanState), T_CustomScanState);
 
@@ -122,9 +125,9 @@ begin_topk_agg_scan(CustomScanState *node, EState *estate, int eflags)
 							   (agg->result_attno ? agg->result_attno : agg->value_attno) - 1);
 		agg->result_byval = result->attbyval;
 		agg->result_typlen = result->attlen;
-		agg->model = topk_agg_state_create(CurrentMemoryContext, value_type, agg->largest,
-										   agg->k, agg->result_attno != 0, result->atttypid,
-										   list_nth_oid(list_nth(private, AGG_FIELD_COLLATIONS), i));
+		agg->model = agg_state_create(CurrentMemoryContext, value_type, agg->largest,
+									  agg->k, agg->result_attno != 0, result->atttypid,
+									  list_nth_oid(list_nth(private, AGG_FIELD_COLLATIONS), i));
 		ts->planned.results_byval &= agg->result_byval;
 	}
 
@@ -138,8 +141,8 @@ begin_topk_agg_scan(CustomScanState *node, EState *estate, int eflags)
 	where = copyObject(list_nth(private, AGG_FIELDS));
 	ChangeVarNodes((Node *) where, linitial_int(list_nth(private, AGG_FIELD_RELID)),
 				   cscan->scan.scanrelid, 0);
-	ts->reader.filter = filter_program_compile(where, cscan->scan.scanrelid, &node->ss.ps,
-											   &ts->planned.interpreted);
+	ts->reader.filter = scan_filter_program_compile(where, cscan->scan.scanrelid, &node->ss.ps,
+													&ts->planned.interpreted);
 	ts->reader.table_qual = ExecInitQual(ts->planned.interpreted, &node->ss.ps);
 	node->ss.ps.scanopsfixed = fixed;
 }
@@ -156,21 +159,21 @@ read_row(AggScanState *ts, Datum *group, bool *group_isnull)
 	*group = 0;
 	*group_isnull = false;
 	if (ts->planned.group_attno)
-		*group = row_reader_column(&ts->reader, ts->planned.group_attno, desc, group_isnull);
+		*group = scan_row_reader_column(&ts->reader, ts->planned.group_attno, desc, group_isnull);
 	for (int i = 0; i < ts->planned.naggs; i++)
 	{
 		AggSpec    *agg = &ts->planned.aggs[i];
 		AggValue   *value = &ts->row[i];
 		bool		isnull;
-		Datum		datum = row_reader_column(&ts->reader, agg->value_attno, desc, &isnull);
+		Datum		datum = scan_row_reader_column(&ts->reader, agg->value_attno, desc, &isnull);
 
 		value->present = !isnull;
 		value->key = isnull ? 0 : key_of_datum(agg->key_type, datum, agg->largest);
 		value->result = isnull ? 0 : datum;
 		value->result_isnull = false;
 		if (agg->result_attno && !isnull)
-			value->result = row_reader_column(&ts->reader, agg->result_attno, desc,
-											  &value->result_isnull);
+			value->result = scan_row_reader_column(&ts->reader, agg->result_attno, desc,
+												   &value->result_isnull);
 	}
 }
 
@@ -188,7 +191,7 @@ count_process(AggScanState *ts)
 
 /*
  * A sink for the pages the GPU can read in place, where the scan allows it
- * (page_sink_create) and the query has one aggregate and no GROUP BY.  The
+ * (scan_page_sink_create) and the query has one aggregate and no GROUP BY.  The
  * GPU returns the rows of the k best values and those tied with the k-th
  * (NULLs last), which are fetched and offered to the state like the other
  * pages' rows, so the state decides the answer exactly.
@@ -207,10 +210,10 @@ create_page_sink(AggScanState *ts)
 
 	if (ts->planned.group_attno != 0 || ts->planned.naggs != 1 || ts->exchange != NULL)
 		return NULL;
-	return page_sink_create(&ts->reader, &program,
-							Min((uint64) agg->k,
-								(uint64) ts->reader.scan->rs_nblocks * MaxHeapTuplesPerPage),
-							TOPK_WITH_TIES);
+	return scan_page_sink_create(&ts->reader, &program,
+								 Min((uint64) agg->k,
+								 (uint64) ts->reader.scan->rs_nblocks * MaxHeapTuplesPerPage),
+								 TOPK_WITH_TIES);
 }
 
 /* The current table row to its group, or in a partitioned plan to the exchange. */
@@ -223,7 +226,7 @@ group_row(void *arg)
 
 	read_row(ts, &group, &group_isnull);
 	if (ts->exchange != NULL)
-		agg_exchange_row(ts, group, group_isnull);
+		agg_records_exchange_row(ts, group, group_isnull);
 	else
 		agg_group_row(ts, group, group_isnull);
 }
@@ -238,15 +241,15 @@ group_gpu_rows(AggScanState *ts, PageSink *pages)
 	TopkResult	result;
 	PageSinkStats stats = {0};
 
-	page_sink_result(pages, &result, &ts->stats.counters.gpu, &stats);
+	scan_page_sink_result(pages, &result, &ts->stats.counters.gpu, &stats);
 	ts->stats.counters.counts[COUNT_ROWS_SCANNED] += stats.rows_read;
 	ts->stats.counters.counts[COUNT_GPU_CACHED_PAGES] += stats.pages_cached;
 	ts->stats.counters.counts[COUNT_GPU_UNPINNED_PAGES] += stats.pages_unpinned;
 	ts->stats.counters.counts[COUNT_GPU_PAGES] += stats.pages_unpinned;
 	ts->stats.counters.counts[COUNT_PAGES_READ] += stats.pages_unpinned;
 	ts->stats.counters.counts[COUNT_GPU_CANDIDATES] += result.count;
-	row_reader_fetch_tids(&ts->reader, ts->css.ss.ps.state->es_snapshot, &result,
-						  group_row, ts);
+	scan_row_reader_fetch_tids(&ts->reader, ts->css.ss.ps.state->es_snapshot, &result,
+							   group_row, ts);
 	agg_run_on_gpu(ts);
 }
 
@@ -267,35 +270,35 @@ scan_table(AggScanState *ts)
 
 	INSTR_TIME_SET_CURRENT(start);
 	if (ts->reader.filter)
-		filter_program_bind(ts->reader.filter, ts->css.ss.ps.ps_ExprContext);
+		scan_filter_program_bind(ts->reader.filter, ts->css.ss.ps.ps_ExprContext);
 	ts->reader.parallel = ts->shared ?
 		(ParallelTableScanDesc) ((char *) ts->shared + AGG_SHARED_SCAN_OFFSET) : NULL;
-	row_reader_begin(&ts->reader, ts->css.ss.ps.state->es_snapshot);
+	scan_row_reader_begin(&ts->reader, ts->css.ss.ps.state->es_snapshot);
 	pages = create_page_sink(ts);
 	/* a partitioned plan's rows go to the exchange, grouped in runs of their own later */
 	if (pages == NULL && ts->exchange == NULL)
 		agg_run_start_gpu_jobs(ts);
-	while ((block = pages ? page_sink_next_block(pages, &ts->reader) :
-			row_reader_next_block(&ts->reader)) != InvalidBlockNumber)
+	while ((block = pages ? scan_page_sink_next_block(pages, &ts->reader) :
+			scan_row_reader_next_block(&ts->reader)) != InvalidBlockNumber)
 	{
 		WholePage	whole;
 
 		ts->stats.counters.counts[COUNT_PAGES_READ]++;
 		if (pages == NULL)
-			row_reader_read_page(&ts->reader, block);
-		else if (row_reader_read_or_pin(&ts->reader, block, &whole))
+			scan_row_reader_read_page(&ts->reader, block);
+		else if (scan_row_reader_read_or_pin(&ts->reader, block, &whole))
 		{
-			page_sink_add(pages, block, &whole);
+			scan_page_sink_add(pages, block, &whole);
 			ts->stats.counters.counts[COUNT_GPU_PAGES]++;
 			continue;
 		}
-		while (row_reader_next_row(&ts->reader))
+		while (scan_row_reader_next_row(&ts->reader))
 			group_row(ts);
 		ts->stats.counters.counts[COUNT_ROWS_SCANNED] += ts->reader.scan->rs_ntuples;
 	}
 	if (pages != NULL)
 		group_gpu_rows(ts, pages);
-	row_reader_end(&ts->reader);
+	scan_row_reader_end(&ts->reader);
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, start);
 	ts->stats.scan_ms += INSTR_TIME_GET_MILLISEC(end);
@@ -319,11 +322,11 @@ start_exchange(AggScanState *ts)
 	{
 		/* no parallel scan: the same files, in this process alone */
 		ts->local_exchange = palloc0(sizeof(GroupExchangeShared));
-		group_exchange_init(ts->local_exchange, NULL, 1, ts->planned.partitions);
+		agg_exchange_init(ts->local_exchange, NULL, 1, ts->planned.partitions);
 	}
-	ts->exchange = group_exchange_begin(ts->exchange_shared ? ts->exchange_shared :
-										ts->local_exchange,
-										TOPK_AGG_RECORD_BYTES(ts->planned.naggs));
+	ts->exchange = agg_exchange_begin(ts->exchange_shared ? ts->exchange_shared :
+									  ts->local_exchange,
+									  TOPK_AGG_RECORD_BYTES(ts->planned.naggs));
 	count_process(ts);
 	if (ts->exchange->writing)
 	{
@@ -332,13 +335,77 @@ start_exchange(AggScanState *ts)
 		MemoryContextSwitchTo(scan_cxt);
 		scan_table(ts);
 		MemoryContextSwitchTo(query_cxt);
-		group_exchange_finish_writing(ts->exchange);
+		agg_exchange_finish_writing(ts->exchange);
 		MemoryContextDelete(scan_cxt);
 		ts->stats.counters.counts[COUNT_ROWS_EXCHANGED] += ts->exchange->rows_written;
 		ts->stats.counters.counts[COUNT_BYTES_EXCHANGED] += ts->exchange->bytes_written;
 		scan_counters_publish(&ts->stats.counters);
 	}
 	MemoryContextSwitchTo(old);
+}
+
+/* A record of the exchange or a spill to the run's groups. */
+static void
+group_record(AggScanState *ts, const char *record)
+{
+	Datum		group;
+	bool		group_isnull;
+
+	agg_records_decode(ts, record, &group, &group_isnull);
+	agg_group_row(ts, group, group_isnull);
+}
+
+/* Group a spill's next partition; false when none is left. */
+static bool
+run_spill_partition(AggScanState *ts, GroupSpill *spill)
+{
+	MemoryContext old;
+	const char *record;
+	Size		size;
+
+	if (!agg_spill_next_partition(spill))
+		return false;
+	agg_run_begin(ts, spill->depth);
+	old = MemoryContextSwitchTo(ts->run.cxt);
+	while ((record = agg_spill_next_row(spill, &size)) != NULL)
+	{
+		Assert(size >= TOPK_AGG_RECORD_BYTES(ts->planned.naggs));
+		/* results passed by reference are used where they are: aligned */
+		if (!ts->planned.results_byval)
+		{
+			resetStringInfo(&ts->spilled_record);
+			appendBinaryStringInfo(&ts->spilled_record, record, size);
+			record = ts->spilled_record.data;
+		}
+		group_record(ts, record);
+	}
+	MemoryContextSwitchTo(old);
+	ts->stats.counters.counts[COUNT_SPILL_BATCHES]++;
+	agg_run_end(ts);
+	return true;
+}
+
+/* Group the partition that this process claimed from the exchange, in a run. */
+static void
+run_exchange_partition(AggScanState *ts)
+{
+	MemoryContext old;
+	instr_time	start;
+	instr_time	end;
+	const char *record;
+
+	INSTR_TIME_SET_CURRENT(start);
+	agg_run_begin(ts, 0);
+	agg_run_start_gpu_jobs(ts);
+	old = MemoryContextSwitchTo(ts->run.cxt);
+	while ((record = agg_exchange_next_row(ts->exchange)) != NULL)
+		group_record(ts, record);
+	MemoryContextSwitchTo(old);
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, start);
+	ts->stats.group_ms += INSTR_TIME_GET_MILLISEC(end);
+	ts->stats.leader_partitions += !IsParallelWorker();
+	agg_run_end(ts);
 }
 
 /*
@@ -356,10 +423,10 @@ next_run(AggScanState *ts)
 	{
 		GroupSpill *spill = llast(ts->spills);
 
-		if (agg_run_spill_partition(ts, spill))
+		if (run_spill_partition(ts, spill))
 			return true;
 		ts->spills = list_delete_last(ts->spills);
-		group_spill_free(spill);
+		agg_spill_free(spill);
 	}
 	if (ts->exhausted)
 		return false;
@@ -380,12 +447,12 @@ next_run(AggScanState *ts)
 	 * The leader returns every process's groups: while workers still group
 	 * partitions, it leaves the rest to them and gathers.
 	 */
-	if (!group_exchange_next_partition(ts->exchange, !IsParallelWorker()))
+	if (!agg_exchange_next_partition(ts->exchange, !IsParallelWorker()))
 	{
 		ts->exhausted = true;
 		return false;
 	}
-	agg_run_exchange_partition(ts);
+	run_exchange_partition(ts);
 	return true;
 }
 
@@ -426,13 +493,13 @@ reset_scan(AggScanState *ts)
 
 	agg_run_free(ts);
 	if (ts->run.spill)
-		group_spill_free(ts->run.spill);
+		agg_spill_free(ts->run.spill);
 	ts->run.spill = NULL;
 	foreach(lc, ts->spills)
-		group_spill_free(lfirst(lc));
+		agg_spill_free(lfirst(lc));
 	list_free(ts->spills);
 	ts->spills = NIL;
-	group_exchange_end(ts->exchange);
+	agg_exchange_end(ts->exchange);
 	ts->exchange = NULL;
 	ts->exhausted = false;
 }
@@ -451,7 +518,7 @@ rescan_topk_agg_scan(CustomScanState *node)
 	reset_scan(ts);
 	/* the exchange in this process alone starts over (a parallel one: reinitialize_shared) */
 	if (ts->local_exchange)
-		group_exchange_reinit(ts->local_exchange);
+		agg_exchange_reinit(ts->local_exchange);
 }
 
 static Size
@@ -472,8 +539,8 @@ initialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate
 	/* without a segment (none could be made, so no workers) the exchange is local */
 	if (ts->planned.mode == AGG_MODE_PARTITIONED && pcxt->seg != NULL)
 	{
-		group_exchange_init(&ts->shared->exchange, pcxt->seg, pcxt->nworkers + 1,
-							ts->planned.partitions);
+		agg_exchange_init(&ts->shared->exchange, pcxt->seg, pcxt->nworkers + 1,
+						  ts->planned.partitions);
 		ts->exchange_shared = &ts->shared->exchange;
 	}
 	table_parallelscan_initialize(node->ss.ss_currentRelation,
@@ -495,7 +562,7 @@ reinitialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordina
 	 */
 	reset_scan(ts);
 	if (ts->exchange_shared)
-		group_exchange_reinit(ts->exchange_shared);
+		agg_exchange_reinit(ts->exchange_shared);
 	table_parallelscan_reinitialize(node->ss.ss_currentRelation,
 									(ParallelTableScanDesc) ((char *) coordinate + AGG_SHARED_SCAN_OFFSET));
 }
@@ -511,7 +578,7 @@ attach_shared(CustomScanState *node, shm_toc *toc, void *coordinate)
 	if (ts->planned.mode == AGG_MODE_PARTITIONED)
 	{
 		ts->exchange_shared = &ts->shared->exchange;
-		group_exchange_attach(ts->exchange_shared);
+		agg_exchange_attach(ts->exchange_shared);
 	}
 }
 
@@ -528,7 +595,7 @@ shutdown_topk_agg_scan(CustomScanState *node)
 		return;
 	if (ts->exchange_shared)
 	{
-		group_exchange_end(ts->exchange);
+		agg_exchange_end(ts->exchange);
 		ts->exchange = NULL;
 		ts->exchange_shared = NULL;
 	}

@@ -16,7 +16,8 @@
 #include "nodes/makefuncs.h"
 #include "utils/ruleutils.h"
 
-#include "agg_exec.h"
+#include "agg_explain.h"
+#include "agg_state.h"
 #include "scan_filter_program.h"
 
 void
@@ -43,7 +44,7 @@ agg_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	}
 	ExplainPropertyList("Aggregates", aggs, es);
 	if (ts->reader.filter)
-		filter_program_explain(ts->reader.filter, "Compiled Filter", context, es);
+		scan_filter_program_explain(ts->reader.filter, "Compiled Filter", context, es);
 	if (ts->planned.interpreted != NIL)
 		ExplainPropertyText("Filter",
 							deparse_expression((Node *) make_ands_explicit(ts->planned.interpreted),

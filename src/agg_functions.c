@@ -28,7 +28,7 @@
  * states (Citus cannot check their polymorphic result on its workers; see
  * gputopk--0.1.sql).  Where a state leaves its process (a parallel
  * aggregation's workers, Citus's workers) it travels in one checked,
- * machine-independent flat form (topk_agg_serialize).  Partial states are
+ * machine-independent flat form (agg_state_serialize).  Partial states are
  * combined by merging heaps.
  *
  *-------------------------------------------------------------------------
@@ -207,7 +207,7 @@ free_result(TopkAggState *state, AggEntry *entry)
 
 /* Room for n entries (at most k) in a state; context holds it. */
 void
-topk_agg_reserve(TopkAggState *state, int32 n, MemoryContext context)
+agg_state_reserve(TopkAggState *state, int32 n, MemoryContext context)
 {
 	AggEntry   *first = state->entries;
 
@@ -244,7 +244,7 @@ offer(TopkAggState *state, AggEntry entry, MemoryContext context)
 		return;
 	}
 	if (state->count == state->capacity)
-		topk_agg_reserve(state, state->capacity * 2, context);
+		agg_state_reserve(state, state->capacity * 2, context);
 	old = MemoryContextSwitchTo(context);
 	keep_result(state, &entry);
 	MemoryContextSwitchTo(old);
@@ -259,8 +259,8 @@ offer(TopkAggState *state, AggEntry entry, MemoryContext context)
 }
 
 void
-topk_agg_offer(TopkAggState *state, uint64 key, Datum result, bool result_isnull,
-			   MemoryContext context)
+agg_state_offer(TopkAggState *state, uint64 key, Datum result, bool result_isnull,
+				MemoryContext context)
 {
 	AggEntry	entry = {key, result, result_isnull};
 
@@ -268,7 +268,7 @@ topk_agg_offer(TopkAggState *state, uint64 key, Datum result, bool result_isnull
 }
 
 bool
-topk_agg_floor(const TopkAggState *state, uint64 *floor)
+agg_state_floor(const TopkAggState *state, uint64 *floor)
 {
 	if (state->count < state->k)
 		return false;
@@ -277,8 +277,8 @@ topk_agg_floor(const TopkAggState *state, uint64 *floor)
 }
 
 TopkAggState *
-topk_agg_state_create(MemoryContext context, Oid value_type, bool largest, int32 k,
-		  bool by, Oid result_type, Oid collation)
+agg_state_create(MemoryContext context, Oid value_type, bool largest, int32 k,
+				 bool by, Oid result_type, Oid collation)
 {
 	int32		capacity = Min(k, INLINE_ENTRIES);
 	TopkAggState *state = MemoryContextAllocZero(context, MAXALIGN(sizeof(TopkAggState)) +
@@ -315,13 +315,13 @@ topk_agg_state_create(MemoryContext context, Oid value_type, bool largest, int32
 }
 
 bool
-topk_agg_k_is_valid(int32 k)
+agg_k_is_valid(int32 k)
 {
 	return k > 0 && k <= TOPK_AGG_MAX_K;
 }
 
 bool
-topk_agg_functions(PGFunction transfn, PGFunction finalfn, bool *largest, bool *by)
+agg_functions_of(PGFunction transfn, PGFunction finalfn, bool *largest, bool *by)
 {
 	*largest = transfn == gputopk_topk_trans || transfn == gputopk_topk_by_trans;
 	*by = transfn == gputopk_topk_by_trans || transfn == gputopk_bottomk_by_trans;
@@ -331,7 +331,7 @@ topk_agg_functions(PGFunction transfn, PGFunction finalfn, bool *largest, bool *
 
 /* A new, empty state of the same aggregate as model: its type facts are not looked up again. */
 TopkAggState *
-topk_agg_state_like(const TopkAggState *model, MemoryContext context)
+agg_state_like(const TopkAggState *model, MemoryContext context)
 {
 	int32		capacity = Min(model->k, INLINE_ENTRIES);
 	TopkAggState *state = MemoryContextAlloc(context, MAXALIGN(sizeof(TopkAggState)) +
@@ -452,7 +452,7 @@ write_result(StringInfo buf, TopkAggState *state, ResultIO *io, Datum result)
 }
 
 bytea *
-topk_agg_serialize(TopkAggState *state)
+agg_state_serialize(TopkAggState *state)
 {
 	StringInfoData buf;
 	ResultIO	io;
@@ -593,7 +593,7 @@ topk_agg_deserialize(bytea *flat, MemoryContext context)
 	by = read_flag(&buf);
 	k = pq_getmsgint(&buf, 4);
 	count = pq_getmsgint(&buf, 4);
-	if (!topk_agg_k_is_valid(k) || count < 0 || count > k || count > buf.len - buf.cursor)
+	if (!agg_k_is_valid(k) || count < 0 || count > k || count > buf.len - buf.cursor)
 		invalid_state("Its k or its count of values is out of range.");
 	if (by)
 		check_result_type(result_type);
@@ -602,7 +602,7 @@ topk_agg_deserialize(bytea *flat, MemoryContext context)
 	if (OidIsValid(collation) && !SearchSysCacheExists1(COLLOID, ObjectIdGetDatum(collation)))
 		invalid_state("Its collation does not exist.");
 	/* an unknown value type gets the error the aggregates give for it */
-	state = topk_agg_state_create(context, value_type, largest, k, by, result_type, collation);
+	state = agg_state_create(context, value_type, largest, k, by, result_type, collation);
 	if (by && !state->result_byval)
 		result_io_of(result_type, false, &io);
 	/* each entry is offered: the heap is rebuilt, not trusted */
@@ -672,7 +672,7 @@ expanded_flat_size(ExpandedObjectHeader *eohptr)
 	{
 		MemoryContext old = MemoryContextSwitchTo(expanded->hdr.eoh_context);
 
-		expanded->flat = topk_agg_serialize(expanded->state);
+		expanded->flat = agg_state_serialize(expanded->state);
 		MemoryContextSwitchTo(old);
 	}
 	return VARSIZE(expanded->flat);
@@ -745,7 +745,7 @@ expanded_state_copy(TopkAggState *from, MemoryContext aggcontext)
 {
 	ExpandedState *expanded = expanded_state_create(aggcontext);
 
-	expanded->state = topk_agg_state_like(from, expanded->hdr.eoh_context);
+	expanded->state = agg_state_like(from, expanded->hdr.eoh_context);
 	merge_states(expanded->state, from, expanded->hdr.eoh_context);
 	return expanded;
 }
@@ -823,8 +823,8 @@ plain_trans(FunctionCallInfo fcinfo, bool largest)
 		Oid			value_type = plain_value_type(fcinfo);
 
 		expanded = expanded_state_create(aggcontext);
-		expanded->state = topk_agg_state_create(expanded->hdr.eoh_context, value_type, largest,
-												k, false, value_type, InvalidOid);
+		expanded->state = agg_state_create(expanded->hdr.eoh_context, value_type, largest,
+										   k, false, value_type, InvalidOid);
 	}
 	offer_row(fcinfo, expanded->state, 1, k, expanded->hdr.eoh_context);
 	return EOHPGetRWDatum(&expanded->hdr);
@@ -841,9 +841,9 @@ by_trans(FunctionCallInfo fcinfo, bool largest)
 	if (!AggCheckCallContext(fcinfo, &aggcontext))
 		elog(ERROR, "gputopk: top-k transition function called in a non-aggregate context");
 	if (state == NULL)
-		state = topk_agg_state_create(aggcontext, get_fn_expr_argtype(fcinfo->flinfo, 2), largest,
-									  k, true, get_fn_expr_argtype(fcinfo->flinfo, 1),
-									  PG_GET_COLLATION());
+		state = agg_state_create(aggcontext, get_fn_expr_argtype(fcinfo->flinfo, 2), largest,
+								 k, true, get_fn_expr_argtype(fcinfo->flinfo, 1),
+								 PG_GET_COLLATION());
 	offer_row(fcinfo, state, 2, k, aggcontext);
 	PG_RETURN_POINTER(state);
 }
@@ -929,7 +929,7 @@ gputopk_topk_by_combine(PG_FUNCTION_ARGS)
 	if (from == NULL)
 		PG_RETURN_POINTER(into);
 	if (into == NULL)
-		into = topk_agg_state_like(from, aggcontext);
+		into = agg_state_like(from, aggcontext);
 	merge_states(into, from, aggcontext);
 	PG_RETURN_POINTER(into);
 }
@@ -937,7 +937,7 @@ gputopk_topk_by_combine(PG_FUNCTION_ARGS)
 Datum
 gputopk_topk_by_serialize(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_BYTEA_P(topk_agg_serialize((TopkAggState *) PG_GETARG_POINTER(0)));
+	PG_RETURN_BYTEA_P(agg_state_serialize((TopkAggState *) PG_GETARG_POINTER(0)));
 }
 
 Datum
@@ -959,7 +959,7 @@ compare_best_first(const void *a, const void *b, void *state)
 }
 
 Datum
-topk_agg_result(TopkAggState *state, bool *isnull)
+agg_state_result(TopkAggState *state, bool *isnull)
 {
 	AggEntry   *sorted;
 	Datum	   *results;
@@ -992,8 +992,8 @@ Datum
 gputopk_topk_final(PG_FUNCTION_ARGS)
 {
 	bool		isnull;
-	Datum		result = topk_agg_result(PG_ARGISNULL(0) ? NULL :
-										 readable_state(PG_GETARG_DATUM(0)), &isnull);
+	Datum		result = agg_state_result(PG_ARGISNULL(0) ? NULL :
+										  readable_state(PG_GETARG_DATUM(0)), &isnull);
 
 	if (isnull)
 		PG_RETURN_NULL();
@@ -1005,8 +1005,8 @@ Datum
 gputopk_topk_by_final(PG_FUNCTION_ARGS)
 {
 	bool		isnull;
-	Datum		result = topk_agg_result(PG_ARGISNULL(0) ? NULL :
-										 (TopkAggState *) PG_GETARG_POINTER(0), &isnull);
+	Datum		result = agg_state_result(PG_ARGISNULL(0) ? NULL :
+										  (TopkAggState *) PG_GETARG_POINTER(0), &isnull);
 
 	if (isnull)
 		PG_RETURN_NULL();

@@ -19,41 +19,41 @@ typedef struct TopkAggState TopkAggState;
  * top-k aggregate, and which: gpu_topk* (largest) or gpu_bottomk*, the _by
  * forms (by) or not.
  */
-extern bool topk_agg_functions(PGFunction transfn, PGFunction finalfn, bool *largest,
-							   bool *by);
+extern bool agg_functions_of(PGFunction transfn, PGFunction finalfn, bool *largest,
+							 bool *by);
 
 /* Whether k is one the aggregates accept (else their transition functions raise an error). */
-extern bool topk_agg_k_is_valid(int32 k);
+extern bool agg_k_is_valid(int32 k);
 
-extern TopkAggState *topk_agg_state_create(MemoryContext context, Oid value_type,
-										   bool largest, int32 k, bool by,
-										   Oid result_type, Oid collation);
+extern TopkAggState *agg_state_create(MemoryContext context, Oid value_type,
+									  bool largest, int32 k, bool by,
+									  Oid result_type, Oid collation);
 
 /* A new, empty state of the same aggregate as model: its type facts are not looked up again. */
-extern TopkAggState *topk_agg_state_like(const TopkAggState *model, MemoryContext context);
+extern TopkAggState *agg_state_like(const TopkAggState *model, MemoryContext context);
 
 /* Room for n entries (at most k) in a state; context holds it. */
-extern void topk_agg_reserve(TopkAggState *state, int32 n, MemoryContext context);
+extern void agg_state_reserve(TopkAggState *state, int32 n, MemoryContext context);
 
 /*
  * Offer a row: key is its value's key (larger for the better value), result
  * its result (the value itself but for the _by forms).  A kept result is
  * copied into context.
  */
-extern void topk_agg_offer(TopkAggState *state, uint64 key, Datum result,
-						   bool result_isnull, MemoryContext context);
+extern void agg_state_offer(TopkAggState *state, uint64 key, Datum result,
+							bool result_isnull, MemoryContext context);
 
 /*
  * Whether the state holds k results, and then in *floor the key below which
  * an offer cannot enter (one of that key may, by its result).  The floor
  * only rises as offers enter.
  */
-extern bool topk_agg_floor(const TopkAggState *state, uint64 *floor);
+extern bool agg_state_floor(const TopkAggState *state, uint64 *floor);
 
 /* The kept results, best first, as an array; NULL without any. */
-extern Datum topk_agg_result(TopkAggState *state, bool *isnull);
+extern Datum agg_state_result(TopkAggState *state, bool *isnull);
 
 /* The state as the aggregates' serialize function gives it, in the current context. */
-extern bytea *topk_agg_serialize(TopkAggState *state);
+extern bytea *agg_state_serialize(TopkAggState *state);
 
 #endif							/* AGG_FUNCTIONS_H */

@@ -14,7 +14,7 @@
  *
  * On the CPU backend every row is offered to its group's states.  On the
  * GPU, each aggregate streams (group, key, payload) rows to a grouped top-k
- * (agg_group_sink.h, gpu_grouped.h), the payload being the value or the
+ * (agg_sink.h, gpu_grouped.h), the payload being the value or the
  * _by form's result, both passed by value; the GPU is a filter that
  * returns each group's k best rows and those tied with the k-th, and only
  * these are offered to the states, which decide the final order exactly.
@@ -34,7 +34,8 @@
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
-#include "agg_exec.h"
+#include "agg_groups.h"
+#include "agg_records.h"
 
 #define SH_PREFIX agg_groups
 #define SH_ELEMENT_TYPE GroupEntry
@@ -66,7 +67,7 @@ check_memory(AggScanState *ts)
 		 MemoryContextMemAllocated(ts->run.cxt, true) <= ts->hash_mem))
 		return;
 	old = MemoryContextSwitchTo(ts->css.ss.ps.state->es_query_cxt);
-	ts->run.spill = group_spill_create(ts->run.depth + 1, ts->hash_mem);
+	ts->run.spill = agg_spill_create(ts->run.depth + 1, ts->hash_mem);
 	MemoryContextSwitchTo(old);
 }
 
@@ -107,7 +108,7 @@ static TopkAggState *
 state_of(AggScanState *ts, GroupEntry *entry, int i)
 {
 	if (entry->states[i] == NULL)
-		entry->states[i] = topk_agg_state_like(ts->planned.aggs[i].model, ts->run.cxt);
+		entry->states[i] = agg_state_like(ts->planned.aggs[i].model, ts->run.cxt);
 	return entry->states[i];
 }
 
@@ -133,21 +134,21 @@ agg_run_start_gpu_jobs(AggScanState *ts)
 	old = MemoryContextSwitchTo(ts->run.cxt);
 	sinks = palloc0(sizeof(GroupSink *) * ts->planned.naggs);
 
-	if (device_gpu_demanded() && ts->planned.naggs > service->nslots)
+	if (device_gpu_demanded() && ts->planned.naggs > service_job_slots())
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("too few GPU job slots for this GpuTopKAgg scan"),
 				 errdetail("Its %d aggregates need a job each; gputopk.service_jobs is %d.",
-						   ts->planned.naggs, service->nslots)));
+						   ts->planned.naggs, service_job_slots())));
 	for (;;)
 	{
 		for (started = 0; started < ts->planned.naggs; started++)
-			if ((sinks[started] = group_sink_create(ts->planned.aggs[started].k)) == NULL)
+			if ((sinks[started] = agg_sink_create(ts->planned.aggs[started].k)) == NULL)
 				break;
 		if (started == ts->planned.naggs || !device_gpu_demanded())
 			break;
 		while (started-- > 0)
-			group_sink_release(sinks[started]);
+			agg_sink_release(sinks[started]);
 		pg_usleep(5000L);
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -155,7 +156,7 @@ agg_run_start_gpu_jobs(AggScanState *ts)
 	if (started < ts->planned.naggs)
 	{
 		while (started-- > 0)
-			group_sink_release(sinks[started]);
+			agg_sink_release(sinks[started]);
 		return;
 	}
 	ts->run.sinks = sinks;
@@ -220,9 +221,9 @@ offer_row(AggScanState *ts, GroupEntry *entry)
 		if (!value->present || (i == 0 && entry->has_floor && value->key < entry->floor))
 			continue;
 		state = state_of(ts, entry, i);
-		topk_agg_offer(state, value->key, value->result, value->result_isnull, ts->run.cxt);
+		agg_state_offer(state, value->key, value->result, value->result_isnull, ts->run.cxt);
 		if (i == 0)
-			entry->has_floor = topk_agg_floor(state, &entry->floor);
+			entry->has_floor = agg_state_floor(state, &entry->floor);
 	}
 }
 
@@ -235,7 +236,7 @@ keep_row(AggScanState *ts, Datum group, bool group_isnull)
 	if (entry)
 		offer_row(ts, entry);
 	else
-		agg_spill_row(ts, group);
+		agg_records_spill_row(ts, group);
 }
 
 /*
@@ -260,7 +261,7 @@ ship_row(AggScanState *ts, Datum group)
 			left = true;
 			continue;
 		}
-		group_sink_add(ts->run.sinks[i], group, value->key, value->result);
+		agg_sink_add(ts->run.sinks[i], group, value->key, value->result);
 		value->present = false; /* not kept here too */
 		shipped = true;
 	}
@@ -293,8 +294,8 @@ offer_candidates(AggScanState *ts)
 		size_t		count;
 		size_t		end;
 
-		group_sink_result(ts->run.sinks[i], &keys, &payloads, &count,
-						  &ts->stats.counters.gpu);
+		agg_sink_result(ts->run.sinks[i], &keys, &payloads, &count,
+						&ts->stats.counters.gpu);
 		ts->stats.counters.counts[COUNT_GPU_CANDIDATES] += count;
 		for (size_t start = 0; start < count; start = end)
 		{
@@ -306,13 +307,13 @@ offer_candidates(AggScanState *ts)
 				;
 			if (entry == NULL)
 			{
-				agg_spill_candidates(ts, i, keys + start, payloads + start, end - start);
+				agg_records_spill_candidates(ts, i, keys + start, payloads + start, end - start);
 				continue;
 			}
 			state = state_of(ts, entry, i);
-			topk_agg_reserve(state, (int32) Min(end - start, (size_t) PG_INT32_MAX), ts->run.cxt);
+			agg_state_reserve(state, (int32) Min(end - start, (size_t) PG_INT32_MAX), ts->run.cxt);
 			for (size_t j = end; j-- > start;)
-				topk_agg_offer(state, keys[j].key, (Datum) payloads[j], false, ts->run.cxt);
+				agg_state_offer(state, keys[j].key, (Datum) payloads[j], false, ts->run.cxt);
 		}
 		pfree(keys);
 		pfree(payloads);
@@ -386,10 +387,10 @@ group_tuple(AggScanState *ts, GroupEntry *entry, bool group_isnull)
 		bool		state_text = ts->planned.aggs[i].state_text;
 
 		if (ts->planned.mode != AGG_MODE_PARTIAL && !state_text)
-			slot->tts_values[col] = topk_agg_result(entry->states[i], &slot->tts_isnull[col]);
+			slot->tts_values[col] = agg_state_result(entry->states[i], &slot->tts_isnull[col]);
 		else if ((slot->tts_isnull[col] = entry->states[i] == NULL) == false)
 		{
-			bytea	   *state = topk_agg_serialize(entry->states[i]);
+			bytea	   *state = agg_state_serialize(entry->states[i]);
 
 			slot->tts_values[col] = state_text ?
 				DirectFunctionCall1(byteaout, PointerGetDatum(state)) : PointerGetDatum(state);

@@ -66,14 +66,16 @@
 #include "utils/syscache.h"
 #include "utils/typcache.h"
 
+#include "agg_exchange.h"
+#include "agg_exec.h"
 #include "agg_functions.h"
-#include "agg_group_exchange.h"
+#include "agg_path.h"
 #include "agg_scan.h"
-#include "gputopk.h"
 #include "scan_datum_key.h"
 #include "scan_filter_program.h"
 #include "scan_parallel_policy.h"
 #include "scan_row_reader.h"
+#include "settings.h"
 
 /*
  * Per-row costs in fractions of PostgreSQL's, as measured by bench/agg_bench
@@ -102,9 +104,9 @@ static const CustomPathMethods topk_agg_path_methods = {
 	.PlanCustomPath = plan_topk_agg_path,
 };
 
-const CustomScanMethods topk_agg_scan_methods = {
+const CustomScanMethods agg_scan_methods = {
 	.CustomName = TOPK_AGG_SCAN_NAME,
-	.CreateCustomScanState = topk_agg_create_scan_state,
+	.CreateCustomScanState = agg_create_scan_state,
 };
 
 /* The table's column that expr is, or 0. */
@@ -129,7 +131,7 @@ heap_table_of(PlannerInfo *root, RelOptInfo *input_rel)
 		input_rel->lateral_relids != NULL)
 		return NULL;
 	rte = planner_rt_fetch(input_rel->relid, root);
-	return row_reader_can_read(rte) ? rte : NULL;
+	return scan_row_reader_can_read(rte) ? rte : NULL;
 }
 
 /*
@@ -253,7 +255,7 @@ add_aggregate(Aggref *aggref, Index relid, List **private)
 	fmgr_info(agg->aggfinalfn, &finalfn);
 	ReleaseSysCache(tuple);
 	/* the _by forms' internal states have no text form: Citus does not ask for it */
-	if (!topk_agg_functions(transfn.fn_addr, finalfn.fn_addr, &largest, &by) ||
+	if (!agg_functions_of(transfn.fn_addr, finalfn.fn_addr, &largest, &by) ||
 		list_length(args) != (by ? 3 : 2) || (by && state_text))
 		return false;
 	value_tle = list_nth_node(TargetEntry, args, by ? 1 : 0);
@@ -265,7 +267,7 @@ add_aggregate(Aggref *aggref, Index relid, List **private)
 	if (value_attno == 0 || result_attno == 0 ||
 		!key_type_of(exprType((Node *) value_tle->expr), &key_type) ||
 		!IsA(k, Const) || k->constisnull || k->consttype != INT4OID ||
-		!topk_agg_k_is_valid(DatumGetInt32(k->constvalue)))
+		!agg_k_is_valid(DatumGetInt32(k->constvalue)))
 		return false;
 	/* the _by forms order equal values by the result: its type needs a btree order */
 	if (by)
@@ -501,7 +503,7 @@ results_by_value(Oid relid, List **private)
 /*
  * The partitioned parallel form, for many groups: a Gather over a
  * GpuTopKAgg whose processes exchange their rows by group through
- * temporary files (agg_group_exchange.h), each group going to one process,
+ * temporary files (agg_exchange.h), each group going to one process,
  * which returns its answer.  Rows cost their exchange, but no process holds
  * more than a partition's groups, and only answers are gathered.  Enough
  * partitions, at least four a process, that each one's states fit in
@@ -637,14 +639,14 @@ plan_topk_agg_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->custom_exprs = NIL;
 	cscan->custom_private = lappend(list_copy_head(private, AGG_FIELDS), where);
 	cscan->custom_scan_tlist = scan_tlist;
-	cscan->methods = &topk_agg_scan_methods;
+	cscan->methods = &agg_scan_methods;
 	return &cscan->scan.plan;
 }
 
 void
-topk_agg_path_init(void)
+agg_path_init(void)
 {
-	RegisterCustomScanMethods(&topk_agg_scan_methods);
+	RegisterCustomScanMethods(&agg_scan_methods);
 	prev_create_upper_paths_hook = create_upper_paths_hook;
 	create_upper_paths_hook = topk_agg_create_upper_paths;
 }

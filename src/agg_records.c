@@ -2,8 +2,8 @@
  *
  * agg_records.c
  *	  GpuTopKAgg's rows as records, for a partitioned plan's exchange and
- *	  for the spills: their encoding, the rows written to either, and the
- *	  runs that group a partition of them.
+ *	  for the spills: their encoding, and the rows written to either (the
+ *	  runs that group a partition of them are agg_exec.c's).
  *
  * A record (agg_scan.h) packs the row being grouped (ts->row): its group,
  * then each aggregate's key and result and whether they are present.  The
@@ -20,7 +20,7 @@
 #include "utils/datum.h"
 #include "utils/memutils.h"
 
-#include "agg_exec.h"
+#include "agg_records.h"
 
 /*
  * A record's words are Datums: the key types are passed by value, and so
@@ -61,8 +61,8 @@ encode_row(AggScanState *ts, Datum group, bool group_isnull)
 	}
 }
 
-static void
-decode_row(AggScanState *ts, const char *record, Datum *group, bool *group_isnull)
+void
+agg_records_decode(AggScanState *ts, const char *record, Datum *group, bool *group_isnull)
 {
 	const char *at = record + TOPK_AGG_RECORD_AGG_OFFSET;
 
@@ -91,12 +91,12 @@ decode_row(AggScanState *ts, const char *record, Datum *group, bool *group_isnul
 
 /* The row (ts->row) to the exchange, into the partition of its group. */
 void
-agg_exchange_row(AggScanState *ts, Datum group, bool group_isnull)
+agg_records_exchange_row(AggScanState *ts, Datum group, bool group_isnull)
 {
 	encode_row(ts, group, group_isnull);
 	/* the NULL group goes with the first partition */
-	group_exchange_put(ts->exchange, group_isnull ? 0 : agg_hash_group(group, 0),
-					   ts->record.data);
+	agg_exchange_put(ts->exchange, group_isnull ? 0 : agg_hash_group(group, 0),
+					 ts->record.data);
 }
 
 /*
@@ -104,7 +104,7 @@ agg_exchange_row(AggScanState *ts, Datum group, bool group_isnull)
  * record, then the results passed by reference.
  */
 void
-agg_spill_row(AggScanState *ts, Datum group)
+agg_records_spill_row(AggScanState *ts, Datum group)
 {
 	StringInfo	record = &ts->record;
 
@@ -119,14 +119,14 @@ agg_spill_row(AggScanState *ts, Datum group)
 							   datumGetSize(ts->row[i].result, false,
 											ts->planned.aggs[i].result_typlen));
 	}
-	group_spill_put(ts->run.spill, agg_hash_group(group, ts->run.spill->depth), record->data,
-					record->len);
+	agg_spill_put(ts->run.spill, agg_hash_group(group, ts->run.spill->depth), record->data,
+				  record->len);
 }
 
 /* Aggregate agg's candidates of a group that is not in memory, to the run's spill. */
 void
-agg_spill_candidates(AggScanState *ts, int agg, const GroupedKey *keys,
-					 const uint64 *payloads, size_t count)
+agg_records_spill_candidates(AggScanState *ts, int agg, const GroupedKey *keys,
+							 const uint64 *payloads, size_t count)
 {
 	for (int i = 0; i < ts->planned.naggs; i++)
 		ts->row[i].present = i == agg;
@@ -135,70 +135,7 @@ agg_spill_candidates(AggScanState *ts, int agg, const GroupedKey *keys,
 	{
 		ts->row[agg].key = keys[j].key;
 		ts->row[agg].result = (Datum) payloads[j];
-		agg_spill_row(ts, (Datum) keys[j].group);
+		agg_records_spill_row(ts, (Datum) keys[j].group);
 	}
 }
 
-/* A record of the exchange or a spill to the run's groups. */
-static void
-group_record(AggScanState *ts, const char *record)
-{
-	Datum		group;
-	bool		group_isnull;
-
-	decode_row(ts, record, &group, &group_isnull);
-	agg_group_row(ts, group, group_isnull);
-}
-
-/* Group a spill's next partition; false when none is left. */
-bool
-agg_run_spill_partition(AggScanState *ts, GroupSpill *spill)
-{
-	MemoryContext old;
-	const char *record;
-	Size		size;
-
-	if (!group_spill_next_partition(spill))
-		return false;
-	agg_run_begin(ts, spill->depth);
-	old = MemoryContextSwitchTo(ts->run.cxt);
-	while ((record = group_spill_next_row(spill, &size)) != NULL)
-	{
-		Assert(size >= TOPK_AGG_RECORD_BYTES(ts->planned.naggs));
-		/* results passed by reference are used where they are: aligned */
-		if (!ts->planned.results_byval)
-		{
-			resetStringInfo(&ts->spilled_record);
-			appendBinaryStringInfo(&ts->spilled_record, record, size);
-			record = ts->spilled_record.data;
-		}
-		group_record(ts, record);
-	}
-	MemoryContextSwitchTo(old);
-	ts->stats.counters.counts[COUNT_SPILL_BATCHES]++;
-	agg_run_end(ts);
-	return true;
-}
-
-/* Group the partition that this process claimed from the exchange, in a run. */
-void
-agg_run_exchange_partition(AggScanState *ts)
-{
-	MemoryContext old;
-	instr_time	start;
-	instr_time	end;
-	const char *record;
-
-	INSTR_TIME_SET_CURRENT(start);
-	agg_run_begin(ts, 0);
-	agg_run_start_gpu_jobs(ts);
-	old = MemoryContextSwitchTo(ts->run.cxt);
-	while ((record = group_exchange_next_row(ts->exchange)) != NULL)
-		group_record(ts, record);
-	MemoryContextSwitchTo(old);
-	INSTR_TIME_SET_CURRENT(end);
-	INSTR_TIME_SUBTRACT(end, start);
-	ts->stats.group_ms += INSTR_TIME_GET_MILLISEC(end);
-	ts->stats.leader_partitions += !IsParallelWorker();
-	agg_run_end(ts);
-}

@@ -14,8 +14,6 @@
 #ifndef AGG_SCAN_H
 #define AGG_SCAN_H
 
-#include "nodes/extensible.h"
-
 typedef enum TopkAggField
 {
 	AGG_FIELD_RELID,			/* IntList of one: the table's range table index
@@ -56,13 +54,5 @@ typedef enum TopkAggMode
 #define TOPK_AGG_RECORD_AGG_BYTES (2 * sizeof(uint64) + 2)
 #define TOPK_AGG_RECORD_BYTES(naggs) \
 	(TOPK_AGG_RECORD_AGG_OFFSET + TOPK_AGG_RECORD_AGG_BYTES * (naggs))
-
-extern const CustomScanMethods topk_agg_scan_methods;
-
-/* agg_path.c */
-extern void topk_agg_path_init(void);
-
-/* agg_exec.c */
-extern Node *topk_agg_create_scan_state(CustomScan *cscan);
 
 #endif							/* AGG_SCAN_H */

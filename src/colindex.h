@@ -29,6 +29,7 @@
 
 #include "access/amapi.h"
 #include "access/itup.h"
+#include "nodes/execnodes.h"
 #include "storage/bufpage.h"
 #include "utils/relcache.h"
 
@@ -187,10 +188,23 @@ extern bool colindex_page_add(const ColIndexLayout *layout, Page page, ItemPoint
 extern void colindex_page_free_slot(const ColIndexLayout *layout, Page page, int slot);
 extern bool colindex_page_move(const ColIndexLayout *layout, Page dest, Page src, int slot);
 extern void colindex_page_kill_slot(const ColIndexLayout *layout, Page page, int slot);
-extern void colindex_insert(Relation index, ItemPointer tid, const Datum *values,
-							const bool *isnull);
+extern bool colindex_page_has_room(const ColIndexLayout *layout, Page page);
 
 /* colindex_am.c: the access method */
 extern Oid	colindex_am_oid(void);
+
+/* its callbacks: colindex_build.c, colindex_insert.c, colindex_vacuum.c */
+extern IndexBuildResult *colindex_build(Relation heap, Relation index, IndexInfo *info);
+extern void colindex_build_empty(Relation index);
+extern bool colindex_insert(Relation index, Datum *values, bool *isnull, ItemPointer tid,
+							Relation heap, IndexUniqueCheck check_unique, bool unchanged,
+							IndexInfo *info);
+extern void colindex_insert_set_block(Relation index, BlockNumber insert_block);
+extern IndexBulkDeleteResult *colindex_bulk_delete(IndexVacuumInfo *info,
+												   IndexBulkDeleteResult *stats,
+												   IndexBulkDeleteCallback callback,
+												   void *callback_state);
+extern IndexBulkDeleteResult *colindex_vacuum_cleanup(IndexVacuumInfo *info,
+													  IndexBulkDeleteResult *stats);
 
 #endif							/* COLINDEX_H */

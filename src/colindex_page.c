@@ -1,27 +1,20 @@
 /*-------------------------------------------------------------------------
  *
  * colindex_page.c
- *	  The column index's pages: their layout, and entries added to and
- *	  freed from them, WAL-logged with generic WAL records.
- *
- * An insert goes to the metapage's insert block while it has a free slot;
- * then to a page the free space map names (pages where VACUUM freed
- * slots); then to a new page, which becomes the insert block.  Data pages
- * are locked only after the metapage is unlocked, or while it is locked
- * exclusively to extend the index, so two inserts cannot deadlock.
+ *	  The column index's pages: their layout, and entries added to, moved
+ *	  between and freed from a page; the callers WAL-log the changes with
+ *	  generic WAL records (colindex_build.c, colindex_insert.c,
+ *	  colindex_vacuum.c).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "access/generic_xlog.h"
 #include "catalog/pg_type_d.h"
 #include "storage/bufmgr.h"
-#include "storage/indexfsm.h"
-#include "storage/lmgr.h"
 #include "utils/memutils.h"
-#include "utils/timestamp.h"
 #include "utils/rel.h"
+#include "utils/timestamp.h"
 
 #include "colindex.h"
 #include "colindex_changes.h"
@@ -232,6 +225,13 @@ colindex_page_add(const ColIndexLayout *layout, Page page, ItemPointer tid,
 	return true;
 }
 
+/* Whether the page has a free slot. */
+bool
+colindex_page_has_room(const ColIndexLayout *layout, Page page)
+{
+	return free_slot(layout, page) >= 0;
+}
+
 void
 colindex_page_free_slot(const ColIndexLayout *layout, Page page, int slot)
 {
@@ -282,96 +282,3 @@ colindex_page_kill_slot(const ColIndexLayout *layout, Page page, int slot)
 	set_bit((char *) page + layout->killed_offset, slot, true);
 }
 
-/* Add the entry to the page in buf (locked exclusively) if it has room. */
-static bool
-add_logged(Relation index, const ColIndexLayout *layout, Buffer buf, ItemPointer tid,
-		   const Datum *values, const bool *isnull)
-{
-	GenericXLogState *state = GenericXLogStart(index);
-	Page		page = GenericXLogRegisterBuffer(state, buf, 0);
-
-	if (colindex_is_data_page(page) &&
-		colindex_page_add(layout, page, tid, values, isnull))
-	{
-		GenericXLogFinish(state);
-		colindex_changes_note(index, BufferGetBlockNumber(buf));
-		return true;
-	}
-	GenericXLogAbort(state);
-	return false;
-}
-
-/*
- * Add the entry to the block if it has room; a page from the free space
- * map that still has room goes back into it.
- */
-static bool
-add_to_block(Relation index, const ColIndexLayout *layout, BlockNumber block,
-			 bool from_fsm, ItemPointer tid, const Datum *values, const bool *isnull)
-{
-	Buffer		buf = ReadBuffer(index, block);
-	bool		added;
-
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	added = add_logged(index, layout, buf, tid, values, isnull);
-	if (added && from_fsm && free_slot(layout, BufferGetPage(buf)) >= 0)
-		RecordFreeIndexPage(index, block);
-	UnlockReleaseBuffer(buf);
-	return added;
-}
-
-/* Add an entry: to the insert block, a page with free slots, or a new page. */
-void
-colindex_insert(Relation index, ItemPointer tid, const Datum *values, const bool *isnull)
-{
-	const ColIndexLayout *layout = colindex_layout(index);
-	Buffer		metabuf = ReadBuffer(index, COLINDEX_METAPAGE_BLKNO);
-	ColIndexMeta *meta = (ColIndexMeta *) PageGetContents(BufferGetPage(metabuf));
-	BlockNumber tried;
-	BlockNumber block;
-	Buffer		buf;
-	GenericXLogState *state;
-	Page		page;
-
-	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
-	tried = meta->insert_block;
-	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
-	if (tried != InvalidBlockNumber &&
-		add_to_block(index, layout, tried, false, tid, values, isnull))
-	{
-		ReleaseBuffer(metabuf);
-		return;
-	}
-	while ((block = GetFreeIndexPage(index)) != InvalidBlockNumber)
-		if (add_to_block(index, layout, block, true, tid, values, isnull))
-		{
-			ReleaseBuffer(metabuf);
-			return;
-		}
-
-	/* a new page, unless another insert has made one meanwhile */
-	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	if (meta->insert_block != InvalidBlockNumber && meta->insert_block != tried &&
-		add_to_block(index, layout, meta->insert_block, false, tid, values, isnull))
-	{
-		UnlockReleaseBuffer(metabuf);
-		return;
-	}
-	LockRelationForExtension(index, ExclusiveLock);
-	buf = ReadBuffer(index, P_NEW);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	UnlockRelationForExtension(index, ExclusiveLock);
-
-	state = GenericXLogStart(index);
-	page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
-	colindex_init_data_page(page, layout);
-	if (!colindex_page_add(layout, page, tid, values, isnull))
-		elog(ERROR, "could not add an entry to a new page of index \"%s\"",
-			 RelationGetRelationName(index));
-	meta = (ColIndexMeta *) PageGetContents(GenericXLogRegisterBuffer(state, metabuf, 0));
-	meta->insert_block = BufferGetBlockNumber(buf);
-	GenericXLogFinish(state);
-	colindex_changes_note(index, BufferGetBlockNumber(buf));
-	UnlockReleaseBuffer(buf);
-	UnlockReleaseBuffer(metabuf);
-}

@@ -4,7 +4,7 @@
  *	  Where top-k work runs: the GPU, through the GPU service, or the CPU
  *	  backend, as gputopk.device says.
  *
- * Backends never touch CUDA: the GPU service (service.h) owns the GPUs.
+ * Backends never touch CUDA: the GPU service owns the GPUs (service_client.h).
  * Without it (the library not in shared_preload_libraries, or no usable
  * GPU), auto uses the CPU backend and gpu is an error that says why.
  * While the service is still looking for GPUs, the question "is there a
@@ -15,63 +15,72 @@
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
 #include "miscadmin.h"
-#include "utils/wait_event.h"
+#include "utils/guc.h"
 
 #include "device.h"
-#include "gputopk.h"
 
-/* the longest wait for the service's first answer about GPUs */
-#define PROBE_WAIT_MS 10000
+int			gputopk_device = DEVICE_SETTING_AUTO;
 
-static const char *const not_preloaded_reason =
-"The GPU service runs only when gputopk is in shared_preload_libraries.";
+static const struct config_enum_entry device_options[] = {
+	{"auto", DEVICE_SETTING_AUTO, false},
+	{"gpu", DEVICE_SETTING_GPU, false},
+	{"cpu", DEVICE_SETTING_CPU, false},
+	{NULL, 0, false}
+};
 
 /*
- * The service's state once it has looked for GPUs; a service that does not
- * answer within PROBE_WAIT_MS counts as absent.
+ * An interactive "SET gputopk.device = gpu" fails at once where no GPU is
+ * usable.  Settings from configuration files, ALTER ROLE/DATABASE checks and
+ * parallel workers restoring the leader's settings are not probed (the
+ * postmaster must never touch CUDA); they fail at first use instead.
  */
-static ServiceState
-probed_state(void)
+static bool
+check_device(int *newval, void **extra, GucSource source)
 {
-	ServiceState state = service_state();
+	if (*newval != DEVICE_SETTING_GPU ||
+		source < PGC_S_INTERACTIVE || source == PGC_S_TEST ||
+		!IsUnderPostmaster || MyBackendType != B_BACKEND ||
+		IsParallelWorker())
+		return true;
 
-	for (int waited = 0; state == SERVICE_PROBING && waited < PROBE_WAIT_MS; waited += 100)
-	{
-		ConditionVariableTimedSleep(&service->state_changed, 100, PG_WAIT_EXTENSION);
-		state = service_state();
-	}
-	ConditionVariableCancelSleep();
-	return state == SERVICE_PROBING ? SERVICE_ABSENT : state;
+	if (service_gpu_usable())
+		return true;
+
+	GUC_check_errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE);
+	GUC_check_errmsg(DEVICE_NO_GPU_MESSAGE);
+	GUC_check_errdetail("%s", service_unusable_reason());
+	GUC_check_errhint(DEVICE_NO_GPU_HINT);
+	return false;
+}
+
+/* Define gputopk.device (at _PG_init). */
+void
+device_define_setting(void)
+{
+	DefineCustomEnumVariable("gputopk.device",
+							 "Where gputopk runs top-k work.",
+							 "auto uses the GPU when one is usable and the CPU backend otherwise; "
+							 "gpu demands a GPU; cpu always uses the CPU backend.",
+							 &gputopk_device,
+							 DEVICE_SETTING_AUTO,
+							 device_options,
+							 PGC_USERSET,
+							 0,
+							 check_device, NULL, NULL);
 }
 
 bool
 device_gpu_usable(void)
 {
-	return service != NULL && probed_state() != SERVICE_ABSENT;
+	return service_gpu_usable();
 }
 
-/* Why the GPU is not usable, or not usable yet, as a sentence. */
 const char *
 device_gpu_absent_reason(void)
 {
-	ServiceState state;
-
-	if (service == NULL)
-		return not_preloaded_reason;
-	state = service_state();
-	switch (state)
-	{
-		case SERVICE_ABSENT:
-			return service->reason;
-		case SERVICE_PROBING:
-			return "The GPU service did not report its GPUs in time.";
-		case SERVICE_READY:
-			break;
-		default:
-			return psprintf("The GPU service is %s.", service_state_name(state));
-	}
-	return NULL;
+	return service_unusable_reason();
 }
 
 /*
@@ -90,7 +99,7 @@ device_selected_backend(void)
 		case DEVICE_SETTING_AUTO:
 			break;
 	}
-	if (service != NULL && service_state() == SERVICE_READY)
+	if (service_ready())
 		return BACKEND_GPU;
 	ereport(DEBUG1,
 			(errmsg_internal("gputopk is using the CPU backend: no usable GPU"),

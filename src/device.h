@@ -11,6 +11,16 @@
 
 #include "service_client.h"
 
+/* values of gputopk.device */
+typedef enum DeviceSetting
+{
+	DEVICE_SETTING_AUTO,
+	DEVICE_SETTING_GPU,
+	DEVICE_SETTING_CPU
+} DeviceSetting;
+
+extern int	gputopk_device;		/* a DeviceSetting */
+
 typedef enum TopkBackend
 {
 	BACKEND_CPU,
@@ -22,6 +32,8 @@ typedef enum TopkBackend
 #define DEVICE_NO_GPU_MESSAGE "no GPU is usable for gputopk.device = gpu"
 #define DEVICE_NO_GPU_HINT \
 	"Set gputopk.device to \"auto\" to use the CPU backend when there is no GPU."
+
+extern void device_define_setting(void);
 
 /* Whether the GPU service has, or will soon have, a GPU; and why not. */
 extern bool device_gpu_usable(void);

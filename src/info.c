@@ -15,8 +15,9 @@
 #include "utils/builtins.h"
 
 #include "device.h"
-#include "gputopk.h"
-#include "service.h"
+
+/* keep in step with default_version in gputopk.control */
+#define GPUTOPK_VERSION "0.1"
 
 PG_FUNCTION_INFO_V1(gputopk_version);
 PG_FUNCTION_INFO_V1(gputopk_devices);
@@ -75,11 +76,15 @@ put_cpu_row(Tuplestorestate *store, TupleDesc desc, bool selected)
 static void
 put_gpu_rows(Tuplestorestate *store, TupleDesc desc, bool selected)
 {
-	if (service == NULL || !device_gpu_usable())
+	ServiceDeviceInfo *devices;
+	int			ndevices;
+
+	if (!device_gpu_usable())
 		return;
-	for (int d = 0; d < service->ndevices; d++)
+	ndevices = service_devices(&devices);
+	for (int d = 0; d < ndevices; d++)
 	{
-		ServiceDevice *dev = &service->devices[d];
+		const ServiceDeviceInfo *dev = &devices[d];
 		Datum		values[DEVICES_COLUMNS];
 		bool		nulls[DEVICES_COLUMNS] = {0};
 

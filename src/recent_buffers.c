@@ -127,7 +127,7 @@ count_use(Buffer buffer, BufferAccessStrategy strategy)
  * block, RBM_NORMAL, strategy) returns it.
  */
 Buffer
-recent_buffer_read(Relation rel, BlockNumber block, BufferAccessStrategy strategy)
+recent_buffers_read(Relation rel, BlockNumber block, BufferAccessStrategy strategy)
 {
 	RememberedRelation *known = remembered_relation(rel, block);
 	Buffer		buf;

@@ -12,7 +12,7 @@
 #include "storage/bufmgr.h"
 #include "utils/relcache.h"
 
-extern Buffer recent_buffer_read(Relation rel, BlockNumber block,
-								 BufferAccessStrategy strategy);
+extern Buffer recent_buffers_read(Relation rel, BlockNumber block,
+								  BufferAccessStrategy strategy);
 
 #endif							/* RECENT_BUFFERS_H */

@@ -21,7 +21,7 @@
  *
  * Text and varchar columns compile too, in = and <> comparisons and IN
  * lists under a deterministic collation, where equality is equality of
- * bytes.  Over a column index's entries (filter_program_compile_coded),
+ * bytes.  Over a column index's entries (scan_filter_program_compile_coded),
  * with any run constants: the entries hold the values' dictionary codes,
  * and a run constant becomes its code when the run starts.  Over heap
  * tuples, with constants (not parameters) of at most
@@ -588,22 +588,22 @@ compile(List *clauses, Index scanrelid, PlanState *parent, const FilterTextCodes
 }
 
 FilterProgram *
-filter_program_compile(List *clauses, Index scanrelid, PlanState *parent, List **rest)
+scan_filter_program_compile(List *clauses, Index scanrelid, PlanState *parent, List **rest)
 {
 	return compile(clauses, scanrelid, parent, NULL, rest);
 }
 
 /* A program over a column index's entries, whose text columns hold codes. */
 FilterProgram *
-filter_program_compile_coded(List *clauses, Index scanrelid, PlanState *parent,
-							 const FilterTextCodes *codes, List **rest)
+scan_filter_program_compile_coded(List *clauses, Index scanrelid, PlanState *parent,
+								  const FilterTextCodes *codes, List **rest)
 {
 	return compile(clauses, scanrelid, parent, codes, rest);
 }
 
 /* Whether a clause compiles: for the planner, which costs it less. */
 bool
-filter_program_compiles(Node *clause, Index scanrelid)
+scan_filter_program_compiles(Node *clause, Index scanrelid)
 {
 	Builder		b = {.scanrelid = scanrelid};
 
@@ -612,7 +612,7 @@ filter_program_compiles(Node *clause, Index scanrelid)
 
 /* Whether a clause compiles into a program over a column index's entries. */
 bool
-filter_program_compiles_coded(Node *clause, Index scanrelid)
+scan_filter_program_compiles_coded(Node *clause, Index scanrelid)
 {
 	Builder		b = {.scanrelid = scanrelid,.coded = true};
 
@@ -624,8 +624,8 @@ filter_program_compiles_coded(Node *clause, Index scanrelid)
  * prefixed as EXPLAIN prefixes the Filter line.
  */
 void
-filter_program_explain(FilterProgram *program, const char *label, List *deparse_context,
-					   ExplainState *es)
+scan_filter_program_explain(FilterProgram *program, const char *label, List *deparse_context,
+							ExplainState *es)
 {
 	ExplainPropertyText(label,
 						deparse_expression((Node *) make_ands_explicit(program->clauses),
@@ -683,7 +683,7 @@ build_set(const FilterProgram *program, FilterValueSet *set, Oid elemtype, Datum
 
 /* The program's parts, for a device that runs it; run constants as last bound. */
 void
-filter_program_parts(const FilterProgram *program, FilterProgramParts *parts)
+scan_filter_program_parts(const FilterProgram *program, FilterProgramParts *parts)
 {
 	parts->nloads = program->ncolumns;
 	parts->loads = program->columns;
@@ -697,7 +697,7 @@ filter_program_parts(const FilterProgram *program, FilterProgramParts *parts)
 
 /* Evaluate the run constants: before each run, as parameters may change. */
 void
-filter_program_bind(FilterProgram *program, ExprContext *econtext)
+scan_filter_program_bind(FilterProgram *program, ExprContext *econtext)
 {
 	MemoryContextReset(program->sets_cxt);
 	for (int i = 0; i < program->nconstants; i++)
@@ -742,7 +742,7 @@ run_steps(FilterProgram *program)
 
 /* Whether the row satisfies every compiled clause. */
 bool
-filter_program_passes(FilterProgram *program, HeapTuple tuple, TupleDesc desc)
+scan_filter_program_passes(FilterProgram *program, HeapTuple tuple, TupleDesc desc)
 {
 	for (int i = 0; i < program->ncolumns; i++)
 	{
@@ -756,7 +756,7 @@ filter_program_passes(FilterProgram *program, HeapTuple tuple, TupleDesc desc)
 
 /* The kind of value a column of the type stores, as filter_value_key reads it. */
 FilterValueKind
-filter_value_kind(Oid type)
+scan_filter_value_kind(Oid type)
 {
 	switch (type)
 	{

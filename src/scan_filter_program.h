@@ -51,19 +51,19 @@ typedef struct FilterTextCodes
 
 struct ExplainState;
 
-extern FilterProgram *filter_program_compile(List *clauses, Index scanrelid,
-											 PlanState *parent, List **rest);
-extern FilterProgram *filter_program_compile_coded(List *clauses, Index scanrelid,
-												   PlanState *parent,
-												   const FilterTextCodes *codes, List **rest);
-extern bool filter_program_compiles(Node *clause, Index scanrelid);
-extern bool filter_program_compiles_coded(Node *clause, Index scanrelid);
-extern void filter_program_explain(FilterProgram *program, const char *label,
-								   List *deparse_context, struct ExplainState *es);
-extern void filter_program_bind(FilterProgram *program, ExprContext *econtext);
-extern bool filter_program_passes(FilterProgram *program, HeapTuple tuple,
-								  TupleDesc desc);
-extern void filter_program_parts(const FilterProgram *program, FilterProgramParts *parts);
-extern FilterValueKind filter_value_kind(Oid type);
+extern FilterProgram *scan_filter_program_compile(List *clauses, Index scanrelid,
+												  PlanState *parent, List **rest);
+extern FilterProgram *scan_filter_program_compile_coded(List *clauses, Index scanrelid,
+														PlanState *parent,
+														const FilterTextCodes *codes, List **rest);
+extern bool scan_filter_program_compiles(Node *clause, Index scanrelid);
+extern bool scan_filter_program_compiles_coded(Node *clause, Index scanrelid);
+extern void scan_filter_program_explain(FilterProgram *program, const char *label,
+										List *deparse_context, struct ExplainState *es);
+extern void scan_filter_program_bind(FilterProgram *program, ExprContext *econtext);
+extern bool scan_filter_program_passes(FilterProgram *program, HeapTuple tuple,
+									   TupleDesc desc);
+extern void scan_filter_program_parts(const FilterProgram *program, FilterProgramParts *parts);
+extern FilterValueKind scan_filter_value_kind(Oid type);
 
 #endif							/* SCAN_FILTER_PROGRAM_H */

@@ -5,7 +5,7 @@
  *	  kernel.
  *
  * The filter program's parts (scan_filter_program.c) and the key program's
- * steps (topk_key_program.c) are plain data already: they are copied into
+ * steps (scan_key_program.c) are plain data already: they are copied into
  * a GpuRowProgram, each column they read described by the caller (where
  * an index entry or a heap tuple holds it), and the filter's value sets
  * gathered into one array that travels with the program.
@@ -23,7 +23,7 @@ describe_filter(const GpuProgramSource *source, GpuRowProgram *p, uint64 **set_v
 	FilterProgramParts parts;
 	size_t		nvalues = 0;
 
-	filter_program_parts(source->filter, &parts);
+	scan_filter_program_parts(source->filter, &parts);
 	if (parts.nloads > GPU_PROGRAM_MAX_LOADS || parts.nregisters > GPU_PROGRAM_MAX_REGISTERS ||
 		parts.nsteps > GPU_PROGRAM_MAX_STEPS || parts.nsets > GPU_PROGRAM_MAX_SETS)
 		return false;
@@ -70,7 +70,7 @@ describe_key(const GpuProgramSource *source, GpuRowProgram *p)
 		return source->column_of(source->arg, source->key_attno, &p->key_column);
 	if (source->key_program == NULL)
 		return false;
-	steps = key_program_steps(source->key_program, &nsteps);
+	steps = scan_key_program_steps(source->key_program, &nsteps);
 	if (nsteps > GPU_PROGRAM_MAX_KEY_STEPS)
 		return false;
 	p->nkey_steps = nsteps;
@@ -85,8 +85,8 @@ describe_key(const GpuProgramSource *source, GpuRowProgram *p)
 }
 
 bool
-gpu_program_describe(const GpuProgramSource *source, GpuRowProgram *program,
-					 uint64 **set_values, size_t *nset_values)
+scan_gpu_program_describe(const GpuProgramSource *source, GpuRowProgram *program,
+						  uint64 **set_values, size_t *nset_values)
 {
 	memset(program, 0, sizeof(GpuRowProgram));
 	*set_values = NULL;

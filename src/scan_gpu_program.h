@@ -12,7 +12,7 @@
 
 #include "gpu_program.h"
 #include "scan_filter_program.h"
-#include "topk_key_program.h"
+#include "scan_key_program.h"
 
 /* What a GPU reads of a row: a table column's place, or false if it cannot. */
 typedef bool (*GpuColumnOf) (void *arg, AttrNumber attno, GpuColumn *column);
@@ -34,7 +34,7 @@ typedef struct GpuProgramSource
  * values pointers then being offsets into them); false beyond the
  * kernel's limits or where a column cannot be read there.
  */
-extern bool gpu_program_describe(const GpuProgramSource *source, GpuRowProgram *program,
-								 uint64 **set_values, size_t *nset_values);
+extern bool scan_gpu_program_describe(const GpuProgramSource *source, GpuRowProgram *program,
+									  uint64 **set_values, size_t *nset_values);
 
 #endif							/* SCAN_GPU_PROGRAM_H */

@@ -21,13 +21,15 @@
 #include "service_client.h"
 
 void
-scan_gpu_stats_add_job(ScanGpuStats *sum, const ServiceJob *job)
+scan_gpu_stats_add_job(ScanGpuStats *sum, ServiceJob *job)
 {
-	sum->bytes_shipped += job->bytes_posted;
-	sum->queue_ms += job->queue_ms;
-	sum->wait_ms += job->wait_ms;
-	sum->copy_ms += job->copy_ms;
-	sum->kernel_ms += job->kernel_ms;
+	const ServiceJobStats *stats = service_job_stats(job);
+
+	sum->bytes_shipped += stats->bytes_posted;
+	sum->queue_ms += stats->queue_ms;
+	sum->wait_ms += stats->wait_ms;
+	sum->copy_ms += stats->copy_ms;
+	sum->kernel_ms += stats->kernel_ms;
 }
 
 void
@@ -67,4 +69,20 @@ scan_gpu_stats_explain_pages(uint64 pages_read, uint64 gpu_pages, uint64 cached_
 			ExplainPropertyFloat("GPU Page Rate", "MB/s",
 								 (double) gpu_pages * BLCKSZ / (scan_ms * 1000.0), 0, es);
 	}
+}
+
+/* The name of a plan's algorithm, for EXPLAIN. */
+const char *
+scan_gpu_stats_plan_name(GpuTopkPlan plan)
+{
+	switch (plan.algorithm)
+	{
+		case GPU_TOPK_BITONIC:
+			return "bitonic";
+		case GPU_TOPK_RADIX:
+			return "radix";
+		case GPU_TOPK_AUTO:
+			break;
+	}
+	return "none";
 }

@@ -10,6 +10,8 @@
 #ifndef SCAN_GPU_STATS_H
 #define SCAN_GPU_STATS_H
 
+#include "gpu_topk.h"
+
 struct ExplainState;
 struct ServiceJob;
 
@@ -23,7 +25,7 @@ typedef struct ScanGpuStats
 } ScanGpuStats;
 
 /* A job's share, once its answer is back. */
-extern void scan_gpu_stats_add_job(ScanGpuStats *sum, const struct ServiceJob *job);
+extern void scan_gpu_stats_add_job(ScanGpuStats *sum, struct ServiceJob *job);
 
 /*
  * EXPLAIN ANALYZE's lines for a scan that ran on the GPU: the bytes shipped,
@@ -43,5 +45,8 @@ extern void scan_gpu_stats_explain_times(const ScanGpuStats *stats,
 extern void scan_gpu_stats_explain_pages(uint64 pages_read, uint64 gpu_pages,
 										 uint64 cached_pages, uint64 unpinned_pages,
 										 double scan_ms, struct ExplainState *es);
+
+/* The name of a GPU top-k's algorithm, for EXPLAIN. */
+extern const char *scan_gpu_stats_plan_name(GpuTopkPlan plan);
 
 #endif							/* SCAN_GPU_STATS_H */

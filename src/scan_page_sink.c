@@ -17,7 +17,7 @@
  *
  * Pages unread.  With a page cache, the scan sends a block whose bit is set
  * in its copy of the visibility map page as an unpinned page with that
- * map page's LSN (page_sink_next_block).  The GPU reads the cache's copy
+ * map page's LSN (scan_page_sink_next_block).  The GPU reads the cache's copy
  * of the block if that copy was filled, or found current, by a scan that
  * read the same map page LSN, with the bit set, before it read the page;
  * else it sends the block back and the scan reads it as any other.  Why
@@ -56,9 +56,9 @@
 #include "utils/snapmgr.h"
 
 #include "device.h"
-#include "gputopk.h"
 #include "scan_page_sink.h"
 #include "service_client.h"
+#include "settings.h"
 
 /* the most pinned pages a batch holds, and the fewest worth a job */
 #define BATCH_PAGES_MAX 4096
@@ -117,7 +117,7 @@ heap_column(void *arg, AttrNumber attno, GpuColumn *column)
 	memset(column, 0, sizeof(GpuColumn));
 	column->attno = attno;
 	column->width = attr->attlen;
-	column->kind = text ? VALUE_TEXT : filter_value_kind(attr->atttypid);
+	column->kind = text ? VALUE_TEXT : scan_filter_value_kind(attr->atttypid);
 	return true;
 }
 
@@ -176,7 +176,7 @@ batch_pins(void)
 {
 	size_t		share = NBuffers / (MaxBackends + NUM_AUXILIARY_PROCS);
 
-	return Min(Min(share / 2, BATCH_PAGES_MAX), SERVICE_HEAP_PAGES(service->buffer_bytes));
+	return Min(Min(share / 2, BATCH_PAGES_MAX), SERVICE_HEAP_PAGES(service_buffer_bytes()));
 }
 
 /* Whether at least half of the reader's table is all-visible by its visibility map. */
@@ -191,7 +191,7 @@ mostly_all_visible(RowReader *reader)
 }
 
 PageSink *
-page_sink_create(RowReader *reader, const GpuProgramSource *program, uint64 k, TopkMode mode)
+scan_page_sink_create(RowReader *reader, const GpuProgramSource *program, uint64 k, TopkMode mode)
 {
 	Relation	rel = reader->rel;
 	ServiceJobSpec spec = {
@@ -209,17 +209,17 @@ page_sink_create(RowReader *reader, const GpuProgramSource *program, uint64 k, T
 	char	   *buffer;
 	PageSink   *sink;
 
-	if (reader->table_qual != NULL || !row_reader_can_read_whole(reader) ||
-		!mostly_all_visible(reader) || service == NULL || !gputopk_gpu_pages ||
-		pg_atomic_read_u32(&service->buffers_mapped) == 0 || batch_pins() < BATCH_PAGES_MIN ||
+	if (reader->table_qual != NULL || !scan_row_reader_can_read_whole(reader) ||
+		!mostly_all_visible(reader) || !gputopk_gpu_pages ||
+		!service_buffers_mapped() || batch_pins() < BATCH_PAGES_MIN ||
 		device_selected_backend() != BACKEND_GPU)
 		return NULL;
 	source.column_of = heap_column;
 	source.arg = RelationGetDescr(rel);
 	/* the request fills the job's two buffers at most */
-	if (!gpu_program_describe(&source, &request.query.program, &set_values, &nset_values) ||
+	if (!scan_gpu_program_describe(&source, &request.query.program, &set_values, &nset_values) ||
 		!describe_layout(RelationGetDescr(rel), &request.query) ||
-		sizeof(request) + sizeof(uint64) * nset_values > 2 * service->buffer_bytes)
+		sizeof(request) + sizeof(uint64) * nset_values > 2 * service_buffer_bytes())
 		return NULL;
 	request.nset_values = nset_values;
 	request.query.relation[0] = rel->rd_node.spcNode;
@@ -233,7 +233,7 @@ page_sink_create(RowReader *reader, const GpuProgramSource *program, uint64 k, T
 		return NULL;
 	sink->rel = rel;
 	sink->pins_cap = batch_pins();
-	sink->batch_cap = Min(SERVICE_HEAP_PAGES(service->buffer_bytes), BATCH_UNPINNED_MAX);
+	sink->batch_cap = Min(SERVICE_HEAP_PAGES(service_buffer_bytes()), BATCH_UNPINNED_MAX);
 	buffer = service_job_request_buffer(sink->job, &bytes);
 	memcpy(buffer, &request, sizeof(request));
 	memcpy(buffer + sizeof(request), set_values, sizeof(uint64) * nset_values);
@@ -242,7 +242,7 @@ page_sink_create(RowReader *reader, const GpuProgramSource *program, uint64 k, T
 		sink->pins[i] = palloc(sizeof(Buffer) * sink->pins_cap);
 	sink->batch = (GpuHeapPage *) service_job_buffer(sink->job);
 	/* see the header comment */
-	sink->unpinning = gputopk_gpu_page_cache_mb > 0 && RelationNeedsWAL(rel) &&
+	sink->unpinning = service_page_cache_on() && RelationNeedsWAL(rel) &&
 		!IsCatalogRelation(rel) && old_snapshot_threshold < 0 &&
 		!reader->scan->rs_base.rs_snapshot->takenDuringRecovery;
 	sink->vm_buffer = InvalidBuffer;
@@ -296,8 +296,8 @@ static void
 post_batch(PageSink *sink)
 {
 	sink->batch = (GpuHeapPage *) service_job_post(sink->job, &sink->nbatch);
-	release_pins(sink, sink->job->filling);
-	take_returned(sink, sink->job->filling);
+	release_pins(sink, service_job_filling(sink->job));
+	take_returned(sink, service_job_filling(sink->job));
 }
 
 /* The next description of the batch being filled, cleared. */
@@ -314,7 +314,7 @@ next_description(PageSink *sink)
 static void
 post_if_full(PageSink *sink)
 {
-	if (sink->nbatch == sink->batch_cap || sink->npins[sink->job->filling] == sink->pins_cap)
+	if (sink->nbatch == sink->batch_cap || sink->npins[service_job_filling(sink->job)] == sink->pins_cap)
 		post_batch(sink);
 }
 
@@ -367,12 +367,12 @@ take_last_returned(PageSink *sink)
 	if (sink->nbatch > 0)
 		post_batch(sink);
 	service_job_wait_batches(sink->job);
-	take_returned(sink, 1 - sink->job->filling);
+	take_returned(sink, 1 - service_job_filling(sink->job));
 	return sink->next_returned < sink->nreturned;
 }
 
 BlockNumber
-page_sink_next_block(PageSink *sink, RowReader *reader)
+scan_page_sink_next_block(PageSink *sink, RowReader *reader)
 {
 	for (;;)
 	{
@@ -389,7 +389,7 @@ page_sink_next_block(PageSink *sink, RowReader *reader)
 		}
 		else if (!sink->reader_done)
 		{
-			block = row_reader_next_block(reader);
+			block = scan_row_reader_next_block(reader);
 			sink->reader_done = block == InvalidBlockNumber;
 		}
 		if (block == InvalidBlockNumber)
@@ -398,7 +398,7 @@ page_sink_next_block(PageSink *sink, RowReader *reader)
 				return InvalidBlockNumber;
 			continue;
 		}
-		/* before the scan reads the page, for page_sink_add */
+		/* before the scan reads the page, for scan_page_sink_add */
 		load_map_page(sink, block);
 		vm_lsn = map_page_lsn(sink, block);
 		if (!sink->unpinning || returned || vm_lsn == InvalidXLogRecPtr)
@@ -407,7 +407,7 @@ page_sink_next_block(PageSink *sink, RowReader *reader)
 		page->buffer = GPU_HEAP_UNPINNED;
 		page->block = block;
 		page->vm_lsn = vm_lsn;
-		sink->nunpinned[sink->job->filling]++;
+		sink->nunpinned[service_job_filling(sink->job)]++;
 		post_if_full(sink);
 	}
 }
@@ -416,9 +416,9 @@ StaticAssertDecl(sizeof(((WholePage *) NULL)->normal) <= sizeof(((GpuHeapPage *)
 				 "a page's line pointers do not fit the GPU's mask");
 
 void
-page_sink_add(PageSink *sink, BlockNumber block, const WholePage *whole)
+scan_page_sink_add(PageSink *sink, BlockNumber block, const WholePage *whole)
 {
-	int			filling = sink->job->filling;
+	int			filling = service_job_filling(sink->job);
 	GpuHeapPage *page = next_description(sink);
 
 	page->buffer = whole->buffer - 1;
@@ -434,7 +434,7 @@ page_sink_add(PageSink *sink, BlockNumber block, const WholePage *whole)
 }
 
 void
-page_sink_result(PageSink *sink, TopkResult *result, ScanGpuStats *gpu, PageSinkStats *stats)
+scan_page_sink_result(PageSink *sink, TopkResult *result, ScanGpuStats *gpu, PageSinkStats *stats)
 {
 	if (sink->nbatch > 0)
 		post_batch(sink);
@@ -445,10 +445,10 @@ page_sink_result(PageSink *sink, TopkResult *result, ScanGpuStats *gpu, PageSink
 		ReleaseBuffer(sink->vm_buffer);
 	sink->vm_buffer = InvalidBuffer;
 	scan_gpu_stats_add_job(gpu, sink->job);
-	stats->rows_read += sink->job->rows_read;
-	stats->rows_keyed += sink->job->rows_keyed;
-	stats->pages_cached += sink->job->pages_cached;
-	stats->pages_unpinned += sink->job->pages_unpinned;
-	stats->plan = sink->job->plan;
+	stats->rows_read += service_job_stats(sink->job)->rows_read;
+	stats->rows_keyed += service_job_stats(sink->job)->rows_keyed;
+	stats->pages_cached += service_job_stats(sink->job)->pages_cached;
+	stats->pages_unpinned += service_job_stats(sink->job)->pages_unpinned;
+	stats->plan = service_job_stats(sink->job)->plan;
 	service_job_release(sink->job);
 }

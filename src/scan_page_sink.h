@@ -9,7 +9,7 @@
  * whole to the GPU stays pinned and goes into the sink, the others' rows
  * are read on the CPU as before.  The answer is the best rows of the
  * sink's pages, known by their TIDs.  Everything is released with the
- * memory context that was current at page_sink_create, errors included.
+ * memory context that was current at scan_page_sink_create, errors included.
  *
  *-------------------------------------------------------------------------
  */
@@ -48,28 +48,28 @@ typedef struct PageSinkStats
  * read a column or the program, or too few buffers can be pinned.  Under
  * gputopk.device = gpu, an error where the GPU cannot take the job.
  */
-extern PageSink *page_sink_create(RowReader *reader, const GpuProgramSource *program, uint64 k,
-								  TopkMode mode);
+extern PageSink *scan_page_sink_create(RowReader *reader, const GpuProgramSource *program, uint64 k,
+									   TopkMode mode);
 
 /*
  * The next block for the scan to read itself, InvalidBlockNumber at the
  * end: blocks the GPU sent back, then the reader's next block that does
  * not go to the GPU unread (see scan_page_sink.c).
  */
-extern BlockNumber page_sink_next_block(PageSink *sink, RowReader *reader);
+extern BlockNumber scan_page_sink_next_block(PageSink *sink, RowReader *reader);
 
 /*
- * A block the scan read and left whole (row_reader_read_or_pin), pinned:
+ * A block the scan read and left whole (scan_row_reader_read_or_pin), pinned:
  * the GPU reads it, and the sink releases the pin.
  */
-extern void page_sink_add(PageSink *sink, BlockNumber block, const WholePage *whole);
+extern void scan_page_sink_add(PageSink *sink, BlockNumber block, const WholePage *whole);
 
 /*
  * The best rows of the pages, in the current memory context, refs being
  * TIDs (block << 16 | offset); the job's work is added to *gpu and *stats.
  * Every pin is released.
  */
-extern void page_sink_result(PageSink *sink, TopkResult *result, ScanGpuStats *gpu,
-							 PageSinkStats *stats);
+extern void scan_page_sink_result(PageSink *sink, TopkResult *result, ScanGpuStats *gpu,
+								  PageSinkStats *stats);
 
 #endif							/* SCAN_PAGE_SINK_H */

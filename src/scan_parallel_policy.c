@@ -17,8 +17,8 @@
 #include "optimizer/optimizer.h"
 #include "optimizer/paths.h"
 
-#include "gputopk.h"
 #include "scan_parallel_policy.h"
+#include "settings.h"
 
 /* parallel workers: one per this many times min_parallel_table_scan_size */
 #define SCAN_WORKER_SHARE 4

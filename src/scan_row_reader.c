@@ -28,7 +28,7 @@
  * children, no TABLESAMPLE).  For the planner.
  */
 bool
-row_reader_can_read(RangeTblEntry *rte)
+scan_row_reader_can_read(RangeTblEntry *rte)
 {
 	Relation	rel;
 	bool		heap;
@@ -44,7 +44,7 @@ row_reader_can_read(RangeTblEntry *rte)
 
 /* Start reading the table, in this process alone or in parallel. */
 void
-row_reader_begin(RowReader *reader, Snapshot snapshot)
+scan_row_reader_begin(RowReader *reader, Snapshot snapshot)
 {
 	Relation	rel = reader->rel;
 
@@ -64,7 +64,7 @@ row_reader_begin(RowReader *reader, Snapshot snapshot)
 }
 
 void
-row_reader_end(RowReader *reader)
+scan_row_reader_end(RowReader *reader)
 {
 	ExecClearTuple(reader->table_slot);
 	table_endscan(&reader->scan->rs_base);
@@ -73,7 +73,7 @@ row_reader_end(RowReader *reader)
 
 /* The next block this process reads, or InvalidBlockNumber. */
 BlockNumber
-row_reader_next_block(RowReader *reader)
+scan_row_reader_next_block(RowReader *reader)
 {
 	HeapScanDesc scan = reader->scan;
 
@@ -86,7 +86,7 @@ row_reader_next_block(RowReader *reader)
 
 /*
  * Whether a page can be read without the snapshot, where it is: a scan
- * that need not record serializable conflicts (row_reader_can_read_whole),
+ * that need not record serializable conflicts (scan_row_reader_can_read_whole),
  * outside recovery, and a page that is all-visible, every tuple on it
  * visible to every snapshot.  While the page stays pinned its tuples stay
  * where they are (moving them, pruning, takes a cleanup lock, which the pin
@@ -160,7 +160,7 @@ pin_and_lock(RowReader *reader, BlockNumber block)
 	Relation	rel = scan->rs_base.rs_rd;
 	Buffer		buffer;
 
-	buffer = recent_buffer_read(rel, block, scan->rs_strategy);
+	buffer = recent_buffers_read(rel, block, scan->rs_strategy);
 	heap_page_prune_opt(rel, buffer);
 	LockBuffer(buffer, BUFFER_LOCK_SHARE);
 	TestForOldSnapshot(scan->rs_base.rs_snapshot, rel, BufferGetPage(buffer));
@@ -186,7 +186,7 @@ set_current(RowReader *reader, Buffer buffer, BlockNumber block)
  * record serializable conflicts go through that code itself (heapgetpage).
  */
 void
-row_reader_read_page(RowReader *reader, BlockNumber block)
+scan_row_reader_read_page(RowReader *reader, BlockNumber block)
 {
 	HeapScanDesc scan = reader->scan;
 	Buffer		buffer;
@@ -204,7 +204,7 @@ row_reader_read_page(RowReader *reader, BlockNumber block)
 }
 
 bool
-row_reader_can_read_whole(RowReader *reader)
+scan_row_reader_can_read_whole(RowReader *reader)
 {
 	HeapScanDesc scan = reader->scan;
 
@@ -213,13 +213,13 @@ row_reader_can_read_whole(RowReader *reader)
 }
 
 /*
- * Read a block as row_reader_read_page does, unless the whole page can be
+ * Read a block as scan_row_reader_read_page does, unless the whole page can be
  * read elsewhere (readable_whole): then it is left pinned in whole, for the
  * caller to release, with its line pointers, and the reader has no rows for
- * it.  Only where row_reader_can_read_whole.
+ * it.  Only where scan_row_reader_can_read_whole.
  */
 bool
-row_reader_read_or_pin(RowReader *reader, BlockNumber block, WholePage *whole)
+scan_row_reader_read_or_pin(RowReader *reader, BlockNumber block, WholePage *whole)
 {
 	Buffer		buffer;
 	Page		page;
@@ -253,7 +253,7 @@ row_reader_read_or_pin(RowReader *reader, BlockNumber block, WholePage *whole)
 
 /* The current row into table_slot, as the expression context's scan tuple. */
 void
-row_reader_store(RowReader *reader)
+scan_row_reader_store(RowReader *reader)
 {
 	ExecStoreBufferHeapTuple(&reader->tuple, reader->table_slot, reader->scan->rs_cbuf);
 	reader->econtext->ecxt_scantuple = reader->table_slot;
@@ -262,10 +262,10 @@ row_reader_store(RowReader *reader)
 
 /* An expression's value on the current row (already in table_slot if quals ran). */
 Datum
-row_reader_eval(RowReader *reader, ExprState *expr, bool *isnull)
+scan_row_reader_eval(RowReader *reader, ExprState *expr, bool *isnull)
 {
 	if (reader->table_qual == NULL)
-		row_reader_store(reader);
+		scan_row_reader_store(reader);
 	return ExecEvalExpr(expr, reader->econtext, isnull);
 }
 
@@ -277,8 +277,8 @@ row_reader_eval(RowReader *reader, ExprState *expr, bool *isnull)
  * where they are while it is held; both are checked.
  */
 void
-row_reader_fetch_tids(RowReader *reader, Snapshot snapshot, const TopkResult *result,
-					  void (*keep) (void *arg), void *arg)
+scan_row_reader_fetch_tids(RowReader *reader, Snapshot snapshot, const TopkResult *result,
+						   void (*keep) (void *arg), void *arg)
 {
 	Relation	rel = reader->rel;
 	Buffer		buffer = InvalidBuffer;

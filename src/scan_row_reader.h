@@ -29,7 +29,7 @@
 
 typedef struct RowReader
 {
-	/* set up by the caller before row_reader_begin */
+	/* set up by the caller before scan_row_reader_begin */
 	Relation	rel;
 	ExprContext *econtext;
 	FilterProgram *filter;		/* the compiled WHERE clauses, or NULL */
@@ -46,12 +46,12 @@ typedef struct RowReader
 	int			next_row;
 } RowReader;
 
-extern bool row_reader_can_read(RangeTblEntry *rte);
-extern void row_reader_begin(RowReader *reader, Snapshot snapshot);
-extern void row_reader_end(RowReader *reader);
-extern BlockNumber row_reader_next_block(RowReader *reader);
-extern void row_reader_read_page(RowReader *reader, BlockNumber block);
-extern bool row_reader_can_read_whole(RowReader *reader);
+extern bool scan_row_reader_can_read(RangeTblEntry *rte);
+extern void scan_row_reader_begin(RowReader *reader, Snapshot snapshot);
+extern void scan_row_reader_end(RowReader *reader);
+extern BlockNumber scan_row_reader_next_block(RowReader *reader);
+extern void scan_row_reader_read_page(RowReader *reader, BlockNumber block);
+extern bool scan_row_reader_can_read_whole(RowReader *reader);
 /* a page left whole to another reader, pinned, and its line pointers */
 typedef struct WholePage
 {
@@ -62,12 +62,12 @@ typedef struct WholePage
 	XLogRecPtr	lsn;			/* its LSN where every change to it is WAL-logged, else 0 */
 } WholePage;
 
-extern bool row_reader_read_or_pin(RowReader *reader, BlockNumber block, WholePage *whole);
-extern Datum row_reader_eval(RowReader *reader, ExprState *expr, bool *isnull);
-extern void row_reader_store(RowReader *reader);
-extern void row_reader_fetch_tids(RowReader *reader, Snapshot snapshot,
-								  const TopkResult *result, void (*keep) (void *arg),
-								  void *arg);
+extern bool scan_row_reader_read_or_pin(RowReader *reader, BlockNumber block, WholePage *whole);
+extern Datum scan_row_reader_eval(RowReader *reader, ExprState *expr, bool *isnull);
+extern void scan_row_reader_store(RowReader *reader);
+extern void scan_row_reader_fetch_tids(RowReader *reader, Snapshot snapshot,
+									   const TopkResult *result, void (*keep) (void *arg),
+									   void *arg);
 
 /*
  * The page's next visible row that passes the quals, in reader->tuple (and
@@ -75,7 +75,7 @@ extern void row_reader_fetch_tids(RowReader *reader, Snapshot snapshot,
  * page.
  */
 static inline bool
-row_reader_next_row(RowReader *reader)
+scan_row_reader_next_row(RowReader *reader)
 {
 	while (reader->next_row < reader->scan->rs_ntuples)
 	{
@@ -86,11 +86,11 @@ row_reader_next_row(RowReader *reader)
 		reader->tuple.t_len = ItemIdGetLength(item);
 		ItemPointerSetOffsetNumber(&reader->tuple.t_self, off);
 		if (reader->filter &&
-			!filter_program_passes(reader->filter, &reader->tuple, RelationGetDescr(reader->rel)))
+			!scan_filter_program_passes(reader->filter, &reader->tuple, RelationGetDescr(reader->rel)))
 			continue;
 		if (reader->table_qual == NULL)
 			return true;
-		row_reader_store(reader);
+		scan_row_reader_store(reader);
 		if (ExecQual(reader->table_qual, reader->econtext))
 			return true;
 	}
@@ -102,7 +102,7 @@ row_reader_next_row(RowReader *reader)
  * case inlined: the scan loops call this for every row.
  */
 static pg_attribute_always_inline Datum
-row_reader_column(RowReader *reader, AttrNumber attno, TupleDesc desc, bool *isnull)
+scan_row_reader_column(RowReader *reader, AttrNumber attno, TupleDesc desc, bool *isnull)
 {
 	HeapTuple	tuple = &reader->tuple;
 

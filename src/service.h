@@ -5,7 +5,7 @@
  *	  server, and the shared memory through which backends hand it work.
  *
  * The service exists when the library is in shared_preload_libraries
- * (service_shmem.c registers it).  It alone initialises CUDA, opens every
+ * (service.c registers it).  It alone initialises CUDA, opens every
  * usable GPU, calibrates the engine's cost model once per GPU, and
  * registers PostgreSQL's main shared memory segment with CUDA, so that
  * the GPU copies from it by DMA (service_main.c).  It runs one thread per
@@ -27,27 +27,17 @@
 #include "port/atomics.h"
 #include "portability/instr_time.h"
 #include "storage/condition_variable.h"
-#include "storage/relfilenode.h"
 
 #include "gpu_heap.h"
 #include "gpu_index.h"
 #include "gpu_topk.h"
+#include "service_protocol.h"
 
 /* the most GPUs the service opens */
 #define SERVICE_MAX_DEVICES 16
 
 #define SERVICE_REASON_BYTES 512
 #define SERVICE_MESSAGE_BYTES 512
-
-/* the service as backends see it */
-typedef enum ServiceState
-{
-	SERVICE_PROBING,			/* looking for GPUs (the state at server start) */
-	SERVICE_STARTING,			/* GPUs found: contexts, registration, calibration */
-	SERVICE_READY,				/* taking jobs */
-	SERVICE_RESTARTING,			/* exited after a fault; the postmaster restarts it */
-	SERVICE_ABSENT				/* no usable GPU: reason says why */
-} ServiceState;
 
 /*
  * Faults a superuser can inject into the next job (gputopk_service_inject_fault);
@@ -60,30 +50,6 @@ typedef enum ServiceFault
 	SERVICE_FAULT_DEVICE_ERROR, /* the next job's GPU hits a sticky error */
 	SERVICE_FAULT_EXIT			/* the service exits at the next job's batch */
 } ServiceFault;
-
-/* what a job does: its kind and, for a top-k, its keys */
-typedef enum ServiceJobKind
-{
-	SERVICE_JOB_TOPK,			/* keys in, the k largest with ordinals out */
-	SERVICE_JOB_GROUPED,		/* (group, key) and payload rows in, each
-								 * group's top k out (gpu_grouped.h) */
-	SERVICE_JOB_INDEX,			/* a column index's changed pages in, each
-								 * round's candidates out (gpu_index.h) */
-	SERVICE_JOB_PAGES			/* pinned heap pages of shared_buffers in, the
-								 * k best rows' keys and TIDs out (gpu_heap.h) */
-} ServiceJobKind;
-
-typedef struct ServiceJobSpec
-{
-	ServiceJobKind kind;
-	int			key_width;		/* top-k and pages: 4 or 8 */
-	uint64		k;
-	TopkMode	mode;			/* top-k and pages */
-	GpuTopkAlgorithm algorithm; /* top-k and pages */
-	RelFileNode index_node;		/* index: the index's relfilenode, */
-	uint32		index_generation;	/* its entry in colindex_changes.c, */
-	uint32		index_blocks;	/* and its size when the job starts */
-} ServiceJobSpec;
 
 /*
  * A job slot's life.  The backend claims a free slot (FREE -> CLAIMED),
@@ -159,47 +125,10 @@ typedef struct ServiceSlot
 								 * it did not read */
 } ServiceSlot;
 
-/*
- * An index job's pages in a buffer: pages, then their block numbers.  Its
- * SLOT_INDEX_SELECT request, at the start of the slot's two buffers (which
- * lie one after the other): this header, then the filter's set values,
- * then the positions tied at the threshold that earlier rounds fetched.
- */
-#define SERVICE_INDEX_PAGES(buffer_bytes) ((buffer_bytes) / (BLCKSZ + sizeof(uint32)))
-
-typedef struct ServiceIndexRequest
-{
-	uint64		epoch;			/* the copy is current as of this epoch */
-	uint64		nset_values;
-	uint64		ntied;
-	GpuIndexQuery query;
-} ServiceIndexRequest;
-
-/*
- * A pages job's SLOT_PAGES_QUERY request, at the start of the slot's two
- * buffers: this header, then the filter's set values.  Its batches are
- * GpuHeapPages, each page pinned by the backend until the batch is done,
- * or unpinned, vouched for by the visibility map: the blocks of those the
- * GPU's page cache has no current copy of come back at the buffer's start
- * (returned).
- */
-#define SERVICE_HEAP_PAGES(buffer_bytes) ((buffer_bytes) / sizeof(GpuHeapPage))
-
-typedef struct ServicePagesRequest
-{
-	uint64		nset_values;
-	GpuHeapQuery query;
-} ServicePagesRequest;
-
 /* a GPU the service opened, and what it did */
 typedef struct ServiceDevice
 {
-	int			ordinal;		/* CUDA's */
-	char		name[256];
-	uint64		memory_bytes;
-	int			multiprocessors;
-	int			cc_major;
-	int			cc_minor;
+	ServiceDeviceInfo info;
 	pg_atomic_uint64 memory_free;	/* refreshed by the service */
 	pg_atomic_uint32 jobs_running;
 	pg_atomic_uint64 jobs_done;
@@ -232,7 +161,7 @@ typedef struct ServiceShared
 	ServiceSlot slots[FLEXIBLE_ARRAY_MEMBER];
 } ServiceShared;
 
-/* service_shmem.c */
+/* service.c */
 extern ServiceShared *service;	/* NULL unless preloaded */
 extern int	gputopk_service_jobs;
 extern int	gputopk_service_buffer_kb;
@@ -240,6 +169,7 @@ extern int	gputopk_gpu_cache_mb;
 extern int	gputopk_gpu_page_cache_mb;
 
 extern void service_init(void);
+
 extern char *service_buffer(int slot, int buffer);
 extern ServiceState service_state(void);
 extern const char *service_state_name(ServiceState state);
@@ -247,9 +177,5 @@ extern void service_set_state(ServiceState state);
 extern void service_wake(void);
 extern void service_wake_owner(ServiceSlot *slot);
 extern void service_free_slot(ServiceSlot *slot);
-
-/* service_main.c */
-extern PGDLLEXPORT void gputopk_service_main(Datum arg);
-extern const char *service_buffers_on_device(int device);
 
 #endif							/* SERVICE_H */

@@ -30,12 +30,133 @@
 #include "utils/memutils.h"
 #include "utils/wait_event.h"
 
+#include "service.h"
 #include "service_client.h"
 
 /* the longest latch wait before the service's health is looked at again */
 #define WAIT_POLL_MS 100
 /* the wait between looks for a free slot, when all are taken */
 #define SLOT_POLL_MS 5
+
+/* a backend's job: its slot, and where it stands */
+struct ServiceJob
+{
+	int			index;			/* the slot's */
+	ServiceSlot *slot;
+	ServiceJobKind kind;
+	uint32		generation;		/* of the service that accepted it */
+	uint32		posted;			/* orders posted */
+	int			filling;		/* the buffer being filled */
+	bool		released;
+	ServiceJobStats stats;
+	MemoryContextCallback callback;
+};
+
+/* the longest wait for the service's first answer about GPUs */
+#define PROBE_WAIT_MS 10000
+
+static const char *const not_preloaded_reason =
+"The GPU service runs only when gputopk is in shared_preload_libraries.";
+
+bool
+service_preloaded(void)
+{
+	return service != NULL;
+}
+
+bool
+service_ready(void)
+{
+	return service != NULL && service_state() == SERVICE_READY;
+}
+
+/*
+ * The service's state once it has looked for GPUs; a service that does not
+ * answer within PROBE_WAIT_MS counts as absent.
+ */
+static ServiceState
+probed_state(void)
+{
+	ServiceState state = service_state();
+
+	for (int waited = 0; state == SERVICE_PROBING && waited < PROBE_WAIT_MS; waited += 100)
+	{
+		ConditionVariableTimedSleep(&service->state_changed, 100, PG_WAIT_EXTENSION);
+		state = service_state();
+	}
+	ConditionVariableCancelSleep();
+	return state == SERVICE_PROBING ? SERVICE_ABSENT : state;
+}
+
+bool
+service_gpu_usable(void)
+{
+	return service != NULL && probed_state() != SERVICE_ABSENT;
+}
+
+/* Why the GPU is not usable, or not usable yet, as a sentence. */
+const char *
+service_unusable_reason(void)
+{
+	ServiceState state;
+
+	if (service == NULL)
+		return not_preloaded_reason;
+	state = service_state();
+	switch (state)
+	{
+		case SERVICE_ABSENT:
+			return service->reason;
+		case SERVICE_PROBING:
+			return "The GPU service did not report its GPUs in time.";
+		case SERVICE_READY:
+			break;
+		default:
+			return psprintf("The GPU service is %s.", service_state_name(state));
+	}
+	return NULL;
+}
+
+int
+service_devices(ServiceDeviceInfo **devices)
+{
+	int			ndevices = service == NULL ? 0 : service->ndevices;
+
+	*devices = palloc0(sizeof(ServiceDeviceInfo) * Max(ndevices, 1));
+	for (int d = 0; d < ndevices; d++)
+		(*devices)[d] = service->devices[d].info;
+	return ndevices;
+}
+
+int
+service_job_slots(void)
+{
+	return service == NULL ? 0 : service->nslots;
+}
+
+Size
+service_buffer_bytes(void)
+{
+	return service == NULL ? 0 : service->buffer_bytes;
+}
+
+double
+service_gpu_cache_bytes(void)
+{
+	return (double) gputopk_gpu_cache_mb * 1024 * 1024;
+}
+
+bool
+service_page_cache_on(void)
+{
+	return gputopk_gpu_page_cache_mb > 0;
+}
+
+bool
+service_buffers_mapped(void)
+{
+	return service != NULL && pg_atomic_read_u32(&service->buffers_mapped) != 0;
+}
 
 static SlotState
 job_state(ServiceJob *job)
@@ -186,7 +307,7 @@ wait_done(ServiceJob *job, uint32 orders)
 		sleep_on_latch(WAIT_POLL_MS);
 	}
 	pg_read_barrier();
-	job->wait_ms += ms_since(start);
+	job->stats.wait_ms += ms_since(start);
 }
 
 /*
@@ -297,10 +418,16 @@ service_job_start(const ServiceJobSpec *spec, bool demand, bool wait_for_slot)
 	}
 	pg_read_barrier();
 	job->generation = slot->generation;
-	job->device = service->devices[slot->device].ordinal;
-	job->index_epoch = slot->index_epoch;
-	job->queue_ms = ms_since(submitted);
+	job->stats.device = service->devices[slot->device].info.ordinal;
+	job->stats.index_epoch = slot->index_epoch;
+	job->stats.queue_ms = ms_since(submitted);
 	return job;
+}
+
+int
+service_job_filling(ServiceJob *job)
+{
+	return job->filling;
 }
 
 char *
@@ -363,7 +490,7 @@ service_job_post(ServiceJob *job, size_t *rows)
 	if (*rows > 0)
 	{
 		post_order(job, SLOT_BATCH, *rows);
-		job->bytes_posted += *rows * row_bytes(job);
+		job->stats.bytes_posted += *rows * row_bytes(job);
 		*rows = 0;
 		job->filling = 1 - job->filling;
 		/* the batch before this one used the buffer to fill next */
@@ -397,13 +524,13 @@ first_chunk(ServiceJob *job, SlotCommand command, uint64 *rows)
 	wait_done(job, job->posted);
 	post_order(job, command, 0);
 	wait_done(job, job->posted);
-	job->copy_ms = slot->copy_ms;
-	job->kernel_ms = slot->kernel_ms;
-	job->plan = slot->plan;
-	job->rows_read = slot->rows_read;
-	job->rows_keyed = slot->rows_keyed;
-	job->pages_cached = slot->pages_cached;
-	job->pages_unpinned = slot->pages_unpinned;
+	job->stats.copy_ms = slot->copy_ms;
+	job->stats.kernel_ms = slot->kernel_ms;
+	job->stats.plan = slot->plan;
+	job->stats.rows_read = slot->rows_read;
+	job->stats.rows_keyed = slot->rows_keyed;
+	job->stats.pages_cached = slot->pages_cached;
+	job->stats.pages_unpinned = slot->pages_unpinned;
 	*rows = slot->chunk_rows;
 	return slot->answer_rows;
 }
@@ -488,4 +615,10 @@ service_job_grouped_answer(ServiceJob *job, GroupedKey **keys, uint64 **payloads
 			break;
 		rows = next_chunk(job);
 	}
+}
+
+const ServiceJobStats *
+service_job_stats(ServiceJob *job)
+{
+	return &job->stats;
 }

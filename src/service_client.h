@@ -1,12 +1,15 @@
 /*-------------------------------------------------------------------------
  *
  * service_client.h
- *	  A backend's GPU job in the GPU service: start it, fill and post
- *	  batches, take the answer, release it.
+ *	  The GPU service's front door for backends: its state and GPUs, and a
+ *	  backend's GPU jobs (start one, fill and post batches, take the answer,
+ *	  release it).
  *
- * Everything waits on the backend's latch, so that cancel, termination and
- * statement_timeout act at once; a job whose memory context goes (errors
- * included) is released, and the service drops it at its next order.
+ * Only service_* files see the service's shared memory (service.h); the
+ * rest of src/ asks through these functions and service_protocol.h's types.  Everything waits on the
+ * backend's latch, so that cancel, termination and statement_timeout act
+ * at once; a job whose memory context goes (errors included) is released,
+ * and the service drops it at its next order.
  *
  *-------------------------------------------------------------------------
  */
@@ -14,19 +17,14 @@
 #define SERVICE_CLIENT_H
 
 #include "gpu_grouped.h"
-#include "service.h"
+#include "service_protocol.h"
 
-typedef struct ServiceJob
+/* A backend's job; its slot and buffers are service_client.c's. */
+typedef struct ServiceJob ServiceJob;
+
+/* what a job took, once its answer is back */
+typedef struct ServiceJobStats
 {
-	int			index;			/* the slot's */
-	ServiceSlot *slot;
-	ServiceJobKind kind;
-	uint32		generation;		/* of the service that accepted it */
-	uint32		posted;			/* orders posted */
-	int			filling;		/* the buffer being filled */
-	bool		released;
-
-	/* what the job took, once its answer is back */
 	int			device;			/* the GPU's CUDA ordinal */
 	uint64		bytes_posted;	/* in batches */
 	double		queue_ms;		/* from submitting to being accepted */
@@ -39,8 +37,33 @@ typedef struct ServiceJob
 	uint64		rows_keyed;		/* and rows that passed the filter, */
 	uint64		pages_cached;	/* and pages read from the GPU's page cache, */
 	uint64		pages_unpinned; /* of them those not pinned */
-	MemoryContextCallback callback;
-} ServiceJob;
+} ServiceJobStats;
+
+/*
+ * The service as a backend sees it.  service_preloaded: whether there is
+ * one (the library in shared_preload_libraries).  service_gpu_usable:
+ * whether it has, or will soon have, a GPU, waiting for its first answer
+ * about GPUs; service_unusable_reason says why not (NULL when ready).
+ */
+extern bool service_preloaded(void);
+extern bool service_ready(void);
+extern bool service_gpu_usable(void);
+extern const char *service_unusable_reason(void);
+
+/* its GPUs, in memory of the current context; the count */
+extern int	service_devices(ServiceDeviceInfo **devices);
+
+/*
+ * Its job slots, each slot's staging buffers' bytes, and whether the GPUs
+ * read shared_buffers in place (registered with CUDA).
+ */
+extern int	service_job_slots(void);
+extern Size service_buffer_bytes(void);
+extern bool service_buffers_mapped(void);
+
+/* gputopk.gpu_cache_size in bytes; whether gputopk.gpu_page_cache_size is set */
+extern double service_gpu_cache_bytes(void);
+extern bool service_page_cache_on(void);
 
 /*
  * Start a job.  demand: wait for the service to be ready, and throw if the
@@ -54,7 +77,8 @@ typedef struct ServiceJob
 extern ServiceJob *service_job_start(const ServiceJobSpec *spec, bool demand,
 									 bool wait_for_slot);
 
-/* The buffer to fill, and how many rows it holds. */
+/* The buffer to fill (0 or 1, and its memory), and how many rows it holds. */
+extern int	service_job_filling(ServiceJob *job);
 extern char *service_job_buffer(ServiceJob *job);
 extern size_t service_job_batch_rows(ServiceJob *job);
 
@@ -97,6 +121,9 @@ extern void service_job_index_round(ServiceJob *job, TopkResult *result, uint64 
  * (service_job_request_buffer), then sent before the first batch.
  */
 extern void service_job_pages_query(ServiceJob *job);
+
+/* What the job took; complete once its answer is back. */
+extern const ServiceJobStats *service_job_stats(ServiceJob *job);
 
 extern void service_job_release(ServiceJob *job);
 

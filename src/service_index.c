@@ -71,7 +71,7 @@ static void
 destroy_copy(ResidentIndex *r)
 {
 	cache_bytes -= blocks_bytes(r->nblocks);
-	if (r->pages != NULL && gpu_set_device(service->devices[r->device].ordinal) == GPU_OK)
+	if (r->pages != NULL && gpu_set_device(service->devices[r->device].info.ordinal) == GPU_OK)
 		gpu_index_pages_destroy(r->pages);
 	pthread_rwlock_destroy(&r->lock);
 	free(r->lsns);
@@ -147,7 +147,7 @@ reserve(ResidentIndex *r, uint32 nblocks, char *message)
 	pthread_mutex_unlock(&cache_lock);
 
 	/* dropping copies may have made another device current */
-	status = gpu_set_device(service->devices[r->device].ordinal);
+	status = gpu_set_device(service->devices[r->device].info.ordinal);
 	if (status != GPU_OK)
 		return status;
 	lsns = realloc(r->lsns, sizeof(XLogRecPtr) * grown);
@@ -243,7 +243,7 @@ service_index_acquire(const ServiceJobSpec *spec, int *device, ResidentIndex **o
 	}
 	if (r == NULL)
 	{
-		status = gpu_set_device(service->devices[*device].ordinal);
+		status = gpu_set_device(service->devices[*device].info.ordinal);
 		if (status == GPU_OK)
 			status = make_copy(spec, *device, &r, message);
 		if (status != GPU_OK)
@@ -261,7 +261,7 @@ service_index_acquire(const ServiceJobSpec *spec, int *device, ResidentIndex **o
 
 	/* room for the index as it is now, before its pages come */
 	pthread_rwlock_wrlock(&r->lock);
-	status = gpu_set_device(service->devices[r->device].ordinal);
+	status = gpu_set_device(service->devices[r->device].info.ordinal);
 	if (status == GPU_OK)
 		status = reserve(r, spec->index_blocks, message);
 	pthread_rwlock_unlock(&r->lock);

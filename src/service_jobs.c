@@ -105,6 +105,9 @@ static pthread_mutex_t fatal_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool fatal;
 static char fatal_message[SERVICE_MESSAGE_BYTES];
 
+/* where each GPU's kernels read shared_buffers, once registered (pages jobs) */
+static char *buffers_on_device[SERVICE_MAX_DEVICES];
+
 /*
  * A fault that ends the service: backends see it restarting at once (the
  * main thread, woken, exits, and the postmaster starts a new one), and no
@@ -374,7 +377,7 @@ push_batch(JobThread *jt, const SlotOrder *order)
 
 		/* the blocks of unpinned pages it could not read go back in the buffer */
 		GPU_TRY(gpu_heap_read(jt->readers[jt->device], pools[jt->device].page_cache,
-							  service_buffers_on_device(jt->device), (GpuHeapPage *) buffer,
+							  buffers_on_device[jt->device], (GpuHeapPage *) buffer,
 							  order->rows, jt->topk, (uint32 *) buffer, &missed, &jt->pages));
 		jt->slot->returned[order->buffer] = missed;
 		/* the pages that came over the bus, not from the page cache */
@@ -567,7 +570,7 @@ accept_job(JobThread *jt)
 	else if (slot->spec.kind == SERVICE_JOB_INDEX)
 		status = service_index_acquire(&slot->spec, &jt->device, &jt->resident,
 									   &slot->index_epoch, slot->message);
-	else if (slot->spec.kind == SERVICE_JOB_PAGES && service_buffers_on_device(jt->device) == NULL)
+	else if (slot->spec.kind == SERVICE_JOB_PAGES && buffers_on_device[jt->device] == NULL)
 	{
 		strlcpy(slot->message, "shared_buffers are not yet mapped for the GPU.",
 				sizeof(slot->message));
@@ -578,7 +581,7 @@ accept_job(JobThread *jt)
 	/* an index job goes to the GPU that has the index */
 	slot->device = jt->device;
 	if (status == GPU_OK)
-		status = gpu_set_device(service->devices[jt->device].ordinal);
+		status = gpu_set_device(service->devices[jt->device].info.ordinal);
 	if (status == GPU_OK)
 		status = take_object(jt);
 	if (status != GPU_OK)
@@ -655,6 +658,16 @@ run_job(JobThread *jt)
 }
 
 /*
+ * Set by the thread registering shared_buffers before it sets
+ * buffers_mapped, read by job threads after they see it set.
+ */
+void
+service_jobs_set_buffers(int device, char *on_device)
+{
+	buffers_on_device[device] = on_device;
+}
+
+/*
  * A thread of the service that used CUDA does not exit: a thread's exit
  * runs the CUDA driver's clean-up of its state, which after a sticky error
  * waited forever, and with it the service (on the H200, 2026-11-26).  Done,
@@ -678,7 +691,7 @@ job_thread_main(void *arg)
 	 * the thread: done here, before the service is ready, not in a first job.
 	 */
 	for (int d = 0; d < service->ndevices; d++)
-		(void) gpu_set_device(service->devices[d].ordinal);
+		(void) gpu_set_device(service->devices[d].info.ordinal);
 	pg_atomic_fetch_add_u32(&threads_ready, 1);
 
 	while (!should_stop())
@@ -750,7 +763,7 @@ warm_up_device(int device)
 
 	for (size_t i = 0; i < nwords; i++)
 		words[i] = (i + 1) * UINT64CONST(0x9e3779b97f4a7c15);
-	GPU_TRY(gpu_set_device(service->devices[device].ordinal));
+	GPU_TRY(gpu_set_device(service->devices[device].info.ordinal));
 	GPU_TRY(gpu_topk_create(8, 1024, TOPK_EXACT, &t));
 	status = warm_topk(t, 8, TOPK_WITH_TIES, buffers, bytes);
 	if (status == GPU_OK)

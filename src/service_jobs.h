@@ -27,6 +27,9 @@ extern void service_jobs_notify(void);
  */
 extern bool service_jobs_stop(void);
 
+/* Where a GPU's kernels read shared_buffers, once registered. */
+extern void service_jobs_set_buffers(int device, char *on_device);
+
 /* Where a thread that used CUDA ends: it waits for the process to end. */
 extern pg_attribute_noreturn() void service_thread_park(void);
 

@@ -53,6 +53,9 @@
 #include "service.h"
 #include "service_jobs.h"
 
+/* the background worker's entry point (service.c registers it by name) */
+extern PGDLLEXPORT void gputopk_service_main(Datum arg);
+
 /* how often the main thread looks for dead owners and free memory */
 #define HOUSEKEEPING_MS 1000
 
@@ -140,12 +143,12 @@ open_devices(void)
 			continue;
 		}
 		memset(dev, 0, sizeof(*dev));
-		dev->ordinal = d;
-		strlcpy(dev->name, info.name, sizeof(dev->name));
-		dev->memory_bytes = info.memory_bytes;
-		dev->multiprocessors = info.multiprocessors;
-		dev->cc_major = info.cc_major;
-		dev->cc_minor = info.cc_minor;
+		dev->info.ordinal = d;
+		strlcpy(dev->info.name, info.name, sizeof(dev->info.name));
+		dev->info.memory_bytes = info.memory_bytes;
+		dev->info.multiprocessors = info.multiprocessors;
+		dev->info.cc_major = info.cc_major;
+		dev->info.cc_minor = info.cc_minor;
 		pg_atomic_init_u64(&dev->memory_free, info.memory_bytes);
 		pg_atomic_init_u32(&dev->jobs_running, 0);
 		pg_atomic_init_u64(&dev->jobs_done, 0);
@@ -192,15 +195,6 @@ static bool buffers_thread_started;
 static pg_atomic_uint32 buffers_registered;	/* 0 running, 1 done, 2 failed */
 static double buffers_ms;
 static char buffers_error[SERVICE_MESSAGE_BYTES];
-static char *buffers_on_device[SERVICE_MAX_DEVICES];
-
-/* Where a GPU's kernels read shared_buffers, once registered (for the job threads). */
-const char *
-service_buffers_on_device(int device)
-{
-	return buffers_on_device[device];
-}
-
 /* shared_buffers registered, and their address on each GPU. */
 static GpuStatus
 map_buffers(void)
@@ -208,8 +202,11 @@ map_buffers(void)
 	GPU_TRY(gpu_host_register(BufferBlocks, (size_t) NBuffers * BLCKSZ));
 	for (int d = 0; d < service->ndevices; d++)
 	{
-		GPU_TRY(gpu_set_device(service->devices[d].ordinal));
-		GPU_TRY(gpu_host_device_pointer(BufferBlocks, &buffers_on_device[d]));
+		char	   *on_device;
+
+		GPU_TRY(gpu_set_device(service->devices[d].info.ordinal));
+		GPU_TRY(gpu_host_device_pointer(BufferBlocks, &on_device));
+		service_jobs_set_buffers(d, on_device);
 	}
 	return GPU_OK;
 }
@@ -283,13 +280,13 @@ calibrate_devices(void)
 
 		INSTR_TIME_SET_CURRENT(began);
 		block_signals(&saved);
-		status = gpu_set_device(dev->ordinal);
+		status = gpu_set_device(dev->info.ordinal);
 		if (status == GPU_OK)
 			status = gpu_topk_calibration(&calibration);
 		restore_signals(&saved);
 		if (status != GPU_OK)
 		{
-			set_reason("Calibrating device %d (%s) failed: %s", dev->ordinal, dev->name,
+			set_reason("Calibrating device %d (%s) failed: %s", dev->info.ordinal, dev->info.name,
 					   gpu_last_error());
 			return false;
 		}
@@ -297,7 +294,7 @@ calibrate_devices(void)
 		INSTR_TIME_SUBTRACT(took, began);
 		ereport(LOG,
 				(errmsg("gputopk GPU service calibrated device %d (%s) in %.0f ms",
-						dev->ordinal, dev->name, INSTR_TIME_GET_MILLISEC(took))));
+						dev->info.ordinal, dev->info.name, INSTR_TIME_GET_MILLISEC(took))));
 	}
 	return true;
 }
@@ -381,7 +378,7 @@ refresh_memory(void)
 		size_t		free_bytes;
 		size_t		total_bytes;
 
-		if (gpu_set_device(service->devices[d].ordinal) == GPU_OK &&
+		if (gpu_set_device(service->devices[d].info.ordinal) == GPU_OK &&
 			gpu_device_memory(&free_bytes, &total_bytes) == GPU_OK)
 			pg_atomic_write_u64(&service->devices[d].memory_free, free_bytes);
 	}

@@ -44,12 +44,12 @@ gputopk_service(PG_FUNCTION_ARGS)
 		bool		nulls[SERVICE_COLUMNS] = {0};
 		uint64		memory_free = pg_atomic_read_u64(&dev->memory_free);
 
-		values[0] = Int32GetDatum(dev->ordinal);
-		values[1] = CStringGetTextDatum(dev->name);
+		values[0] = Int32GetDatum(dev->info.ordinal);
+		values[1] = CStringGetTextDatum(dev->info.name);
 		values[2] = CStringGetTextDatum(service_state_name(state));
 		values[3] = Int32GetDatum(service->pid);
 		nulls[3] = service->pid == 0;
-		values[4] = Int64GetDatum((int64) (dev->memory_bytes - Min(memory_free, dev->memory_bytes)));
+		values[4] = Int64GetDatum((int64) (dev->info.memory_bytes - Min(memory_free, dev->info.memory_bytes)));
 		values[5] = Int64GetDatum((int64) memory_free);
 		values[6] = Int32GetDatum((int32) pg_atomic_read_u32(&dev->jobs_running));
 		values[7] = Int64GetDatum((int64) pg_atomic_read_u64(&dev->jobs_done));

@@ -34,23 +34,25 @@
 #include "portability/instr_time.h"
 #include "storage/bufmgr.h"
 #include "utils/builtins.h"
-#include "utils/ruleutils.h"
-#include "utils/memutils.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/ruleutils.h"
 #include "utils/snapmgr.h"
 #include "utils/tuplesort.h"
 
+#include "colindex_coverage.h"
 #include "colindex_dict.h"
-#include "gputopk.h"
+#include "colindex_select.h"
 #include "scan_counters.h"
 #include "scan_datum_key.h"
 #include "scan_filter_program.h"
 #include "scan_gpu_stats.h"
+#include "scan_key_program.h"
 #include "scan_page_sink.h"
 #include "scan_row_reader.h"
-#include "topk_index_select.h"
-#include "topk_key_program.h"
+#include "settings.h"
+#include "topk_exec.h"
 #include "topk_key_sink.h"
 #include "topk_scan.h"
 
@@ -194,7 +196,7 @@ init_sort_exprs(TopkScanState *ts, CustomScan *cscan, EState *estate)
 
 	ts->key_attno = IsA(key, Var) ? ((Var *) key)->varattno : 0;
 	if (ts->key_source == KEY_SOURCE_EXACT_FLOAT8)
-		ts->key_program = key_program_compile(key, cscan->scan.scanrelid);
+		ts->key_program = scan_key_program_compile(key, cscan->scan.scanrelid);
 	if (ts->key_attno == 0 && ts->key_program == NULL)
 		ts->key_expr = ExecInitExpr(key, &ts->css.ss.ps);
 	ts->sort_exprs = palloc0(sizeof(ExprState *) * ts->nsort);
@@ -249,10 +251,10 @@ open_index(TopkScanState *ts, CustomScan *cscan)
 
 	ts->index = index_open(oid, AccessShareLock);
 	codes.arg = ts->index;
-	covered = index_covered_clauses(cscan->scan.plan.qual, cscan->scan.scanrelid,
-									index_columns(ts->index));
-	ts->index_filter = filter_program_compile_coded(covered, cscan->scan.scanrelid,
-													&ts->css.ss.ps, &codes, &rest);
+	covered = colindex_coverage_clauses(cscan->scan.plan.qual, cscan->scan.scanrelid,
+										colindex_coverage_columns(ts->index));
+	ts->index_filter = scan_filter_program_compile_coded(covered, cscan->scan.scanrelid,
+														 &ts->css.ss.ps, &codes, &rest);
 	Assert(rest == NIL);
 	ts->candidates_per_row = floatVal(list_nth(cscan->custom_private, TOPK_FIELD_CANDIDATES));
 }
@@ -301,8 +303,8 @@ begin_topk_scan(CustomScanState *node, EState *estate, int eflags)
 		List	   *interpreted;
 
 		node->ss.ps.scanopsfixed = false;
-		ts->reader.filter = filter_program_compile(cscan->scan.plan.qual, cscan->scan.scanrelid,
-											&node->ss.ps, &interpreted);
+		ts->reader.filter = scan_filter_program_compile(cscan->scan.plan.qual, cscan->scan.scanrelid,
+														&node->ss.ps, &interpreted);
 		ts->reader.table_qual = ExecInitQual(interpreted, &node->ss.ps);
 		init_sort_exprs(ts, cscan, estate);
 		if (list_nth(private, TOPK_FIELD_INDEX) != NIL)
@@ -373,39 +375,39 @@ scan_keys(TopkScanState *ts, KeySink *sink, PageSink *pages)
 	uint64		ordinal = 0;
 	BlockNumber block;
 
-	while ((block = pages ? page_sink_next_block(pages, &ts->reader) :
-			row_reader_next_block(&ts->reader)) != InvalidBlockNumber)
+	while ((block = pages ? scan_page_sink_next_block(pages, &ts->reader) :
+			scan_row_reader_next_block(&ts->reader)) != InvalidBlockNumber)
 	{
 		uint64		page_first = ordinal;
 		WholePage	whole;
 
 		ts->counters.counts[TOPK_COUNT_PAGES_READ]++;
 		if (pages == NULL)
-			row_reader_read_page(&ts->reader, block);
-		else if (row_reader_read_or_pin(&ts->reader, block, &whole))
+			scan_row_reader_read_page(&ts->reader, block);
+		else if (scan_row_reader_read_or_pin(&ts->reader, block, &whole))
 		{
-			page_sink_add(pages, block, &whole);
+			scan_page_sink_add(pages, block, &whole);
 			ts->counters.counts[TOPK_COUNT_GPU_PAGES]++;
 			continue;
 		}
-		while (row_reader_next_row(&ts->reader))
+		while (scan_row_reader_next_row(&ts->reader))
 		{
 			bool		isnull;
 			Datum		d;
 
 			if (attno > 0)
-				d = row_reader_column(&ts->reader, attno, desc, &isnull);
+				d = scan_row_reader_column(&ts->reader, attno, desc, &isnull);
 			else if (ts->key_program)
 			{
 				double		value = 0;
 
-				isnull = !key_program_eval(ts->key_program, &ts->reader.tuple, desc, &value);
+				isnull = !scan_key_program_eval(ts->key_program, &ts->reader.tuple, desc, &value);
 				d = Float8GetDatum(value);
 			}
 			else
-				d = row_reader_eval(&ts->reader, ts->key_expr, &isnull);
+				d = scan_row_reader_eval(&ts->reader, ts->key_expr, &isnull);
 
-			key_sink_add(sink, key_of(ts, d, isnull));
+			topk_key_sink_add(sink, key_of(ts, d, isnull));
 			ordinal++;
 		}
 		if (ordinal > page_first)
@@ -470,12 +472,12 @@ fetch_rows(TopkScanState *ts, uint64 *ordinals, size_t count)
 		/* the block of ordinals[i]: the last one starting at or before it */
 		while (b + 1 < ts->nblocks && ts->blocks[b + 1].first <= ordinals[i])
 			b++;
-		row_reader_read_page(&ts->reader, ts->blocks[b].block);
+		scan_row_reader_read_page(&ts->reader, ts->blocks[b].block);
 		ordinal = ts->blocks[b].first;
 		while (i < count &&
 			   (b + 1 >= ts->nblocks || ordinals[i] < ts->blocks[b + 1].first))
 		{
-			if (!row_reader_next_row(&ts->reader))
+			if (!scan_row_reader_next_row(&ts->reader))
 				elog(ERROR, "gputopk: row " UINT64_FORMAT " of block %u is no longer visible",
 					 ordinals[i], ts->blocks[b].block);
 			if (ordinal == ordinals[i])
@@ -511,7 +513,7 @@ sorted_refs(const TopkResult *result)
 
 /*
  * A sink for the pages the GPU can read in place, where the scan allows it
- * (page_sink_create) and the GPU computes the key.  With a page sink the
+ * (scan_page_sink_create) and the GPU computes the key.  With a page sink the
  * keys of the other pages' rows stay on the CPU (one GPU job per process);
  * without one they go to the GPU as before.
  */
@@ -530,7 +532,7 @@ create_page_sink(TopkScanState *ts, uint64 k)
 	if (ts->key_source == KEY_SOURCE_LOSSY_NUMERIC ||
 		(ts->key_attno == 0 && ts->key_program == NULL))
 		return NULL;
-	return page_sink_create(&ts->reader, &program, k, ts->mode);
+	return scan_page_sink_create(&ts->reader, &program, k, ts->mode);
 }
 
 /*
@@ -551,23 +553,23 @@ select_from_table(TopkScanState *ts, instr_time *selected)
 
 	ts->reader.parallel = ts->shared ?
 		(ParallelTableScanDesc) ((char *) ts->shared + SHARED_SCAN_OFFSET) : NULL;
-	row_reader_begin(&ts->reader, ts->css.ss.ps.state->es_snapshot);
+	scan_row_reader_begin(&ts->reader, ts->css.ss.ps.state->es_snapshot);
 	/* a bound above the rows the table can hold is no bound */
 	k = Min(ts->bound, (uint64) ts->reader.scan->rs_nblocks * MaxHeapTuplesPerPage);
 	pages = create_page_sink(ts, k);
-	sink = key_sink_create(key_width(ts->key_type), k, ts->mode,
-						   (GpuTopkAlgorithm) gputopk_algorithm, pages == NULL);
+	sink = topk_key_sink_create(key_width(ts->key_type), k, ts->mode,
+								(GpuTopkAlgorithm) gputopk_algorithm, pages == NULL);
 	ts->nblocks = 0;
 	ts->blocks_cap = 0;
 	ts->blocks = NULL;
 	ts->counters.counts[TOPK_COUNT_ROWS_KEYED] += scan_keys(ts, sink, pages);
-	key_sink_result(sink, &result, &ts->counters.gpu, &ts->algorithm);
+	topk_key_sink_result(sink, &result, &ts->counters.gpu, &ts->algorithm);
 	ts->backend = sink->backend;
 	if (pages != NULL)
 	{
-		page_sink_result(pages, &gpu_result, &ts->counters.gpu, &page_stats);
+		scan_page_sink_result(pages, &gpu_result, &ts->counters.gpu, &page_stats);
 		ts->backend = BACKEND_GPU;
-		ts->algorithm = gpu_topk_plan_name(page_stats.plan);
+		ts->algorithm = scan_gpu_stats_plan_name(page_stats.plan);
 		ts->counters.counts[TOPK_COUNT_ROWS_SCANNED] += page_stats.rows_read;
 		ts->counters.counts[TOPK_COUNT_ROWS_KEYED] += page_stats.rows_keyed;
 		ts->counters.counts[TOPK_COUNT_GPU_CACHED_PAGES] += page_stats.pages_cached;
@@ -585,9 +587,9 @@ select_from_table(TopkScanState *ts, instr_time *selected)
 	scan_counters_publish(&ts->counters);
 	ordinals = sorted_refs(&result);
 	fetch_rows(ts, ordinals, result.count);
-	row_reader_fetch_tids(&ts->reader, ts->css.ss.ps.state->es_snapshot, &gpu_result,
-						  put_fetched, ts);
-	row_reader_end(&ts->reader);
+	scan_row_reader_fetch_tids(&ts->reader, ts->css.ss.ps.state->es_snapshot, &gpu_result,
+							   put_fetched, ts);
+	scan_row_reader_end(&ts->reader);
 	ts->blocks = NULL;
 }
 
@@ -599,8 +601,8 @@ keep_index_row(void *arg, TupleTableSlot *slot)
 	ExprContext *econtext = ts->css.ss.ps.ps_ExprContext;
 
 	if (ts->reader.filter &&
-		!filter_program_passes(ts->reader.filter, ExecFetchSlotHeapTuple(slot, false, NULL),
-							   RelationGetDescr(ts->css.ss.ss_currentRelation)))
+		!scan_filter_program_passes(ts->reader.filter, ExecFetchSlotHeapTuple(slot, false, NULL),
+									RelationGetDescr(ts->css.ss.ss_currentRelation)))
 		return false;
 	if (ts->reader.table_qual)
 	{
@@ -639,8 +641,8 @@ select_from_index(TopkScanState *ts, instr_time *selected)
 	uint64	   *counts = ts->counters.counts;
 
 	if (ts->index_filter)
-		filter_program_bind(ts->index_filter, ts->css.ss.ps.ps_ExprContext);
-	index_select_rows(&spec, ts->bound, keep_index_row, ts, ts->reader.table_slot, &stats);
+		scan_filter_program_bind(ts->index_filter, ts->css.ss.ps.ps_ExprContext);
+	colindex_select_rows(&spec, ts->bound, keep_index_row, ts, ts->reader.table_slot, &stats);
 	INSTR_TIME_SET_CURRENT(*selected);
 	ts->backend = stats.on_gpu ? BACKEND_GPU : BACKEND_CPU;
 	ts->algorithm = NULL;
@@ -700,7 +702,7 @@ run_topk(TopkScanState *ts)
 	old = MemoryContextSwitchTo(run_cxt);
 	INSTR_TIME_SET_CURRENT(start);
 	if (ts->reader.filter)
-		filter_program_bind(ts->reader.filter, econtext);
+		scan_filter_program_bind(ts->reader.filter, econtext);
 	if (ts->index)
 		select_from_index(ts, &mid);
 	else
@@ -800,7 +802,7 @@ start_shared_scan(TopkScanState *ts, void *coordinate, bool again)
 	void	   *scan = (char *) coordinate + SHARED_SCAN_OFFSET;
 
 	if (ts->index)
-		index_shared_blocks_init((IndexSharedBlocks *) scan);
+		colindex_select_shared_init((IndexSharedBlocks *) scan);
 	else if (!again)
 		table_parallelscan_initialize(ts->css.ss.ss_currentRelation,
 									  (ParallelTableScanDesc) scan,
@@ -969,9 +971,9 @@ explain_topk_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	if (ts->index)
 		ExplainPropertyText("Column Index", RelationGetRelationName(ts->index), es);
 	if (ts->index_filter)
-		filter_program_explain(ts->index_filter, "Index Filter", context, es);
+		scan_filter_program_explain(ts->index_filter, "Index Filter", context, es);
 	if (ts->reader.filter)
-		filter_program_explain(ts->reader.filter, "Compiled Filter", context, es);
+		scan_filter_program_explain(ts->reader.filter, "Compiled Filter", context, es);
 	if (ts->key_source == KEY_SOURCE_EXACT_FLOAT8)
 		ExplainPropertyText("Ranking Key", ts->key_program ? "float8, exact, compiled" :
 							"float8, exact", es);

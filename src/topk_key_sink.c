@@ -41,8 +41,8 @@ release_sink(void *arg)
 }
 
 KeySink *
-key_sink_create(int key_width, uint64 k, TopkMode mode, GpuTopkAlgorithm algorithm,
-				bool gpu_allowed)
+topk_key_sink_create(int key_width, uint64 k, TopkMode mode, GpuTopkAlgorithm algorithm,
+					 bool gpu_allowed)
 {
 	KeySink    *sink = palloc0(sizeof(KeySink));
 	ServiceJobSpec spec = {
@@ -77,7 +77,7 @@ key_sink_create(int key_width, uint64 k, TopkMode mode, GpuTopkAlgorithm algorit
 
 /* Hand the batch to the backend and start a new one. */
 void
-key_sink_flush(KeySink *sink)
+topk_key_sink_flush(KeySink *sink)
 {
 	if (sink->backend == BACKEND_GPU)
 		sink->batch = service_job_post(sink->job, &sink->nbatch);
@@ -89,32 +89,16 @@ key_sink_flush(KeySink *sink)
 	}
 }
 
-/* The name of a plan's algorithm, for EXPLAIN. */
-const char *
-gpu_topk_plan_name(GpuTopkPlan plan)
-{
-	switch (plan.algorithm)
-	{
-		case GPU_TOPK_BITONIC:
-			return "bitonic";
-		case GPU_TOPK_RADIX:
-			return "radix";
-		case GPU_TOPK_AUTO:
-			break;
-	}
-	return "none";
-}
-
 void
-key_sink_result(KeySink *sink, TopkResult *result, ScanGpuStats *gpu, const char **algorithm)
+topk_key_sink_result(KeySink *sink, TopkResult *result, ScanGpuStats *gpu, const char **algorithm)
 {
-	key_sink_flush(sink);
+	topk_key_sink_flush(sink);
 	*algorithm = NULL;
 	if (sink->backend == BACKEND_GPU)
 	{
 		service_job_topk_answer(sink->job, result);
 		scan_gpu_stats_add_job(gpu, sink->job);
-		*algorithm = gpu_topk_plan_name(sink->job->plan);
+		*algorithm = scan_gpu_stats_plan_name(service_job_stats(sink->job)->plan);
 		service_job_release(sink->job);
 		return;
 	}

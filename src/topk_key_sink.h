@@ -9,7 +9,7 @@
  * the one gputopk.device chooses: on the GPU, batches are written straight
  * into the job's staging buffers in shared memory, one filled while the
  * GPU copies the other (service_client.h).  Everything is freed with the
- * memory context that was current at key_sink_create, errors included.
+ * memory context that was current at topk_key_sink_create, errors included.
  *
  *-------------------------------------------------------------------------
  */
@@ -36,29 +36,26 @@ typedef struct KeySink
 } KeySink;
 
 /* gpu_allowed: false keeps the keys on the CPU backend whatever gputopk.device says */
-extern KeySink *key_sink_create(int key_width, uint64 k, TopkMode mode,
-								GpuTopkAlgorithm algorithm, bool gpu_allowed);
-extern void key_sink_flush(KeySink *sink);
+extern KeySink *topk_key_sink_create(int key_width, uint64 k, TopkMode mode,
+									 GpuTopkAlgorithm algorithm, bool gpu_allowed);
+extern void topk_key_sink_flush(KeySink *sink);
 
 /*
  * The answer, in the current memory context; on the GPU, what the job did
  * is added to *gpu and the algorithm it ran last is set (NULL on the CPU).
  */
-extern void key_sink_result(KeySink *sink, TopkResult *result, ScanGpuStats *gpu,
-							const char **algorithm);
-
-/* The name of a GPU top-k's algorithm, for EXPLAIN. */
-extern const char *gpu_topk_plan_name(GpuTopkPlan plan);
+extern void topk_key_sink_result(KeySink *sink, TopkResult *result, ScanGpuStats *gpu,
+								 const char **algorithm);
 
 static inline void
-key_sink_add(KeySink *sink, uint64 key)
+topk_key_sink_add(KeySink *sink, uint64 key)
 {
 	if (sink->key_width == 4)
 		((uint32 *) sink->batch)[sink->nbatch] = (uint32) key;
 	else
 		((uint64 *) sink->batch)[sink->nbatch] = key;
 	if (++sink->nbatch == sink->batch_cap)
-		key_sink_flush(sink);
+		topk_key_sink_flush(sink);
 }
 
 #endif							/* TOPK_KEY_SINK_H */

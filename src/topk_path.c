@@ -26,7 +26,6 @@
 #include "access/xlog.h"
 #include "catalog/pg_type_d.h"
 #include "miscadmin.h"
-#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/appendinfo.h"
 #include "optimizer/clauses.h"
@@ -42,18 +41,19 @@
 #include "utils/spccache.h"
 #include "utils/typcache.h"
 
+#include "colindex_path.h"
 #include "device.h"
-#include "gputopk.h"
 #include "scan_datum_key.h"
 #include "scan_filter_program.h"
+#include "scan_key_program.h"
 #include "scan_parallel_policy.h"
 #include "scan_row_reader.h"
-#include "service.h"
-#include "topk_key_program.h"
+#include "service_client.h"
+#include "settings.h"
+#include "topk_path.h"
+#include "topk_plan.h"
+#include "topk_rank_key.h"
 #include "topk_scan.h"
-
-/* the rows assumed for a LIMIT given as a parameter */
-#define TOPK_DEFAULT_BOUND 100.0
 
 /* cost of handing one row's key to the top-k backend, in cpu_operator_cost */
 #define TOPK_PUSH_COST_FACTOR 0.25
@@ -72,20 +72,6 @@
 #define TOPK_GPU_PAGE_BUS_COST_FACTOR 2.0
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
-
-static Plan *plan_topk_path(PlannerInfo *root, RelOptInfo *rel,
-							CustomPath *best_path, List *tlist,
-							List *clauses, List *custom_plans);
-
-static const CustomPathMethods topk_path_methods = {
-	.CustomName = TOPK_SCAN_NAME,
-	.PlanCustomPath = plan_topk_path,
-};
-
-const CustomScanMethods topk_scan_methods = {
-	.CustomName = TOPK_SCAN_NAME,
-	.CreateCustomScanState = topk_create_scan_state,
-};
 
 /* Whether the query's shape lets the scan of its one table return top-k rows. */
 static bool
@@ -119,7 +105,7 @@ query_is_topk(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 	else if (rel->reloptkind != RELOPT_BASEREL)
 		return false;
 	/* rows are found again by page and position */
-	if (!row_reader_can_read(rte))
+	if (!scan_row_reader_can_read(rte))
 		return false;
 	/* rows are found again by re-reading their pages: quals must repeat */
 	if (contain_volatile_functions((Node *) rel->baserestrictinfo))
@@ -175,7 +161,7 @@ ranking_key_of(Expr *expr, KeyType *key_type, TopkKeySource *source, Expr **key_
 	if (type != NUMERICOID)
 		return false;
 	*key_type = KEY_FLOAT8;
-	*key_expr = exact_float8_of_numeric(expr);
+	*key_expr = topk_rank_key_of_numeric(expr);
 	*source = *key_expr ? KEY_SOURCE_EXACT_FLOAT8 : KEY_SOURCE_LOSSY_NUMERIC;
 	if (*key_expr == NULL)
 		*key_expr = expr;
@@ -246,21 +232,6 @@ sort_keys_of(PlannerInfo *root, RelOptInfo *rel, List **private)
 	return true;
 }
 
-/* The bound k + m the planner assumes: constants as given, else a default. */
-double
-topk_estimated_bound(PlannerInfo *root)
-{
-	Query	   *parse = root->parse;
-	double		bound = TOPK_DEFAULT_BOUND;
-
-	if (IsA(parse->limitCount, Const))
-		bound = (double) DatumGetInt64(((Const *) parse->limitCount)->constvalue);
-	if (parse->limitOffset && IsA(parse->limitOffset, Const) &&
-		!((Const *) parse->limitOffset)->constisnull)
-		bound += (double) DatumGetInt64(((Const *) parse->limitOffset)->constvalue);
-	return Max(bound, 1.0);
-}
-
 /*
  * The cost of the WHERE clause: clauses the filter program checks cost a
  * fraction of an operator per row (their run constants are evaluated once),
@@ -280,7 +251,7 @@ where_clause_cost(PlannerInfo *root, RelOptInfo *rel, bool *all_compiled)
 		QualCost	cost;
 
 		cost_qual_eval_node(&cost, (Node *) rinfo, root);
-		if (filter_program_compiles((Node *) rinfo->clause, rel->relid))
+		if (scan_filter_program_compiles((Node *) rinfo->clause, rel->relid))
 		{
 			total.startup += cost.startup + cost.per_tuple;
 			total.per_tuple += TOPK_COMPILED_CLAUSE_COST_FACTOR * cpu_operator_cost;
@@ -295,27 +266,6 @@ where_clause_cost(PlannerInfo *root, RelOptInfo *rel, bool *all_compiled)
 	return total;
 }
 
-/* The cost of sorting the bound's rows. */
-Cost
-topk_sort_cost(double bound)
-{
-	return bound * (cpu_tuple_cost + 2.0 * cpu_operator_cost * log2(bound + 1.0));
-}
-
-/*
- * Whether the ranking key is computed without the interpreter: a column of
- * a key type, or numeric arithmetic that a key program computes.
- */
-bool
-topk_key_compiles(RelOptInfo *rel, List *private)
-{
-	TopkKeySource source = intVal(list_nth(private, TOPK_FIELD_KEY_SOURCE));
-	Expr	   *key = linitial(llast(private));
-
-	return (source == KEY_SOURCE_VALUE && IsA(key, Var)) ||
-		(source == KEY_SOURCE_EXACT_FLOAT8 && key_program_compile(key, rel->relid) != NULL);
-}
-
 /*
  * The share of the table's pages that the GPU would read in place
  * (create_page_sink in topk_exec.c): the all-visible share by the
@@ -327,8 +277,7 @@ topk_key_compiles(RelOptInfo *rel, List *private)
 static double
 gpu_pages_share(RelOptInfo *rel, List *private, bool all_compiled)
 {
-	if (!gputopk_gpu_pages || !all_compiled || service == NULL ||
-		pg_atomic_read_u32(&service->buffers_mapped) == 0 || rel->allvisfrac < 0.5 ||
+	if (!gputopk_gpu_pages || !all_compiled || !service_buffers_mapped() || rel->allvisfrac < 0.5 ||
 		IsolationIsSerializable() || RecoveryInProgress() ||
 		device_selected_backend() != BACKEND_GPU || !topk_key_compiles(rel, private))
 		return 0.0;
@@ -367,27 +316,6 @@ cost_topk_path(PlannerInfo *root, RelOptInfo *rel, Path *path, QualCost where, d
 	path->total_cost = path->startup_cost;
 }
 
-/* A GpuTopK path, not yet costed. */
-CustomPath *
-topk_make_path(PlannerInfo *root, RelOptInfo *rel, List *private, int workers)
-{
-	CustomPath *path = makeNode(CustomPath);
-
-	path->path.pathtype = T_CustomScan;
-	path->path.parent = rel;
-	path->path.pathtarget = rel->reltarget;
-	path->path.param_info = NULL;
-	path->path.parallel_aware = workers > 0;
-	path->path.parallel_safe = workers > 0;
-	path->path.parallel_workers = workers;
-	path->path.pathkeys = root->sort_pathkeys;
-	path->flags = CUSTOMPATH_SUPPORT_PROJECTION;
-	path->custom_paths = NIL;
-	path->custom_private = private;
-	path->methods = &topk_path_methods;
-	return path;
-}
-
 static Path *
 make_heap_topk_path(PlannerInfo *root, RelOptInfo *rel, List *private, int workers,
 					QualCost where, double gpu_share)
@@ -396,27 +324,6 @@ make_heap_topk_path(PlannerInfo *root, RelOptInfo *rel, List *private, int worke
 
 	cost_topk_path(root, rel, &path->path, where, gpu_share);
 	return &path->path;
-}
-
-/*
- * The workers of a partial path over rel that reads pages (the table's or
- * a column index's), or 0 where none is offered.  Besides the scan in one
- * process, such a path has each process scan its share of the pages and
- * return its own top k + m rows in order, and a Gather Merge above merges
- * them for the Limit: the true top k + m rows are among the union of every
- * process's.  A child's partial paths would go to a Parallel Append, which
- * does not keep order.
- */
-int
-topk_partial_workers(PlannerInfo *root, RelOptInfo *rel, BlockNumber pages)
-{
-	Query	   *parse = root->parse;
-
-	if (rel->reloptkind != RELOPT_BASEREL || !rel->consider_parallel ||
-		!is_parallel_safe(root, parse->limitCount) ||
-		!is_parallel_safe(root, parse->limitOffset))
-		return 0;
-	return scan_parallel_workers(rel, pages);
 }
 
 static void
@@ -439,30 +346,10 @@ topk_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	where = where_clause_cost(root, rel, &all_compiled);
 	gpu_share = gpu_pages_share(rel, private, all_compiled);
 	add_path(rel, make_heap_topk_path(root, rel, private, 0, where, gpu_share));
-	add_index_topk_paths(root, rel, private, where);
+	colindex_path_add(root, rel, private, where);
 	workers = topk_partial_workers(root, rel, rel->pages);
 	if (workers > 0)
 		add_partial_path(rel, make_heap_topk_path(root, rel, private, workers, where, gpu_share));
-}
-
-static Plan *
-plan_topk_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
-			   List *tlist, List *clauses, List *custom_plans)
-{
-	CustomScan *cscan = makeNode(CustomScan);
-
-	cscan->scan.plan.targetlist = tlist;
-	cscan->scan.plan.qual = extract_actual_clauses(clauses, false);
-	cscan->scan.scanrelid = rel->relid;
-	cscan->flags = best_path->flags;
-	cscan->custom_plans = NIL;
-	cscan->custom_exprs = list_concat(list_make2(copyObject(root->parse->limitCount),
-												 copyObject(root->parse->limitOffset)),
-									  copyObject(llast(best_path->custom_private)));
-	cscan->custom_private = list_copy_head(best_path->custom_private, TOPK_FIELD_EXPRS);
-	cscan->custom_scan_tlist = NIL;
-	cscan->methods = &topk_scan_methods;
-	return &cscan->scan.plan;
 }
 
 void

@@ -26,6 +26,7 @@
 #include "utils/fmgroids.h"
 #include "utils/numeric.h"
 
+#include "topk_rank_key.h"
 #include "topk_scan.h"
 
 /* values that are multiples of 2^grain_log2, below 2^magnitude_log2 */
@@ -177,7 +178,7 @@ exact_float8(Expr *expr, ExactRange *range)
  * row, or NULL where that cannot be shown.
  */
 Expr *
-exact_float8_of_numeric(Expr *expr)
+topk_rank_key_of_numeric(Expr *expr)
 {
 	ExactRange	range;
 

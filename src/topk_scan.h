@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * topk_scan.h
- *	  The GpuTopK custom scan: what the planner (topk_path.c) hands the
- *	  executor (topk_exec.c).
+ *	  The GpuTopK custom scan: what the planner (topk_path.c, topk_plan.c,
+ *	  colindex_path.c) hands the executor (topk_exec.c).
  *
  * The plan's custom_private is a list of TopkScanField entries in order up
  * to TOPK_FIELD_EXPRS; custom_exprs holds the LIMIT count and OFFSET
@@ -14,9 +14,6 @@
  */
 #ifndef TOPK_SCAN_H
 #define TOPK_SCAN_H
-
-#include "nodes/extensible.h"
-#include "nodes/pathnodes.h"
 
 #include "keys.h"
 
@@ -48,28 +45,5 @@ typedef enum TopkKeySource
 } TopkKeySource;
 
 #define TOPK_SCAN_NAME "GpuTopK"
-
-extern const CustomScanMethods topk_scan_methods;
-
-/* topk_path.c */
-extern void topk_path_init(void);
-extern double topk_estimated_bound(PlannerInfo *root);
-extern CustomPath *topk_make_path(PlannerInfo *root, RelOptInfo *rel, List *private,
-								  int workers);
-extern Cost topk_sort_cost(double bound);
-extern int	topk_partial_workers(PlannerInfo *root, RelOptInfo *rel, BlockNumber pages);
-extern bool topk_key_compiles(RelOptInfo *rel, List *private);
-
-/* topk_index_path.c */
-extern void add_index_topk_paths(PlannerInfo *root, RelOptInfo *rel, List *private,
-								 QualCost where);
-extern Bitmapset *index_columns(Relation index);
-extern List *index_covered_clauses(List *clauses, Index relid, Bitmapset *columns);
-
-/* topk_rank_key.c */
-extern Expr *exact_float8_of_numeric(Expr *expr);
-
-/* topk_exec.c */
-extern Node *topk_create_scan_state(CustomScan *cscan);
 
 #endif							/* TOPK_SCAN_H */

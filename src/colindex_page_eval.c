@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * topk_index_page.c
+ * colindex_page_eval.c
  *	  GpuTopK over a column index on the CPU: a page's entries evaluated a
  *	  column at a time.
  *
@@ -34,7 +34,7 @@
 #include "port/pg_bitutils.h"
 #include "port/pg_bswap.h"
 
-#include "topk_index_page.h"
+#include "colindex_page_eval.h"
 
 /* bytes between prefetches: a cache line on x86-64 and most of arm64 */
 #define PREFETCH_STRIDE 64
@@ -151,7 +151,7 @@ prepare_filter(IndexPageEval *eval, FilterProgram *filter, const AttrNumber *att
 	const ColIndexLayout *layout = eval->layout;
 	FilterProgramParts parts;
 
-	filter_program_parts(filter, &parts);
+	scan_filter_program_parts(filter, &parts);
 	eval->nloads = parts.nloads;
 	eval->loads = palloc(sizeof(ColumnLoad) * Max(parts.nloads, 1));
 	for (int i = 0; i < parts.nloads; i++)
@@ -159,7 +159,7 @@ prepare_filter(IndexPageEval *eval, FilterProgram *filter, const AttrNumber *att
 		ColumnLoad *load = &eval->loads[i];
 
 		load->column = index_column(layout, attnos, parts.loads[i].attno);
-		load->kind = filter_value_kind(layout->types[load->column]);
+		load->kind = scan_filter_value_kind(layout->types[load->column]);
 		load->to_float8 = parts.loads[i].to_float8;
 		load->value_needed = parts.loads[i].value_needed;
 		load->reg = parts.loads[i].reg;
@@ -202,7 +202,7 @@ prepare_key(IndexPageEval *eval, const IndexSelectSpec *spec, const AttrNumber *
 		return;
 	}
 	Assert(spec->key_type == KEY_FLOAT8);
-	eval->key_steps = key_program_steps(spec->key_program, &eval->nkey_steps);
+	eval->key_steps = scan_key_program_steps(spec->key_program, &eval->nkey_steps);
 	eval->key_step_columns = palloc(sizeof(int) * eval->nkey_steps);
 	for (int i = 0; i < eval->nkey_steps; i++)
 		if (key_step_is_column(&eval->key_steps[i]))
@@ -217,8 +217,8 @@ prepare_key(IndexPageEval *eval, const IndexSelectSpec *spec, const AttrNumber *
 }
 
 IndexPageEval *
-index_page_eval_create(const IndexSelectSpec *spec, const ColIndexLayout *layout,
-					   const AttrNumber *attnos, bool skip_killed)
+colindex_page_eval_create(const IndexSelectSpec *spec, const ColIndexLayout *layout,
+						  const AttrNumber *attnos, bool skip_killed)
 {
 	IndexPageEval *eval = palloc0(sizeof(IndexPageEval));
 
@@ -256,13 +256,13 @@ prefetch_ranges(Page page, const PageRange *ranges, int n)
 }
 
 /*
- * Start bringing the parts of a page that index_page_eval reads with the
+ * Start bringing the parts of a page that colindex_page_eval reads with the
  * round's cut at floor into the CPU's cache: called for a page ahead while
  * this one is evaluated, it hides the memory's latency (the cut only
  * rises).  The page need not be locked, as nothing is read.
  */
 void
-index_page_eval_prefetch(const IndexPageEval *eval, Page page, uint64 floor)
+colindex_page_eval_prefetch(const IndexPageEval *eval, Page page, uint64 floor)
 {
 	prefetch_ranges(page, eval->bitmap_ranges, eval->nbitmap_ranges);
 	if (!only_nulls_enter(eval, floor))
@@ -869,8 +869,8 @@ filter_candidates(IndexPageEval *eval, Page page, int high, uint64 *keys, uint16
  * page's slots); returns how many, and adds the entries read to *scanned.
  */
 PAGE_EVAL_VARIANTS int
-index_page_eval(IndexPageEval *eval, Page page, uint64 floor, uint64 *keys, uint16 *slots,
-				uint64 *scanned)
+colindex_page_eval(IndexPageEval *eval, Page page, uint64 floor, uint64 *keys, uint16 *slots,
+				   uint64 *scanned)
 {
 	int			high = colindex_data_header(page)->high;
 	int			n;

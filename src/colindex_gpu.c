@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * topk_index_gpu.c
+ * colindex_gpu.c
  *	  GpuTopK over a column index on the GPU: the GPU service's copy of the
  *	  index brought up to date, and each round's candidates selected there.
  *
@@ -14,7 +14,7 @@
  * compiled WHERE clauses over indexed columns, the ranking key (a column
  * or a key program) and what earlier rounds covered, and gets back the
  * candidates' keys and positions, as a round on the CPU gives them
- * (topk_index_select.c), which fetches and rechecks them as usual.
+ * (colindex_select.c), which fetches and rechecks them as usual.
  *
  * The GPU reads an index only where every change of its pages is
  * recorded: a WAL-logged index (pages carry the LSNs the service orders
@@ -33,9 +33,9 @@
 #include "utils/rel.h"
 
 #include "colindex_changes.h"
+#include "colindex_gpu.h"
 #include "device.h"
 #include "scan_gpu_program.h"
-#include "topk_index_gpu.h"
 
 struct IndexGpu
 {
@@ -67,7 +67,7 @@ index_column(void *arg, AttrNumber attno, GpuColumn *column)
 	column->null_offset = layout->null_offsets[i];
 	column->value_offset = layout->value_offsets[i];
 	column->width = layout->widths[i];
-	column->kind = filter_value_kind(layout->types[i]);
+	column->kind = scan_filter_value_kind(layout->types[i]);
 	return true;
 }
 
@@ -100,7 +100,7 @@ describe_query(IndexGpu *g, const IndexSelectSpec *spec, const ColIndexLayout *l
 	q->killed_offset = layout->killed_offset;
 	q->skip_killed = skip_killed;
 	q->exact = spec->exact;
-	return gpu_program_describe(&source, &q->program, &g->set_values, &g->nset_values);
+	return scan_gpu_program_describe(&source, &q->program, &g->set_values, &g->nset_values);
 }
 
 /*
@@ -119,7 +119,7 @@ send_changed_pages(IndexGpu *g, Relation index, uint32 generation, IndexSelectSt
 	size_t		per_buffer = service_job_batch_rows(job);
 	size_t		rows = 0;
 	char	   *buffer = service_job_buffer(job);
-	ChangesSince since = colindex_changes_since(index, generation, job->index_epoch, &epoch,
+	ChangesSince since = colindex_changes_since(index, generation, service_job_stats(job)->index_epoch, &epoch,
 												&blocks, &nchanged);
 
 	if (since == CHANGES_UNTRACKED)
@@ -150,8 +150,8 @@ send_changed_pages(IndexGpu *g, Relation index, uint32 generation, IndexSelectSt
 }
 
 IndexGpu *
-index_gpu_begin(const IndexSelectSpec *spec, const ColIndexLayout *layout,
-				const AttrNumber *attnos, bool skip_killed, IndexSelectStats *stats)
+colindex_gpu_begin(const IndexSelectSpec *spec, const ColIndexLayout *layout,
+				   const AttrNumber *attnos, bool skip_killed, IndexSelectStats *stats)
 {
 	Relation	index = spec->index;
 	ServiceJobSpec job_spec = {
@@ -165,7 +165,7 @@ index_gpu_begin(const IndexSelectSpec *spec, const ColIndexLayout *layout,
 	};
 	IndexGpu   *g;
 
-	if (service == NULL || !RelationNeedsWAL(index) || RecoveryInProgress() ||
+	if (!service_preloaded() || !RelationNeedsWAL(index) || RecoveryInProgress() ||
 		device_selected_backend() != BACKEND_GPU)
 		return NULL;
 	g = palloc0(sizeof(IndexGpu));
@@ -186,8 +186,8 @@ index_gpu_begin(const IndexSelectSpec *spec, const ColIndexLayout *layout,
 }
 
 bool
-index_gpu_round(IndexGpu *g, uint64 count, bool have_threshold, uint64 threshold,
-				const uint64 *tied, size_t ntied, TopkResult *result, IndexSelectStats *stats)
+colindex_gpu_round(IndexGpu *g, uint64 count, bool have_threshold, uint64 threshold,
+				   const uint64 *tied, size_t ntied, TopkResult *result, IndexSelectStats *stats)
 {
 	size_t		bytes;
 	char	   *buffer = service_job_request_buffer(g->job, &bytes);
@@ -208,12 +208,12 @@ index_gpu_round(IndexGpu *g, uint64 count, bool have_threshold, uint64 threshold
 	memcpy(values + g->nset_values, tied, sizeof(uint64) * ntied);
 	service_job_index_round(g->job, result, &scanned);
 	stats->entries_scanned += scanned;
-	stats->gpu_ms += g->job->kernel_ms;
+	stats->gpu_ms += service_job_stats(g->job)->kernel_ms;
 	return true;
 }
 
 void
-index_gpu_end(IndexGpu *g)
+colindex_gpu_end(IndexGpu *g)
 {
 	if (g != NULL)
 		service_job_release(g->job);

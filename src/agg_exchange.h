@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * agg_group_exchange.h
+ * agg_exchange.h
  *	  Rows of a parallel grouping, partitioned by group through shared
  *	  temporary files, so that each group ends up in one process.
  *
@@ -13,8 +13,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef AGG_GROUP_EXCHANGE_H
-#define AGG_GROUP_EXCHANGE_H
+#ifndef AGG_EXCHANGE_H
+#define AGG_EXCHANGE_H
 
 #include "port/atomics.h"
 #include "storage/barrier.h"
@@ -59,36 +59,36 @@ typedef struct GroupExchange
  */
 #define GROUP_EXCHANGE_MAX_PARTITIONS 256
 
-extern void group_exchange_init(GroupExchangeShared *shared, dsm_segment *seg,
-								int participants, int partitions);
-extern void group_exchange_reinit(GroupExchangeShared *shared);
-extern void group_exchange_attach(GroupExchangeShared *shared);
+extern void agg_exchange_init(GroupExchangeShared *shared, dsm_segment *seg,
+							  int participants, int partitions);
+extern void agg_exchange_reinit(GroupExchangeShared *shared);
+extern void agg_exchange_attach(GroupExchangeShared *shared);
 
-extern GroupExchange *group_exchange_begin(GroupExchangeShared *shared, Size row_size);
-extern void group_exchange_end(GroupExchange *exchange);
+extern GroupExchange *agg_exchange_begin(GroupExchangeShared *shared, Size row_size);
+extern void agg_exchange_end(GroupExchange *exchange);
 
 /*
  * Write a row of the group whose 32-bit hash is given (rows of one group
  * must give one hash); only while exchange->writing.
  */
 static inline int
-group_exchange_partition_of(const GroupExchange *exchange, uint32 hash)
+agg_exchange_partition_of(const GroupExchange *exchange, uint32 hash)
 {
 	/* the high bits: the caller's hash tables use the low ones */
 	return (int) (((uint64) hash * (uint64) exchange->shared->partitions) >> 32);
 }
-extern void group_exchange_put(GroupExchange *exchange, uint32 hash, const void *row);
+extern void agg_exchange_put(GroupExchange *exchange, uint32 hash, const void *row);
 
 /* After the last put: wait until every writer is done. */
-extern void group_exchange_finish_writing(GroupExchange *exchange);
+extern void agg_exchange_finish_writing(GroupExchange *exchange);
 
 /*
  * Claim a partition to read; false when none is left, or with unless_others
  * when another process is still claiming (it will claim the rest).
  */
-extern bool group_exchange_next_partition(GroupExchange *exchange, bool unless_others);
+extern bool agg_exchange_next_partition(GroupExchange *exchange, bool unless_others);
 
 /* The claimed partition's next row, or NULL at its end. */
-extern const void *group_exchange_next_row(GroupExchange *exchange);
+extern const void *agg_exchange_next_row(GroupExchange *exchange);
 
-#endif							/* AGG_GROUP_EXCHANGE_H */
+#endif							/* AGG_EXCHANGE_H */

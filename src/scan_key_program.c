@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * topk_key_program.c
+ * scan_key_program.c
  *	  Ranking expressions that float8 computes exactly (topk_rank_key.c:
  *	  numeric +, - and * over int2 and int4 columns and constants), compiled
  *	  into a program that a row is keyed with without PostgreSQL's
@@ -22,7 +22,7 @@
 #include "nodes/nodeFuncs.h"
 #include "utils/fmgroids.h"
 
-#include "topk_key_program.h"
+#include "scan_key_program.h"
 
 struct KeyProgram
 {
@@ -89,7 +89,7 @@ compile_node(Node *node, Index scanrelid, List **steps)
  * table's columns, or NULL when it has other parts.
  */
 KeyProgram *
-key_program_compile(Expr *expr, Index scanrelid)
+scan_key_program_compile(Expr *expr, Index scanrelid)
 {
 	List	   *steps = NIL;
 	KeyProgram *program;
@@ -109,7 +109,7 @@ key_program_compile(Expr *expr, Index scanrelid)
 
 /* The steps, whose columns are attribute numbers. */
 const KeyStep *
-key_program_steps(const KeyProgram *program, int *nsteps)
+scan_key_program_steps(const KeyProgram *program, int *nsteps)
 {
 	*nsteps = program->nsteps;
 	return program->steps;
@@ -117,7 +117,7 @@ key_program_steps(const KeyProgram *program, int *nsteps)
 
 /* The value on a row; false when it is NULL. */
 bool
-key_program_eval(const KeyProgram *program, HeapTuple tuple, TupleDesc desc, double *value)
+scan_key_program_eval(const KeyProgram *program, HeapTuple tuple, TupleDesc desc, double *value)
 {
 	double	   *stack = program->stack;
 	int			top = 0;

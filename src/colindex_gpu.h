@@ -1,28 +1,29 @@
 /*-------------------------------------------------------------------------
  *
- * topk_index_gpu.h
+ * colindex_gpu.h
  *	  GpuTopK over a column index on the GPU: the GPU service's copy of
  *	  the index, and rounds of candidates selected from it.
  *
  *-------------------------------------------------------------------------
  */
-#ifndef TOPK_INDEX_GPU_H
-#define TOPK_INDEX_GPU_H
+#ifndef COLINDEX_GPU_H
+#define COLINDEX_GPU_H
 
 #include "colindex.h"
-#include "topk_index_select.h"
+#include "colindex_query.h"
+#include "topk.h"
 
 typedef struct IndexGpu IndexGpu;
 
 /*
  * The index's copy on the GPU brought up to date for the query, or NULL
- * where the rounds run on the CPU (see topk_index_gpu.c); under
+ * where the rounds run on the CPU (see colindex_gpu.c); under
  * gputopk.device = gpu, an error where the GPU cannot take the job.
  * attnos: the table's column of each index column.
  */
-extern IndexGpu *index_gpu_begin(const IndexSelectSpec *spec, const ColIndexLayout *layout,
-								 const AttrNumber *attnos, bool skip_killed,
-								 IndexSelectStats *stats);
+extern IndexGpu *colindex_gpu_begin(const IndexSelectSpec *spec, const ColIndexLayout *layout,
+									const AttrNumber *attnos, bool skip_killed,
+									IndexSelectStats *stats);
 
 /*
  * A round on the GPU, as select_round does it on the CPU: the best count
@@ -30,10 +31,10 @@ extern IndexGpu *index_gpu_begin(const IndexSelectSpec *spec, const ColIndexLayo
  * position not in tied), with their ties unless the query is exact; false
  * when this round cannot run there.
  */
-extern bool index_gpu_round(IndexGpu *g, uint64 count, bool have_threshold, uint64 threshold,
-							const uint64 *tied, size_t ntied, TopkResult *result,
-							IndexSelectStats *stats);
+extern bool colindex_gpu_round(IndexGpu *g, uint64 count, bool have_threshold, uint64 threshold,
+							   const uint64 *tied, size_t ntied, TopkResult *result,
+							   IndexSelectStats *stats);
 
-extern void index_gpu_end(IndexGpu *g);
+extern void colindex_gpu_end(IndexGpu *g);
 
-#endif							/* TOPK_INDEX_GPU_H */
+#endif							/* COLINDEX_GPU_H */

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * agg_group_sink.h
+ * agg_sink.h
  *	  The rows of one grouped top-k, handed in batches to a job of the GPU
  *	  service.
  *
@@ -9,12 +9,12 @@
  * those tied with the k-th (gpu_grouped.h).  Rows are written straight
  * into the job's staging buffers in shared memory, one filled while the
  * GPU copies the other (service_client.h).  The job goes with the memory
- * context that was current at group_sink_create, errors included.
+ * context that was current at agg_sink_create, errors included.
  *
  *-------------------------------------------------------------------------
  */
-#ifndef AGG_GROUP_SINK_H
-#define AGG_GROUP_SINK_H
+#ifndef AGG_SINK_H
+#define AGG_SINK_H
 
 #include "device.h"
 #include "gpu_grouped.h"
@@ -33,27 +33,27 @@ typedef struct GroupSink
  * A sink on a new GPU job, or NULL when the GPU is not at hand or every job
  * slot is taken (device_start_job without waiting for a slot).
  */
-extern GroupSink *group_sink_create(uint64 k);
-extern void group_sink_flush(GroupSink *sink);
+extern GroupSink *agg_sink_create(uint64 k);
+extern void agg_sink_flush(GroupSink *sink);
 
 /*
  * The candidates, grouped, in the current memory context; what the job
  * did is added to *gpu, and the job is released.
  */
-extern void group_sink_result(GroupSink *sink, GroupedKey **keys, uint64 **payloads,
-							  size_t *count, ScanGpuStats *gpu);
+extern void agg_sink_result(GroupSink *sink, GroupedKey **keys, uint64 **payloads,
+							size_t *count, ScanGpuStats *gpu);
 
 /* Give the job back unfinished. */
-extern void group_sink_release(GroupSink *sink);
+extern void agg_sink_release(GroupSink *sink);
 
 static inline void
-group_sink_add(GroupSink *sink, uint64 group, uint64 key, uint64 payload)
+agg_sink_add(GroupSink *sink, uint64 group, uint64 key, uint64 payload)
 {
 	sink->keys[sink->nbatch].group = group;
 	sink->keys[sink->nbatch].key = key;
 	sink->payloads[sink->nbatch] = payload;
 	if (++sink->nbatch == sink->batch_cap)
-		group_sink_flush(sink);
+		agg_sink_flush(sink);
 }
 
-#endif							/* AGG_GROUP_SINK_H */
+#endif							/* AGG_SINK_H */

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * agg_group_spill.h
+ * agg_spill.h
  *	  Rows of groups that did not fit in memory, partitioned by group into
  *	  temporary files, for a grouping to read back one partition at a time.
  *
@@ -17,8 +17,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef AGG_GROUP_SPILL_H
-#define AGG_GROUP_SPILL_H
+#ifndef AGG_SPILL_H
+#define AGG_SPILL_H
 
 #include "storage/buffile.h"
 
@@ -47,19 +47,19 @@ typedef struct GroupSpill
 } GroupSpill;
 
 /* In the current memory context, with partitions for hash_mem bytes of buffers. */
-extern GroupSpill *group_spill_create(int depth, Size hash_mem);
-extern void group_spill_free(GroupSpill *spill);
+extern GroupSpill *agg_spill_create(int depth, Size hash_mem);
+extern void agg_spill_free(GroupSpill *spill);
 
 /* Write a row of the group whose 32-bit hash is given. */
-extern void group_spill_put(GroupSpill *spill, uint32 hash, const void *row, Size size);
+extern void agg_spill_put(GroupSpill *spill, uint32 hash, const void *row, Size size);
 
 /* After the last put, the next partition that has rows to read; false when none is left. */
-extern bool group_spill_next_partition(GroupSpill *spill);
+extern bool agg_spill_next_partition(GroupSpill *spill);
 
 /*
  * The partition's next row and its size, or NULL at its end; valid until
  * the next call, and not aligned.
  */
-extern const char *group_spill_next_row(GroupSpill *spill, Size *size);
+extern const char *agg_spill_next_row(GroupSpill *spill, Size *size);
 
-#endif							/* AGG_GROUP_SPILL_H */
+#endif							/* AGG_SPILL_H */

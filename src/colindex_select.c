@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * topk_index_select.c
+ * colindex_select.c
  *	  GpuTopK over a column index: select candidates from the index's
  *	  entries, fetch their rows under the query's snapshot, and repeat with
  *	  the next candidates until enough rows have survived.
@@ -64,11 +64,11 @@
 
 #include "colindex.h"
 #include "colindex_changes.h"
+#include "colindex_gpu.h"
+#include "colindex_page_eval.h"
+#include "colindex_select.h"
 #include "cpu_topk.h"
 #include "recent_buffers.h"
-#include "topk_index_gpu.h"
-#include "topk_index_page.h"
-#include "topk_index_select.h"
 
 /* pages pinned ahead of the one a round reads */
 #define PAGES_AHEAD 1
@@ -186,8 +186,8 @@ select_page(Selection *sel, Page page, BlockNumber block, uint64 floor,
 	int			found;
 	size_t		n = 0;
 
-	found = index_page_eval(sel->eval, page, floor, sel->page_keys, sel->page_slots,
-							&stats->entries_scanned);
+	found = colindex_page_eval(sel->eval, page, floor, sel->page_keys, sel->page_slots,
+							   &stats->entries_scanned);
 	for (int j = 0; j < found; j++)
 		if (add_key(sel, &n, sel->page_keys[j], colindex_position(block, sel->page_slots[j])) &&
 			sel->page_keys[j] == largest_key(sel))
@@ -209,7 +209,7 @@ typedef struct BlockCursor
 } BlockCursor;
 
 void
-index_shared_blocks_init(IndexSharedBlocks *shared)
+colindex_select_shared_init(IndexSharedBlocks *shared)
 {
 	pg_atomic_init_u32(&shared->next_chunk, 0);
 }
@@ -308,9 +308,9 @@ select_round(Selection *sel, uint64 count, TopkResult *result, IndexSelectStats 
 		{
 			int			at = (first + npinned++) % (PAGES_AHEAD + 1);
 
-			pinned[at] = recent_buffer_read(index, block, strategy);
+			pinned[at] = recent_buffers_read(index, block, strategy);
 			pinned_blocks[at] = block;
-			index_page_eval_prefetch(sel->eval, BufferGetPage(pinned[at]), floor);
+			colindex_page_eval_prefetch(sel->eval, BufferGetPage(pinned[at]), floor);
 		}
 		if (npinned == 0)
 			break;
@@ -482,8 +482,8 @@ fetch_round(Selection *sel, TopkResult *result, IndexRowSink sink, void *arg,
  * bound rows or the index has no candidates left.
  */
 void
-index_select_rows(const IndexSelectSpec *spec, uint64 bound, IndexRowSink sink, void *arg,
-				  TupleTableSlot *slot, IndexSelectStats *stats)
+colindex_select_rows(const IndexSelectSpec *spec, uint64 bound, IndexRowSink sink, void *arg,
+					 TupleTableSlot *slot, IndexSelectStats *stats)
 {
 	Selection  *sel = palloc0(sizeof(Selection));
 	uint64		entries_max;
@@ -498,7 +498,7 @@ index_select_rows(const IndexSelectSpec *spec, uint64 bound, IndexRowSink sink, 
 	for (int i = 0; i < sel->layout->ncolumns; i++)
 		sel->attnos[i] = spec->index->rd_index->indkey.values[i];
 	sel->skip_killed = !TransactionStartedDuringRecovery();
-	sel->eval = index_page_eval_create(spec, sel->layout, sel->attnos, sel->skip_killed);
+	sel->eval = colindex_page_eval_create(spec, sel->layout, sel->attnos, sel->skip_killed);
 	sel->page_keys = palloc(sizeof(uint64) * sel->layout->capacity);
 	sel->page_slots = palloc(sizeof(uint16) * sel->layout->capacity);
 	sel->keys = palloc(sizeof(uint64) * sel->layout->capacity);
@@ -509,7 +509,7 @@ index_select_rows(const IndexSelectSpec *spec, uint64 bound, IndexRowSink sink, 
 
 	/* a parallel scan's processes share the blocks out on the CPU */
 	gpu = spec->shared == NULL ?
-		index_gpu_begin(spec, sel->layout, sel->attnos, sel->skip_killed, stats) : NULL;
+		colindex_gpu_begin(spec, sel->layout, sel->attnos, sel->skip_killed, stats) : NULL;
 
 	/* no round can find more entries than the index has slots */
 	entries_max = (uint64) RelationGetNumberOfBlocks(spec->index) * sel->layout->capacity;
@@ -522,8 +522,8 @@ index_select_rows(const IndexSelectSpec *spec, uint64 bound, IndexRowSink sink, 
 
 		stats->rounds++;
 		if (gpu == NULL ||
-			!index_gpu_round(gpu, count, sel->have_threshold, sel->threshold,
-							 sel->tied_fetched, sel->ntied_fetched, &result, stats))
+			!colindex_gpu_round(gpu, count, sel->have_threshold, sel->threshold,
+								sel->tied_fetched, sel->ntied_fetched, &result, stats))
 			select_round(sel, count, &result, stats);
 		if (result.count == 0)
 			break;
@@ -542,5 +542,5 @@ index_select_rows(const IndexSelectSpec *spec, uint64 bound, IndexRowSink sink, 
 		count = Min(count, Max(entries_max, 1));
 	}
 	destroy_topk(sel);
-	index_gpu_end(gpu);
+	colindex_gpu_end(gpu);
 }

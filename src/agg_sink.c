@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * agg_group_sink.c
+ * agg_sink.c
  *	  The rows of one grouped top-k, handed in batches to a job of the GPU
  *	  service.
  *
@@ -12,7 +12,7 @@
  */
 #include "postgres.h"
 
-#include "agg_group_sink.h"
+#include "agg_sink.h"
 
 /* Point the batch at a buffer of the job. */
 static void
@@ -23,7 +23,7 @@ fill(GroupSink *sink, char *buffer)
 }
 
 GroupSink *
-group_sink_create(uint64 k)
+agg_sink_create(uint64 k)
 {
 	ServiceJobSpec spec = {.kind = SERVICE_JOB_GROUPED,.k = k};
 	ServiceJob *job = device_start_job(&spec, false);
@@ -40,23 +40,23 @@ group_sink_create(uint64 k)
 
 /* Hand the batch to the GPU and start a new one. */
 void
-group_sink_flush(GroupSink *sink)
+agg_sink_flush(GroupSink *sink)
 {
 	fill(sink, service_job_post(sink->job, &sink->nbatch));
 }
 
 void
-group_sink_result(GroupSink *sink, GroupedKey **keys, uint64 **payloads, size_t *count,
-				  ScanGpuStats *gpu)
+agg_sink_result(GroupSink *sink, GroupedKey **keys, uint64 **payloads, size_t *count,
+				ScanGpuStats *gpu)
 {
-	group_sink_flush(sink);
+	agg_sink_flush(sink);
 	service_job_grouped_answer(sink->job, keys, payloads, count);
 	scan_gpu_stats_add_job(gpu, sink->job);
 	service_job_release(sink->job);
 }
 
 void
-group_sink_release(GroupSink *sink)
+agg_sink_release(GroupSink *sink)
 {
 	service_job_release(sink->job);
 }

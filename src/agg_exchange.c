@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
- * agg_group_exchange.c
+ * agg_exchange.c
  *	  Rows of a parallel grouping, partitioned by group through shared
- *	  temporary files (see agg_group_exchange.h).
+ *	  temporary files (see agg_exchange.h).
  *
  * The files live in a SharedFileSet in the parallel scan's shared memory:
  * writer w's rows of partition p go to the file "gputopk.w.p", created at
@@ -25,7 +25,7 @@
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 
-#include "agg_group_exchange.h"
+#include "agg_exchange.h"
 
 /* bytes read from a file at a time */
 #define CHUNK_BYTES 65536
@@ -50,8 +50,8 @@ delete_local_files(void *arg)
  * end deletes the files.
  */
 void
-group_exchange_init(GroupExchangeShared *shared, dsm_segment *seg, int participants,
-					int partitions)
+agg_exchange_init(GroupExchangeShared *shared, dsm_segment *seg, int participants,
+				  int partitions)
 {
 	Assert(partitions >= 1 && partitions <= GROUP_EXCHANGE_MAX_PARTITIONS);
 	SharedFileSetInit(&shared->fileset, seg);
@@ -71,7 +71,7 @@ group_exchange_init(GroupExchangeShared *shared, dsm_segment *seg, int participa
 
 /* In the leader, before a rescan's workers start: the last run's files go. */
 void
-group_exchange_reinit(GroupExchangeShared *shared)
+agg_exchange_reinit(GroupExchangeShared *shared)
 {
 	SharedFileSetDeleteAll(&shared->fileset);
 	BarrierInit(&shared->barrier, 0);
@@ -84,7 +84,7 @@ group_exchange_reinit(GroupExchangeShared *shared)
  * worker's main argument is its handle.
  */
 void
-group_exchange_attach(GroupExchangeShared *shared)
+agg_exchange_attach(GroupExchangeShared *shared)
 {
 	dsm_segment *seg;
 
@@ -97,7 +97,7 @@ group_exchange_attach(GroupExchangeShared *shared)
 
 /* Join the exchange: this process writes its rows if the writing is not over. */
 GroupExchange *
-group_exchange_begin(GroupExchangeShared *shared, Size row_size)
+agg_exchange_begin(GroupExchangeShared *shared, Size row_size)
 {
 	GroupExchange *exchange = palloc0(sizeof(GroupExchange));
 
@@ -115,9 +115,9 @@ group_exchange_begin(GroupExchangeShared *shared, Size row_size)
 }
 
 void
-group_exchange_put(GroupExchange *exchange, uint32 hash, const void *row)
+agg_exchange_put(GroupExchange *exchange, uint32 hash, const void *row)
 {
-	int			partition = group_exchange_partition_of(exchange, hash);
+	int			partition = agg_exchange_partition_of(exchange, hash);
 	BufFile    *file = exchange->files[partition];
 
 	Assert(exchange->writing);
@@ -146,7 +146,7 @@ close_written(GroupExchange *exchange)
 }
 
 void
-group_exchange_finish_writing(GroupExchange *exchange)
+agg_exchange_finish_writing(GroupExchange *exchange)
 {
 	if (!exchange->writing)
 		return;
@@ -170,7 +170,7 @@ drop_read(GroupExchange *exchange)
 }
 
 bool
-group_exchange_next_partition(GroupExchange *exchange, bool unless_others)
+agg_exchange_next_partition(GroupExchange *exchange, bool unless_others)
 {
 	uint32		partition;
 
@@ -238,7 +238,7 @@ read_chunk(GroupExchange *exchange)
 }
 
 const void *
-group_exchange_next_row(GroupExchange *exchange)
+agg_exchange_next_row(GroupExchange *exchange)
 {
 	Assert(exchange->partition >= 0);
 	if (exchange->chunk_next == exchange->chunk_rows && !read_chunk(exchange))
@@ -248,7 +248,7 @@ group_exchange_next_row(GroupExchange *exchange)
 
 /* Leave the exchange early or at the end: files open are closed, the barrier left. */
 void
-group_exchange_end(GroupExchange *exchange)
+agg_exchange_end(GroupExchange *exchange)
 {
 	if (exchange == NULL)
 		return;

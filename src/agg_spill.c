@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
- * agg_group_spill.c
+ * agg_spill.c
  *	  Rows of groups that did not fit in memory, partitioned by group into
- *	  temporary files (see agg_group_spill.h).
+ *	  temporary files (see agg_spill.h).
  *
  * Each partition's file is a BufFile made at its first row, whose buffer
  * (BLCKSZ) is the spill's memory: as PostgreSQL's hash aggregation does,
@@ -18,7 +18,7 @@
 
 #include "miscadmin.h"
 
-#include "agg_group_spill.h"
+#include "agg_spill.h"
 
 #define SPILL_MIN_PARTITIONS 4
 #define SPILL_MAX_PARTITIONS 32
@@ -27,7 +27,7 @@
 #define CHUNK_BYTES 65536
 
 GroupSpill *
-group_spill_create(int depth, Size hash_mem)
+agg_spill_create(int depth, Size hash_mem)
 {
 	GroupSpill *spill = palloc0(sizeof(GroupSpill));
 	Size		buffers = hash_mem / 4 / BLCKSZ;
@@ -41,7 +41,7 @@ group_spill_create(int depth, Size hash_mem)
 }
 
 void
-group_spill_put(GroupSpill *spill, uint32 hash, const void *row, Size size)
+agg_spill_put(GroupSpill *spill, uint32 hash, const void *row, Size size)
 {
 	/* the high bits: the caller's hash tables use the low ones */
 	int			partition = (int) (((uint64) hash * (uint64) spill->partitions) >> 32);
@@ -72,7 +72,7 @@ close_read(GroupSpill *spill)
 }
 
 bool
-group_spill_next_partition(GroupSpill *spill)
+agg_spill_next_partition(GroupSpill *spill)
 {
 	close_read(spill);
 	while (++spill->partition < spill->partitions)
@@ -97,7 +97,7 @@ group_spill_next_partition(GroupSpill *spill)
 }
 
 const char *
-group_spill_next_row(GroupSpill *spill, Size *size)
+agg_spill_next_row(GroupSpill *spill, Size *size)
 {
 	for (;;)
 	{
@@ -142,7 +142,7 @@ group_spill_next_row(GroupSpill *spill, Size *size)
 
 /* Close every file left (removing it) and free the spill. */
 void
-group_spill_free(GroupSpill *spill)
+agg_spill_free(GroupSpill *spill)
 {
 	for (int p = 0; p < spill->partitions; p++)
 		if (spill->files[p])

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * service_shmem.c
+ * service.c
  *	  The GPU service's settings, shared memory and registration, and the
  *	  small helpers both of its sides use.
  *

@@ -1,26 +1,26 @@
 /*-------------------------------------------------------------------------
  *
- * topk_index_select.h
- *	  GpuTopK over a column index: the top rows found from the index's
- *	  entries, fetched from the table and rechecked, round by round.
+ * colindex_query.h
+ *	  A selection over a column index: what it is asked and what it counts,
+ *	  as colindex_select.c runs it on the CPU (colindex_page_eval.c) or on
+ *	  the GPU's copy of the index (colindex_gpu.c).
  *
  *-------------------------------------------------------------------------
  */
-#ifndef TOPK_INDEX_SELECT_H
-#define TOPK_INDEX_SELECT_H
+#ifndef COLINDEX_QUERY_H
+#define COLINDEX_QUERY_H
 
-#include "executor/tuptable.h"
 #include "port/atomics.h"
 #include "utils/relcache.h"
 #include "utils/snapshot.h"
 
 #include "keys.h"
 #include "scan_filter_program.h"
-#include "topk_key_program.h"
+#include "scan_key_program.h"
 
 /*
  * In a parallel scan's shared memory: the index's blocks handed out to its
- * processes a chunk at a time (topk_index_select.c).
+ * processes a chunk at a time (colindex_select.c).
  */
 typedef struct IndexSharedBlocks
 {
@@ -57,16 +57,4 @@ typedef struct IndexSelectStats
 	double		gpu_ms;			/* the GPU's selections */
 } IndexSelectStats;
 
-/*
- * A candidate's row, visible to the snapshot, in a slot of the table: the
- * caller checks the whole WHERE clause and, if it holds, keeps the row;
- * returns whether it did.
- */
-typedef bool (*IndexRowSink) (void *arg, TupleTableSlot *slot);
-
-extern void index_shared_blocks_init(IndexSharedBlocks *shared);
-extern void index_select_rows(const IndexSelectSpec *spec, uint64 bound,
-							  IndexRowSink sink, void *arg, TupleTableSlot *slot,
-							  IndexSelectStats *stats);
-
-#endif							/* TOPK_INDEX_SELECT_H */
+#endif							/* COLINDEX_QUERY_H */

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * topk_index_path.c
+ * colindex_path.c
  *	  Planning GpuTopK over a column index: a path for each gputopk index
  *	  of the table that holds the ranking key's columns.
  *
@@ -8,12 +8,12 @@
  * clauses that the filter program compiles and that read only indexed
  * columns are checked on the entries, the ranking key computed from them,
  * and only the candidates' rows are fetched from the table, where the
- * whole WHERE clause is checked again (topk_index_select.c).  Its cost is
+ * whole WHERE clause is checked again (colindex_select.c).  Its cost is
  * the index's pages, a fraction of an operator per entry and per clause,
  * and a random page and a row's qual per candidate; the candidates per row
  * kept are guessed from the selectivity of the clauses the index cannot
  * check and the share of entries that belong to dead row versions.  Where
- * the GPU reads the index (topk_index_gpu.c), its pages and entries cost a
+ * the GPU reads the index (colindex_gpu.c), its pages and entries cost a
  * GPU job and a thousandth of an operator per entry instead.  Under
  * gputopk.device = gpu the path is offered only there.
  *
@@ -31,7 +31,6 @@
 #include <math.h>
 
 #include "access/genam.h"
-#include "access/sysattr.h"
 #include "access/xlog.h"
 #include "catalog/pg_class_d.h"
 #include "catalog/pg_statistic.h"
@@ -47,12 +46,14 @@
 #include "utils/spccache.h"
 
 #include "colindex.h"
-#include "colindex_dict.h"
+#include "colindex_coverage.h"
+#include "colindex_path.h"
 #include "device.h"
-#include "gputopk.h"
-#include "service.h"
 #include "scan_filter_program.h"
 #include "scan_parallel_policy.h"
+#include "service_client.h"
+#include "settings.h"
+#include "topk_plan.h"
 #include "topk_scan.h"
 
 /* cost of keying one entry, in cpu_operator_cost */
@@ -76,79 +77,23 @@
 /* the fewest rows kept per candidate the planner assumes */
 #define MIN_KEPT_PER_CANDIDATE 0.001
 
-/*
- * The table's columns that the index checks clauses on, as pull_varattnos
- * gives them: all of its columns, but its text columns only while its
- * dictionary decides equality (colindex_dict.c).
- */
-Bitmapset *
-index_columns(Relation index)
-{
-	const ColIndexLayout *layout = colindex_layout(index);
-	Bitmapset  *columns = NULL;
-	int			dict_decides = -1;	/* not looked up yet */
-
-	for (int i = 0; i < layout->ncolumns; i++)
-	{
-		if (colindex_type_is_text(layout->types[i]))
-		{
-			if (dict_decides < 0)
-				dict_decides = !colindex_dict_full(index);
-			if (!dict_decides)
-				continue;
-		}
-		columns = bms_add_member(columns, index->rd_index->indkey.values[i] -
-								 FirstLowInvalidHeapAttributeNumber);
-	}
-	return columns;
-}
-
-static bool
-reads_only(Node *node, Index relid, Bitmapset *columns)
-{
-	Bitmapset  *read = NULL;
-
-	pull_varattnos(node, relid, &read);
-	return bms_is_subset(read, columns);
-}
-
-/* Whether the index checks a clause: compiled, over its columns only. */
-static bool
-index_checks(Node *clause, Index relid, Bitmapset *columns)
-{
-	return filter_program_compiles_coded(clause, relid) && reads_only(clause, relid, columns);
-}
-
-/* The clauses the index checks. */
-List *
-index_covered_clauses(List *clauses, Index relid, Bitmapset *columns)
-{
-	List	   *covered = NIL;
-	ListCell   *lc;
-
-	foreach(lc, clauses)
-		if (index_checks(lfirst(lc), relid, columns))
-			covered = lappend(covered, lfirst(lc));
-	return covered;
-}
-
 /* Whether the index holds what the ranking key is computed from. */
 static bool
 index_has_key(RelOptInfo *rel, List *private, Bitmapset *columns)
 {
 	return topk_key_compiles(rel, private) &&
-		reads_only((Node *) linitial(llast(private)), rel->relid, columns);
+		colindex_coverage_reads_only((Node *) linitial(llast(private)), rel->relid, columns);
 }
 
-/* Whether the GPU would read the index: see topk_index_gpu.c. */
+/* Whether the GPU would read the index: see colindex_gpu.c. */
 static bool
 index_read_on_gpu(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index)
 {
-	return service != NULL && device_selected_backend() == BACKEND_GPU &&
+	return service_preloaded() && device_selected_backend() == BACKEND_GPU &&
 		get_rel_persistence(planner_rt_fetch(rel->relid, root)->relid) ==
 		RELPERSISTENCE_PERMANENT &&
 		!RecoveryInProgress() &&
-		(double) index->pages * BLCKSZ <= (double) gputopk_gpu_cache_mb * 1024 * 1024;
+		(double) index->pages * BLCKSZ <= service_gpu_cache_bytes();
 }
 
 /*
@@ -156,7 +101,7 @@ index_read_on_gpu(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index)
  * stops: all of them, unless NULLs come first with a key no value shares
  * and any tied row will do (one ORDER BY item, no WITH TIES), where it
  * stops once it holds as many NULL keys as candidates it wants
- * (topk_index_select.c).  The statistics' null fraction of the key's
+ * (colindex_select.c).  The statistics' null fraction of the key's
  * column and the selectivity of the clauses the index checks say how soon.
  */
 static double
@@ -202,7 +147,7 @@ add_index_path(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost where
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
 
-		if (index_checks((Node *) rinfo->clause, rel->relid, columns))
+		if (colindex_coverage_checks((Node *) rinfo->clause, rel->relid, columns))
 			covered = lappend(covered, rinfo);
 		else
 			rest = lappend(rest, rinfo);
@@ -252,7 +197,7 @@ add_index_path(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost where
  * gpu and the GPU would not read the index.
  */
 void
-add_index_topk_paths(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost where)
+colindex_path_add(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost where)
 {
 	Oid			am;
 	ListCell   *lc;
@@ -275,7 +220,7 @@ add_index_topk_paths(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost
 		if (!on_gpu && gputopk_device == DEVICE_SETTING_GPU)
 			continue;
 		irel = index_open(index->indexoid, NoLock);
-		columns = index_columns(irel);
+		columns = colindex_coverage_columns(irel);
 		index_close(irel, NoLock);
 		if (!index_has_key(rel, private, columns))
 			continue;

@@ -1,0 +1,17 @@
+/*-------------------------------------------------------------------------
+ *
+ * colindex_path.h
+ *	  Planning GpuTopK over a column index (colindex_path.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef COLINDEX_PATH_H
+#define COLINDEX_PATH_H
+
+#include "nodes/pathnodes.h"
+
+/* Add a path over each column index of rel that holds the ranking key. */
+extern void colindex_path_add(PlannerInfo *root, RelOptInfo *rel, List *private,
+							  QualCost where);
+
+#endif							/* COLINDEX_PATH_H */

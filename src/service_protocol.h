@@ -1,0 +1,96 @@
+/*-------------------------------------------------------------------------
+ *
+ * service_protocol.h
+ *	  What backends and the GPU service tell each other: the service's
+ *	  state and GPUs, a job's kind and description, and the requests an
+ *	  index or a pages job writes into its slot's buffers.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SERVICE_PROTOCOL_H
+#define SERVICE_PROTOCOL_H
+
+#include "storage/relfilenode.h"
+
+#include "gpu_heap.h"
+#include "gpu_index.h"
+#include "gpu_topk.h"
+
+/* the service as backends see it */
+typedef enum ServiceState
+{
+	SERVICE_PROBING,			/* looking for GPUs (the state at server start) */
+	SERVICE_STARTING,			/* GPUs found: contexts, registration, calibration */
+	SERVICE_READY,				/* taking jobs */
+	SERVICE_RESTARTING,			/* exited after a fault; the postmaster restarts it */
+	SERVICE_ABSENT				/* no usable GPU: reason says why */
+} ServiceState;
+
+/* what a job does: its kind and, for a top-k, its keys */
+typedef enum ServiceJobKind
+{
+	SERVICE_JOB_TOPK,			/* keys in, the k largest with ordinals out */
+	SERVICE_JOB_GROUPED,		/* (group, key) and payload rows in, each
+								 * group's top k out (gpu_grouped.h) */
+	SERVICE_JOB_INDEX,			/* a column index's changed pages in, each
+								 * round's candidates out (gpu_index.h) */
+	SERVICE_JOB_PAGES			/* pinned heap pages of shared_buffers in, the
+								 * k best rows' keys and TIDs out (gpu_heap.h) */
+} ServiceJobKind;
+
+typedef struct ServiceJobSpec
+{
+	ServiceJobKind kind;
+	int			key_width;		/* top-k and pages: 4 or 8 */
+	uint64		k;
+	TopkMode	mode;			/* top-k and pages */
+	GpuTopkAlgorithm algorithm; /* top-k and pages */
+	RelFileNode index_node;		/* index: the index's relfilenode, */
+	uint32		index_generation;	/* its entry in colindex_changes.c, */
+	uint32		index_blocks;	/* and its size when the job starts */
+} ServiceJobSpec;
+
+/*
+ * An index job's pages in a buffer: pages, then their block numbers.  Its
+ * SLOT_INDEX_SELECT request, at the start of the slot's two buffers (which
+ * lie one after the other): this header, then the filter's set values,
+ * then the positions tied at the threshold that earlier rounds fetched.
+ */
+#define SERVICE_INDEX_PAGES(buffer_bytes) ((buffer_bytes) / (BLCKSZ + sizeof(uint32)))
+
+typedef struct ServiceIndexRequest
+{
+	uint64		epoch;			/* the copy is current as of this epoch */
+	uint64		nset_values;
+	uint64		ntied;
+	GpuIndexQuery query;
+} ServiceIndexRequest;
+
+/*
+ * A pages job's SLOT_PAGES_QUERY request, at the start of the slot's two
+ * buffers: this header, then the filter's set values.  Its batches are
+ * GpuHeapPages, each page pinned by the backend until the batch is done,
+ * or unpinned, vouched for by the visibility map: the blocks of those the
+ * GPU's page cache has no current copy of come back at the buffer's start
+ * (returned).
+ */
+#define SERVICE_HEAP_PAGES(buffer_bytes) ((buffer_bytes) / sizeof(GpuHeapPage))
+
+typedef struct ServicePagesRequest
+{
+	uint64		nset_values;
+	GpuHeapQuery query;
+} ServicePagesRequest;
+
+/* a GPU the service opened, as it tells backends (gputopk_devices()) */
+typedef struct ServiceDeviceInfo
+{
+	int			ordinal;		/* CUDA's */
+	char		name[256];
+	uint64		memory_bytes;
+	int			multiprocessors;
+	int			cc_major;
+	int			cc_minor;
+} ServiceDeviceInfo;
+
+#endif							/* SERVICE_PROTOCOL_H */
