@@ -1,5 +1,5 @@
 # bench/bench_lib.sh: what the benchmarks that run a PostgreSQL cluster
-# share (sourced after test/cluster.sh): tools, a cluster with the
+# share (sourced after test/lib/cluster.sh): tools, a cluster with the
 # benchmark's settings, timing and report helpers, and the exit handler.
 # The caller sets LOG (the log file), SHARED_BUFFERS, LOADERS (sessions that
 # load data concurrently) and WORK (a scratch directory).

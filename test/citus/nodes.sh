@@ -1,5 +1,5 @@
 # test/citus/nodes.sh: a Citus coordinator and two workers on one machine,
-# for test/citus/run and bench/citus_bench (sourced after test/cluster.sh).
+# for test/citus/run and bench/citus_bench (sourced after test/lib/cluster.sh).
 #
 # Inputs: PG_CONFIG, CITUS_ARCHIVE (Citus's source, built when PostgreSQL
 # has no Citus), NODE_CONF (settings added to every node's postgresql.conf).

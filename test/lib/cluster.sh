@@ -1,4 +1,5 @@
-# test/cluster.sh: shared by test/run and bench/demo (sourced, not run).
+# test/lib/cluster.sh: shared by test/run, test/citus/run, bench/demo and the
+# benchmarks that start a cluster (sourced, not run).
 #
 # Installs what the tests need on Debian when it is missing, builds and
 # installs the extension, and runs a throwaway PostgreSQL cluster as an

@@ -1,5 +1,5 @@
-# test/index_crash.sh: the column index after crashes (sourced by test/run,
-# after test/cluster.sh, with the cluster running).
+# test/crash/column_index.sh: the column index after crashes (sourced by
+# test/run, after test/lib/cluster.sh, with the cluster running).
 #
 # A backend killed with SIGKILL in the middle of a bulk insert (the server
 # restarts every backend and replays WAL), then an immediate shutdown while
