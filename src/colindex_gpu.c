@@ -189,24 +189,17 @@ bool
 colindex_gpu_round(IndexGpu *g, uint64 count, bool have_threshold, uint64 threshold,
 				   const uint64 *tied, size_t ntied, TopkResult *result, IndexSelectStats *stats)
 {
-	size_t		bytes;
-	char	   *buffer = service_job_request_buffer(g->job, &bytes);
-	ServiceIndexRequest *request = (ServiceIndexRequest *) buffer;
-	uint64	   *values = (uint64 *) (request + 1);
+	ServiceIndexRequest request = g->request;
 	uint64		scanned;
 
-	if (sizeof(ServiceIndexRequest) + sizeof(uint64) * (g->nset_values + ntied) > bytes)
+	request.nset_values = g->nset_values;
+	request.ntied = ntied;
+	request.query.nblocks = RelationGetNumberOfBlocks(g->index);
+	request.query.count = count;
+	request.query.have_threshold = have_threshold;
+	request.query.threshold = threshold;
+	if (!service_job_index_round(g->job, &request, g->set_values, tied, result, &scanned))
 		return false;
-	*request = g->request;
-	request->nset_values = g->nset_values;
-	request->ntied = ntied;
-	request->query.nblocks = RelationGetNumberOfBlocks(g->index);
-	request->query.count = count;
-	request->query.have_threshold = have_threshold;
-	request->query.threshold = threshold;
-	memcpy(values, g->set_values, sizeof(uint64) * g->nset_values);
-	memcpy(values + g->nset_values, tied, sizeof(uint64) * ntied);
-	service_job_index_round(g->job, result, &scanned);
 	stats->entries_scanned += scanned;
 	stats->gpu_ms += service_job_stats(g->job)->kernel_ms;
 	return true;

@@ -205,8 +205,6 @@ scan_page_sink_create(RowReader *reader, const GpuProgramSource *program, uint64
 	ServicePagesRequest request;
 	uint64	   *set_values;
 	size_t		nset_values;
-	size_t		bytes;
-	char	   *buffer;
 	PageSink   *sink;
 
 	if (reader->table_qual != NULL || !scan_row_reader_can_read_whole(reader) ||
@@ -219,7 +217,7 @@ scan_page_sink_create(RowReader *reader, const GpuProgramSource *program, uint64
 	/* the request fills the job's two buffers at most */
 	if (!scan_gpu_program_describe(&source, &request.query.program, &set_values, &nset_values) ||
 		!describe_layout(RelationGetDescr(rel), &request.query) ||
-		sizeof(request) + sizeof(uint64) * nset_values > 2 * service_buffer_bytes())
+		!service_request_fits(sizeof(request) + sizeof(uint64) * nset_values))
 		return NULL;
 	request.nset_values = nset_values;
 	request.query.relation[0] = rel->rd_node.spcNode;
@@ -234,10 +232,7 @@ scan_page_sink_create(RowReader *reader, const GpuProgramSource *program, uint64
 	sink->rel = rel;
 	sink->pins_cap = batch_pins();
 	sink->batch_cap = Min(SERVICE_HEAP_PAGES(service_buffer_bytes()), BATCH_UNPINNED_MAX);
-	buffer = service_job_request_buffer(sink->job, &bytes);
-	memcpy(buffer, &request, sizeof(request));
-	memcpy(buffer + sizeof(request), set_values, sizeof(uint64) * nset_values);
-	service_job_pages_query(sink->job);
+	service_job_pages_query(sink->job, &request, set_values);
 	for (int i = 0; i < 2; i++)
 		sink->pins[i] = palloc(sizeof(Buffer) * sink->pins_cap);
 	sink->batch = (GpuHeapPage *) service_job_buffer(sink->job);

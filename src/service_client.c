@@ -570,27 +570,55 @@ service_job_topk_answer(ServiceJob *job, TopkResult *result)
 	topk_items(job, SLOT_RESULT, result);
 }
 
-char *
-service_job_request_buffer(ServiceJob *job, size_t *bytes)
+/*
+ * A request into the slot's two buffers (they lie one after the other),
+ * once the service is done with them: its header, then arrays of uint64.
+ */
+static void
+write_request(ServiceJob *job, const void *header, Size header_bytes,
+			  const uint64 *values, Size nvalues, const uint64 *more, Size nmore)
 {
+	char	   *buffer = service_buffer(job->index, 0);
+
 	wait_done(job, job->posted);
-	*bytes = 2 * service->buffer_bytes;
-	return service_buffer(job->index, 0);
+	memcpy(buffer, header, header_bytes);
+	buffer += header_bytes;
+	if (nvalues > 0)
+		memcpy(buffer, values, sizeof(uint64) * nvalues);
+	buffer += sizeof(uint64) * nvalues;
+	if (nmore > 0)
+		memcpy(buffer, more, sizeof(uint64) * nmore);
+}
+
+bool
+service_request_fits(Size bytes)
+{
+	return service != NULL && bytes <= 2 * service->buffer_bytes;
 }
 
 void
-service_job_pages_query(ServiceJob *job)
+service_job_pages_query(ServiceJob *job, const ServicePagesRequest *request,
+						const uint64 *set_values)
 {
-	wait_done(job, job->posted);
+	Assert(service_request_fits(sizeof(*request) + sizeof(uint64) * request->nset_values));
+	write_request(job, request, sizeof(*request), set_values, request->nset_values, NULL, 0);
 	post_order(job, SLOT_PAGES_QUERY, 0);
 	wait_done(job, job->posted);
 }
 
-void
-service_job_index_round(ServiceJob *job, TopkResult *result, uint64 *scanned)
+bool
+service_job_index_round(ServiceJob *job, const ServiceIndexRequest *request,
+						const uint64 *set_values, const uint64 *tied,
+						TopkResult *result, uint64 *scanned)
 {
+	if (!service_request_fits(sizeof(*request) +
+							  sizeof(uint64) * (request->nset_values + request->ntied)))
+		return false;
+	write_request(job, request, sizeof(*request), set_values, request->nset_values,
+				  tied, request->ntied);
 	topk_items(job, SLOT_INDEX_SELECT, result);
 	*scanned = job->slot->index_scanned;
+	return true;
 }
 
 void

@@ -61,6 +61,9 @@ extern int	service_job_slots(void);
 extern Size service_buffer_bytes(void);
 extern bool service_buffers_mapped(void);
 
+/* Whether a request of this many bytes fits a job slot's buffers. */
+extern bool service_request_fits(Size bytes);
+
 /* gputopk.gpu_cache_size in bytes; whether gputopk.gpu_page_cache_size is set */
 extern double service_gpu_cache_bytes(void);
 extern bool service_page_cache_on(void);
@@ -109,18 +112,22 @@ extern void service_job_grouped_answer(ServiceJob *job, GroupedKey **keys,
 									   uint64 **payloads, size_t *count);
 
 /*
- * An index job's round: the slot's buffers, once the service is done with
- * them, for its ServiceIndexRequest; then the round's candidates, in memory
- * of the current context, and the entries the GPU read.
+ * An index job's round: its request, with request->nset_values set values
+ * and request->ntied tied positions after it; then the round's candidates,
+ * in memory of the current context, and the entries the GPU read.  False,
+ * with nothing sent, where the request does not fit the slot's buffers.
  */
-extern char *service_job_request_buffer(ServiceJob *job, size_t *bytes);
-extern void service_job_index_round(ServiceJob *job, TopkResult *result, uint64 *scanned);
+extern bool service_job_index_round(ServiceJob *job, const ServiceIndexRequest *request,
+									const uint64 *set_values, const uint64 *tied,
+									TopkResult *result, uint64 *scanned);
 
 /*
- * A pages job's query: its ServicePagesRequest written into the buffers
- * (service_job_request_buffer), then sent before the first batch.
+ * A pages job's query, with request->nset_values set values after it, sent
+ * before the first batch; it must fit the slot's buffers
+ * (service_request_fits).
  */
-extern void service_job_pages_query(ServiceJob *job);
+extern void service_job_pages_query(ServiceJob *job, const ServicePagesRequest *request,
+									const uint64 *set_values);
 
 /* What the job took; complete once its answer is back. */
 extern const ServiceJobStats *service_job_stats(ServiceJob *job);
