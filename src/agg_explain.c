@@ -18,7 +18,9 @@
 
 #include "agg_explain.h"
 #include "agg_state.h"
+#include "compat.h"
 #include "scan_filter_program.h"
+
 
 void
 agg_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
@@ -27,7 +29,7 @@ agg_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 	List	   *context = set_deparse_context_plan(es->deparse_cxt, &cscan->scan.plan,
 												   ancestors);
-	bool		prefix = es->verbose || list_length(es->rtable) > 1;
+	bool		prefix = compat_explain_prefix(es);
 	const uint64 *count = ts->stats.counters.counts;
 	List	   *aggs = NIL;
 	ListCell   *lc;

@@ -50,7 +50,9 @@
 #include "utils/typcache.h"
 
 #include "agg_functions.h"
+#include "compat.h"
 #include "scan_datum_key.h"
+
 
 /* a kept row: its value's key and its result */
 typedef struct AggEntry
@@ -485,7 +487,7 @@ agg_state_serialize(TopkAggState *state)
 	return pq_endtypsend(&buf);
 }
 
-static void pg_attribute_noreturn()
+pg_noreturn static void
 invalid_state(const char *detail)
 {
 	ereport(ERROR,

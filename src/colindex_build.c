@@ -21,6 +21,8 @@
 #include "colindex.h"
 #include "colindex_changes.h"
 #include "colindex_dict.h"
+#include "compat.h"
+
 
 typedef struct BuildState
 {
@@ -155,12 +157,13 @@ colindex_build_empty(Relation index)
 {
 	ColIndexLayout layout;
 	PGAlignedBlock page;
+	RelFileLocator locator = compat_rel_locator(index);
 
 	layout_of_index(index, &layout);
 	colindex_init_meta_page(page.data, &layout);
 	PageSetChecksumInplace(page.data, COLINDEX_METAPAGE_BLKNO);
 	smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, COLINDEX_METAPAGE_BLKNO, page.data, true);
-	log_newpage(&RelationGetSmgr(index)->smgr_rnode.node, INIT_FORKNUM,
+	log_newpage(&locator, INIT_FORKNUM,
 				COLINDEX_METAPAGE_BLKNO, page.data, true);
 	/* the write bypassed shared buffers: a checkpoint may not have seen it */
 	smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);

@@ -32,12 +32,13 @@
 
 #include "lib/qunique.h"
 #include "storage/lwlock.h"
-#include "storage/relfilenode.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
 #include "utils/rel.h"
 
 #include "colindex_changes.h"
+#include "compat.h"
+
 
 #define CHANGES_SHMEM_NAME "gputopk column index changes"
 #define CHANGES_ENTRIES 64
@@ -52,7 +53,7 @@ typedef struct ChangeRecord
 typedef struct ChangeEntry
 {
 	bool		in_use;
-	RelFileNode node;
+	RelFileLocator node;
 	uint32		generation;
 	uint64		last_used;		/* the table's clock when last tracked */
 	slock_t		mutex;			/* the fields below */
@@ -118,7 +119,7 @@ find_entry(Relation index)
 	{
 		ChangeEntry *e = &changes->entries[i];
 
-		if (e->in_use && RelFileNodeEquals(e->node, index->rd_node))
+		if (e->in_use && RelFileLocatorEquals(e->node, compat_rel_locator(index)))
 			return e;
 	}
 	return NULL;
@@ -216,7 +217,7 @@ colindex_changes_track(Relation index, uint32 *generation)
 			if (e == NULL || c->last_used < e->last_used)
 				e = c;
 		}
-		e->node = index->rd_node;
+		e->node = compat_rel_locator(index);
 		e->generation = changes->next_generation++;
 		SpinLockAcquire(&e->mutex);
 		e->epoch = 1;

@@ -41,6 +41,8 @@
 
 #include "colindex.h"
 #include "colindex_dict.h"
+#include "compat.h"
+
 
 /* the head of a dictionary page's contents; the values follow */
 typedef struct DictPageHeader
@@ -57,7 +59,7 @@ typedef struct DictPageHeader
 /* a backend's copy of an index's dictionary */
 typedef struct Dict
 {
-	RelFileNode node;			/* the hash key */
+	RelFileLocator node;			/* the hash key */
 	int64		id;				/* the metapage's dict_id: a relfilenode may be used again */
 	MemoryContext cxt;
 	uint32		count;			/* codes read: 1 to count */
@@ -152,11 +154,11 @@ dict_of(Relation index)
 
 	if (dicts == NULL)
 	{
-		HASHCTL		ctl = {.keysize = sizeof(RelFileNode),.entrysize = sizeof(Dict)};
+		HASHCTL		ctl = {.keysize = sizeof(RelFileLocator),.entrysize = sizeof(Dict)};
 
 		dicts = hash_create("gputopk index dictionaries", 16, &ctl, HASH_ELEM | HASH_BLOBS);
 	}
-	dict = hash_search(dicts, &index->rd_node, HASH_ENTER, &found);
+	dict = hash_search(dicts, &compat_rel_locator(index), HASH_ENTER, &found);
 	if (found && dict->id != id)
 	{
 		MemoryContextDelete(dict->cxt);

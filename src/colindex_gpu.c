@@ -34,8 +34,10 @@
 
 #include "colindex_changes.h"
 #include "colindex_gpu.h"
+#include "compat.h"
 #include "device.h"
 #include "scan_gpu_program.h"
+
 
 struct IndexGpu
 {
@@ -160,7 +162,7 @@ colindex_gpu_begin(const IndexSelectSpec *spec, const ColIndexLayout *layout,
 		.k = 1,
 		.mode = spec->exact ? TOPK_EXACT : TOPK_WITH_TIES,
 		.algorithm = GPU_TOPK_AUTO,
-		.index_node = index->rd_node,
+		.index_node = compat_rel_locator(index),
 		.index_blocks = RelationGetNumberOfBlocks(index),
 	};
 	IndexGpu   *g;

@@ -22,6 +22,8 @@
 
 #include "colindex.h"
 #include "colindex_changes.h"
+#include "compat.h"
+
 
 /*
  * Free the slots of the entries VACUUM's callback names.  A cleanup lock
@@ -48,7 +50,7 @@ colindex_bulk_delete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		int			high;
 		int			freed = 0;
 
-		vacuum_delay_point();
+		compat_vacuum_delay_point();
 		LockBufferForCleanup(buf);
 		xlog = GenericXLogStart(index);
 		page = GenericXLogRegisterBuffer(xlog, buf, 0);
@@ -195,7 +197,7 @@ compact(Relation index, double entries, BlockNumber data_pages, BufferAccessStra
 		UnlockReleaseBuffer(buf);
 		if (!empty)
 			moved += empty_page(index, layout, end - 1, &dest, strategy);
-		vacuum_delay_point();
+		compat_vacuum_delay_point();
 		/* as VACUUM truncating a table: others waiting for the index come first */
 		if (dest >= end - 1 || LockHasWaitersRelation(index, AccessExclusiveLock))
 			break;
@@ -245,7 +247,7 @@ colindex_vacuum_cleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 			Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, block, RBM_NORMAL,
 												 info->strategy);
 
-			vacuum_delay_point();
+			compat_vacuum_delay_point();
 			LockBuffer(buf, BUFFER_LOCK_SHARE);
 			if (colindex_is_data_page(BufferGetPage(buf)))
 				stats->num_index_tuples += colindex_data_header(BufferGetPage(buf))->nlive;

@@ -32,21 +32,23 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+#include "compat.h"
 #include "recent_buffers.h"
+
 
 /* the relations whose buffers a backend remembers, the least recently read replaced */
 #define REMEMBERED_RELATIONS 8
 
 typedef struct RememberedRelation
 {
-	RelFileNode node;			/* a new relfilenode starts afresh */
+	RelFileLocator node;			/* a new relfilenode starts afresh */
 	Buffer	   *buffers;		/* by block; InvalidBuffer where not known */
 	BlockNumber nblocks;		/* of buffers[] */
 	uint64		last_read;
 } RememberedRelation;
 
 static RememberedRelation remembered[REMEMBERED_RELATIONS];
-static RelFileNode too_large;	/* the last relation found larger than shared_buffers */
+static RelFileLocator too_large;	/* the last relation found larger than shared_buffers */
 static uint64 reads;
 
 /* The relation's remembered buffers, with room for block; NULL if too large. */
@@ -57,15 +59,15 @@ remembered_relation(Relation rel, BlockNumber block)
 	RememberedRelation *found = NULL;
 	BlockNumber nblocks = 0;
 
-	if (last && block < last->nblocks && RelFileNodeEquals(last->node, rel->rd_node))
+	if (last && block < last->nblocks && RelFileLocatorEquals(last->node, compat_rel_locator(rel)))
 	{
 		last->last_read = reads;
 		return last;
 	}
-	if (RelFileNodeEquals(too_large, rel->rd_node))
+	if (RelFileLocatorEquals(too_large, compat_rel_locator(rel)))
 		return NULL;
 	for (int i = 0; i < REMEMBERED_RELATIONS && found == NULL; i++)
-		if (remembered[i].buffers != NULL && RelFileNodeEquals(remembered[i].node, rel->rd_node))
+		if (remembered[i].buffers != NULL && RelFileLocatorEquals(remembered[i].node, compat_rel_locator(rel)))
 			found = &remembered[i];
 	/* its size: when first read, and when it has grown */
 	if (found == NULL || block >= found->nblocks)
@@ -73,7 +75,7 @@ remembered_relation(Relation rel, BlockNumber block)
 		nblocks = Max(RelationGetNumberOfBlocks(rel), block + 1);
 		if (nblocks > (BlockNumber) NBuffers)
 		{
-			too_large = rel->rd_node;
+			too_large = compat_rel_locator(rel);
 			return NULL;
 		}
 	}
@@ -87,7 +89,7 @@ remembered_relation(Relation rel, BlockNumber block)
 			pfree(found->buffers);
 		found->buffers = NULL;
 		found->nblocks = 0;
-		found->node = rel->rd_node;
+		found->node = compat_rel_locator(rel);
 	}
 	if (block >= found->nblocks)
 	{
@@ -136,7 +138,7 @@ recent_buffers_read(Relation rel, BlockNumber block, BufferAccessStrategy strate
 		return ReadBufferExtended(rel, MAIN_FORKNUM, block, RBM_NORMAL, strategy);
 	reads++;
 	buf = known->buffers[block];
-	if (BufferIsValid(buf) && ReadRecentBuffer(rel->rd_node, MAIN_FORKNUM, block, buf))
+	if (BufferIsValid(buf) && ReadRecentBuffer(compat_rel_locator(rel), MAIN_FORKNUM, block, buf))
 	{
 		/* a temporary relation's local buffer has had its use counted */
 		if (!BufferIsLocal(buf))

@@ -58,9 +58,11 @@
 #include "utils/timestamp.h"
 #include "utils/typcache.h"
 
+#include "compat.h"
 #include "filter_steps.h"
 #include "keys.h"
 #include "scan_filter_program.h"
+
 
 /* values that compare with each other */
 typedef enum ValueDomain

@@ -55,10 +55,13 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
+#include "compat.h"
 #include "device.h"
 #include "scan_page_sink.h"
 #include "service_client.h"
 #include "settings.h"
+
+
 
 /* the most pinned pages a batch holds, and the fewest worth a job */
 #define BATCH_PAGES_MAX 4096
@@ -220,9 +223,9 @@ scan_page_sink_create(RowReader *reader, const GpuProgramSource *program, uint64
 		!service_request_fits(sizeof(request) + sizeof(uint64) * nset_values))
 		return NULL;
 	request.nset_values = nset_values;
-	request.query.relation[0] = rel->rd_node.spcNode;
-	request.query.relation[1] = rel->rd_node.dbNode;
-	request.query.relation[2] = rel->rd_node.relNode;
+	request.query.relation[0] = compat_locator_spc(compat_rel_locator(rel));
+	request.query.relation[1] = compat_locator_db(compat_rel_locator(rel));
+	request.query.relation[2] = compat_locator_rel(compat_rel_locator(rel));
 
 	/* released with the current memory context, errors included (service_client.h) */
 	sink = palloc0(sizeof(PageSink));
@@ -238,7 +241,7 @@ scan_page_sink_create(RowReader *reader, const GpuProgramSource *program, uint64
 	sink->batch = (GpuHeapPage *) service_job_buffer(sink->job);
 	/* see the header comment */
 	sink->unpinning = service_page_cache_on() && RelationNeedsWAL(rel) &&
-		!IsCatalogRelation(rel) && old_snapshot_threshold < 0 &&
+		!IsCatalogRelation(rel) && !compat_snapshots_get_too_old() &&
 		!reader->scan->rs_base.rs_snapshot->takenDuringRecovery;
 	sink->vm_buffer = InvalidBuffer;
 	sink->vm_first = InvalidBlockNumber;

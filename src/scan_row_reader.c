@@ -18,9 +18,11 @@
 #include "storage/predicate.h"
 #include "utils/rel.h"
 
+#include "compat.h"
 #include "keys.h"
 #include "recent_buffers.h"
 #include "scan_row_reader.h"
+
 
 /*
  * Whether a range table entry is a table the reader can read: a plain heap
@@ -163,7 +165,7 @@ pin_and_lock(RowReader *reader, BlockNumber block)
 	buffer = recent_buffers_read(rel, block, scan->rs_strategy);
 	heap_page_prune_opt(rel, buffer);
 	LockBuffer(buffer, BUFFER_LOCK_SHARE);
-	TestForOldSnapshot(scan->rs_base.rs_snapshot, rel, BufferGetPage(buffer));
+	compat_test_for_old_snapshot(scan->rs_base.rs_snapshot, rel, BufferGetPage(buffer));
 	return buffer;
 }
 
@@ -183,7 +185,8 @@ set_current(RowReader *reader, Buffer buffer, BlockNumber block)
  * Read a block: the offsets of its tuples visible to the snapshot, found
  * under the page's share lock as the heap's own page-at-a-time code finds
  * them (pruning the page first when it is worth it).  Scans that must
- * record serializable conflicts go through that code itself (heapgetpage).
+ * record serializable conflicts go through that code itself
+ * (compat_heap_scan_page).
  */
 void
 scan_row_reader_read_page(RowReader *reader, BlockNumber block)
@@ -194,7 +197,7 @@ scan_row_reader_read_page(RowReader *reader, BlockNumber block)
 	start_page(reader, block);
 	if (CheckForSerializableConflictOutNeeded(scan->rs_base.rs_rd, scan->rs_base.rs_snapshot))
 	{
-		heapgetpage(&scan->rs_base, block);
+		compat_heap_scan_page(scan, block);
 		reader->page = BufferGetPage(scan->rs_cbuf);
 		return;
 	}

@@ -27,7 +27,9 @@
 #include "utils/guc.h"
 
 #include "colindex_changes.h"
+#include "compat.h"
 #include "service.h"
+
 
 #define SERVICE_SHMEM_NAME "gputopk GPU service"
 #define SERVICE_FUNCTION "gputopk_service_main"
@@ -76,11 +78,11 @@ service_shmem_request(void)
 static bool
 service_registered(void)
 {
-	slist_iter	iter;
+	compat_bgworker_iter iter;
 
-	slist_foreach(iter, &BackgroundWorkerList)
+	compat_bgworker_foreach(iter)
 	{
-		RegisteredBgWorker *rw = slist_container(RegisteredBgWorker, rw_lnode, iter.cur);
+		RegisteredBgWorker *rw = compat_bgworker_of(iter);
 
 		if (strcmp(rw->rw_worker.bgw_function_name, SERVICE_FUNCTION) == 0 &&
 			strcmp(rw->rw_worker.bgw_library_name, "gputopk") == 0)

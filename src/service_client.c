@@ -30,8 +30,10 @@
 #include "utils/memutils.h"
 #include "utils/wait_event.h"
 
+#include "compat.h"
 #include "service.h"
 #include "service_client.h"
+
 
 /* the longest latch wait before the service's health is looked at again */
 #define WAIT_POLL_MS 100
@@ -381,7 +383,7 @@ service_job_start(const ServiceJobSpec *spec, bool demand, bool wait_for_slot)
 	job->callback.arg = job;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, &job->callback);
 
-	slot->owner_procno = MyProc->pgprocno;
+	slot->owner_procno = compat_proc_number(MyProc);
 	slot->owner_pid = MyProcPid;
 	slot->spec = *spec;
 	INSTR_TIME_SET_CURRENT(submitted);

@@ -28,15 +28,17 @@
 
 #include "storage/bufpage.h"
 
+#include "compat.h"
 #include "service.h"
 #include "service_index.h"
+
 
 /* the most copies the service keeps */
 #define MAX_COPIES 64
 
 struct ResidentIndex
 {
-	RelFileNode node;
+	RelFileLocator node;
 	uint32		generation;
 	int			device;			/* index into service->devices */
 	int			refs;			/* jobs holding it; under cache_lock */
@@ -213,7 +215,7 @@ service_index_acquire(const ServiceJobSpec *spec, int *device, ResidentIndex **o
 				free_entry = i;
 			continue;
 		}
-		if (!RelFileNodeEquals(copies[i]->node, spec->index_node))
+		if (!RelFileLocatorEquals(copies[i]->node, spec->index_node))
 			continue;
 		if (copies[i]->generation == spec->index_generation)
 			r = copies[i];

@@ -9,6 +9,8 @@
 #ifndef SERVICE_JOBS_H
 #define SERVICE_JOBS_H
 
+#include "compat.h"
+
 /*
  * Each GPU's pool of engine objects, with one of each kind warmed up;
  * false (gpu_last_error says why) if a GPU fails.  Before the threads start.
@@ -31,7 +33,7 @@ extern bool service_jobs_stop(void);
 extern void service_jobs_set_buffers(int device, char *on_device);
 
 /* Where a thread that used CUDA ends: it waits for the process to end. */
-extern pg_attribute_noreturn() void service_thread_park(void);
+pg_noreturn extern void service_thread_park(void);
 
 /*
  * Whether a thread met a fault that ends the service (a sticky CUDA error,

@@ -48,10 +48,12 @@
 #include "utils/guc.h"
 #include "utils/wait_event.h"
 
+#include "compat.h"
 #include "gpu_api.h"
 #include "gpu_topk.h"
 #include "service.h"
 #include "service_jobs.h"
+
 
 /* the background worker's entry point (service.c registers it by name) */
 extern PGDLLEXPORT void gputopk_service_main(Datum arg);
@@ -460,7 +462,7 @@ gputopk_service_main(Datum arg)
 	on_proc_exit(leave_without_cuda_teardown, 0);
 	before_shmem_exit(service_exit, 0);
 	service->pid = MyProcPid;
-	service->procno = MyProc->pgprocno;
+	service->procno = compat_proc_number(MyProc);
 	pg_atomic_fetch_add_u32(&service->generation, 1);
 	/* an earlier service's mapping, which it may have set as it ended, is gone */
 	pg_atomic_write_u32(&service->buffers_mapped, 0);

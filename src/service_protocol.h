@@ -10,8 +10,8 @@
 #ifndef SERVICE_PROTOCOL_H
 #define SERVICE_PROTOCOL_H
 
-#include "storage/relfilenode.h"
 
+#include "compat.h"
 #include "gpu_heap.h"
 #include "gpu_index.h"
 #include "gpu_topk.h"
@@ -45,7 +45,7 @@ typedef struct ServiceJobSpec
 	uint64		k;
 	TopkMode	mode;			/* top-k and pages */
 	GpuTopkAlgorithm algorithm; /* top-k and pages */
-	RelFileNode index_node;		/* index: the index's relfilenode, */
+	RelFileLocator index_node; /* index: the index's relfilenode, */
 	uint32		index_generation;	/* its entry in colindex_changes.c, */
 	uint32		index_blocks;	/* and its size when the job starts */
 } ServiceJobSpec;

@@ -44,6 +44,7 @@
 #include "colindex_coverage.h"
 #include "colindex_dict.h"
 #include "colindex_select.h"
+#include "compat.h"
 #include "scan_counters.h"
 #include "scan_datum_key.h"
 #include "scan_filter_program.h"
@@ -55,6 +56,8 @@
 #include "topk_exec.h"
 #include "topk_key_sink.h"
 #include "topk_scan.h"
+
+
 
 /* counts for EXPLAIN ANALYZE, summed over runs and processes (scan_counters.h) */
 typedef enum TopkCount
@@ -681,12 +684,14 @@ run_topk(TopkScanState *ts)
 	ts->mode = (ts->nsort > 1 || ts->limit_with_ties ||
 				ts->key_source == KEY_SOURCE_LOSSY_NUMERIC ||
 				!key_null_is_exact(ts->key_type)) ? TOPK_WITH_TIES : TOPK_EXACT;
+	ts->sort_bounded = ts->bound != PG_UINT64_MAX && !ts->limit_with_ties &&
+		ts->bound <= INT64_MAX;
+	/* a bounded sort frees tuples, which its memory must allow (bump does not) */
 	ts->sort = tuplesort_begin_heap(ts->sort_desc,
 									ts->nsort, ts->sort_attnos, ts->sort_ops,
 									ts->sort_collations, ts->sort_nulls_first,
-									work_mem, NULL, TUPLESORT_NONE);
-	ts->sort_bounded = ts->bound != PG_UINT64_MAX && !ts->limit_with_ties &&
-		ts->bound <= INT64_MAX;
+									work_mem, NULL,
+									ts->sort_bounded ? TUPLESORT_ALLOWBOUNDED : TUPLESORT_NONE);
 	if (ts->sort_bounded)
 		tuplesort_set_bound(ts->sort, (int64) ts->bound);
 	ts->returned = 0;
@@ -947,21 +952,16 @@ explain_topk_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 	List	   *context = set_deparse_context_plan(es->deparse_cxt, &cscan->scan.plan,
 												   ancestors);
-	bool		prefix = es->verbose || list_length(es->rtable) > 1;
+	bool		prefix = compat_explain_prefix(es);
 	StringInfoData keys;
 
 	initStringInfo(&keys);
 	for (int i = 0; i < ts->nsort; i++)
 	{
 		Node	   *expr = list_nth(cscan->custom_exprs, TOPK_EXPR_SORT + i);
-		Oid			opfamily;
-		Oid			opcintype;
-		int16		strategy;
-		bool		desc;
+		bool		desc = compat_ordering_op_descending(ts->sort_ops[i]);
 		bool		nulls_first = ts->sort_nulls_first[i];
 
-		get_ordering_op_properties(ts->sort_ops[i], &opfamily, &opcintype, &strategy);
-		desc = strategy == BTGreaterStrategyNumber;
 		appendStringInfo(&keys, "%s%s%s%s", i > 0 ? ", " : "",
 						 deparse_expression(expr, context, prefix, false),
 						 desc ? " DESC" : "",

@@ -42,6 +42,7 @@
 #include "utils/typcache.h"
 
 #include "colindex_path.h"
+#include "compat.h"
 #include "device.h"
 #include "scan_datum_key.h"
 #include "scan_filter_program.h"
@@ -196,8 +197,7 @@ sort_keys_of(PlannerInfo *root, RelOptInfo *rel, List **private)
 
 		/* a child's columns for a partition or inheritance child */
 		if (rel->reloptkind == RELOPT_OTHER_MEMBER_REL)
-			expr = (Expr *) adjust_appendrel_attrs_multilevel(root, (Node *) expr, rel->relids,
-															  rel->top_parent_relids);
+			expr = (Expr *) compat_adjust_to_child(root, (Node *) expr, rel);
 
 		if (!OidIsValid(sgc->sortop) || !sortable_from_row(root, rel, expr))
 			return false;
