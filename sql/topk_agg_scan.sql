@@ -267,7 +267,7 @@ DO $$
 DECLARE
   line text;
 BEGIN
-  FOR line IN EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF)
+  FOR line IN EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
       SELECT g7919, gpu_topk(f8, 10) FROM tg GROUP BY g7919 LOOP
     IF line ~ '(Rows Scanned|Groups|Rows Exchanged):' THEN
       RAISE NOTICE '%', btrim(line);
@@ -356,7 +356,7 @@ BEGIN
                WHEN plan_lines LIKE '%Partitions:%' THEN 'partitioned'
                ELSE 'one process' END;
   PERFORM set_config('work_mem', '64kB', true);
-  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) EXECUTE spill_q' LOOP
+  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, BUFFERS OFF) EXECUTE spill_q' LOOP
     spilled := spilled OR line LIKE '%Rows Spilled:%';
   END LOOP;
   CREATE TEMP TABLE spill_rows AS EXECUTE spill_q;
@@ -416,8 +416,10 @@ RESET gputopk.max_parallel_workers;
 SET gputopk.device = cpu;
 EXPLAIN (COSTS OFF) SELECT g, gpu_topk(f8, 10) FROM tg WHERE i4 > 0 AND id % 2 = 0 GROUP BY g;
 EXPLAIN (COSTS OFF) SELECT gpu_bottomk_by(name, ts, 2), gpu_topk(i8, 3) FROM tg;
-EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF)
-SELECT g37, gpu_topk(f8, 10) FROM tg GROUP BY g37;
+\set ECHO none
+\i sql/lib/explain_analyze.sql
+\set ECHO all
+SELECT pg_temp.explain_analyze($$SELECT g37, gpu_topk(f8, 10) FROM tg GROUP BY g37$$);
 
 -- in a subquery, its WHERE clause shown with the table's columns
 EXPLAIN (COSTS OFF)
@@ -447,7 +449,18 @@ EXPLAIN (COSTS OFF) SELECT g, gpu_topk(f8, 10), count(*) FROM tg GROUP BY g;
 EXPLAIN (COSTS OFF) SELECT g, gpu_topk(f8 + 1, 10) FROM tg GROUP BY g;
 EXPLAIN (COSTS OFF) SELECT g, gpu_topk(f8, 0) FROM tg GROUP BY g;
 EXPLAIN (COSTS OFF) SELECT g, gpu_topk(f8, 10) FROM tg GROUP BY g, b;
+-- (as PostgreSQL 15 plans it: 16 and later sort by the aggregate's ORDER BY too)
+DO $$ BEGIN
+  IF current_setting('server_version_num')::int >= 160000 THEN
+    PERFORM set_config('enable_presorted_aggregate', 'off', false);
+  END IF;
+END $$;
 EXPLAIN (COSTS OFF) SELECT g, gpu_topk(f8, 10 ORDER BY f8) FROM tg GROUP BY g;
+DO $$ BEGIN
+  IF current_setting('server_version_num')::int >= 160000 THEN
+    PERFORM set_config('enable_presorted_aggregate', 'on', false);
+  END IF;
+END $$;
 -- nor groups whose states would not fit in hash_mem
 SET work_mem = '64kB';
 EXPLAIN (COSTS OFF) SELECT id, gpu_topk(f8, 10) FROM tg GROUP BY id;

@@ -22,8 +22,10 @@ EXPLAIN (COSTS OFF)
   ORDER BY f8 DESC LIMIT 5;
 EXPLAIN (COSTS OFF)
   SELECT id FROM tk_f WHERE word = 'w3' OR i2 > 0 ORDER BY f8 DESC LIMIT 5;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
-  SELECT id FROM tk_f WHERE g IN (1, 2) AND NOT flag ORDER BY f8 DESC LIMIT 5;
+\set ECHO none
+\i sql/lib/explain_analyze.sql
+\set ECHO all
+SELECT pg_temp.explain_analyze($$SELECT id FROM tk_f WHERE g IN (1, 2) AND NOT flag ORDER BY f8 DESC LIMIT 5$$);
 RESET gputopk.device;
 
 -- each form over each type; the rows compared exactly (id breaks ties);

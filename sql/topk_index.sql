@@ -100,12 +100,13 @@ SELECT topk_check('SELECT id, score FROM ci ORDER BY score DESC, id LIMIT 30');
 SELECT topk_check('SELECT id, score FROM ci WHERE flag AND day < ''2021-06-01'' ORDER BY score DESC, id LIMIT 30');
 -- the top rows deleted: their entries stay until VACUUM, and take more rounds
 DELETE FROM ci WHERE score > 50;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
-  SELECT id, score FROM ci ORDER BY score DESC LIMIT 10;
+\set ECHO none
+\i sql/lib/explain_analyze.sql
+\set ECHO all
+SELECT pg_temp.explain_analyze($$SELECT id, score FROM ci ORDER BY score DESC LIMIT 10$$);
 SELECT topk_check('SELECT id, score FROM ci ORDER BY score DESC, id LIMIT 10');
 -- entries found dead to everyone are skipped from then on
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
-  SELECT id, score FROM ci ORDER BY score DESC LIMIT 10;
+SELECT pg_temp.explain_analyze($$SELECT id, score FROM ci ORDER BY score DESC LIMIT 10$$);
 VACUUM ci;
 SELECT gputopk_index_check('ci_idx');
 INSERT INTO ci SELECT i, i % 97, date '2022-01-01', true, 'new' FROM generate_series(20001, 30000) i;

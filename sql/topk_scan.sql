@@ -1,6 +1,9 @@
 --
 -- GpuTopK custom scan: plans, and answers against plain PostgreSQL
 --
+\set ECHO none
+\i sql/lib/explain_analyze.sql
+\set ECHO all
 SET gputopk.min_table_rows = 1000;
 SELECT setseed(0.42);
 CREATE TABLE tk AS
@@ -50,8 +53,7 @@ EXPLAIN (COSTS OFF) SELECT g, count(*) FROM tk GROUP BY g ORDER BY g LIMIT 3;
 SET gputopk.enabled = off;
 EXPLAIN (COSTS OFF) SELECT id, f8 FROM tk ORDER BY f8 DESC LIMIT 10;
 RESET gputopk.enabled;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
-  SELECT id, f8 FROM tk WHERE g < 3 ORDER BY f8 DESC LIMIT 10;
+SELECT pg_temp.explain_analyze($$SELECT id, f8 FROM tk WHERE g < 3 ORDER BY f8 DESC LIMIT 10$$);
 RESET gputopk.device;
 
 -- The answer of a query with gputopk off and on, and whether GpuTopK ran.

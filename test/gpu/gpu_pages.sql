@@ -100,18 +100,29 @@ VACUUM (FREEZE, ANALYZE) gp_fresh;
 SELECT is(pg_temp.explained('SELECT id FROM gp_fresh ORDER BY score DESC LIMIT 10',
                             'Pages Vouched by Visibility Map'), NULL,
           'pages the cache has no copy of are sent back and read by the scan');
+-- (every page the GPU reads: from 16 on, a table loaded in bulk can end in
+-- new, empty pages that are not all-visible, and go to the CPU)
 SELECT is(pg_temp.explained('SELECT id FROM gp_fresh ORDER BY score DESC LIMIT 10',
                             'Pages Vouched by Visibility Map'),
-          pg_temp.explained('SELECT id FROM gp_fresh ORDER BY score DESC LIMIT 10', 'Pages Read'),
+          pg_temp.explained('SELECT id FROM gp_fresh ORDER BY score DESC LIMIT 10', 'Pages Read on GPU'),
           'read again, every page is vouched for by the visibility map, unread by the scan');
 SELECT is(pg_temp.same_on_gpu('SELECT id, score FROM gp_fresh ORDER BY score DESC, id LIMIT 100'), 'same',
           'and answers are PostgreSQL''s');
--- a write clears its pages' bits: those pages go to the CPU, the others stay vouched
+-- a write clears its pages' bits: those pages go to the CPU, the others stay
+-- vouched, where clearing a bit leaves the map page's LSN as it was (15);
+-- where it moves the LSN too (18), no page is vouched for until a scan has
+-- found the copies current again
+CREATE EXTENSION IF NOT EXISTS pageinspect;
+CREATE TEMP TABLE vm_lsn AS SELECT lsn FROM page_header(get_raw_page('gp_fresh', 'vm', 0));
 UPDATE gp_fresh SET score = score + 5000 WHERE id % 1000 = 7;
 DELETE FROM gp_fresh WHERE id % 1000 = 8;
-SELECT cmp_ok(pg_temp.explained('SELECT id FROM gp_fresh ORDER BY score DESC LIMIT 10',
-                                'Pages Vouched by Visibility Map')::bigint, '>', 0::bigint,
-              'after writes, the pages not written stay vouched for');
+SELECT CASE WHEN (SELECT lsn FROM vm_lsn) = (SELECT lsn FROM page_header(get_raw_page('gp_fresh', 'vm', 0)))
+            THEN cmp_ok(pg_temp.explained('SELECT id FROM gp_fresh ORDER BY score DESC LIMIT 10',
+                                          'Pages Vouched by Visibility Map')::bigint, '>', 0::bigint,
+                        'after writes, the pages not written stay vouched for')
+            ELSE is(pg_temp.explained('SELECT id FROM gp_fresh ORDER BY score DESC LIMIT 10',
+                                      'Pages Vouched by Visibility Map'), NULL,
+                    'after writes that moved the map page''s LSN, no page is vouched for') END;
 SELECT is(pg_temp.same_on_gpu('SELECT id, score FROM gp_fresh ORDER BY score DESC, id LIMIT 100', true),
           'same', 'and answers are PostgreSQL''s, the written pages read on the CPU');
 -- VACUUM sets the bits again under a new map page LSN: no copy is vouched
