@@ -1,6 +1,8 @@
 # Makefile for gputopk: a PGXS build, plus the CUDA kernels when nvcc is found.
 #
 #   make [PG_CONFIG=...] [CUDA_HOME=...] [WITH_CUDA=no]
+#   make PG_VERSION=16    (or 17, 18) PostgreSQL of that version, fetched and
+#                         cached by test/postgres/install (docs/versions.md)
 #   make install          install into the PostgreSQL that PG_CONFIG names
 #   make test             install dependencies, build, and run every test
 #   make test-engine      one kind of test alone (also test-regress, test-pgtap,
@@ -16,7 +18,7 @@
 
 EXTENSION = gputopk
 MODULE_big = gputopk
-DATA = gputopk--0.1.sql
+DATA = gputopk--0.1.sql gputopk--0.1--0.2.sql
 PGFILEDESC = "gputopk - top-k queries on the GPU"
 
 # src/ by family (docs/architecture.md): module-level files, scan_* what
@@ -30,13 +32,23 @@ SRC_OBJS = $(patsubst %.c,%.o,$(filter-out src/gpu_absent.c,$(wildcard src/*.c))
 # pg_regress tests in sql/ and expected/; two need a particular server set-up
 # and are run by test/run on their own: device_absent (no usable GPU) and
 # load_modes (library not preloaded).
-REGRESS = install gucs devices topk_scan topk_filter topk_partition topk_index topk_random topk_agg topk_agg_scan
+REGRESS = install upgrade gucs devices topk_scan topk_filter topk_partition topk_index topk_random topk_agg topk_agg_scan
 REGRESS_OPTS = --inputdir=. --load-extension=gputopk
 # isolation tests in specs/ (with concurrent sessions), also run by installcheck
 ISOLATION = topk_snapshot index_serializable
 ISOLATION_OPTS = --load-extension=gputopk
 
 PG_CONFIG ?= pg_config
+# PG_VERSION=16, 17 or 18: the pg_config of test/postgres/install VERSION
+# (15 is Debian's, the default pg_config); PG_CONFIG given as well wins.
+ifneq ($(filter-out 15,$(PG_VERSION)),)
+ifneq ($(origin PG_CONFIG),command line)
+PG_CONFIG := $(shell test/postgres/install $(PG_VERSION))
+ifeq ($(PG_CONFIG),)
+$(error test/postgres/install $(PG_VERSION) failed)
+endif
+endif
+endif
 CUDA_HOME ?= /usr/local/cuda
 
 ifeq ($(WITH_CUDA),no)
@@ -75,7 +87,7 @@ ifneq ($(filter all,$(or $(MAKECMDGOALS),all)),)
 $(info $(BUILD_NOTE))
 endif
 
-EXTRA_CLEAN = kernels/*.o .variant test/engine/test_cpu test/engine/test_gpu \
+EXTRA_CLEAN = kernels/*.o .variant .pg_major test/engine/test_cpu test/engine/test_gpu \
 	bench/libgputopk_bench.so bench/cpu_bench
 
 PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
@@ -85,9 +97,12 @@ else ifeq ($(filter test test-% demo,$(MAKECMDGOALS)),)
 $(error PostgreSQL server development files not found for PG_CONFIG=$(PG_CONFIG): install postgresql-server-dev-15, or run "make test", which installs what it needs)
 endif
 
-# Relink when switching between the CUDA and the CPU-only build.
+# Relink when switching between the CUDA and the CPU-only build, and rebuild
+# the objects of src/ when switching to another PostgreSQL major version.
 $(shell echo $(VARIANT) | cmp -s - .variant || echo $(VARIANT) > .variant)
 $(shlib): $(CU_OBJS) .variant
+$(shell echo $(MAJORVERSION) | cmp -s - .pg_major || echo $(MAJORVERSION) > .pg_major)
+$(SRC_OBJS) src/gpu_absent.o: .pg_major
 
 # PGXS tracks no header dependencies unless PostgreSQL was configured with
 # --enable-depend: every object is rebuilt when a header changes.

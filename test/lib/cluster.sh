@@ -1,13 +1,15 @@
-# test/lib/cluster.sh: shared by test/run, test/citus/run, bench/demo and the
-# benchmarks that start a cluster (sourced, not run).
+# test/lib/cluster.sh: shared by test/run, test/citus/run, bench/demo, the
+# benchmarks that start a cluster, and test/postgres/install (its package
+# helpers) (sourced, not run).
 #
 # Installs what the tests need on Debian when it is missing, builds and
 # installs the extension, and runs a throwaway PostgreSQL cluster as an
 # unprivileged user (PostgreSQL refuses to run as root).
 #
-# Inputs: PG_CONFIG (default pg_config, Debian's PostgreSQL 15), WITH_CUDA,
-# GPUTOPK_PAGE_CACHE_SIZE (gputopk.gpu_page_cache_size of a preloaded
-# cluster, default 1GB).
+# Inputs: PG_CONFIG (default pg_config, Debian's PostgreSQL 15; for 16, 17
+# and 18 see test/postgres/install), WITH_CUDA, GPUTOPK_PAGE_CACHE_SIZE
+# (gputopk.gpu_page_cache_size of a preloaded cluster, default 1GB),
+# GPUTOPK_TEST_PORT (the cluster's port, default 54329).
 
 PG_CONFIG=${PG_CONFIG:-pg_config}
 [ -n "${WITH_CUDA:-}" ] || unset WITH_CUDA
@@ -66,7 +68,9 @@ ensure_packages() {
 		die "PostgreSQL server development files not found for PG_CONFIG=$PG_CONFIG"
 	PGBIN=$("$PG_CONFIG" --bindir)
 	[ -f "$("$PG_CONFIG" --sharedir)/extension/pgtap.control" ] ||
-		die "pgTAP is not installed for the PostgreSQL of PG_CONFIG=$PG_CONFIG"
+		die "pgTAP is not installed for the PostgreSQL of PG_CONFIG=$PG_CONFIG (test/postgres/install adds it to the PostgreSQL it fetches)"
+	[ -f "$("$PG_CONFIG" --sharedir)/extension/pg_buffercache.control" ] ||
+		die "pg_buffercache (contrib) is not installed for the PostgreSQL of PG_CONFIG=$PG_CONFIG"
 	export PATH="$PGBIN:$PATH"
 }
 
@@ -95,19 +99,21 @@ ensure_cluster_user() {
 # cluster_start [preload]: a fresh cluster, with the library preloaded or not.
 cluster_start() {
 	ensure_cluster_user
+	"${RUN_AS[@]}" test -x "$PGBIN/postgres" ||
+		die "$CLUSTER_USER, the cluster's user, cannot run $PGBIN/postgres: put that PostgreSQL where every user can read it"
 	CLUSTER_DIR=$(mktemp -d "${TMPDIR:-/tmp}/gputopk-cluster.XXXXXX")
 	[ "$(id -u)" = 0 ] && chown "$CLUSTER_USER:" "$CLUSTER_DIR"
 	"${RUN_AS[@]}" "$PGBIN/initdb" -D "$CLUSTER_DIR/data" -U postgres --auth=trust \
-		--no-sync -E UTF8 --locale=C >"$CLUSTER_DIR/initdb.log" 2>&1 ||
+		--no-sync -E UTF8 --locale=C ${GPUTOPK_INITDB_OPTIONS:-} >"$CLUSTER_DIR/initdb.log" 2>&1 ||
 		{ cat "$CLUSTER_DIR/initdb.log"; die "initdb failed"; }
 	cat >>"$CLUSTER_DIR/data/postgresql.conf" <<-EOF
 		listen_addresses = ''
 		unix_socket_directories = '$CLUSTER_DIR'
-		port = 54329
+		port = ${GPUTOPK_TEST_PORT:-54329}
 		fsync = off
 		max_connections = 20
 	EOF
-	export PGHOST=$CLUSTER_DIR PGPORT=54329 PGUSER=postgres PGDATABASE=postgres
+	export PGHOST=$CLUSTER_DIR PGPORT=${GPUTOPK_TEST_PORT:-54329} PGUSER=postgres PGDATABASE=postgres
 	trap cluster_stop EXIT
 	cluster_restart "${1:-}"
 }
