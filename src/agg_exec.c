@@ -279,7 +279,7 @@ scan_table(AggScanState *ts)
 	if (pages == NULL && ts->exchange == NULL)
 		agg_run_start_gpu_jobs(ts);
 	while ((block = pages ? scan_page_sink_next_block(pages, &ts->reader) :
-			scan_row_reader_next_block(&ts->reader)) != InvalidBlockNumber)
+			scan_row_reader_next_read_block(&ts->reader)) != InvalidBlockNumber)
 	{
 		WholePage	whole;
 

@@ -9,7 +9,7 @@
  * gave adjust_appendrel_attrs_multilevel the rels instead of their relids.
  * PostgreSQL 17 removed old_snapshot_threshold (snapshots no longer get too
  * old), PGPROC's pgprocno, and heapgetpage, whose work on a page the scan
- * has pinned is heap_prepare_pagescan's.  PostgreSQL 18 moved ExplainState
+ * has pinned is heap_prepare_pagescan's; it added read streams.  PostgreSQL 18 moved ExplainState
  * and the EXPLAIN property functions into headers of their own, made the
  * postmaster's list of background workers doubly linked, marks functions
  * that do not return with pg_noreturn, before the declaration, gave
@@ -35,6 +35,9 @@
 #else
 #include "storage/relfilenode.h"
 #endif
+#if PG_VERSION_NUM >= 170000
+#include "storage/read_stream.h"
+#endif
 #if PG_VERSION_NUM >= 180000
 #include "commands/explain_format.h"
 #include "commands/explain_state.h"
@@ -42,6 +45,10 @@
 
 #if PG_VERSION_NUM < 180000
 #define pg_noreturn pg_attribute_noreturn()
+#endif
+
+#if PG_VERSION_NUM < 170000
+typedef struct ReadStream ReadStream;
 #endif
 
 #if PG_VERSION_NUM < 160000
@@ -136,6 +143,45 @@ compat_ordering_op_descending(Oid opno)
 
 	get_ordering_op_properties(opno, &opfamily, &opcintype, &strategy);
 	return strategy == BTGreaterStrategyNumber;
+#endif
+}
+
+/*
+ * A stream of a relation's blocks, as next_block names them (InvalidBlockNumber
+ * ends it), read ahead with I/O combined (PostgreSQL 17's read streams);
+ * NULL before 17, where the caller reads each block itself.
+ */
+typedef BlockNumber (*CompatNextBlock) (ReadStream *stream, void *arg, void *per_buffer_data);
+
+static inline ReadStream *
+compat_read_stream_begin(Relation rel, BufferAccessStrategy strategy,
+						 CompatNextBlock next_block, void *arg)
+{
+#if PG_VERSION_NUM >= 170000
+	return read_stream_begin_relation(READ_STREAM_SEQUENTIAL, strategy, rel, MAIN_FORKNUM,
+									  next_block, arg, 0);
+#else
+	return NULL;
+#endif
+}
+
+/* The stream's next block, pinned, or InvalidBuffer at its end. */
+static inline Buffer
+compat_read_stream_next(ReadStream *stream)
+{
+#if PG_VERSION_NUM >= 170000
+	return read_stream_next_buffer(stream, NULL);
+#else
+	return InvalidBuffer;
+#endif
+}
+
+/* The stream ended, the blocks it read ahead unpinned. */
+static inline void
+compat_read_stream_end(ReadStream *stream)
+{
+#if PG_VERSION_NUM >= 170000
+	read_stream_end(stream);
 #endif
 }
 

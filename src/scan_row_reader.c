@@ -16,13 +16,13 @@
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/predicate.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 
 #include "compat.h"
 #include "keys.h"
 #include "recent_buffers.h"
 #include "scan_row_reader.h"
-
 
 /*
  * Whether a range table entry is a table the reader can read: a plain heap
@@ -61,6 +61,8 @@ scan_row_reader_begin(RowReader *reader, Snapshot snapshot)
 	if (!(reader->scan->rs_base.rs_flags & SO_ALLOW_PAGEMODE))
 		elog(ERROR, "gputopk: the scan's snapshot is not an MVCC snapshot");
 	reader->next_block = 0;
+	reader->stream = NULL;
+	reader->streamed = InvalidBuffer;
 	reader->next_row = 0;
 	reader->tuple.t_tableOid = RelationGetRelid(rel);
 }
@@ -68,6 +70,10 @@ scan_row_reader_begin(RowReader *reader, Snapshot snapshot)
 void
 scan_row_reader_end(RowReader *reader)
 {
+	if (BufferIsValid(reader->streamed))
+		ReleaseBuffer(reader->streamed);
+	if (reader->stream)
+		compat_read_stream_end(reader->stream);
 	ExecClearTuple(reader->table_slot);
 	table_endscan(&reader->scan->rs_base);
 	reader->scan = NULL;
@@ -84,6 +90,41 @@ scan_row_reader_next_block(RowReader *reader)
 												 scan->rs_parallelworkerdata,
 												 (ParallelBlockTableScanDesc) scan->rs_base.rs_parallel);
 	return reader->next_block < scan->rs_nblocks ? reader->next_block++ : InvalidBlockNumber;
+}
+
+static BlockNumber
+stream_next_block(ReadStream *stream, void *arg, void *per_buffer_data)
+{
+	return scan_row_reader_next_block((RowReader *) arg);
+}
+
+/*
+ * The next block this process reads itself (scan_row_reader_read_page),
+ * or InvalidBlockNumber: where the version has read streams (17), the
+ * blocks are read ahead, with their I/O combined, as PostgreSQL's own
+ * sequential scans read them.  A scan that leaves pages to the GPU names
+ * its blocks with scan_row_reader_next_block instead: it reads only some.
+ */
+BlockNumber
+scan_row_reader_next_read_block(RowReader *reader)
+{
+	HeapScanDesc scan = reader->scan;
+
+	if (reader->stream == NULL)
+	{
+		/* in the query's memory, not in a run's that GpuTopKAgg measures */
+		MemoryContext old = MemoryContextSwitchTo(reader->econtext->ecxt_per_query_memory);
+
+		reader->stream = compat_read_stream_begin(scan->rs_base.rs_rd, scan->rs_strategy,
+												  stream_next_block, reader);
+		MemoryContextSwitchTo(old);
+	}
+	if (reader->stream == NULL)
+		return scan_row_reader_next_block(reader);
+	Assert(!BufferIsValid(reader->streamed));
+	reader->streamed = compat_read_stream_next(reader->stream);
+	return BufferIsValid(reader->streamed) ? BufferGetBlockNumber(reader->streamed) :
+		InvalidBlockNumber;
 }
 
 /*
@@ -160,9 +201,13 @@ pin_and_lock(RowReader *reader, BlockNumber block)
 {
 	HeapScanDesc scan = reader->scan;
 	Relation	rel = scan->rs_base.rs_rd;
-	Buffer		buffer;
+	Buffer		buffer = reader->streamed;
 
-	buffer = recent_buffers_read(rel, block, scan->rs_strategy);
+	/* the stream's block, or one read by its buffer last found */
+	if (BufferIsValid(buffer) && BufferGetBlockNumber(buffer) == block)
+		reader->streamed = InvalidBuffer;
+	else
+		buffer = recent_buffers_read(rel, block, scan->rs_strategy);
 	heap_page_prune_opt(rel, buffer);
 	LockBuffer(buffer, BUFFER_LOCK_SHARE);
 	compat_test_for_old_snapshot(scan->rs_base.rs_snapshot, rel, BufferGetPage(buffer));
@@ -197,6 +242,11 @@ scan_row_reader_read_page(RowReader *reader, BlockNumber block)
 	start_page(reader, block);
 	if (CheckForSerializableConflictOutNeeded(scan->rs_base.rs_rd, scan->rs_base.rs_snapshot))
 	{
+		if (BufferIsValid(reader->streamed))
+		{
+			ReleaseBuffer(reader->streamed);
+			reader->streamed = InvalidBuffer;
+		}
 		compat_heap_scan_page(scan, block);
 		reader->page = BufferGetPage(scan->rs_cbuf);
 		return;

@@ -24,6 +24,7 @@
 #include "nodes/execnodes.h"
 #include "nodes/parsenodes.h"
 
+#include "compat.h"
 #include "scan_filter_program.h"
 #include "topk.h"
 
@@ -40,6 +41,8 @@ typedef struct RowReader
 	/* the scan */
 	HeapScanDesc scan;
 	BlockNumber next_block;		/* of a scan in one process */
+	ReadStream *stream;			/* its blocks read ahead (17 and later), or NULL */
+	Buffer		streamed;		/* the stream's last block, pinned, not yet read */
 	HeapTupleData tuple;		/* the current row, on the scan's page */
 	/* the page being read: its visible rows are scan->rs_vistuples */
 	Page		page;
@@ -50,6 +53,7 @@ extern bool scan_row_reader_can_read(RangeTblEntry *rte);
 extern void scan_row_reader_begin(RowReader *reader, Snapshot snapshot);
 extern void scan_row_reader_end(RowReader *reader);
 extern BlockNumber scan_row_reader_next_block(RowReader *reader);
+extern BlockNumber scan_row_reader_next_read_block(RowReader *reader);
 extern void scan_row_reader_read_page(RowReader *reader, BlockNumber block);
 extern bool scan_row_reader_can_read_whole(RowReader *reader);
 /* a page left whole to another reader, pinned, and its line pointers */

@@ -379,7 +379,7 @@ scan_keys(TopkScanState *ts, KeySink *sink, PageSink *pages)
 	BlockNumber block;
 
 	while ((block = pages ? scan_page_sink_next_block(pages, &ts->reader) :
-			scan_row_reader_next_block(&ts->reader)) != InvalidBlockNumber)
+			scan_row_reader_next_read_block(&ts->reader)) != InvalidBlockNumber)
 	{
 		uint64		page_first = ordinal;
 		WholePage	whole;
