@@ -189,6 +189,7 @@ extern void colindex_page_free_slot(const ColIndexLayout *layout, Page page, int
 extern bool colindex_page_move(const ColIndexLayout *layout, Page dest, Page src, int slot);
 extern void colindex_page_kill_slot(const ColIndexLayout *layout, Page page, int slot);
 extern bool colindex_page_has_room(const ColIndexLayout *layout, Page page);
+extern Buffer colindex_page_new_block(Relation index);
 
 /* colindex_am.c: the access method */
 extern Oid	colindex_am_oid(void);

@@ -78,10 +78,7 @@ flush_build_page(Relation index, BuildState *state)
 	Buffer		buf;
 	GenericXLogState *xlog;
 
-	LockRelationForExtension(index, ExclusiveLock);
-	buf = ReadBuffer(index, P_NEW);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	UnlockRelationForExtension(index, ExclusiveLock);
+	buf = colindex_page_new_block(index);
 	xlog = GenericXLogStart(index);
 	memcpy(GenericXLogRegisterBuffer(xlog, buf, GENERIC_XLOG_FULL_IMAGE),
 		   state->page.data, BLCKSZ);
@@ -115,10 +112,7 @@ write_meta_page(Relation index, const ColIndexLayout *layout)
 	Buffer		buf;
 	GenericXLogState *xlog;
 
-	LockRelationForExtension(index, ExclusiveLock);
-	buf = ReadBuffer(index, P_NEW);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	UnlockRelationForExtension(index, ExclusiveLock);
+	buf = colindex_page_new_block(index);
 	Assert(BufferGetBlockNumber(buf) == COLINDEX_METAPAGE_BLKNO);
 	xlog = GenericXLogStart(index);
 	colindex_init_meta_page(GenericXLogRegisterBuffer(xlog, buf, GENERIC_XLOG_FULL_IMAGE),

@@ -308,10 +308,7 @@ add_locked(Relation index, Buffer metabuf, const char *bytes, int length)
 	{
 		Page		page;
 
-		LockRelationForExtension(index, ExclusiveLock);
-		newbuf = ReadBuffer(index, P_NEW);
-		LockBuffer(newbuf, BUFFER_LOCK_EXCLUSIVE);
-		UnlockRelationForExtension(index, ExclusiveLock);
+		newbuf = colindex_page_new_block(index);
 		page = GenericXLogRegisterBuffer(xlog, newbuf, GENERIC_XLOG_FULL_IMAGE);
 		init_dict_page(page);
 		if (!append_to_page(page, bytes, length))

@@ -113,10 +113,7 @@ insert_entry(Relation index, ItemPointer tid, const Datum *values, const bool *i
 		UnlockReleaseBuffer(metabuf);
 		return;
 	}
-	LockRelationForExtension(index, ExclusiveLock);
-	buf = ReadBuffer(index, P_NEW);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	UnlockRelationForExtension(index, ExclusiveLock);
+	buf = colindex_page_new_block(index);
 
 	state = GenericXLogStart(index);
 	page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);

@@ -12,6 +12,7 @@
 
 #include "catalog/pg_type_d.h"
 #include "storage/bufmgr.h"
+#include "storage/lmgr.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/timestamp.h"
@@ -223,6 +224,22 @@ colindex_page_add(const ColIndexLayout *layout, Page page, ItemPointer tid,
 	if (slot == header->high)
 		header->high++;
 	return true;
+}
+
+/*
+ * A new block at the index's end, locked exclusively; the extension lock is
+ * held only while the block is added.
+ */
+Buffer
+colindex_page_new_block(Relation index)
+{
+	Buffer		buf;
+
+	LockRelationForExtension(index, ExclusiveLock);
+	buf = ReadBuffer(index, P_NEW);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	UnlockRelationForExtension(index, ExclusiveLock);
+	return buf;
 }
 
 /* Whether the page has a free slot. */

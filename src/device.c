@@ -71,18 +71,6 @@ device_define_setting(void)
 							 check_device, NULL, NULL);
 }
 
-bool
-device_gpu_usable(void)
-{
-	return service_gpu_usable();
-}
-
-const char *
-device_gpu_absent_reason(void)
-{
-	return service_unusable_reason();
-}
-
 /*
  * Where top-k work runs under gputopk.device.  auto uses the GPU when the
  * service is ready, and says why not at DEBUG1 otherwise.
@@ -95,7 +83,7 @@ device_selected_backend(void)
 		case DEVICE_SETTING_CPU:
 			return BACKEND_CPU;
 		case DEVICE_SETTING_GPU:
-			return device_gpu_usable() ? BACKEND_GPU : BACKEND_NONE;
+			return service_gpu_usable() ? BACKEND_GPU : BACKEND_NONE;
 		case DEVICE_SETTING_AUTO:
 			break;
 	}
@@ -103,7 +91,7 @@ device_selected_backend(void)
 		return BACKEND_GPU;
 	ereport(DEBUG1,
 			(errmsg_internal("gputopk is using the CPU backend: no usable GPU"),
-			 errdetail_internal("%s", device_gpu_absent_reason())));
+			 errdetail_internal("%s", service_unusable_reason())));
 	return BACKEND_CPU;
 }
 
@@ -116,7 +104,7 @@ device_choose_backend(void)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg(DEVICE_NO_GPU_MESSAGE),
-				 errdetail("%s", device_gpu_absent_reason()),
+				 errdetail("%s", service_unusable_reason()),
 				 errhint(DEVICE_NO_GPU_HINT)));
 	return backend;
 }

@@ -35,10 +35,6 @@ typedef enum TopkBackend
 
 extern void device_define_setting(void);
 
-/* Whether the GPU service has, or will soon have, a GPU; and why not. */
-extern bool device_gpu_usable(void);
-extern const char *device_gpu_absent_reason(void);
-
 /* Where top-k work would run now; never throws. */
 extern TopkBackend device_selected_backend(void);
 

@@ -20,7 +20,7 @@
 
 #include "agg_path.h"
 #include "device.h"
-#include "service.h"
+#include "service_client.h"
 #include "settings.h"
 #include "topk_path.h"
 

@@ -79,7 +79,7 @@ put_gpu_rows(Tuplestorestate *store, TupleDesc desc, bool selected)
 	ServiceDeviceInfo *devices;
 	int			ndevices;
 
-	if (!device_gpu_usable())
+	if (!service_gpu_usable())
 		return;
 	ndevices = service_devices(&devices);
 	for (int d = 0; d < ndevices; d++)

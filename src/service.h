@@ -168,8 +168,6 @@ extern int	gputopk_service_buffer_kb;
 extern int	gputopk_gpu_cache_mb;
 extern int	gputopk_gpu_page_cache_mb;
 
-extern void service_init(void);
-
 extern char *service_buffer(int slot, int buffer);
 extern ServiceState service_state(void);
 extern const char *service_state_name(ServiceState state);

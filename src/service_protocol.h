@@ -93,4 +93,10 @@ typedef struct ServiceDeviceInfo
 	int			cc_minor;
 } ServiceDeviceInfo;
 
+/*
+ * How the service comes to be: _PG_init asks for its settings, shared
+ * memory and worker (service.c).
+ */
+extern void service_init(void);
+
 #endif							/* SERVICE_PROTOCOL_H */
