@@ -195,17 +195,18 @@ SET max_parallel_workers = 8;
 SET gputopk.device = cpu;
 -- the workers GpuTopK asks for: one per 4 * min_parallel_table_scan_size of
 -- table (here any), up to gputopk.max_parallel_workers (by default
--- max_parallel_workers, 8)
+-- max_parallel_workers_per_gather, 2)
 EXPLAIN (COSTS OFF) SELECT id, f8 FROM tk WHERE g < 3 ORDER BY f8 DESC, id LIMIT 10;
-SET gputopk.max_parallel_workers = 2;
+SET gputopk.max_parallel_workers = 5;	-- an administrator's raise above the per-query cap
 EXPLAIN (COSTS OFF) SELECT id, f8 FROM tk WHERE g < 3 ORDER BY f8 DESC, id LIMIT 10;
 SET max_parallel_workers_per_gather = 0;	-- no parallel plans at all
 EXPLAIN (COSTS OFF) SELECT id, f8 FROM tk WHERE g < 3 ORDER BY f8 DESC, id LIMIT 10;
-SET max_parallel_workers_per_gather = 2;
+SET max_parallel_workers_per_gather = 4;
 ALTER TABLE tk SET (parallel_workers = 3);	-- the table's own setting, up to the cap
 RESET gputopk.max_parallel_workers;
 EXPLAIN (COSTS OFF) SELECT id, f8 FROM tk WHERE g < 3 ORDER BY f8 DESC, id LIMIT 10;
 ALTER TABLE tk RESET (parallel_workers);
+SET max_parallel_workers_per_gather = 2;
 SET min_parallel_table_scan_size = '8MB';	-- tk is smaller: in one process
 EXPLAIN (COSTS OFF) SELECT id, f8 FROM tk WHERE g < 3 ORDER BY f8 DESC, id LIMIT 10;
 SET min_parallel_table_scan_size = 0;

@@ -25,21 +25,22 @@
 
 /*
  * The workers a partial path over rel asks for, when it reads pages (the
- * table's, or those of a column index of it).  Where PostgreSQL's heuristic
- * (compute_parallel_worker) keeps to max_parallel_workers_per_gather, a
- * scan asks for a worker per SCAN_WORKER_SHARE times
- * min_parallel_table_scan_size of pages (32 MB by default: about 10 ms of
- * reading) up to gputopk.max_parallel_workers, by default
- * max_parallel_workers: the pool all queries' workers come from.  The
- * table's parallel_workers setting decides where it is set, and
- * max_parallel_workers_per_gather = 0 keeps every scan in one process, as
- * for PostgreSQL's own scans.
+ * table's, or those of a column index of it): a worker per
+ * SCAN_WORKER_SHARE times min_parallel_table_scan_size of pages (32 MB by
+ * default: about 10 ms of reading), where PostgreSQL's heuristic
+ * (compute_parallel_worker) grows by powers of three.  The cap is
+ * gputopk.max_parallel_workers, by default max_parallel_workers_per_gather:
+ * the per-query limit PostgreSQL's own plans keep to, so that one top-k
+ * query leaves the rest of the pool to others unless an administrator
+ * raises it.  The table's parallel_workers setting decides where it is
+ * set, and max_parallel_workers_per_gather = 0 keeps every scan in one
+ * process, as for PostgreSQL's own scans.
  */
 int
 scan_parallel_workers(RelOptInfo *rel, BlockNumber pages)
 {
 	int			cap = gputopk_max_parallel_workers >= 0 ?
-		gputopk_max_parallel_workers : max_parallel_workers;
+		gputopk_max_parallel_workers : max_parallel_workers_per_gather;
 	double		share;
 
 	if (max_parallel_workers_per_gather == 0)

@@ -78,8 +78,8 @@ settings_define(void)
 	DefineCustomIntVariable("gputopk.max_parallel_workers",
 							"The most parallel workers a GpuTopK or GpuTopKAgg scan asks for.",
 							"A scan asks for one worker per four times min_parallel_table_scan_size of table, "
-							"up to this; -1 takes max_parallel_workers.  No scan is planned in parallel "
-							"while max_parallel_workers_per_gather is 0.",
+							"up to this; -1 takes max_parallel_workers_per_gather.  No scan is planned in "
+							"parallel while max_parallel_workers_per_gather is 0.",
 							&gputopk_max_parallel_workers,
 							-1,
 							-1,
