@@ -39,7 +39,7 @@ ServiceShared *service = NULL;
 int			gputopk_service_jobs = 32;
 int			gputopk_service_buffer_kb = 2048;
 int			gputopk_gpu_cache_mb = 8192;
-int			gputopk_gpu_page_cache_mb = 0;
+int			gputopk_gpu_page_cache_mb = -1;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -109,6 +109,7 @@ service_shmem_startup(void)
 		pg_atomic_init_u32(&service->fault, SERVICE_FAULT_NONE);
 		pg_atomic_init_u32(&service->slow_start_ms, 0);
 		pg_atomic_init_u32(&service->buffers_mapped, 0);
+		pg_atomic_init_u32(&service->page_cache_on, 0);
 		service->procno = -1;
 		ConditionVariableInit(&service->state_changed);
 		service->nslots = gputopk_service_jobs;
@@ -199,11 +200,12 @@ service_init(void)
 							"Device memory the GPU service keeps copies of heap pages in.",
 							"A page the GPU reads in place is also copied into this cache; later "
 							"scans read the copy instead of the page while the page's LSN is the "
-							"same. Pages of unlogged and temporary tables are never kept. 0 turns "
-							"the cache off.",
+							"same. Pages of unlogged and temporary tables are never kept. -1 takes half "
+							"of each GPU's memory free at the start of the service beside "
+							"gputopk.gpu_cache_size. 0 turns the cache off.",
 							&gputopk_gpu_page_cache_mb,
-							0,
-							0,
+							-1,
+							-1,
 							INT_MAX / 2,
 							PGC_POSTMASTER,
 							GUC_UNIT_MB,

@@ -130,6 +130,7 @@ typedef struct ServiceDevice
 {
 	ServiceDeviceInfo info;
 	pg_atomic_uint64 memory_free;	/* refreshed by the service */
+	pg_atomic_uint64 page_cache_bytes;	/* its page cache's size, 0 for none */
 	pg_atomic_uint32 jobs_running;
 	pg_atomic_uint64 jobs_done;
 	pg_atomic_uint64 jobs_failed;
@@ -147,6 +148,7 @@ typedef struct ServiceShared
 	int			procno;			/* its PGPROC, whose latch wakes it */
 	char		reason[SERVICE_REASON_BYTES];	/* why SERVICE_ABSENT */
 	pg_atomic_uint32 buffers_mapped;	/* shared_buffers readable by the GPUs */
+	pg_atomic_uint32 page_cache_on; /* some GPU has a page cache */
 	ConditionVariable state_changed;
 
 	pg_atomic_uint32 fault;		/* a ServiceFault to inject into the next job */

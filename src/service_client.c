@@ -151,7 +151,7 @@ service_gpu_cache_bytes(void)
 bool
 service_page_cache_on(void)
 {
-	return gputopk_gpu_page_cache_mb > 0;
+	return service != NULL && pg_atomic_read_u32(&service->page_cache_on) != 0;
 }
 
 bool

@@ -64,7 +64,7 @@ extern bool service_buffers_mapped(void);
 /* Whether a request of this many bytes fits a job slot's buffers. */
 extern bool service_request_fits(Size bytes);
 
-/* gputopk.gpu_cache_size in bytes; whether gputopk.gpu_page_cache_size is set */
+/* gputopk.gpu_cache_size in bytes; whether a GPU of the service has a page cache */
 extern double service_gpu_cache_bytes(void);
 extern bool service_page_cache_on(void);
 

@@ -778,23 +778,57 @@ warm_up_device(int device)
 	return status;
 }
 
+/* a page cache sized by the service is left out below this */
+#define PAGE_CACHE_MIN_BYTES ((size_t) 64 * 1024 * 1024)
+
 /*
- * A GPU's page cache of gputopk.gpu_page_cache_size (the device is
- * current); without device memory for it, the GPU reads every page over
- * the bus, and the server log says why.
+ * The bytes of a GPU's page cache (the device is current): those of
+ * gputopk.gpu_page_cache_size, or for -1 half the device memory free at
+ * the start beside gputopk.gpu_cache_size (column index copies); the other
+ * half stays for jobs.  The cache may well be larger than shared_buffers:
+ * a page it holds is not read again while its LSN stays the same, wherever
+ * PostgreSQL keeps it meanwhile.
+ */
+static size_t
+page_cache_bytes(void)
+{
+	size_t		free_bytes;
+	size_t		total_bytes;
+	size_t		index_bytes = (size_t) gputopk_gpu_cache_mb * 1024 * 1024;
+	size_t		bytes;
+
+	if (gputopk_gpu_page_cache_mb >= 0)
+		return (size_t) gputopk_gpu_page_cache_mb * 1024 * 1024;
+	if (gpu_device_memory(&free_bytes, &total_bytes) != GPU_OK || free_bytes <= index_bytes)
+		return 0;
+	bytes = (free_bytes - index_bytes) / 2;
+	return bytes < PAGE_CACHE_MIN_BYTES ? 0 : bytes;
+}
+
+/*
+ * A GPU's page cache (the device is current); without device memory for
+ * it, the GPU reads every page over the bus, and the server log says why.
  */
 static void
 create_page_cache(int device)
 {
-	size_t		bytes = (size_t) gputopk_gpu_page_cache_mb * 1024 * 1024;
+	size_t		bytes = page_cache_bytes();
 
 	if (bytes == 0)
 		return;
 	if (gpu_page_cache_create(bytes, BLCKSZ, &pools[device].page_cache) != GPU_OK)
+	{
 		ereport(LOG,
 				(errmsg("gputopk GPU service has no page cache on GPU %d", device),
 				 errdetail("%s", gpu_last_error()),
 				 errhint("Lower gputopk.gpu_page_cache_size.")));
+		return;
+	}
+	pg_atomic_write_u64(&service->devices[device].page_cache_bytes, bytes);
+	pg_atomic_write_u32(&service->page_cache_on, 1);
+	ereport(LOG,
+			(errmsg("gputopk GPU service keeps a page cache of %zu MB on GPU %d",
+					bytes >> 20, device)));
 }
 
 bool

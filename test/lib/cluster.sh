@@ -8,7 +8,7 @@
 #
 # Inputs: PG_CONFIG (default pg_config, Debian's PostgreSQL 15; for 16, 17
 # and 18 see test/postgres/install), WITH_CUDA, GPUTOPK_PAGE_CACHE_SIZE
-# (gputopk.gpu_page_cache_size of a preloaded cluster, default 1GB),
+# (gputopk.gpu_page_cache_size of a preloaded cluster; unset, its default),
 # GPUTOPK_TEST_PORT (the cluster's port, default 54329).
 
 PG_CONFIG=${PG_CONFIG:-pg_config}
@@ -124,10 +124,13 @@ cluster_restart() {
 	shift || true
 	"${RUN_AS[@]}" "$PGBIN/pg_ctl" -D "$CLUSTER_DIR/data" -m fast stop >/dev/null 2>&1 || true
 	if [ "$preload" = preload ]; then
-		# the GPU tests read pages through the GPU's page cache, filled and reused
-		printf '%s\n' "shared_preload_libraries = 'gputopk'" \
-			"gputopk.gpu_page_cache_size = '${GPUTOPK_PAGE_CACHE_SIZE:-1GB}'" \
-			>"$CLUSTER_DIR/data/preload.conf"
+		# the GPU tests read pages through the GPU's page cache (on by default)
+		{
+			echo "shared_preload_libraries = 'gputopk'"
+			if [ -n "${GPUTOPK_PAGE_CACHE_SIZE:-}" ]; then
+				echo "gputopk.gpu_page_cache_size = '$GPUTOPK_PAGE_CACHE_SIZE'"
+			fi
+		} >"$CLUSTER_DIR/data/preload.conf"
 	else
 		: >"$CLUSTER_DIR/data/preload.conf"
 	fi
