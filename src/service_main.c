@@ -14,8 +14,9 @@
  * engine's cost model on each GPU and warms up a pool of engine objects
  * (SERVICE_STARTING), starts one job thread per slot and takes jobs
  * (SERVICE_READY).  Then a thread registers shared_buffers with CUDA
- * too, for later work that reads pages in place: the two together are
- * PostgreSQL's main shared memory segment as the GPUs need it.
+ * too, for later work that reads pages in place (service_buffers.c): the
+ * two together are PostgreSQL's main shared memory segment as the GPUs
+ * need it.
  *
  * Then it sleeps on its latch, which backends set when they submit a job
  * or post an order, and wakes the job threads.  Every second it frees the
@@ -33,9 +34,7 @@
  */
 #include "postgres.h"
 
-#include <pthread.h>
 #include <signal.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "miscadmin.h"
@@ -52,6 +51,7 @@
 #include "gpu_api.h"
 #include "gpu_topk.h"
 #include "service.h"
+#include "service_buffers.h"
 #include "service_jobs.h"
 
 
@@ -152,6 +152,7 @@ open_devices(void)
 		dev->info.cc_major = info.cc_major;
 		dev->info.cc_minor = info.cc_minor;
 		pg_atomic_init_u64(&dev->memory_free, info.memory_bytes);
+		pg_atomic_init_u64(&dev->page_cache_bytes, 0);
 		pg_atomic_init_u32(&dev->jobs_running, 0);
 		pg_atomic_init_u64(&dev->jobs_done, 0);
 		pg_atomic_init_u64(&dev->jobs_failed, 0);
@@ -184,87 +185,6 @@ register_staging(void)
 		ereport(LOG,
 				(errmsg("gputopk GPU service could not register its staging buffers with CUDA; copies from them will be slower"),
 				 errdetail("%s", gpu_last_error())));
-}
-
-/*
- * shared_buffers are registered with CUDA too, mapped, so that kernels read
- * heap pages where they are (pages jobs, gpu_heap.h).  Registering pins
- * every page, at a few GB/s for pages not touched yet: a thread does it
- * once the service is ready, and the main thread logs the outcome.  Then
- * ServiceShared.buffers_mapped tells backends that pages jobs can run.
- */
-static bool buffers_thread_started;
-static pg_atomic_uint32 buffers_registered;	/* 0 running, 1 done, 2 failed */
-static double buffers_ms;
-static char buffers_error[SERVICE_MESSAGE_BYTES];
-/* shared_buffers registered, and their address on each GPU. */
-static GpuStatus
-map_buffers(void)
-{
-	GPU_TRY(gpu_host_register(BufferBlocks, (size_t) NBuffers * BLCKSZ));
-	for (int d = 0; d < service->ndevices; d++)
-	{
-		char	   *on_device;
-
-		GPU_TRY(gpu_set_device(service->devices[d].info.ordinal));
-		GPU_TRY(gpu_host_device_pointer(BufferBlocks, &on_device));
-		service_jobs_set_buffers(d, on_device);
-	}
-	return GPU_OK;
-}
-
-static void *
-register_buffers(void *arg)
-{
-	struct timespec began;
-	struct timespec ended;
-	GpuStatus	status;
-
-	clock_gettime(CLOCK_MONOTONIC, &began);
-	status = map_buffers();
-	clock_gettime(CLOCK_MONOTONIC, &ended);
-	buffers_ms = (ended.tv_sec - began.tv_sec) * 1000.0 +
-		(ended.tv_nsec - began.tv_nsec) / 1e6;
-	if (status != GPU_OK)
-		strlcpy(buffers_error, gpu_last_error(), sizeof(buffers_error));
-	pg_write_barrier();
-	pg_atomic_write_u32(&buffers_registered, status == GPU_OK ? 1 : 2);
-	pg_atomic_write_u32(&service->buffers_mapped, status == GPU_OK ? 1 : 0);
-	service_wake();
-	service_thread_park();
-}
-
-static void
-start_buffer_registration(void)
-{
-	pthread_t	thread;
-	sigset_t	saved;
-
-	pg_atomic_init_u32(&buffers_registered, 0);
-	block_signals(&saved);
-	/* never joined: it parks once done (service_thread_park) */
-	buffers_thread_started = pthread_create(&thread, NULL, register_buffers, NULL) == 0;
-	restore_signals(&saved);
-}
-
-/* Once: the registration's outcome in the server log. */
-static void
-log_buffer_registration(void)
-{
-	uint32		state = pg_atomic_read_u32(&buffers_registered);
-
-	if (!buffers_thread_started || state == 0)
-		return;
-	buffers_thread_started = false;
-	pg_read_barrier();
-	if (state == 1)
-		ereport(LOG,
-				(errmsg("gputopk GPU service registered shared_buffers (%zu MB) with CUDA in %.0f ms",
-						((size_t) NBuffers * BLCKSZ) >> 20, buffers_ms)));
-	else
-		ereport(LOG,
-				(errmsg("gputopk GPU service could not register shared_buffers with CUDA"),
-				 errdetail("%s", buffers_error)));
 }
 
 /* The cost model of every GPU, measured once per start of the service. */
@@ -466,6 +386,7 @@ gputopk_service_main(Datum arg)
 	pg_atomic_fetch_add_u32(&service->generation, 1);
 	/* an earlier service's mapping, which it may have set as it ended, is gone */
 	pg_atomic_write_u32(&service->buffers_mapped, 0);
+	pg_atomic_write_u32(&service->page_cache_on, 0);
 	service_set_state(SERVICE_PROBING);
 
 	if (!open_devices())
@@ -488,7 +409,7 @@ gputopk_service_main(Datum arg)
 	}
 	service_jobs_start();
 	service_set_state(SERVICE_READY);
-	start_buffer_registration();
+	service_buffers_start();
 	ereport(LOG, (errmsg("gputopk GPU service ready: %d GPU%s, %d job slots",
 						 service->ndevices, service->ndevices == 1 ? "" : "s",
 						 service->nslots)));
@@ -515,7 +436,7 @@ gputopk_service_main(Datum arg)
 						  errdetail("%s", exit_reason)));
 			proc_exit(1);
 		}
-		log_buffer_registration();
+		service_buffers_log();
 		INSTR_TIME_SET_CURRENT(now);
 		INSTR_TIME_SUBTRACT(now, housekept);
 		if (INSTR_TIME_GET_MILLISEC(now) >= HOUSEKEEPING_MS)
