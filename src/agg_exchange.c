@@ -6,8 +6,9 @@
  *
  * The files live in a SharedFileSet in the parallel scan's shared memory:
  * writer w's rows of partition p go to the file "gputopk.w.p", created at
- * its first row.  A claimed partition's files are read writer by writer and
- * deleted once read; whatever is left goes with the set when the last
+ * its first row.  A claimed partition's files are read writer by writer, and
+ * deleted once the partition is done (agg_exchange_rewind reads them
+ * again before that); whatever is left goes with the set when the last
  * process detaches from the shared memory (workers attach too, so that no
  * file is made after the set is gone).  The barrier lets a process start
  * reading only when every process that was writing has closed its files;
@@ -155,18 +156,39 @@ agg_exchange_finish_writing(GroupExchange *exchange)
 	BarrierArriveAndWait(&exchange->shared->barrier, PG_WAIT_EXTENSION);
 }
 
-/* Close the partition's open file, deleting it: it has been read. */
+/* Close the partition's open file, if any. */
+static void
+close_read(GroupExchange *exchange)
+{
+	if (exchange->file == NULL)
+		return;
+	BufFileClose(exchange->file);
+	exchange->file = NULL;
+}
+
+/* Close and delete the claimed partition's files: it is done. */
 static void
 drop_read(GroupExchange *exchange)
 {
 	char		name[MAXPGPATH];
 
-	if (exchange->file == NULL)
+	close_read(exchange);
+	if (exchange->partition < 0)
 		return;
-	BufFileClose(exchange->file);
-	exchange->file = NULL;
-	file_name(name, exchange->writer, exchange->partition);
-	BufFileDeleteFileSet(&exchange->shared->fileset.fs, name, true);
+	for (int writer = 0; writer < exchange->shared->participants; writer++)
+	{
+		file_name(name, writer, exchange->partition);
+		BufFileDeleteFileSet(&exchange->shared->fileset.fs, name, true);
+	}
+}
+
+void
+agg_exchange_rewind(GroupExchange *exchange)
+{
+	Assert(exchange->partition >= 0);
+	close_read(exchange);
+	exchange->writer = -1;
+	exchange->chunk_rows = exchange->chunk_next = 0;
 }
 
 bool
@@ -222,7 +244,7 @@ read_chunk(GroupExchange *exchange)
 				exchange->chunk_next = 0;
 				return true;
 			}
-			drop_read(exchange);
+			close_read(exchange);
 		}
 		if (exchange->writer + 1 >= exchange->shared->participants)
 			return false;
@@ -253,9 +275,7 @@ agg_exchange_end(GroupExchange *exchange)
 	if (exchange == NULL)
 		return;
 	close_written(exchange);
-	if (exchange->file)
-		BufFileClose(exchange->file);
-	exchange->file = NULL;
+	drop_read(exchange);
 	if (exchange->attached)
 		BarrierDetach(&exchange->shared->barrier);
 	exchange->attached = false;

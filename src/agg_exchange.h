@@ -91,4 +91,7 @@ extern bool agg_exchange_next_partition(GroupExchange *exchange, bool unless_oth
 /* The claimed partition's next row, or NULL at its end. */
 extern const void *agg_exchange_next_row(GroupExchange *exchange);
 
+/* Read the claimed partition again from its first row. */
+extern void agg_exchange_rewind(GroupExchange *exchange);
+
 #endif							/* AGG_EXCHANGE_H */

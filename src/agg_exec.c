@@ -233,7 +233,8 @@ group_row(void *arg)
 
 /*
  * The rows the GPU selected from the pages it read, fetched and grouped;
- * the job's work counted.
+ * the job's work counted.  If the GPU failed the job (under auto), the run
+ * is marked for agg_run_end to begin again on the CPU.
  */
 static void
 group_gpu_rows(AggScanState *ts, PageSink *pages)
@@ -242,6 +243,11 @@ group_gpu_rows(AggScanState *ts, PageSink *pages)
 	PageSinkStats stats = {0};
 
 	scan_page_sink_result(pages, &result, &ts->stats.counters.gpu, &stats);
+	if (scan_page_sink_failed(pages))
+	{
+		ts->run.gpu_failed = true;
+		return;
+	}
 	ts->stats.counters.counts[COUNT_ROWS_SCANNED] += stats.rows_read;
 	ts->stats.counters.counts[COUNT_GPU_CACHED_PAGES] += stats.pages_cached;
 	ts->stats.counters.counts[COUNT_GPU_UNPINNED_PAGES] += stats.pages_unpinned;
@@ -258,7 +264,8 @@ group_gpu_rows(AggScanState *ts, PageSink *pages)
  * partitioned plan to the exchange.  With a page sink, the pages that can
  * be read whole go to the GPU, the other pages' rows stay on the CPU (one
  * GPU job per process); without one, the rows go to the GPU as they are
- * read where this process's backend is the GPU.
+ * read where this process's backend is the GPU.  The reader is left open,
+ * and with GPU jobs it keeps the blocks taken, for group_taken_again.
  */
 static void
 scan_table(AggScanState *ts)
@@ -278,6 +285,8 @@ scan_table(AggScanState *ts)
 	/* a partitioned plan's rows go to the exchange, grouped in runs of their own later */
 	if (pages == NULL && ts->exchange == NULL)
 		agg_run_start_gpu_jobs(ts);
+	if (ts->run.sinks != NULL)
+		scan_row_reader_remember_blocks(&ts->reader);
 	while ((block = pages ? scan_page_sink_next_block(pages, &ts->reader) :
 			scan_row_reader_next_read_block(&ts->reader)) != InvalidBlockNumber)
 	{
@@ -298,10 +307,25 @@ scan_table(AggScanState *ts)
 	}
 	if (pages != NULL)
 		group_gpu_rows(ts, pages);
-	scan_row_reader_end(&ts->reader);
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, start);
 	ts->stats.scan_ms += INSTR_TIME_GET_MILLISEC(end);
+}
+
+/*
+ * After the GPU failed a job of the run (under auto): every block this
+ * process took, read again on the CPU, each row to its group.  Under the
+ * same snapshot a page shows the same rows.
+ */
+static void
+group_taken_again(AggScanState *ts)
+{
+	for (size_t i = 0; i < ts->reader.ntaken; i++)
+	{
+		scan_row_reader_read_page(&ts->reader, ts->reader.taken[i]);
+		while (scan_row_reader_next_row(&ts->reader))
+			group_row(ts);
+	}
 }
 
 /*
@@ -334,6 +358,7 @@ start_exchange(AggScanState *ts)
 										 ALLOCSET_DEFAULT_SIZES);
 		MemoryContextSwitchTo(scan_cxt);
 		scan_table(ts);
+		scan_row_reader_end(&ts->reader);
 		MemoryContextSwitchTo(query_cxt);
 		agg_exchange_finish_writing(ts->exchange);
 		MemoryContextDelete(scan_cxt);
@@ -381,7 +406,9 @@ run_spill_partition(AggScanState *ts, GroupSpill *spill)
 	}
 	MemoryContextSwitchTo(old);
 	ts->stats.counters.counts[COUNT_SPILL_BATCHES]++;
-	agg_run_end(ts);
+	/* a spill's runs are on the CPU */
+	if (!agg_run_end(ts))
+		elog(ERROR, "gputopk: a spilled partition's run failed on the GPU");
 	return true;
 }
 
@@ -397,15 +424,21 @@ run_exchange_partition(AggScanState *ts)
 	INSTR_TIME_SET_CURRENT(start);
 	agg_run_begin(ts, 0);
 	agg_run_start_gpu_jobs(ts);
-	old = MemoryContextSwitchTo(ts->run.cxt);
-	while ((record = agg_exchange_next_row(ts->exchange)) != NULL)
-		group_record(ts, record);
-	MemoryContextSwitchTo(old);
+	for (;;)
+	{
+		old = MemoryContextSwitchTo(ts->run.cxt);
+		while ((record = agg_exchange_next_row(ts->exchange)) != NULL)
+			group_record(ts, record);
+		MemoryContextSwitchTo(old);
+		if (agg_run_end(ts))
+			break;
+		/* the GPU failed a job (under auto): the partition again, on the CPU */
+		agg_exchange_rewind(ts->exchange);
+	}
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, start);
 	ts->stats.group_ms += INSTR_TIME_GET_MILLISEC(end);
 	ts->stats.leader_partitions += !IsParallelWorker();
-	agg_run_end(ts);
 }
 
 /*
@@ -437,7 +470,14 @@ next_run(AggScanState *ts)
 		old = MemoryContextSwitchTo(ts->run.cxt);
 		scan_table(ts);
 		MemoryContextSwitchTo(old);
-		agg_run_end(ts);
+		/* the GPU failed a job (under auto): the same blocks again, on the CPU */
+		while (!agg_run_end(ts))
+		{
+			old = MemoryContextSwitchTo(ts->run.cxt);
+			group_taken_again(ts);
+			MemoryContextSwitchTo(old);
+		}
+		scan_row_reader_end(&ts->reader);
 		ts->exhausted = true;
 		return true;
 	}

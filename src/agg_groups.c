@@ -201,6 +201,7 @@ agg_run_begin(AggScanState *ts, int depth)
 
 	ts->run.backend = BACKEND_CPU;
 	ts->run.sinks = NULL;
+	ts->run.gpu_failed = false;
 	if (ts->planned.group_attno == 0)
 		group_entry(ts, 0, true);
 }
@@ -280,22 +281,33 @@ agg_group_row(AggScanState *ts, Datum group, bool group_isnull)
 }
 
 /*
- * The GPU's candidates of every aggregate into the groups' states.  A
+ * The GPU's candidates of every aggregate into the groups' states; false,
+ * offering none, where the GPU failed a job of the run (under auto).  A
  * group's candidates are adjacent, best first: they are offered worst
  * first, so that each one entering a state's heap stays where it lands.
  */
-static void
+static bool
 offer_candidates(AggScanState *ts)
 {
-	for (int i = 0; i < ts->planned.naggs; i++)
+	int			naggs = ts->planned.naggs;
+	GroupedKey **all_keys = palloc(sizeof(GroupedKey *) * naggs);
+	uint64	  **all_payloads = palloc(sizeof(uint64 *) * naggs);
+	size_t	   *counts = palloc(sizeof(size_t) * naggs);
+	bool		failed = false;
+
+	for (int i = 0; i < naggs; i++)
 	{
-		GroupedKey *keys;
-		uint64	   *payloads;
-		size_t		count;
+		agg_sink_result(ts->run.sinks[i], &all_keys[i], &all_payloads[i], &counts[i],
+						&ts->stats.counters.gpu);
+		failed |= agg_sink_failed(ts->run.sinks[i]);
+	}
+	for (int i = 0; i < naggs && !failed; i++)
+	{
+		GroupedKey *keys = all_keys[i];
+		uint64	   *payloads = all_payloads[i];
+		size_t		count = counts[i];
 		size_t		end;
 
-		agg_sink_result(ts->run.sinks[i], &keys, &payloads, &count,
-						&ts->stats.counters.gpu);
 		ts->stats.counters.counts[COUNT_GPU_CANDIDATES] += count;
 		for (size_t start = 0; start < count; start = end)
 		{
@@ -315,16 +327,40 @@ offer_candidates(AggScanState *ts)
 			for (size_t j = end; j-- > start;)
 				agg_state_offer(state, keys[j].key, (Datum) payloads[j], false, ts->run.cxt);
 		}
-		pfree(keys);
-		pfree(payloads);
 	}
+	for (int i = 0; i < naggs; i++)
+	{
+		pfree(all_keys[i]);
+		pfree(all_payloads[i]);
+	}
+	pfree(all_keys);
+	pfree(all_payloads);
+	pfree(counts);
+	return !failed;
+}
+
+/*
+ * The GPU failed a job of the run (under auto): its groups and spill are
+ * dropped, and the run begins again on the CPU, for its caller to group
+ * its rows again.
+ */
+static void
+begin_again_on_cpu(AggScanState *ts)
+{
+	int			depth = ts->run.depth;
+
+	if (ts->run.spill)
+		agg_spill_free(ts->run.spill);
+	ts->run.spill = NULL;
+	agg_run_free(ts);
+	agg_run_begin(ts, depth);
 }
 
 /*
  * End a run: the GPU's candidates into the states, the groups ready to
  * return, and its spill, if any, to be grouped after them.
  */
-void
+bool
 agg_run_end(AggScanState *ts)
 {
 	instr_time	start;
@@ -333,8 +369,11 @@ agg_run_end(AggScanState *ts)
 	Size		allocated;
 
 	INSTR_TIME_SET_CURRENT(start);
-	if (ts->run.sinks != NULL)
-		offer_candidates(ts);
+	if (ts->run.gpu_failed || (ts->run.sinks != NULL && !offer_candidates(ts)))
+	{
+		begin_again_on_cpu(ts);
+		return false;
+	}
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, start);
 	ts->stats.merge_ms += INSTR_TIME_GET_MILLISEC(end);
@@ -361,6 +400,7 @@ agg_run_end(AggScanState *ts)
 	agg_groups_start_iterate(ts->run.groups, &ts->run.iter);
 	ts->run.single_returned = false;
 	ts->run.done = true;
+	return true;
 }
 
 /*

@@ -45,6 +45,12 @@ agg_sink_flush(GroupSink *sink)
 	fill(sink, service_job_post(sink->job, &sink->nbatch));
 }
 
+bool
+agg_sink_failed(GroupSink *sink)
+{
+	return service_job_failed(sink->job);
+}
+
 void
 agg_sink_result(GroupSink *sink, GroupedKey **keys, uint64 **payloads, size_t *count,
 				ScanGpuStats *gpu)

@@ -37,6 +37,12 @@ extern GroupSink *agg_sink_create(uint64 k);
 extern void agg_sink_flush(GroupSink *sink);
 
 /*
+ * Whether the GPU failed the sink's job (under auto: service_client.h): the
+ * rows handed to it are lost, and its answer is empty.
+ */
+extern bool agg_sink_failed(GroupSink *sink);
+
+/*
  * The candidates, grouped, in the current memory context; what the job
  * did is added to *gpu, and the job is released.
  */

@@ -141,6 +141,7 @@ typedef struct AggRun
 	int			depth;			/* 0, or the depth of the spill the run reads */
 	TopkBackend backend;		/* EXPLAIN shows the last run's */
 	GroupSink **sinks;			/* rows on the GPU: one per aggregate */
+	bool		gpu_failed;		/* the GPU failed a job of the run (under auto) */
 	GroupSpill *spill;			/* once its groups outgrow hash_mem */
 	agg_groups_hash *groups;
 	GroupEntry *single;			/* the NULL group, or the only one */

@@ -148,7 +148,7 @@ send_changed_pages(IndexGpu *g, Relation index, uint32 generation, IndexSelectSt
 		(void) service_job_post(job, &rows);
 	FreeAccessStrategy(strategy);
 	g->request.epoch = epoch;
-	return true;
+	return !service_job_failed(job);
 }
 
 IndexGpu *
@@ -202,6 +202,12 @@ colindex_gpu_round(IndexGpu *g, uint64 count, bool have_threshold, uint64 thresh
 	request.query.threshold = threshold;
 	if (!service_job_index_round(g->job, &request, g->set_values, tied, result, &scanned))
 		return false;
+	/* under auto, a round the GPU failed is the CPU's, and so are those after it */
+	if (service_job_failed(g->job))
+	{
+		stats->on_gpu = false;
+		return false;
+	}
 	stats->entries_scanned += scanned;
 	stats->gpu_ms += service_job_stats(g->job)->kernel_ms;
 	return true;

@@ -29,7 +29,8 @@ extern IndexGpu *colindex_gpu_begin(const IndexSelectSpec *spec, const ColIndexL
  * A round on the GPU, as select_round does it on the CPU: the best count
  * keys left (below threshold, if have_threshold, or equal to it at a
  * position not in tied), with their ties unless the query is exact; false
- * when this round cannot run there.
+ * when this round cannot run there, or (under auto) the GPU failed it or
+ * an earlier one: the caller runs it on the CPU.
  */
 extern bool colindex_gpu_round(IndexGpu *g, uint64 count, bool have_threshold, uint64 threshold,
 							   const uint64 *tied, size_t ntied, TopkResult *result,

@@ -245,6 +245,8 @@ scan_page_sink_create(RowReader *reader, const GpuProgramSource *program, uint64
 		!reader->scan->rs_base.rs_snapshot->takenDuringRecovery;
 	sink->vm_buffer = InvalidBuffer;
 	sink->vm_first = InvalidBlockNumber;
+	/* the blocks to read again on the CPU if the GPU fails the job */
+	scan_row_reader_remember_blocks(reader);
 	return sink;
 }
 
@@ -431,17 +433,42 @@ scan_page_sink_add(PageSink *sink, BlockNumber block, const WholePage *whole)
 	post_if_full(sink);
 }
 
+/* The pins of both buffers' batches and of the map page. */
+static void
+release_all_pins(PageSink *sink)
+{
+	release_pins(sink, 0);
+	release_pins(sink, 1);
+	if (BufferIsValid(sink->vm_buffer))
+		ReleaseBuffer(sink->vm_buffer);
+	sink->vm_buffer = InvalidBuffer;
+}
+
+bool
+scan_page_sink_failed(PageSink *sink)
+{
+	return service_job_failed(sink->job);
+}
+
+void
+scan_page_sink_abandon(PageSink *sink)
+{
+	release_all_pins(sink);
+	service_job_release(sink->job);
+	for (int i = 0; i < 2; i++)
+		pfree(sink->pins[i]);
+	if (sink->returned)
+		pfree(sink->returned);
+	pfree(sink);
+}
+
 void
 scan_page_sink_result(PageSink *sink, TopkResult *result, ScanGpuStats *gpu, PageSinkStats *stats)
 {
 	if (sink->nbatch > 0)
 		post_batch(sink);
 	service_job_topk_answer(sink->job, result);
-	release_pins(sink, 0);
-	release_pins(sink, 1);
-	if (BufferIsValid(sink->vm_buffer))
-		ReleaseBuffer(sink->vm_buffer);
-	sink->vm_buffer = InvalidBuffer;
+	release_all_pins(sink);
 	scan_gpu_stats_add_job(gpu, sink->job);
 	stats->rows_read += service_job_stats(sink->job)->rows_read;
 	stats->rows_keyed += service_job_stats(sink->job)->rows_keyed;

@@ -65,6 +65,16 @@ extern BlockNumber scan_page_sink_next_block(PageSink *sink, RowReader *reader);
 extern void scan_page_sink_add(PageSink *sink, BlockNumber block, const WholePage *whole);
 
 /*
+ * Whether the GPU failed the sink's job (under auto: service_client.h): the
+ * pages it was to read must be read again on the CPU.  The reader keeps
+ * the blocks a sink's scan takes (scan_row_reader_remember_blocks) for that.
+ */
+extern bool scan_page_sink_failed(PageSink *sink);
+
+/* After a failure: every pin, the job and the sink released. */
+extern void scan_page_sink_abandon(PageSink *sink);
+
+/*
  * The best rows of the pages, in the current memory context, refs being
  * TIDs (block << 16 | offset); the job's work is added to *gpu and *stats.
  * Every pin is released.

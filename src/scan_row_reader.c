@@ -65,6 +65,33 @@ scan_row_reader_begin(RowReader *reader, Snapshot snapshot)
 	reader->streamed = InvalidBuffer;
 	reader->next_row = 0;
 	reader->tuple.t_tableOid = RelationGetRelid(rel);
+	reader->remember_blocks = false;
+	reader->taken = NULL;
+	reader->ntaken = reader->taken_cap = 0;
+}
+
+/*
+ * From now on, keep a list of the blocks the scan takes (reader->taken, in
+ * the query's memory until scan_row_reader_end), in the order taken.
+ */
+void
+scan_row_reader_remember_blocks(RowReader *reader)
+{
+	reader->remember_blocks = true;
+}
+
+static void
+remember_block(RowReader *reader, BlockNumber block)
+{
+	if (reader->ntaken == reader->taken_cap)
+	{
+		reader->taken_cap = Max(2 * reader->taken_cap, 1024);
+		reader->taken = reader->taken == NULL ?
+			MemoryContextAllocExtended(reader->econtext->ecxt_per_query_memory,
+									   sizeof(BlockNumber) * reader->taken_cap, MCXT_ALLOC_HUGE) :
+			repalloc_huge(reader->taken, sizeof(BlockNumber) * reader->taken_cap);
+	}
+	reader->taken[reader->ntaken++] = block;
 }
 
 void
@@ -77,6 +104,10 @@ scan_row_reader_end(RowReader *reader)
 	ExecClearTuple(reader->table_slot);
 	table_endscan(&reader->scan->rs_base);
 	reader->scan = NULL;
+	if (reader->taken)
+		pfree(reader->taken);
+	reader->taken = NULL;
+	reader->ntaken = reader->taken_cap = 0;
 }
 
 /* The next block this process reads, or InvalidBlockNumber. */
@@ -84,12 +115,17 @@ BlockNumber
 scan_row_reader_next_block(RowReader *reader)
 {
 	HeapScanDesc scan = reader->scan;
+	BlockNumber block;
 
 	if (reader->parallel)
-		return table_block_parallelscan_nextpage(scan->rs_base.rs_rd,
-												 scan->rs_parallelworkerdata,
-												 (ParallelBlockTableScanDesc) scan->rs_base.rs_parallel);
-	return reader->next_block < scan->rs_nblocks ? reader->next_block++ : InvalidBlockNumber;
+		block = table_block_parallelscan_nextpage(scan->rs_base.rs_rd,
+												  scan->rs_parallelworkerdata,
+												  (ParallelBlockTableScanDesc) scan->rs_base.rs_parallel);
+	else
+		block = reader->next_block < scan->rs_nblocks ? reader->next_block++ : InvalidBlockNumber;
+	if (reader->remember_blocks && block != InvalidBlockNumber)
+		remember_block(reader, block);
+	return block;
 }
 
 static BlockNumber

@@ -47,12 +47,23 @@ typedef struct RowReader
 	/* the page being read: its visible rows are scan->rs_vistuples */
 	Page		page;
 	int			next_row;
+
+	/*
+	 * Every block the scan has taken, where scan_row_reader_remember_blocks
+	 * asked for them: a GPU job that fails leaves the blocks it had to be
+	 * read again on the CPU.
+	 */
+	bool		remember_blocks;
+	BlockNumber *taken;
+	size_t		ntaken;
+	size_t		taken_cap;
 } RowReader;
 
 extern bool scan_row_reader_can_read(RangeTblEntry *rte);
 extern void scan_row_reader_begin(RowReader *reader, Snapshot snapshot);
 extern void scan_row_reader_end(RowReader *reader);
 extern BlockNumber scan_row_reader_next_block(RowReader *reader);
+extern void scan_row_reader_remember_blocks(RowReader *reader);
 extern BlockNumber scan_row_reader_next_read_block(RowReader *reader);
 extern void scan_row_reader_read_page(RowReader *reader, BlockNumber block);
 extern bool scan_row_reader_can_read_whole(RowReader *reader);

@@ -50,6 +50,8 @@ struct ServiceJob
 	uint32		posted;			/* orders posted */
 	int			filling;		/* the buffer being filled */
 	bool		released;
+	bool		soft;			/* under auto: a failure is the caller's to handle */
+	bool		failed;			/* failed, soft: its answers are empty */
 	ServiceJobStats stats;
 	MemoryContextCallback callback;
 };
@@ -286,30 +288,66 @@ service_lost(ServiceJob *job)
 }
 
 /*
- * Wait until the service has done the job's first `orders` orders; throw
- * if it failed the job or went away.
+ * A soft job's failure: from now on it takes no orders and its answers are
+ * empty, and the server log says why its caller goes on without the GPU.
  */
 static void
+fail_softly(ServiceJob *job, const char *why)
+{
+	job->failed = true;
+	ereport(LOG,
+			(errmsg("gputopk could not %s; the scan does that work on the CPU",
+					job_action(job->kind)),
+			 errdetail("%s", why)));
+}
+
+/*
+ * Wait until the service has done the job's first `orders` orders.  If it
+ * failed the job or went away: throw, or for a soft job mark it failed
+ * and return false.
+ */
+static bool
 wait_done(ServiceJob *job, uint32 orders)
 {
 	instr_time	start;
+	static const char *const exited = "The GPU service exited while it ran the job.";
 
+	if (job->failed)
+		return false;
 	INSTR_TIME_SET_CURRENT(start);
 	for (;;)
 	{
 		if (pg_atomic_read_u32(&job->slot->done) >= orders)
 			break;
 		if (job_state(job) == SLOT_FAILED)
-			report_failure(job);
+		{
+			if (!job->soft)
+				report_failure(job);
+			pg_read_barrier();
+			fail_softly(job, job->slot->message);
+			return false;
+		}
 		if (service_lost(job))
-			ereport(ERROR,
-					(errcode(ERRCODE_SYSTEM_ERROR),
-					 errmsg("could not %s", job_action(job->kind)),
-					 errdetail("The GPU service exited while it ran the job.")));
+		{
+			if (!job->soft)
+				ereport(ERROR,
+						(errcode(ERRCODE_SYSTEM_ERROR),
+						 errmsg("could not %s", job_action(job->kind)),
+						 errdetail("%s", exited)));
+			fail_softly(job, exited);
+			return false;
+		}
 		sleep_on_latch(WAIT_POLL_MS);
 	}
 	pg_read_barrier();
 	job->stats.wait_ms += ms_since(start);
+	return true;
+}
+
+bool
+service_job_failed(ServiceJob *job)
+{
+	return job->failed;
 }
 
 /*
@@ -379,6 +417,7 @@ service_job_start(const ServiceJobSpec *spec, bool demand, bool wait_for_slot)
 	job->index = index;
 	job->slot = slot = &service->slots[index];
 	job->kind = spec->kind;
+	job->soft = !demand;
 	job->callback.func = release_job;
 	job->callback.arg = job;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, &job->callback);
@@ -478,6 +517,8 @@ post_order(ServiceJob *job, SlotCommand command, uint64 rows)
 {
 	SlotOrder  *order = &job->slot->orders[job->posted % 2];
 
+	if (job->failed)
+		return;
 	order->command = command;
 	order->buffer = job->filling;
 	order->rows = rows;
@@ -504,7 +545,7 @@ service_job_post(ServiceJob *job, size_t *rows)
 const char *
 service_job_returned(ServiceJob *job, int buffer, size_t *rows)
 {
-	*rows = job->slot->returned[buffer];
+	*rows = job->failed ? 0 : job->slot->returned[buffer];
 	return service_buffer(job->index, buffer);
 }
 
@@ -523,9 +564,12 @@ first_chunk(ServiceJob *job, SlotCommand command, uint64 *rows)
 {
 	ServiceSlot *slot = job->slot;
 
-	wait_done(job, job->posted);
+	*rows = 0;
+	if (!wait_done(job, job->posted))
+		return 0;
 	post_order(job, command, 0);
-	wait_done(job, job->posted);
+	if (!wait_done(job, job->posted))
+		return 0;
 	job->stats.copy_ms = slot->copy_ms;
 	job->stats.kernel_ms = slot->kernel_ms;
 	job->stats.plan = slot->plan;
@@ -541,8 +585,7 @@ static uint64
 next_chunk(ServiceJob *job)
 {
 	post_order(job, SLOT_NEXT_CHUNK, 0);
-	wait_done(job, job->posted);
-	return job->slot->chunk_rows;
+	return wait_done(job, job->posted) ? job->slot->chunk_rows : 0;
 }
 
 /* The top-k items a command computes, chunk by chunk. */
@@ -563,6 +606,11 @@ topk_items(ServiceJob *job, SlotCommand command, TopkResult *result)
 		if (got >= total)
 			break;
 		rows = next_chunk(job);
+		if (job->failed)
+		{
+			result->count = 0;
+			break;
+		}
 	}
 }
 
@@ -644,6 +692,11 @@ service_job_grouped_answer(ServiceJob *job, GroupedKey **keys, uint64 **payloads
 		if (got >= total)
 			break;
 		rows = next_chunk(job);
+		if (job->failed)
+		{
+			*count = 0;
+			break;
+		}
 	}
 }
 

@@ -72,7 +72,10 @@ extern bool service_page_cache_on(void);
  * Start a job.  demand: wait for the service to be ready, and throw if the
  * job fails to start; NULL (DEBUG1 says why) when the service has no GPU,
  * and without demand whenever the GPU is not at hand, for the caller to use
- * the CPU.  wait_for_slot: wait
+ * the CPU.  A job started without demand is soft: if the GPU or the service
+ * fails it later, no call below throws for that; the job takes no more
+ * orders, its answers are empty, service_job_failed says so (the server
+ * log says why), and the caller does the job's work on the CPU.  wait_for_slot: wait
  * for a free slot rather than return NULL; a caller that needs several
  * slots at once takes them without waiting, so that two such callers
  * cannot each hold some and wait for the other's.
@@ -128,6 +131,9 @@ extern bool service_job_index_round(ServiceJob *job, const ServiceIndexRequest *
  */
 extern void service_job_pages_query(ServiceJob *job, const ServicePagesRequest *request,
 									const uint64 *set_values);
+
+/* Whether a soft job failed: its answers were empty. */
+extern bool service_job_failed(ServiceJob *job);
 
 /* What the job took; complete once its answer is back. */
 extern const ServiceJobStats *service_job_stats(ServiceJob *job);

@@ -364,24 +364,60 @@ note_block(TopkScanState *ts, BlockNumber block, uint64 first)
 }
 
 /*
- * Scan the table, keying every qualifying row read on the CPU; returns
- * their count.  With a page sink, the pages that can be read whole go to
- * the GPU instead, and those its page cache holds, by the visibility map's
- * word, without the scan reading them.  The block map records blocks in
- * the order read, which in a parallel scan need not be the table's.
+ * Key the qualifying rows of the page the reader has read (block); they
+ * get the ordinals from `ordinal` on, and the next one is returned.
  */
 static uint64
-scan_keys(TopkScanState *ts, KeySink *sink, PageSink *pages)
+key_rows(TopkScanState *ts, KeySink *sink, BlockNumber block, uint64 ordinal)
 {
 	TupleDesc	desc = RelationGetDescr(ts->css.ss.ss_currentRelation);
 	AttrNumber	attno = ts->key_attno;
-	uint64		ordinal = 0;
+	uint64		page_first = ordinal;
+
+	while (scan_row_reader_next_row(&ts->reader))
+	{
+		bool		isnull;
+		Datum		d;
+
+		if (attno > 0)
+			d = scan_row_reader_column(&ts->reader, attno, desc, &isnull);
+		else if (ts->key_program)
+		{
+			double		value = 0;
+
+			isnull = !scan_key_program_eval(ts->key_program, &ts->reader.tuple, desc, &value);
+			d = Float8GetDatum(value);
+		}
+		else
+			d = scan_row_reader_eval(&ts->reader, ts->key_expr, &isnull);
+
+		topk_key_sink_add(sink, key_of(ts, d, isnull));
+		ordinal++;
+	}
+	if (ordinal > page_first)
+		note_block(ts, block, page_first);
+	ts->counters.counts[TOPK_COUNT_ROWS_SCANNED] += ts->reader.scan->rs_ntuples;
+	InstrCountFiltered1(ts, ts->reader.scan->rs_ntuples - (ordinal - page_first));
+	return ordinal;
+}
+
+/*
+ * Scan the rest of the table, keying every qualifying row read on the CPU
+ * from ordinal `ordinal` on; returns the next ordinal.  With a page sink,
+ * the pages that can be read whole go to the GPU instead, and those its
+ * page cache holds, by the visibility map's word, without the scan reading
+ * them.  The block map records blocks in the order read, which in a
+ * parallel scan need not be the table's.  Stops early where the GPU failed
+ * a job (under auto).
+ */
+static uint64
+scan_keys(TopkScanState *ts, KeySink *sink, PageSink *pages, uint64 ordinal)
+{
 	BlockNumber block;
 
 	while ((block = pages ? scan_page_sink_next_block(pages, &ts->reader) :
 			scan_row_reader_next_read_block(&ts->reader)) != InvalidBlockNumber)
 	{
-		uint64		page_first = ordinal;
 		WholePage	whole;
 
 		ts->counters.counts[TOPK_COUNT_PAGES_READ]++;
@@ -391,34 +427,71 @@ scan_keys(TopkScanState *ts, KeySink *sink, PageSink *pages)
 		{
 			scan_page_sink_add(pages, block, &whole);
 			ts->counters.counts[TOPK_COUNT_GPU_PAGES]++;
+			if (scan_page_sink_failed(pages))
+				break;
 			continue;
 		}
-		while (scan_row_reader_next_row(&ts->reader))
-		{
-			bool		isnull;
-			Datum		d;
-
-			if (attno > 0)
-				d = scan_row_reader_column(&ts->reader, attno, desc, &isnull);
-			else if (ts->key_program)
-			{
-				double		value = 0;
-
-				isnull = !scan_key_program_eval(ts->key_program, &ts->reader.tuple, desc, &value);
-				d = Float8GetDatum(value);
-			}
-			else
-				d = scan_row_reader_eval(&ts->reader, ts->key_expr, &isnull);
-
-			topk_key_sink_add(sink, key_of(ts, d, isnull));
-			ordinal++;
-		}
-		if (ordinal > page_first)
-			note_block(ts, block, page_first);
-		ts->counters.counts[TOPK_COUNT_ROWS_SCANNED] += ts->reader.scan->rs_ntuples;
-		InstrCountFiltered1(ts, ts->reader.scan->rs_ntuples - (ordinal - page_first));
+		ordinal = key_rows(ts, sink, block, ordinal);
+		if (topk_key_sink_failed(sink))
+			break;
 	}
 	return ordinal;
+}
+
+/*
+ * The answers of the sinks, and their jobs given back; false where the GPU
+ * failed a job (under auto), whose answer is then empty.
+ */
+static bool
+take_answers(TopkScanState *ts, KeySink *sink, PageSink *pages, TopkResult *result,
+			 TopkResult *gpu_result, PageSinkStats *page_stats)
+{
+	topk_key_sink_result(sink, result, &ts->counters.gpu, &ts->algorithm);
+	if (pages != NULL)
+		scan_page_sink_result(pages, gpu_result, &ts->counters.gpu, page_stats);
+	return !topk_key_sink_failed(sink) && (pages == NULL || !scan_page_sink_failed(pages));
+}
+
+/*
+ * The GPU failed a job of this scan (under auto): key again on the CPU,
+ * into a new sink, every row this process has keyed or handed to the GPU,
+ * then the rest of the table.  Returns the next ordinal; *sink is the new
+ * sink, and *pages NULL.  Under the same snapshot, a page read again shows
+ * the same rows.
+ */
+static uint64
+key_again_on_cpu(TopkScanState *ts, KeySink **sink, PageSink **pages, uint64 k)
+{
+	BlockNumber *blocks;
+	size_t		nblocks;
+	uint64		ordinal = 0;
+
+	if (*pages != NULL)
+	{
+		scan_page_sink_abandon(*pages);
+		nblocks = ts->reader.ntaken;
+		blocks = ts->reader.taken;
+		/* the blocks read below are taken already */
+		ts->reader.remember_blocks = false;
+	}
+	else
+	{
+		nblocks = ts->nblocks;
+		blocks = palloc_extended(sizeof(BlockNumber) * Max(nblocks, 1), MCXT_ALLOC_HUGE);
+		for (size_t i = 0; i < nblocks; i++)
+			blocks[i] = ts->blocks[i].block;
+	}
+	*pages = NULL;
+	*sink = topk_key_sink_create(key_width(ts->key_type), k, ts->mode,
+								 (GpuTopkAlgorithm) gputopk_algorithm, false);
+	ts->nblocks = 0;
+	for (size_t i = 0; i < nblocks; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		scan_row_reader_read_page(&ts->reader, blocks[i]);
+		ordinal = key_rows(ts, *sink, blocks[i], ordinal);
+	}
+	return scan_keys(ts, *sink, NULL, ordinal);
 }
 
 /* The first natts columns of src into the cleared virtual slot dst, not yet stored. */
@@ -552,6 +625,7 @@ select_from_table(TopkScanState *ts, instr_time *selected)
 	TopkResult	gpu_result = {0};
 	PageSinkStats page_stats = {0};
 	uint64		k;
+	uint64		keyed;
 	uint64	   *ordinals;
 
 	ts->reader.parallel = ts->shared ?
@@ -565,12 +639,13 @@ select_from_table(TopkScanState *ts, instr_time *selected)
 	ts->nblocks = 0;
 	ts->blocks_cap = 0;
 	ts->blocks = NULL;
-	ts->counters.counts[TOPK_COUNT_ROWS_KEYED] += scan_keys(ts, sink, pages);
-	topk_key_sink_result(sink, &result, &ts->counters.gpu, &ts->algorithm);
+	keyed = scan_keys(ts, sink, pages, 0);
+	while (!take_answers(ts, sink, pages, &result, &gpu_result, &page_stats))
+		keyed = key_again_on_cpu(ts, &sink, &pages, k);
+	ts->counters.counts[TOPK_COUNT_ROWS_KEYED] += keyed;
 	ts->backend = sink->backend;
 	if (pages != NULL)
 	{
-		scan_page_sink_result(pages, &gpu_result, &ts->counters.gpu, &page_stats);
 		ts->backend = BACKEND_GPU;
 		ts->algorithm = scan_gpu_stats_plan_name(page_stats.plan);
 		ts->counters.counts[TOPK_COUNT_ROWS_SCANNED] += page_stats.rows_read;

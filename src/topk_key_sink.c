@@ -89,6 +89,12 @@ topk_key_sink_flush(KeySink *sink)
 	}
 }
 
+bool
+topk_key_sink_failed(KeySink *sink)
+{
+	return sink->backend == BACKEND_GPU && service_job_failed(sink->job);
+}
+
 void
 topk_key_sink_result(KeySink *sink, TopkResult *result, ScanGpuStats *gpu, const char **algorithm)
 {

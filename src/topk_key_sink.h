@@ -41,6 +41,12 @@ extern KeySink *topk_key_sink_create(int key_width, uint64 k, TopkMode mode,
 extern void topk_key_sink_flush(KeySink *sink);
 
 /*
+ * Whether the GPU failed the sink's job (under auto: service_client.h): the
+ * keys handed to it are lost, and its answer is empty.
+ */
+extern bool topk_key_sink_failed(KeySink *sink);
+
+/*
  * The answer, in the current memory context; on the GPU, what the job did
  * is added to *gpu and the algorithm it ran last is set (NULL on the CPU).
  */

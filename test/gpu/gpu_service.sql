@@ -3,7 +3,7 @@
 -- auto, leave it to the CPU; the service comes back after each, and no job or
 -- temporary file is left behind.
 BEGIN;
-SELECT plan(30);
+SELECT plan(36);
 
 SET LOCAL gputopk.min_table_rows = 1000;
 CREATE TABLE svc AS
@@ -105,6 +105,33 @@ SELECT is(pg_temp.await_service(), 'ready', 'the service restarts after a sticky
 SELECT is(pg_temp.answer('SELECT id, v FROM svc ORDER BY v DESC LIMIT 20', true),
           pg_temp.answer('SELECT id, v FROM svc ORDER BY v DESC LIMIT 20', false),
           'and the GPU answers again');
+
+-- under auto, a job the GPU fails after it started is done again on the CPU
+SET LOCAL gputopk.device = auto;
+SELECT gputopk_service_inject_fault('device_error');
+SELECT is(pg_temp.answer('SELECT id, v FROM svc ORDER BY v DESC LIMIT 20', true),
+          pg_temp.answer('SELECT id, v FROM svc ORDER BY v DESC LIMIT 20', false),
+          'under auto, a sticky CUDA error during a GpuTopK job leaves its keys to the CPU');
+SELECT is(pg_temp.await_service(), 'ready', 'the service restarts');
+SELECT gputopk_service_inject_fault('exit');
+SELECT is(pg_temp.answer('SELECT g, gpu_topk(v, 3) FROM svc GROUP BY g ORDER BY g', true),
+          pg_temp.answer('SELECT g, (array_agg(v ORDER BY v DESC))[1:3] FROM svc GROUP BY g ORDER BY g', false),
+          'under auto, the service''s exit during a GpuTopKAgg job leaves its rows to the CPU');
+SELECT is(pg_temp.await_service(), 'ready', 'the service starts again');
+SET LOCAL parallel_setup_cost = 0;
+SET LOCAL parallel_tuple_cost = 0;
+SET LOCAL min_parallel_table_scan_size = 0;
+SET LOCAL max_parallel_workers_per_gather = 3;
+SELECT gputopk_service_inject_fault('device_error');
+SELECT is(pg_temp.answer('SELECT id, v FROM svc ORDER BY v DESC LIMIT 20', true),
+          pg_temp.answer('SELECT id, v FROM svc ORDER BY v DESC LIMIT 20', false),
+          'and in a parallel GpuTopK, the process whose job failed redoes its share on the CPU');
+SELECT is(pg_temp.await_service(), 'ready', 'the service restarts');
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+SET LOCAL gputopk.device = gpu;
 
 -- the service exits during a job: the query fails within the poll, not a hang
 SELECT gputopk_service_inject_fault('exit');
