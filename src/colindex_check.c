@@ -10,6 +10,26 @@
  * an error (ERRCODE_INDEX_CORRUPTED); otherwise the rows checked are
  * returned.
  *
+ * The check runs beside writers and VACUUM (on a hot standby, beside their
+ * replay), holding AccessShareLock, which keeps out only a compaction: it
+ * waits for AccessExclusiveLock, which a standby's startup process holds
+ * while it replays one.  So no entry moves.  The snapshot is taken before
+ * the entries are read, and a row it sees keeps one live entry, never
+ * written again, from before the snapshot to the end: the entry was made
+ * before the row's transaction committed, a HOT update keeps its chain's
+ * root and entry, and VACUUM frees only the entries of rows dead to every
+ * snapshot (a standby cancels the check, or waits for it, before it
+ * replays the pruning of rows the check sees, which comes first).  Hence a
+ * consistent index never gives "no live entry" or "values differ".  It may
+ * give two live entries for a TID: the pages are read one at a time, and
+ * after an entry is read, VACUUM may free it, the table give its TID to a
+ * new row, and that row's entry go to a page not read yet.  As VACUUM frees
+ * an entry before the table can reuse its TID, at no moment do two live
+ * entries name one TID; so on a second one, both are read again together,
+ * and the one still live with that TID is kept (neither, where the TID's
+ * entry was freed since: no row the snapshot sees has it).  Only two live
+ * at once are corruption.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -35,10 +55,11 @@
 
 PG_FUNCTION_INFO_V1(gputopk_index_check);
 
-/* a live entry: its TID (the key) and values */
+/* a live entry: its TID (the key), where it was read, and its values */
 typedef struct CheckedEntry
 {
 	ItemPointerData tid;
+	uint64		position;		/* colindex_position */
 	bool		isnull[INDEX_MAX_KEYS];
 	Datum		values[INDEX_MAX_KEYS];
 } CheckedEntry;
@@ -80,13 +101,83 @@ value_matches(Relation index, const ColIndexLayout *layout, int i, Datum value, 
 	return matches;
 }
 
-/* Every live entry of the index, by TID. */
+/* Take the entry's place and values from the live slot at position of page. */
+static void
+read_slot(CheckedEntry *entry, const ColIndexLayout *layout, Page page, uint64 position)
+{
+	int			slot = colindex_position_slot(position);
+
+	entry->position = position;
+	for (int i = 0; i < layout->ncolumns; i++)
+	{
+		entry->isnull[i] = colindex_slot_isnull(layout, page, i, slot);
+		entry->values[i] = entry->isnull[i] ? (Datum) 0 :
+			colindex_slot_value(layout, page, i, slot);
+	}
+}
+
+/* Whether the slot at position of page (locked) is live and names tid. */
+static bool
+slot_names(const ColIndexLayout *layout, Page page, uint64 position, ItemPointer tid)
+{
+	int			slot = colindex_position_slot(position);
+
+	return colindex_is_data_page(page) && slot < colindex_data_header(page)->high &&
+		colindex_slot_live(layout, page, slot) &&
+		ItemPointerEquals(colindex_slot_tid(layout, page, slot), tid);
+}
+
+/*
+ * A second live entry, at position, for the TID of entry, read on an
+ * earlier page.  With both pages locked (in block order), keep the one that
+ * is still live with that TID, or forget the TID where neither is; both
+ * are corruption.
+ */
+static void
+recheck_duplicate(Relation index, const ColIndexLayout *layout, HTAB *entries,
+				  CheckedEntry *entry, uint64 position)
+{
+	ItemPointerData tid = entry->tid;
+	uint64		positions[2] = {entry->position, position};
+	Buffer		bufs[2];
+	bool		kept = false;
+
+	Assert(colindex_position_block(positions[0]) < colindex_position_block(positions[1]));
+	for (int i = 0; i < 2; i++)
+	{
+		bufs[i] = ReadBuffer(index, colindex_position_block(positions[i]));
+		LockBuffer(bufs[i], BUFFER_LOCK_SHARE);
+	}
+	for (int i = 0; i < 2; i++)
+	{
+		Page		page = BufferGetPage(bufs[i]);
+
+		if (!slot_names(layout, page, positions[i], &tid))
+			continue;
+		if (kept)
+			report_corrupt(index, "Two live entries name the row", &tid);
+		read_slot(entry, layout, page, positions[i]);
+		kept = true;
+	}
+	for (int i = 0; i < 2; i++)
+		UnlockReleaseBuffer(bufs[i]);
+	if (!kept)
+		hash_search(entries, &tid, HASH_REMOVE, NULL);
+}
+
+/*
+ * Every live entry of the index, by TID.  Each page is copied under its
+ * lock and read from the copy, so that no lock is held where a second
+ * entry for a TID takes the check back to the pages of both.
+ */
 static HTAB *
 read_entries(Relation index, const ColIndexLayout *layout)
 {
 	HASHCTL		ctl;
 	HTAB	   *entries;
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	PGAlignedBlock copy;
+	Page		page = copy.data;
 
 	ctl.keysize = sizeof(ItemPointerData);
 	ctl.entrysize = sizeof(CheckedEntry);
@@ -96,30 +187,31 @@ read_entries(Relation index, const ColIndexLayout *layout)
 	for (BlockNumber block = COLINDEX_METAPAGE_BLKNO + 1; block < nblocks; block++)
 	{
 		Buffer		buf = ReadBuffer(index, block);
-		Page		page = BufferGetPage(buf);
 
 		CHECK_FOR_INTERRUPTS();
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		if (colindex_is_data_page(page))
-			for (int slot = 0; slot < colindex_data_header(page)->high; slot++)
-			{
-				ItemPointer tid = colindex_slot_tid(layout, page, slot);
-				CheckedEntry *entry;
-				bool		found;
-
-				if (!colindex_slot_live(layout, page, slot))
-					continue;
-				entry = hash_search(entries, tid, HASH_ENTER, &found);
-				if (found)
-					report_corrupt(index, "Two live entries name the row", tid);
-				for (int i = 0; i < layout->ncolumns; i++)
-				{
-					entry->isnull[i] = colindex_slot_isnull(layout, page, i, slot);
-					entry->values[i] = entry->isnull[i] ? (Datum) 0 :
-						colindex_slot_value(layout, page, i, slot);
-				}
-			}
+		memcpy(page, BufferGetPage(buf), BLCKSZ);
 		UnlockReleaseBuffer(buf);
+		if (!colindex_is_data_page(page))
+			continue;
+		for (int slot = 0; slot < colindex_data_header(page)->high; slot++)
+		{
+			uint64		position = colindex_position(block, slot);
+			CheckedEntry *entry;
+			bool		found;
+
+			if (!colindex_slot_live(layout, page, slot))
+				continue;
+			entry = hash_search(entries, colindex_slot_tid(layout, page, slot), HASH_ENTER,
+								&found);
+			if (!found)
+				read_slot(entry, layout, page, position);
+			/* live together in one copy of the page */
+			else if (colindex_position_block(entry->position) == block)
+				report_corrupt(index, "Two live entries name the row", &entry->tid);
+			else
+				recheck_duplicate(index, layout, entries, entry, position);
+		}
 	}
 	return entries;
 }
