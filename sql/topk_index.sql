@@ -20,6 +20,15 @@ SELECT gputopk_index_check('ci_bad_a');
 SELECT gputopk_index_check('ci_bad');
 CREATE INDEX ci_bad_b ON ci_bad (a);
 SELECT gputopk_index_check('ci_bad_b');
+-- an invalid index is not checked: one a failed CREATE INDEX CONCURRENTLY
+-- left, and one marked invalid, until REINDEX makes it valid again
+CREATE INDEX CONCURRENTLY ci_bad_c ON ci_bad USING gputopk ((a + 1));
+SELECT gputopk_index_check('ci_bad_c');
+DROP INDEX ci_bad_c;
+UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'ci_bad_a'::regclass;
+SELECT gputopk_index_check('ci_bad_a');
+REINDEX INDEX ci_bad_a;
+SELECT gputopk_index_check('ci_bad_a');
 -- no index scans of it
 SET enable_seqscan = off;
 EXPLAIN (COSTS OFF) SELECT * FROM ci_bad WHERE a = 1;

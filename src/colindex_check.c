@@ -279,6 +279,24 @@ is_column_index(Oid relid)
 	return result;
 }
 
+/* Raise an error for a table or index the check cannot judge. */
+static void
+refuse_uncheckable(Relation heap, Relation index)
+{
+	if (heap->rd_rel->relam != HEAP_TABLE_AM_OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("gputopk_index_check reads heap tables only")));
+	/* left by a failed CREATE INDEX CONCURRENTLY, it may lack entries */
+	if (!index->rd_index->indisvalid)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot check invalid index \"%s\"",
+						RelationGetRelationName(index)),
+				 errdetail("An invalid index, like one left by a failed CREATE INDEX CONCURRENTLY, may lack the entries of some rows."),
+				 errhint("Build it again with REINDEX INDEX, or drop it and create it again.")));
+}
+
 Datum
 gputopk_index_check(PG_FUNCTION_ARGS)
 {
@@ -297,11 +315,8 @@ gputopk_index_check(PG_FUNCTION_ARGS)
 				 errmsg("\"%s\" is not a gputopk index", get_rel_name(index_oid))));
 	heap = table_open(IndexGetRelation(index_oid, false), AccessShareLock);
 	index = index_open(index_oid, AccessShareLock);
+	refuse_uncheckable(heap, index);
 	snapshot = RegisterSnapshot(GetTransactionSnapshot());
-	if (heap->rd_rel->relam != HEAP_TABLE_AM_OID)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("gputopk_index_check reads heap tables only")));
 	layout = colindex_layout(index);
 	entries = read_entries(index, layout);
 	nblocks = RelationGetNumberOfBlocks(heap);
