@@ -37,6 +37,7 @@
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/relation.h"
+#include "access/xlog.h"
 #include "catalog/index.h"
 #include "catalog/pg_am_d.h"
 #include "catalog/pg_class.h"
@@ -279,10 +280,21 @@ is_column_index(Oid relid)
 	return result;
 }
 
-/* Raise an error for a table or index the check cannot judge. */
+/*
+ * Raise an error for a table or index the check cannot read or judge.  A
+ * standby has no data of unlogged tables (only their empty init forks).
+ */
 static void
 refuse_uncheckable(Relation heap, Relation index)
 {
+	if (RELATION_IS_OTHER_TEMP(heap))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot access temporary tables of other sessions")));
+	if (RecoveryInProgress() && !RelationIsPermanent(heap))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot access temporary or unlogged relations during recovery")));
 	if (heap->rd_rel->relam != HEAP_TABLE_AM_OID)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
