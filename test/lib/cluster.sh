@@ -159,8 +159,10 @@ wait_for_service() {
 	die "the GPU service did not report within 60 s"
 }
 
+# cluster_stop [STATUS]: stop the cluster; on a STATUS (default: that of the
+# last command, as in an EXIT trap) other than 0 keep it and show its log.
 cluster_stop() {
-	local status=$?
+	local status=${1:-$?}
 	[ -n "${CLUSTER_DIR:-}" ] || return 0
 	"${RUN_AS[@]}" "$PGBIN/pg_ctl" -D "$CLUSTER_DIR/data" -m fast stop >/dev/null 2>&1 || true
 	if [ "$status" != 0 ]; then
