@@ -19,7 +19,7 @@
 
 EXTENSION = gputopk
 MODULE_big = gputopk
-DATA = gputopk--0.1.sql gputopk--0.1--0.2.sql
+DATA = gputopk--0.1.sql gputopk--0.1--0.2.sql gputopk--0.2--0.3.sql
 PGFILEDESC = "gputopk - top-k queries on the GPU"
 
 # src/ by family (docs/architecture.md): module-level files, scan_* what

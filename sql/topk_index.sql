@@ -130,6 +130,20 @@ ROLLBACK;
 SELECT topk_check('SELECT id, score FROM ci ORDER BY score DESC, id LIMIT 3');
 REINDEX INDEX ci_idx;
 SELECT gputopk_index_check('ci_idx');
+-- gputopk_index_check reads every row, past privileges and row-level
+-- security: only superusers and roles granted EXECUTE may run it
+CREATE ROLE regress_ci_checker;
+GRANT SELECT ON ci TO regress_ci_checker;
+SET ROLE regress_ci_checker;
+SELECT gputopk_index_check('ci_idx');
+RESET ROLE;
+GRANT EXECUTE ON FUNCTION gputopk_index_check(regclass) TO regress_ci_checker;
+SET ROLE regress_ci_checker;
+SELECT gputopk_index_check('ci_idx');
+RESET ROLE;
+REVOKE ALL ON ci FROM regress_ci_checker;
+REVOKE ALL ON FUNCTION gputopk_index_check(regclass) FROM regress_ci_checker;
+DROP ROLE regress_ci_checker;
 DROP TABLE ci;
 
 -- unlogged and temporary tables, a partitioned table

@@ -1,7 +1,8 @@
 --
 -- ALTER EXTENSION gputopk UPDATE, from 0.1 to the current version, with
 -- objects that depend on the extension: a column index, a view, a
--- materialized view and functions over the top-k aggregates.  Each path of
+-- materialized view and functions over the top-k aggregates; then from 0.2
+-- to 0.3, which takes gputopk_index_check from PUBLIC.  Each path of
 -- update scripts gets a part here (docs/versions.md).  The answers are
 -- compared as booleans, so that the output is the same under every
 -- gputopk.device; the plans are looked at under gputopk.device = cpu only.
@@ -150,6 +151,9 @@ SELECT (SELECT array_agg(v::text ORDER BY g) FROM up_v v) AS view_rows,
 -- GpuTopK over the column index answers as plain PostgreSQL does
 SELECT gputopk_index_check('up_t_idx') = (SELECT count(*) FROM up_t) AS index_matches;
 SELECT n, up_same(q) AS same, up_plan(q) AS plan FROM up_queries ORDER BY n;
+-- before 0.3 every role may run gputopk_index_check
+SELECT has_function_privilege('public', 'gputopk_index_check(regclass)', 'EXECUTE')
+  AS public_may_check;
 CREATE TEMP TABLE up_answers_before AS SELECT n, up_answer(q) AS answer FROM up_queries;
 
 --
@@ -162,6 +166,9 @@ SELECT extversion = default_version AS at_default_version
 -- gputopk_version() names the same version as the catalog
 SELECT gputopk_version() LIKE 'gputopk ' || extversion || ' (%)' AS version_matches
   FROM pg_extension WHERE extname = 'gputopk';
+-- from 0.3 only superusers and the roles granted it (gputopk--0.2--0.3.sql)
+SELECT has_function_privilege('public', 'gputopk_index_check(regclass)', 'EXECUTE')
+  AS public_may_check;
 -- once more: nothing to do
 ALTER EXTENSION gputopk UPDATE;
 SELECT version, installed FROM pg_available_extension_versions
@@ -218,4 +225,23 @@ SELECT object FROM (SELECT * FROM up_surface EXCEPT SELECT * FROM up_surface_upd
 UNION ALL
 SELECT object FROM (SELECT * FROM up_surface_updated EXCEPT SELECT * FROM up_surface) s
 ORDER BY 1;
+
+--
+-- from 0.2 to 0.3: gputopk_index_check is no longer PUBLIC's to run
+--
+DROP EXTENSION gputopk;
+CREATE EXTENSION gputopk VERSION '0.2';
+SELECT has_function_privilege('public', 'gputopk_index_check(regclass)', 'EXECUTE')
+  AS public_may_check;
+ALTER EXTENSION gputopk UPDATE TO '0.3';
+SELECT has_function_privilege('public', 'gputopk_index_check(regclass)', 'EXECUTE')
+  AS public_may_check;
+SELECT gputopk_version() LIKE 'gputopk ' || extversion || ' (%)' AS version_matches
+  FROM pg_extension WHERE extname = 'gputopk';
+CREATE TEMP TABLE up_surface_from_02 AS SELECT * FROM up_surface;
+DROP EXTENSION gputopk;
+CREATE EXTENSION gputopk;
+SELECT NOT EXISTS (SELECT * FROM up_surface EXCEPT SELECT * FROM up_surface_from_02) AND
+       NOT EXISTS (SELECT * FROM up_surface_from_02 EXCEPT SELECT * FROM up_surface)
+       AS same_as_fresh_install;
 DROP FUNCTION up_same(text), up_answer(text), up_plan(text);

@@ -17,7 +17,7 @@
 #include "device.h"
 
 /* keep in step with default_version in gputopk.control */
-#define GPUTOPK_VERSION "0.2"
+#define GPUTOPK_VERSION "0.3"
 
 PG_FUNCTION_INFO_V1(gputopk_version);
 PG_FUNCTION_INFO_V1(gputopk_devices);
