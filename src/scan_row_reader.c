@@ -44,11 +44,16 @@ scan_row_reader_can_read(RangeTblEntry *rte)
 	return heap;
 }
 
-/* Start reading the table, in this process alone or in parallel. */
+/*
+ * Start reading the table, in this process alone or in parallel.  The scan
+ * is made in the query's memory, not in a run's that GpuTopKAgg may drop
+ * and begin again while the scan goes on (agg_groups.c).
+ */
 void
 scan_row_reader_begin(RowReader *reader, Snapshot snapshot)
 {
 	Relation	rel = reader->rel;
+	MemoryContext old = MemoryContextSwitchTo(reader->econtext->ecxt_per_query_memory);
 
 	if (reader->parallel)
 	{
@@ -58,6 +63,7 @@ scan_row_reader_begin(RowReader *reader, Snapshot snapshot)
 	}
 	else
 		reader->scan = (HeapScanDesc) table_beginscan_strat(rel, snapshot, 0, NULL, true, false);
+	MemoryContextSwitchTo(old);
 	if (!(reader->scan->rs_base.rs_flags & SO_ALLOW_PAGEMODE))
 		elog(ERROR, "gputopk: the scan's snapshot is not an MVCC snapshot");
 	reader->next_block = 0;
