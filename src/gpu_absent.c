@@ -75,6 +75,12 @@ gpu_host_device_pointer(void *ptr, char **device_ptr)
 }
 
 GpuStatus
+gpu_host_unregister(void *ptr)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
 gpu_inject_device_fault(void)
 {
 	return GPU_NOT_BUILT;
