@@ -27,6 +27,7 @@ struct ProgramState
 	FilterRegister regs[GPU_PROGRAM_MAX_REGISTERS];
 	FilterTruth truths[GPU_PROGRAM_MAX_STEPS];
 	double		stack[GPU_PROGRAM_MAX_KEY_STEPS];
+	bool		nulls[GPU_PROGRAM_MAX_KEY_STEPS];
 
 	__device__ void init(const GpuRowProgram *p)
 	{
@@ -74,19 +75,20 @@ program_row_key(const GpuRowProgram *p, const Row &row, ProgramState *s, uint64_
 
 			if (!key_step_is_column(&ks->step))
 			{
-				key_step_apply(&ks->step, s->stack, &top);
+				/* where PostgreSQL raises, the row is a candidate (key_steps.h) */
+				if (!key_step_apply(&ks->step, s->stack, s->nulls, &top))
+				{
+					*key = KEY_PROGRAM_ERROR_KEY;
+					return true;
+				}
 				continue;
 			}
-			v = row.value(ks->column, &isnull);
-			if (isnull)
-			{
-				*key = key_null((KeyType) p->key_type, p->nulls_first);
-				return true;
-			}
-			s->stack[top++] = ks->step.kind == KEY_STEP_INT2_COLUMN ?
-				(double) *(const int16_t *) v : (double) *(const int32_t *) v;
+			v = row.value(ks->column, &s->nulls[top]);
+			s->stack[top] = s->nulls[top] ? 0 : key_step_column_value(&ks->step, v);
+			top++;
 		}
-		*key = key_from_float8(s->stack[0], p->desc);
+		*key = s->nulls[0] ? key_null((KeyType) p->key_type, p->nulls_first) :
+			key_from_float8(s->stack[0], p->desc);
 		return true;
 	}
 }

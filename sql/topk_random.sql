@@ -11,7 +11,8 @@
 -- The answers are compared row by row: either the ORDER BY ends with the
 -- unique id, or the query returns only its ORDER BY items (floats plus 0,
 -- since -0 and 0 tie), so that every correct plan returns the same rows in
--- the same order.
+-- the same order.  A query that raises an error (a float ranking expression
+-- that overflows or divides by zero on a row) must raise the same one.
 --
 SELECT setseed((coalesce(current_setting('gputopk_test.seed', true), '1')::int8 % 1000000)
                / 1000000.0);
@@ -86,7 +87,8 @@ DECLARE
   items text[] := ARRAY[pick('i2', 'i4', 'i8', 'f4', 'f8', 'd', 'ts', 'tz', 'g',
                              'i4::int8 + i2', 'f8 * 2', 'i2 + 0.5 * g', 'g * 1.25 - i2',
                              'abs(f4)', 'i8 / 2', 'd - 1', 'ts + interval ''1 hour''',
-                             'f4::float8 / 3', 'i4 * 0.001')];
+                             'f4::float8 / 3', 'i4 * 0.001', 'f4 * f4', 'f8 + f4', 'f8 / f4',
+                             '-f8 * 0.5 + f4', 'i8::float8 / 7', 'f4 * ''1e37''::float4')];
   dirs text[] := ARRAY[pick('', ' DESC') || pick('', '', ' NULLS FIRST', ' NULLS LAST')];
   total boolean := random() < 0.5;
   target text;
@@ -102,8 +104,10 @@ BEGIN
     dirs := dirs || ''::text;
   ELSE
     -- -0 and 0 tie but print differently: float items are returned plus 0
-    SELECT string_agg(CASE WHEN item IN ('f4', 'f8', 'f8 * 2', 'abs(f4)', 'f4::float8 / 3')
-                           THEN item || ' + 0' ELSE item END, ', ')
+    SELECT string_agg(CASE WHEN item IN ('f4', 'f8', 'f8 * 2', 'abs(f4)', 'f4::float8 / 3', 'f4 * f4',
+                                         'f8 + f4', 'f8 / f4', '-f8 * 0.5 + f4', 'i8::float8 / 7',
+                                         'f4 * ''1e37''::float4')
+                           THEN '(' || item || ') + 0' ELSE item END, ', ')
       INTO target FROM unnest(items) item;
   END IF;
   q := 'SELECT ' || target || ' FROM ' || pick('tk', 'tk', 'tk_rp');

@@ -61,14 +61,29 @@ CREATE FUNCTION topk_check(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
   plain text[];
   ours text[];
+  plain_error text;
+  our_error text;
   used boolean;
   indexed boolean;
   line text;
 BEGIN
+  -- an error (a ranking expression that overflows, say) must be the same
   SET LOCAL gputopk.enabled = off;
-  EXECUTE format('SELECT array_agg(r::text) FROM (%s) r', q) INTO plain;
+  BEGIN
+    EXECUTE format('SELECT array_agg(r::text) FROM (%s) r', q) INTO plain;
+  EXCEPTION WHEN OTHERS THEN
+    plain_error := SQLERRM;
+  END;
   SET LOCAL gputopk.enabled = on;
-  EXECUTE format('SELECT array_agg(r::text) FROM (%s) r', q) INTO ours;
+  BEGIN
+    EXECUTE format('SELECT array_agg(r::text) FROM (%s) r', q) INTO ours;
+  EXCEPTION WHEN OTHERS THEN
+    our_error := SQLERRM;
+  END;
+  IF plain_error IS DISTINCT FROM our_error THEN
+    RETURN 'MISMATCH: ' || coalesce(plain_error, 'no error') || ' against ' ||
+      coalesce(our_error, 'no error') || ': ' || q;
+  END IF;
   used := false;
   indexed := false;
   FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP

@@ -93,7 +93,7 @@ struct IndexPageEval
 	const FilterValueSet *sets;
 	RegisterVector *registers;
 	uint8	   *truths;			/* a stack of results, a truth value per slot each */
-	/* the key: an index column's, or a program's over int2 and int4 columns */
+	/* the key: an index column's, or a program's (scan_key_program.c) */
 	KeyType		key_type;
 	bool		desc;
 	uint64		null_key;
@@ -105,6 +105,8 @@ struct IndexPageEval
 	double	   *stack;			/* the program's stack, a value per slot a level */
 	bool	   *level_is_const; /* a level that holds one value for every slot */
 	double	   *level_const;	/* that value */
+	uint8	   *level_nulls;	/* a NULL flag per slot a level (not of constants) */
+	uint8	   *key_errors;		/* the slots where a step raised */
 	uint8	   *key_nulls;		/* a bitmap of the slots where it reads a NULL */
 	uint8	   *keep;			/* the entries kept */
 	/* the parts of a page read: bitmaps first, then the columns' values */
@@ -193,7 +195,9 @@ prepare_key(IndexPageEval *eval, const IndexSelectSpec *spec, const AttrNumber *
 	eval->key_type = spec->key_type;
 	eval->desc = spec->desc;
 	eval->null_key = key_null(spec->key_type, spec->nulls_first);
-	eval->null_key_on_top = spec->nulls_first && key_null_is_exact(spec->key_type);
+	/* a row whose program raises shares the top key with NULL (key_steps.h) */
+	eval->null_key_on_top = spec->nulls_first && key_null_is_exact(spec->key_type) &&
+		!(spec->key_program && scan_key_program_may_raise(spec->key_program));
 	eval->key_column = -1;
 	if (spec->key_attno > 0)
 	{
@@ -214,6 +218,8 @@ prepare_key(IndexPageEval *eval, const IndexSelectSpec *spec, const AttrNumber *
 	eval->stack = palloc(sizeof(double) * eval->stride * eval->nkey_steps);
 	eval->level_is_const = palloc(sizeof(bool) * eval->nkey_steps);
 	eval->level_const = palloc(sizeof(double) * eval->nkey_steps);
+	eval->level_nulls = palloc((Size) eval->stride * eval->nkey_steps);
+	eval->key_errors = palloc(eval->stride);
 }
 
 IndexPageEval *
@@ -626,49 +632,58 @@ program_key_nulls(IndexPageEval *eval, Page page, int n)
 		}
 }
 
-/* An int2 or int4 column's values as doubles (its NULLs are in key_nulls). */
+/* A column step's values as doubles, and a NULL flag per slot, at level top. */
 static void
-push_column(IndexPageEval *eval, Page page, int column, bool int2, int n, double *out)
+push_column(IndexPageEval *eval, Page page, const KeyStep *step, int column, int top, int n)
 {
 	const char *values = (const char *) page + eval->layout->value_offsets[column];
+	const char *bitmap = (const char *) page + eval->layout->null_offsets[column];
+	int			width = eval->layout->widths[column];
+	double	   *out = eval->stack + (Size) top * eval->stride;
+	uint8	   *nulls = eval->level_nulls + (Size) top * eval->stride;
 
-	if (int2)
-		for (int j = 0; j < n; j++)
-			out[j] = (double) ((const int16 *) values)[j];
-	else
-		for (int j = 0; j < n; j++)
-			out[j] = (double) ((const int32 *) values)[j];
-}
-
-/* A binary step's result over two values (as key_step_apply computes it). */
-static pg_attribute_always_inline double
-binary_value(KeyStepKind kind, double l, double r)
-{
-	return kind == KEY_STEP_ADD ? l + r : (kind == KEY_STEP_SUB ? l - r : l * r);
+	for (int j = 0; j < n; j++)
+		out[j] = key_step_column_value(step, values + (Size) j * width);
+	for (int j = 0; j < n; j++)
+		nulls[j] = COLINDEX_BIT(bitmap, j) != 0;
+	eval->level_is_const[top] = false;
 }
 
 /*
  * A binary step over levels of the stack: a (or, where NULL, x in every
- * slot) with b (or y), into out; the compiler makes a loop of each.
+ * slot) with b (or y), into out; a slot where it raises, its operands not
+ * NULL (the result's NULL flag, in nulls), is marked in errors.  The
+ * compiler makes a loop of each kind and shape.
  */
 static pg_attribute_always_inline void
 binary_loop(KeyStepKind kind, double *out, const double *a, double x, const double *b,
-			double y, int n)
+			double y, const uint8 *nulls, uint8 *errors, int n)
 {
 	for (int j = 0; j < n; j++)
-		out[j] = binary_value(kind, a ? a[j] : x, b ? b[j] : y);
+		errors[j] |= !key_step_binary(kind, a ? a[j] : x, b ? b[j] : y, &out[j]) & !nulls[j];
 }
 
 static pg_attribute_always_inline void
 binary_shapes(KeyStepKind kind, double *out, const double *a, double x, const double *b,
-			  double y, int n)
+			  double y, const uint8 *nulls, uint8 *errors, int n)
 {
 	if (a && b)
-		binary_loop(kind, out, a, 0, b, 0, n);
+		binary_loop(kind, out, a, 0, b, 0, nulls, errors, n);
 	else if (a)
-		binary_loop(kind, out, a, 0, NULL, y, n);
+		binary_loop(kind, out, a, 0, NULL, y, nulls, errors, n);
 	else
-		binary_loop(kind, out, NULL, x, b, 0, n);
+		binary_loop(kind, out, NULL, x, b, 0, nulls, errors, n);
+}
+
+/* The NULL flags of a level that is a constant's: none. */
+static uint8 *
+level_nulls(IndexPageEval *eval, int level, int n)
+{
+	uint8	   *nulls = eval->level_nulls + (Size) level * eval->stride;
+
+	if (eval->level_is_const[level])
+		memset(nulls, 0, n);
+	return nulls;
 }
 
 /* The step kind over the level at left and the one above it, the result at left. */
@@ -680,76 +695,98 @@ binary_step(IndexPageEval *eval, KeyStepKind kind, int left, int n)
 	const double *b = eval->level_is_const[left + 1] ? NULL : out + eval->stride;
 	double		x = eval->level_const[left];
 	double		y = eval->level_const[left + 1];
+	uint8	   *errors = eval->key_errors;
+	uint8	   *nulls;
+	const uint8 *right_nulls;
 
 	if (a == NULL && b == NULL)
 	{
-		eval->level_const[left] = binary_value(kind, x, y);
+		/* constants: raising, the step raises on every slot */
+		if (!key_step_binary(kind, x, y, &eval->level_const[left]))
+			memset(errors, 1, n);
 		return;
 	}
+	nulls = level_nulls(eval, left, n);
+	right_nulls = level_nulls(eval, left + 1, n);
+	for (int j = 0; j < n; j++)
+		nulls[j] |= right_nulls[j];
 	eval->level_is_const[left] = false;
 	switch (kind)
 	{
 		case KEY_STEP_ADD:
-			binary_shapes(KEY_STEP_ADD, out, a, x, b, y, n);
+			binary_shapes(KEY_STEP_ADD, out, a, x, b, y, nulls, errors, n);
 			break;
 		case KEY_STEP_SUB:
-			binary_shapes(KEY_STEP_SUB, out, a, x, b, y, n);
+			binary_shapes(KEY_STEP_SUB, out, a, x, b, y, nulls, errors, n);
+			break;
+		case KEY_STEP_MUL:
+			binary_shapes(KEY_STEP_MUL, out, a, x, b, y, nulls, errors, n);
+			break;
+		case KEY_STEP_DIV:
+			binary_shapes(KEY_STEP_DIV, out, a, x, b, y, nulls, errors, n);
 			break;
 		default:
-			binary_shapes(KEY_STEP_MUL, out, a, x, b, y, n);
+			/* float4 steps */
+			for (int j = 0; j < n; j++)
+				errors[j] |= !key_step_binary(kind, a ? a[j] : x, b ? b[j] : y, &out[j]) &
+					!nulls[j];
 			break;
 	}
+}
+
+/* A unary step over the level at top. */
+static void
+unary_step(IndexPageEval *eval, KeyStepKind kind, int top, int n)
+{
+	double	   *level = eval->stack + (Size) top * eval->stride;
+	const uint8 *nulls = eval->level_nulls + (Size) top * eval->stride;
+	uint8	   *errors = eval->key_errors;
+
+	if (eval->level_is_const[top])
+	{
+		if (!key_step_unary(kind, eval->level_const[top], &eval->level_const[top]))
+			memset(errors, 1, n);
+		return;
+	}
+	for (int j = 0; j < n; j++)
+		errors[j] |= !key_step_unary(kind, level[j], &level[j]) & !nulls[j];
 }
 
 /*
  * The key program's keys, and whether each is at least floor: its steps,
  * each over every slot (as key_step_apply does one).  A constant is kept
- * as one value until a step combines it with a column's.
+ * as one value until a step combines it with a column's.  A slot where a
+ * step raises gets KEY_PROGRAM_ERROR_KEY, unless a column it reads is NULL.
  */
 static void
 program_keys(IndexPageEval *eval, Page page, int n, uint64 floor, uint64 *keys)
 {
-	int			stride = eval->stride;
 	double	   *stack = eval->stack;
 	bool		desc = eval->desc;
 	uint8	   *keep = eval->keep;
+	uint8	   *errors = eval->key_errors;
 	int			top = 0;
 
 	program_key_nulls(eval, page, n);
+	memset(errors, 0, n);
 	for (int i = 0; i < eval->nkey_steps; i++)
 	{
 		const KeyStep *step = &eval->key_steps[i];
-		double	   *out = stack + (Size) top * stride;
+		KeyStepKind kind = (KeyStepKind) step->kind;
 
-		switch ((KeyStepKind) step->kind)
+		if (key_step_is_column(step))
+			push_column(eval, page, step, eval->key_step_columns[i], top++, n);
+		else if (kind == KEY_STEP_CONST)
 		{
-			case KEY_STEP_INT2_COLUMN:
-			case KEY_STEP_INT4_COLUMN:
-				push_column(eval, page, eval->key_step_columns[i],
-							step->kind == KEY_STEP_INT2_COLUMN, n, out);
-				eval->level_is_const[top++] = false;
-				break;
-			case KEY_STEP_CONST:
-				eval->level_const[top] = step->value;
-				eval->level_is_const[top++] = true;
-				break;
-			case KEY_STEP_ADD:
-			case KEY_STEP_SUB:
-			case KEY_STEP_MUL:
-				binary_step(eval, (KeyStepKind) step->kind, top - 2, n);
-				top--;
-				break;
-			case KEY_STEP_NEG:
-				if (eval->level_is_const[top - 1])
-					eval->level_const[top - 1] = -eval->level_const[top - 1];
-				else
-				{
-					double	   *last = out - stride;
-
-					for (int j = 0; j < n; j++)
-						last[j] = -last[j];
-				}
-				break;
+			eval->level_const[top] = step->value;
+			eval->level_is_const[top++] = true;
+		}
+		else if (kind >= KEY_STEP_NEG)
+			unary_step(eval, kind, top - 1, n);
+		else
+		{
+			binary_step(eval, kind, top - 2, n);
+			top--;
 		}
 	}
 	Assert(top == 1);
@@ -762,6 +799,13 @@ program_keys(IndexPageEval *eval, Page page, int n, uint64 floor, uint64 *keys)
 		keep[j] = keys[j] >= floor;
 	}
 	null_keys(keys, keep, eval->key_nulls, n, eval->null_key, floor);
+	/* PostgreSQL raises for the row whatever is NULL elsewhere in it */
+	for (int j = 0; j < n; j++)
+		if (errors[j])
+		{
+			keys[j] = KEY_PROGRAM_ERROR_KEY;
+			keep[j] = true;
+		}
 }
 
 /* Whether any of 64 flags is set. */

@@ -18,7 +18,17 @@ typedef struct KeyProgram KeyProgram;
 
 extern KeyProgram *scan_key_program_compile(Expr *expr, Index scanrelid);
 extern const KeyStep *scan_key_program_steps(const KeyProgram *program, int *nsteps);
-extern bool scan_key_program_eval(const KeyProgram *program, HeapTuple tuple, TupleDesc desc,
-								  double *value);
+
+/*
+ * Whether a row can make a step raise an error (a bound on the values'
+ * magnitudes cannot rule it out): the executor then asks for the ties at
+ * the boundary, so that every such row, keyed KEY_PROGRAM_ERROR_KEY, stays
+ * a candidate.
+ */
+extern bool scan_key_program_may_raise(const KeyProgram *program);
+
+/* The float8 key of a row's value (desc: larger first), null_key, or KEY_PROGRAM_ERROR_KEY. */
+extern uint64 scan_key_program_key(const KeyProgram *program, HeapTuple tuple, TupleDesc desc,
+								   bool descending, uint64 null_key);
 
 #endif							/* SCAN_KEY_PROGRAM_H */

@@ -379,19 +379,17 @@ key_rows(TopkScanState *ts, KeySink *sink, BlockNumber block, uint64 ordinal)
 		bool		isnull;
 		Datum		d;
 
-		if (attno > 0)
-			d = scan_row_reader_column(&ts->reader, attno, desc, &isnull);
-		else if (ts->key_program)
-		{
-			double		value = 0;
-
-			isnull = !scan_key_program_eval(ts->key_program, &ts->reader.tuple, desc, &value);
-			d = Float8GetDatum(value);
-		}
+		if (ts->key_program)
+			topk_key_sink_add(sink, scan_key_program_key(ts->key_program, &ts->reader.tuple,
+														 desc, ts->desc,
+														 key_null(ts->key_type,
+																  ts->sort_nulls_first[0])));
 		else
-			d = scan_row_reader_eval(&ts->reader, ts->key_expr, &isnull);
-
-		topk_key_sink_add(sink, key_of(ts, d, isnull));
+		{
+			d = attno > 0 ? scan_row_reader_column(&ts->reader, attno, desc, &isnull) :
+				scan_row_reader_eval(&ts->reader, ts->key_expr, &isnull);
+			topk_key_sink_add(sink, key_of(ts, d, isnull));
+		}
 		ordinal++;
 	}
 	if (ordinal > page_first)
@@ -753,12 +751,15 @@ run_topk(TopkScanState *ts)
 
 	ts->bound = count > PG_UINT64_MAX - offset ? PG_UINT64_MAX : count + offset;
 	/*
-	 * Ties on the first key matter to later keys, WITH TIES, a rounded key
-	 * and a NULL key that is a value's.
+	 * Ties on the first key matter to later keys, WITH TIES, a rounded key,
+	 * a NULL key that is a value's, and the key of rows whose program would
+	 * raise (every one must be a candidate).
 	 */
 	ts->mode = (ts->nsort > 1 || ts->limit_with_ties ||
 				ts->key_source == KEY_SOURCE_LOSSY_NUMERIC ||
-				!key_null_is_exact(ts->key_type)) ? TOPK_WITH_TIES : TOPK_EXACT;
+				!key_null_is_exact(ts->key_type) ||
+				(ts->key_program && scan_key_program_may_raise(ts->key_program))) ?
+		TOPK_WITH_TIES : TOPK_EXACT;
 	ts->sort_bounded = ts->bound != PG_UINT64_MAX && !ts->limit_with_ties &&
 		ts->bound <= INT64_MAX;
 	/* a bounded sort frees tuples, which its memory must allow (bump does not) */
@@ -1049,7 +1050,12 @@ explain_topk_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		scan_filter_program_explain(ts->index_filter, "Index Filter", context, es);
 	if (ts->reader.filter)
 		scan_filter_program_explain(ts->reader.filter, "Compiled Filter", context, es);
-	if (ts->key_source == KEY_SOURCE_EXACT_FLOAT8)
+	if (ts->key_source == KEY_SOURCE_EXACT_FLOAT8 &&
+		exprType(list_nth(cscan->custom_exprs, TOPK_EXPR_SORT)) != NUMERICOID)
+		ExplainPropertyText("Ranking Key",
+							ts->key_program && scan_key_program_may_raise(ts->key_program) ?
+							"compiled, ties kept (a row may raise an error)" : "compiled", es);
+	else if (ts->key_source == KEY_SOURCE_EXACT_FLOAT8)
 		ExplainPropertyText("Ranking Key", ts->key_program ? "float8, exact, compiled" :
 							"float8, exact", es);
 	else if (ts->key_source == KEY_SOURCE_LOSSY_NUMERIC)

@@ -146,17 +146,27 @@ sortable_from_row(PlannerInfo *root, RelOptInfo *rel, Expr *expr)
 
 /*
  * The ranking key of the first ORDER BY item: its value when its type has
- * keys; for numeric, float8 arithmetic where that is exact, else its value
- * rounded to float8 (monotone, so the ties of the rounded keys keep every
- * row that can be in the answer).  False if the type has no keys.
+ * keys, computed by a key program where it is float4 or float8 arithmetic
+ * that compiles (keyed as float8: a float4 value is one, in the same
+ * order); for numeric, float8 arithmetic where that is exact, else its
+ * value rounded to float8 (monotone, so the ties of the rounded keys keep
+ * every row that can be in the answer).  False if the type has no keys.
  */
 static bool
-ranking_key_of(Expr *expr, KeyType *key_type, TopkKeySource *source, Expr **key_expr)
+ranking_key_of(Expr *expr, Index relid, KeyType *key_type, TopkKeySource *source,
+			   Expr **key_expr)
 {
 	Oid			type = exprType((Node *) expr);
 
 	*key_expr = expr;
 	*source = KEY_SOURCE_VALUE;
+	if ((type == FLOAT4OID || type == FLOAT8OID) && !IsA(expr, Var) &&
+		scan_key_program_compile(expr, relid) != NULL)
+	{
+		*key_type = KEY_FLOAT8;
+		*source = KEY_SOURCE_EXACT_FLOAT8;
+		return true;
+	}
 	if (key_type_of(type, key_type))
 		return true;
 	if (type != NUMERICOID)
@@ -206,7 +216,7 @@ sort_keys_of(PlannerInfo *root, RelOptInfo *rel, List **private)
 			TypeCacheEntry *tc = lookup_type_cache(exprType((Node *) expr),
 												   TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
 
-			if (!ranking_key_of(expr, &key_type, &source, &key_expr))
+			if (!ranking_key_of(expr, rel->relid, &key_type, &source, &key_expr))
 				return false;
 			if (sgc->sortop == tc->gt_opr)
 				desc = true;

@@ -40,7 +40,9 @@ typedef enum TopkScanField
 typedef enum TopkKeySource
 {
 	KEY_SOURCE_VALUE,			/* the first ORDER BY item, of a key type */
-	KEY_SOURCE_EXACT_FLOAT8,	/* numeric arithmetic that float8 does exactly */
+	KEY_SOURCE_EXACT_FLOAT8,	/* a key program: float4 or float8 arithmetic,
+								 * or numeric arithmetic that float8 does
+								 * exactly */
 	KEY_SOURCE_LOSSY_NUMERIC	/* numeric rounded to float8: ties kept */
 } TopkKeySource;
 
