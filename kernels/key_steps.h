@@ -113,65 +113,71 @@ key_step_column_value(const KeyStep *step, const void *stored)
 }
 
 /*
- * A float4 step's result over l and r (float4 values, held exactly), as
- * PostgreSQL computes it; false where PostgreSQL raises an error.
+ * Whether PostgreSQL raises an error where a binary step of kind over l
+ * and r gives d (float8pl and float4pl, and so on, check the same things;
+ * a float4 operand or result held in a double keeps being infinite, zero
+ * or NaN).
  */
 KEY_FN bool
-key_step_binary4(KeyStepKind kind, float l, float r, double *result)
+key_step_raises(KeyStepKind kind, double l, double r, double d)
 {
-	float		f;
-
 	switch (kind)
 	{
+		case KEY_STEP_ADD:
+		case KEY_STEP_SUB:
 		case KEY_STEP_ADD4:
 		case KEY_STEP_SUB4:
-			f = kind == KEY_STEP_ADD4 ? KEY_FADD(l, r) : KEY_FSUB(l, r);
-			*result = f;
-			return !(isinf(f) && !isinf(l) && !isinf(r));
+			return isinf(d) && !isinf(l) && !isinf(r);
+		case KEY_STEP_MUL:
 		case KEY_STEP_MUL4:
-			f = KEY_FMUL(l, r);
-			*result = f;
-			return !(isinf(f) && !isinf(l) && !isinf(r)) &&
-				!(f == 0.0f && l != 0.0f && r != 0.0f);
+			return (isinf(d) && !isinf(l) && !isinf(r)) || (d == 0.0 && l != 0.0 && r != 0.0);
 		default:
-			if (r == 0.0f && !isnan(l))
-				return false;
-			f = KEY_FDIV(l, r);
-			*result = f;
-			return !(isinf(f) && !isinf(l)) && !(f == 0.0f && l != 0.0f && !isinf(r));
+			/* division: by zero first */
+			return (r == 0.0 && !isnan(l)) || (isinf(d) && !isinf(l)) ||
+				(d == 0.0 && l != 0.0 && !isinf(r));
 	}
 }
 
 /*
- * A binary step's result over l and r, as PostgreSQL computes it; false
- * where PostgreSQL raises an error.
+ * A binary step's result over l and r, as PostgreSQL computes it: in
+ * double, or for the float4 steps in single precision over float4 values;
+ * false where PostgreSQL raises an error.
  */
 KEY_FN bool
 key_step_binary(KeyStepKind kind, double l, double r, double *result)
 {
 	double		d;
 
+	/* a float4 step's operands are float4 values: the casts are exact */
 	switch (kind)
 	{
 		case KEY_STEP_ADD:
+			d = KEY_DADD(l, r);
+			break;
 		case KEY_STEP_SUB:
-			d = kind == KEY_STEP_ADD ? KEY_DADD(l, r) : KEY_DSUB(l, r);
-			*result = d;
-			return !(isinf(d) && !isinf(l) && !isinf(r));
+			d = KEY_DSUB(l, r);
+			break;
 		case KEY_STEP_MUL:
 			d = KEY_DMUL(l, r);
-			*result = d;
-			return !(isinf(d) && !isinf(l) && !isinf(r)) &&
-				!(d == 0.0 && l != 0.0 && r != 0.0);
+			break;
 		case KEY_STEP_DIV:
-			if (r == 0.0 && !isnan(l))
-				return false;
 			d = KEY_DDIV(l, r);
-			*result = d;
-			return !(isinf(d) && !isinf(l)) && !(d == 0.0 && l != 0.0 && !isinf(r));
+			break;
+		case KEY_STEP_ADD4:
+			d = KEY_FADD((float) l, (float) r);
+			break;
+		case KEY_STEP_SUB4:
+			d = KEY_FSUB((float) l, (float) r);
+			break;
+		case KEY_STEP_MUL4:
+			d = KEY_FMUL((float) l, (float) r);
+			break;
 		default:
-			return key_step_binary4(kind, (float) l, (float) r, result);
+			d = KEY_FDIV((float) l, (float) r);
+			break;
 	}
+	*result = d;
+	return !key_step_raises(kind, l, r, d);
 }
 
 /* A unary step's result, as PostgreSQL computes it; false where it raises. */

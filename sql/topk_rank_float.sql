@@ -71,28 +71,18 @@ EXPLAIN (COSTS OFF) SELECT id FROM rf ORDER BY sqrt(abs(a)) DESC LIMIT 5;
 RESET gputopk.device;
 
 -- every expression form, order and limit, without the row near the limits
-CREATE TEMP TABLE rf_checks (q text, result text);
-DO $$
-DECLARE
-  expr text;
-  ord text;
-  tail text;
-  q text;
-BEGIN
-  FOREACH expr IN ARRAY ARRAY['a + b', 'a - b', 'a * b', 'a / 4', '-a', 'abs(b)', 'a + b + a',
-                              'a::float8 + c', '0.25 * a + 0.75 * c', 'c * 0.5 + b * 2 - a',
-                              'c / 3', 'n::float8 * c', 'n::float4 + a', 'c::float4', 'big::float8 / 3',
-                              '(a + b) * (a - b)', 'a::float8 * b::float8', 'a / 4 * c'] LOOP
-    FOREACH ord IN ARRAY ARRAY['', ' DESC', ' NULLS FIRST', ' DESC NULLS LAST'] LOOP
-      FOREACH tail IN ARRAY ARRAY['LIMIT 1', 'LIMIT 25', 'LIMIT 25 OFFSET 7', 'FETCH FIRST 3 ROWS WITH TIES'] LOOP
-        -- -0 and 0 tie but print differently: the value plus 0; id breaks ties
-        q := format('SELECT id, (%s) + 0 FROM rf WHERE id < 20008 ORDER BY %s%s, id %s',
-                    expr, expr, ord, tail);
-        INSERT INTO rf_checks VALUES (q, rf_check(q));
-      END LOOP;
-    END LOOP;
-  END LOOP;
-END $$;
+-- (-0 and 0 tie but print differently: the value plus 0; id breaks ties)
+CREATE TEMP TABLE rf_checks AS
+SELECT q, rf_check(q) AS result
+FROM (SELECT format('SELECT id, (%s) + 0 FROM rf WHERE id < 20008 ORDER BY %s%s, id %s',
+                    expr, expr, ord, tail) AS q
+      FROM unnest(ARRAY['a + b', 'a - b', 'a * b', 'a / 4', '-a', 'abs(b)', 'a + b + a',
+                        'a::float8 + c', '0.25 * a + 0.75 * c', 'c * 0.5 + b * 2 - a',
+                        'c / 3', 'n::float8 * c', 'n::float4 + a', 'c::float4', 'big::float8 / 3',
+                        '(a + b) * (a - b)', 'a::float8 * b::float8', 'a / 4 * c']) expr,
+           unnest(ARRAY['', ' DESC', ' NULLS FIRST', ' DESC NULLS LAST']) ord,
+           unnest(ARRAY['LIMIT 1', 'LIMIT 25', 'LIMIT 25 OFFSET 7',
+                        'FETCH FIRST 3 ROWS WITH TIES']) tail) queries;
 SELECT result, count(*) FROM rf_checks GROUP BY result ORDER BY result;
 
 -- PostgreSQL's errors where a visible row that passes the WHERE clause
