@@ -104,6 +104,19 @@ load_table() {
 	LOAD_PREWARM_S=$(since "$started")
 }
 
+# pgbench_tps QUERY PGOPTIONS CLIENTS SECONDS: "TPS LATENCY_MS" of QUERY run
+# by CLIENTS pgbench clients for SECONDS with PGOPTIONS; its output to the log.
+pgbench_tps() {
+	local script=$WORK/pgbench.sql out
+	echo "$1;" >"$script"
+	echo "== pgbench, $3 clients, PGOPTIONS='$2'" | log
+	out=$(PGOPTIONS="$2" pgbench -n -f "$script" -c "$3" -j "$3" -T "$4" 2>&1) ||
+		say "pgbench failed (PGOPTIONS='$2'; see $LOG)" >&2
+	echo "$out" | log
+	echo "$out" | awk '/^latency average/ { l = $4 } /^tps = / { t = $3 }
+		END { if (t == "") print "- -"; else printf "%.1f %.2f\n", t, l }'
+}
+
 # sql VALUE_QUERY: one value, unaligned.
 sql() { psql_q -At -c "$1"; }
 
