@@ -7,7 +7,7 @@
  * backend under session_preload_libraries or LOAD.  It defines settings
  * (settings.c, device.c), installs the planner hooks (topk_path.c,
  * agg_path.c) and, when preloaded, asks for the GPU service
- * (service.c).  It never touches CUDA: only the GPU service does, in
+ * (service_shmem.c).  It never touches CUDA: only the GPU service does, in
  * its own process, because a process forked from one that touched CUDA
  * cannot use it.  Nothing calls into this file.
  *

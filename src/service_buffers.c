@@ -38,7 +38,7 @@
 #include "storage/bufmgr.h"
 
 #include "gpu_api.h"
-#include "service.h"
+#include "service_shmem.h"
 #include "service_buffers.h"
 #include "service_jobs.h"
 

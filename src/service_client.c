@@ -31,7 +31,7 @@
 #include "utils/wait_event.h"
 
 #include "compat.h"
-#include "service.h"
+#include "service_shmem.h"
 #include "service_client.h"
 
 

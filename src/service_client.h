@@ -5,7 +5,7 @@
  *	  backend's GPU jobs (start one, fill and post batches, take the answer,
  *	  release it).
  *
- * Only service_* files see the service's shared memory (service.h); the
+ * Only service_* files see the service's shared memory (service_shmem.h); the
  * rest of src/ asks through these functions and service_protocol.h's types.  Everything waits on the
  * backend's latch, so that cancel, termination and statement_timeout act
  * at once; a job whose memory context goes (errors included) is released,

@@ -29,7 +29,7 @@
 #include "storage/bufpage.h"
 
 #include "compat.h"
-#include "service.h"
+#include "service_shmem.h"
 #include "service_index.h"
 
 

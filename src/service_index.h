@@ -9,7 +9,7 @@
 #ifndef SERVICE_INDEX_H
 #define SERVICE_INDEX_H
 
-#include "service.h"
+#include "service_shmem.h"
 
 typedef struct ResidentIndex ResidentIndex;
 

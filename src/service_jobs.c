@@ -37,7 +37,7 @@
 #include "gpu_api.h"
 #include "gpu_grouped.h"
 #include "gpu_topk.h"
-#include "service.h"
+#include "service_shmem.h"
 #include "service_index.h"
 #include "service_jobs.h"
 

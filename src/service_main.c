@@ -50,12 +50,12 @@
 #include "compat.h"
 #include "gpu_api.h"
 #include "gpu_topk.h"
-#include "service.h"
+#include "service_shmem.h"
 #include "service_buffers.h"
 #include "service_jobs.h"
 
 
-/* the background worker's entry point (service.c registers it by name) */
+/* the background worker's entry point (service_shmem.c registers it by name) */
 extern PGDLLEXPORT void gputopk_service_main(Datum arg);
 
 /* how often the main thread looks for dead owners and free memory */

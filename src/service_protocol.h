@@ -95,7 +95,7 @@ typedef struct ServiceDeviceInfo
 
 /*
  * How the service comes to be: _PG_init asks for its settings, shared
- * memory and worker (service.c).
+ * memory and worker (service_shmem.c).
  */
 extern void service_init(void);
 

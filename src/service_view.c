@@ -13,7 +13,7 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 
-#include "service.h"
+#include "service_shmem.h"
 
 PG_FUNCTION_INFO_V1(gputopk_service);
 PG_FUNCTION_INFO_V1(gputopk_service_inject_fault);

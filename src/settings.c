@@ -5,7 +5,7 @@
  *	  definitions.
  *
  * gputopk.device is device.c's, and the GPU service's settings, fixed at
- * server start, are service.c's.
+ * server start, are service_shmem.c's.
  *
  *-------------------------------------------------------------------------
  */

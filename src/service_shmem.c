@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * service.c
+ * service_shmem.c
  *	  The GPU service's settings, shared memory and registration, and the
  *	  small helpers both of its sides use.
  *
@@ -28,7 +28,7 @@
 
 #include "colindex_changes.h"
 #include "compat.h"
-#include "service.h"
+#include "service_shmem.h"
 
 
 #define SERVICE_SHMEM_NAME "gputopk GPU service"

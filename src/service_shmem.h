@@ -1,11 +1,11 @@
 /*-------------------------------------------------------------------------
  *
- * service.h
+ * service_shmem.h
  *	  The GPU service: one background worker that owns every GPU of the
  *	  server, and the shared memory through which backends hand it work.
  *
  * The service exists when the library is in shared_preload_libraries
- * (service.c registers it).  It alone initialises CUDA, opens every
+ * (service_shmem.c registers it).  It alone initialises CUDA, opens every
  * usable GPU, calibrates the engine's cost model once per GPU, and
  * registers PostgreSQL's main shared memory segment with CUDA, so that
  * the GPU copies from it by DMA (service_main.c).  It runs one thread per
@@ -21,8 +21,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef SERVICE_H
-#define SERVICE_H
+#ifndef SERVICE_SHMEM_H
+#define SERVICE_SHMEM_H
 
 #include "port/atomics.h"
 #include "portability/instr_time.h"
@@ -163,7 +163,7 @@ typedef struct ServiceShared
 	ServiceSlot slots[FLEXIBLE_ARRAY_MEMBER];
 } ServiceShared;
 
-/* service.c */
+/* service_shmem.c */
 extern ServiceShared *service;	/* NULL unless preloaded */
 extern int	gputopk_service_jobs;
 extern int	gputopk_service_buffer_kb;
@@ -178,4 +178,4 @@ extern void service_wake(void);
 extern void service_wake_owner(ServiceSlot *slot);
 extern void service_free_slot(ServiceSlot *slot);
 
-#endif							/* SERVICE_H */
+#endif							/* SERVICE_SHMEM_H */
