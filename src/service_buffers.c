@@ -215,16 +215,13 @@ void
 service_buffers_start(void)
 {
 	pthread_t	thread;
-	sigset_t	all;
 	sigset_t	saved;
 
 	pg_atomic_init_u32(&registered, 0);
-	/* CUDA's threads inherit the mask: PostgreSQL's signals go to the main thread */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &saved);
+	service_block_signals(&saved);
 	/* never joined: it parks once done (service_thread_park) */
 	started = pthread_create(&thread, NULL, register_buffers, NULL) == 0;
-	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	service_restore_signals(&saved);
 }
 
 void

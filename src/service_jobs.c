@@ -854,7 +854,6 @@ void
 service_jobs_start(void)
 {
 	pthread_condattr_t attr;
-	sigset_t	all;
 	sigset_t	saved;
 
 	pthread_condattr_init(&attr);
@@ -868,8 +867,7 @@ service_jobs_start(void)
 	pg_atomic_init_u32(&threads_parked, 0);
 
 	/* PostgreSQL's signals are for the main thread: the threads block them all */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &saved);
+	service_block_signals(&saved);
 	for (int i = 0; i < nthreads; i++)
 	{
 		threads[i].index = i;
@@ -877,7 +875,7 @@ service_jobs_start(void)
 		threads[i].started = pthread_create(&threads[i].thread, NULL, job_thread_main,
 											&threads[i]) == 0;
 	}
-	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	service_restore_signals(&saved);
 	for (int i = 0; i < nthreads; i++)
 		if (!threads[i].started)
 			ereport(ERROR,

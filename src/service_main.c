@@ -64,26 +64,6 @@ extern PGDLLEXPORT void gputopk_service_main(Datum arg);
 /* why the service exits, for the jobs it fails */
 static char exit_reason[SERVICE_MESSAGE_BYTES] = "The GPU service stopped.";
 
-/*
- * CUDA's driver starts threads of its own, which inherit the signal mask
- * of the thread that starts them: block every signal meanwhile, so that
- * PostgreSQL's signals reach the main thread only.
- */
-static void
-block_signals(sigset_t *saved)
-{
-	sigset_t	all;
-
-	sigfillset(&all);
-	sigprocmask(SIG_SETMASK, &all, saved);
-}
-
-static void
-restore_signals(const sigset_t *saved)
-{
-	sigprocmask(SIG_SETMASK, saved, NULL);
-}
-
 static void
 set_reason(const char *fmt,...) pg_attribute_printf(1, 2);
 
@@ -109,9 +89,9 @@ open_devices(void)
 	sigset_t	saved;
 
 	service->ndevices = 0;
-	block_signals(&saved);
+	service_block_signals(&saved);
 	status = gpu_device_count(&count);
-	restore_signals(&saved);
+	service_restore_signals(&saved);
 	if (status != GPU_OK)
 	{
 		set_reason("%s", gpu_last_error());
@@ -135,9 +115,9 @@ open_devices(void)
 					   d, info.name, info.cc_major, info.cc_minor, GPU_MIN_CC_MAJOR);
 			continue;
 		}
-		block_signals(&saved);
+		service_block_signals(&saved);
 		status = gpu_device_open(d);
-		restore_signals(&saved);
+		service_restore_signals(&saved);
 		if (status != GPU_OK)
 		{
 			set_reason("Device %d (%s) failed its self-test: %s", d, info.name,
@@ -178,9 +158,9 @@ register_staging(void)
 	GpuStatus	status;
 	sigset_t	saved;
 
-	block_signals(&saved);
+	service_block_signals(&saved);
 	status = gpu_host_register(service_buffer(0, 0), bytes);
-	restore_signals(&saved);
+	service_restore_signals(&saved);
 	if (status != GPU_OK)
 		ereport(LOG,
 				(errmsg("gputopk GPU service could not register its staging buffers with CUDA; copies from them will be slower"),
@@ -201,11 +181,11 @@ calibrate_devices(void)
 		sigset_t	saved;
 
 		INSTR_TIME_SET_CURRENT(began);
-		block_signals(&saved);
+		service_block_signals(&saved);
 		status = gpu_set_device(dev->info.ordinal);
 		if (status == GPU_OK)
 			status = gpu_topk_calibration(&calibration);
-		restore_signals(&saved);
+		service_restore_signals(&saved);
 		if (status != GPU_OK)
 		{
 			set_reason("Calibrating device %d (%s) failed: %s", dev->info.ordinal, dev->info.name,
@@ -228,9 +208,9 @@ warm_up_devices(void)
 	sigset_t	saved;
 	bool		ok;
 
-	block_signals(&saved);
+	service_block_signals(&saved);
 	ok = service_jobs_warm_up();
-	restore_signals(&saved);
+	service_restore_signals(&saved);
 	if (!ok)
 		set_reason("Preparing the GPUs' first jobs failed: %s", gpu_last_error());
 	return ok;

@@ -295,3 +295,18 @@ service_free_slot(ServiceSlot *slot)
 	pg_write_barrier();
 	pg_atomic_write_u32(&slot->state, SLOT_FREE);
 }
+
+void
+service_block_signals(sigset_t *saved)
+{
+	sigset_t	all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, saved);
+}
+
+void
+service_restore_signals(const sigset_t *saved)
+{
+	pthread_sigmask(SIG_SETMASK, saved, NULL);
+}

@@ -24,6 +24,8 @@
 #ifndef SERVICE_SHMEM_H
 #define SERVICE_SHMEM_H
 
+#include <signal.h>
+
 #include "port/atomics.h"
 #include "portability/instr_time.h"
 #include "storage/condition_variable.h"
@@ -171,6 +173,15 @@ extern int	gputopk_gpu_cache_mb;
 extern int	gputopk_gpu_page_cache_mb;
 
 extern char *service_buffer(int slot, int buffer);
+
+/*
+ * Every signal blocked in the calling thread, the mask before in *saved:
+ * around starting a thread (CUDA's driver starts threads of its own too),
+ * which inherits the mask, so that PostgreSQL's signals reach the main
+ * thread only.
+ */
+extern void service_block_signals(sigset_t *saved);
+extern void service_restore_signals(const sigset_t *saved);
 extern ServiceState service_state(void);
 extern const char *service_state_name(ServiceState state);
 extern void service_set_state(ServiceState state);

@@ -373,19 +373,18 @@ key_rows(TopkScanState *ts, KeySink *sink, BlockNumber block, uint64 ordinal)
 	TupleDesc	desc = RelationGetDescr(ts->css.ss.ss_currentRelation);
 	AttrNumber	attno = ts->key_attno;
 	uint64		page_first = ordinal;
+	uint64		null_key = key_null(ts->key_type, ts->sort_nulls_first[0]);
 
 	while (scan_row_reader_next_row(&ts->reader))
 	{
-		bool		isnull;
-		Datum		d;
-
 		if (ts->key_program)
 			topk_key_sink_add(sink, scan_key_program_key(ts->key_program, &ts->reader.tuple,
-														 desc, ts->desc,
-														 key_null(ts->key_type,
-																  ts->sort_nulls_first[0])));
+														 desc, ts->desc, null_key));
 		else
 		{
+			bool		isnull;
+			Datum		d;
+
 			d = attno > 0 ? scan_row_reader_column(&ts->reader, attno, desc, &isnull) :
 				scan_row_reader_eval(&ts->reader, ts->key_expr, &isnull);
 			topk_key_sink_add(sink, key_of(ts, d, isnull));
