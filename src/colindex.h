@@ -12,7 +12,10 @@
  * array of fixed-width values, each at an offset that follows from the
  * columns alone (ColIndexLayout).  A text column stores int4 codes of the
  * index's dictionary, whose values are kept in dictionary pages among the
- * data pages (colindex_dict.c).
+ * data pages (colindex_dict.c).  From version 3 a data page also keeps a
+ * summary of its columns (kernels/page_bounds.h): whether each holds NULLs
+ * and values, and the least and greatest value, which scans use to skip
+ * the page.
  *
  * An entry does not move while the index is open elsewhere: an insert
  * takes a free slot, VACUUM frees the slots of dead entries.  So a scan may
@@ -35,7 +38,9 @@
 
 #define COLINDEX_AM_NAME "gputopk"
 #define COLINDEX_MAGIC 0x47544b49	/* "GTKI" */
-#define COLINDEX_VERSION 2
+#define COLINDEX_VERSION 3
+/* the oldest version read: its data pages have no summaries */
+#define COLINDEX_OLDEST_VERSION 2
 #define COLINDEX_METAPAGE_BLKNO 0
 
 /* a slot's number fits in a position's low bits */
@@ -87,6 +92,7 @@ typedef struct ColIndexLayout
 	int16		widths[INDEX_MAX_KEYS];
 	uint16		live_offset;	/* bitmaps, from the start of the page */
 	uint16		killed_offset;
+	uint16		summary_offset; /* a data page's summary, or 0 (version 2) */
 	uint16		tid_offset;
 	uint16		null_offsets[INDEX_MAX_KEYS];
 	uint16		value_offsets[INDEX_MAX_KEYS];
@@ -179,7 +185,8 @@ colindex_position_slot(uint64 position)
 /* colindex_page.c: the pages */
 extern bool colindex_type_supported(Oid type);
 extern bool colindex_type_is_text(Oid type);
-extern void colindex_compute_layout(ColIndexLayout *layout, int ncolumns, const Oid *types);
+extern void colindex_compute_layout(ColIndexLayout *layout, int ncolumns, const Oid *types,
+									int version);
 extern const ColIndexLayout *colindex_layout(Relation index);
 extern void colindex_init_meta_page(Page page, const ColIndexLayout *layout);
 extern void colindex_init_data_page(Page page, const ColIndexLayout *layout);
@@ -188,6 +195,8 @@ extern bool colindex_page_add(const ColIndexLayout *layout, Page page, ItemPoint
 extern void colindex_page_free_slot(const ColIndexLayout *layout, Page page, int slot);
 extern bool colindex_page_move(const ColIndexLayout *layout, Page dest, Page src, int slot);
 extern void colindex_page_kill_slot(const ColIndexLayout *layout, Page page, int slot);
+extern void colindex_page_summarize(const ColIndexLayout *layout, Page page);
+extern bool colindex_page_summary_covers(const ColIndexLayout *layout, Page page, int slot);
 extern bool colindex_page_has_room(const ColIndexLayout *layout, Page page);
 extern Buffer colindex_page_new_block(Relation index);
 

@@ -41,7 +41,7 @@ layout_of_index(Relation index, ColIndexLayout *layout)
 
 	for (int i = 0; i < desc->natts; i++)
 		types[i] = TupleDescAttr(desc, i)->atttypid;
-	colindex_compute_layout(layout, desc->natts, types);
+	colindex_compute_layout(layout, desc->natts, types, COLINDEX_VERSION);
 }
 
 /* The columns' layout; errors for what the index cannot hold. */

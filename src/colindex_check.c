@@ -6,7 +6,8 @@
  * Every row the current snapshot sees must have exactly one live entry,
  * at the root of its HOT chain, with the row's values of the indexed
  * columns (a text column's through the dictionary); no two live entries
- * may name one TID.  The first difference is
+ * may name one TID; each live entry must lie within its page's summary
+ * (checked on the copy of the page that holds both).  The first difference is
  * an error (ERRCODE_INDEX_CORRUPTED); otherwise the rows checked are
  * returned.
  *
@@ -203,6 +204,10 @@ read_entries(Relation index, const ColIndexLayout *layout)
 
 			if (!colindex_slot_live(layout, page, slot))
 				continue;
+			/* one copy of the page: the summary and the entry as they were together */
+			if (!colindex_page_summary_covers(layout, page, slot))
+				report_corrupt(index, "The summary of its index page leaves out the entry of the row",
+							   colindex_slot_tid(layout, page, slot));
 			entry = hash_search(entries, colindex_slot_tid(layout, page, slot), HASH_ENTER,
 								&found);
 			if (!found)

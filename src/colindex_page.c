@@ -19,6 +19,8 @@
 
 #include "colindex.h"
 #include "colindex_changes.h"
+#include "page_bounds.h"
+#include "scan_filter_program.h"
 
 /* The bytes of a value of a supported type, or 0. */
 static int
@@ -67,6 +69,11 @@ lay_out(ColIndexLayout *layout, int capacity)
 	Size		at = MAXALIGN(SizeOfPageHeaderData) + MAXALIGN(sizeof(ColIndexDataHeader));
 
 	layout->capacity = capacity;
+	if (layout->summary_offset != 0)
+	{
+		layout->summary_offset = at;
+		at += MAXALIGN(PAGE_SUMMARY_BYTES(layout->ncolumns));
+	}
 	layout->live_offset = at;
 	at += bitmap;
 	layout->killed_offset = at;
@@ -85,15 +92,20 @@ lay_out(ColIndexLayout *layout, int capacity)
 	return at;
 }
 
-/* The layout of a data page for the columns: as many slots as fit. */
+/*
+ * The layout of a data page for the columns, in the pages of version:
+ * as many slots as fit.
+ */
 void
-colindex_compute_layout(ColIndexLayout *layout, int ncolumns, const Oid *types)
+colindex_compute_layout(ColIndexLayout *layout, int ncolumns, const Oid *types, int version)
 {
 	Size		room = BLCKSZ - MAXALIGN(sizeof(ColIndexPageOpaque));
 	Size		entry = sizeof(ItemPointerData);
 	int			capacity;
 
 	layout->ncolumns = ncolumns;
+	/* lay_out places the summary where this is not 0 */
+	layout->summary_offset = version >= 3 ? 1 : 0;
 	for (int i = 0; i < ncolumns; i++)
 	{
 		layout->types[i] = types[i];
@@ -118,14 +130,16 @@ colindex_layout(Relation index)
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		meta = (ColIndexMeta *) PageGetContents(BufferGetPage(buf));
-		if (meta->magic != COLINDEX_MAGIC || meta->version != COLINDEX_VERSION)
+		if (meta->magic != COLINDEX_MAGIC || meta->version < COLINDEX_OLDEST_VERSION ||
+			meta->version > COLINDEX_VERSION)
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\" is not a gputopk index of version %d",
-							RelationGetRelationName(index), COLINDEX_VERSION),
+					 errmsg("index \"%s\" is not a gputopk index of version %d or %d",
+							RelationGetRelationName(index), COLINDEX_OLDEST_VERSION,
+							COLINDEX_VERSION),
 					 errhint("An index made by an earlier version of gputopk must be rebuilt with REINDEX.")));
 		layout = MemoryContextAlloc(index->rd_indexcxt, sizeof(ColIndexLayout));
-		colindex_compute_layout(layout, meta->ncolumns, meta->types);
+		colindex_compute_layout(layout, meta->ncolumns, meta->types, meta->version);
 		layout->dict_id = meta->dict_id;
 		UnlockReleaseBuffer(buf);
 		index->rd_amcache = layout;
@@ -184,6 +198,66 @@ set_bit(char *bits, int slot, bool on)
 		*byte &= ~(1 << (slot & 7));
 }
 
+/* A slot's column value as its page's summary keeps it (page_bounds.h). */
+static uint64
+summary_key(const ColIndexLayout *layout, Page page, int column, int slot)
+{
+	return filter_value_key(scan_filter_value_kind(layout->types[column]),
+							colindex_slot_value_pointer(layout, page, column, slot), false);
+}
+
+/* Widen the page's summary, if it has one, with the entry in slot. */
+static void
+summary_add(const ColIndexLayout *layout, Page page, int slot)
+{
+	char	   *summary = (char *) page + layout->summary_offset;
+
+	if (layout->summary_offset == 0)
+		return;
+	for (int i = 0; i < layout->ncolumns; i++)
+	{
+		bool		isnull = colindex_slot_isnull(layout, page, i, slot);
+
+		page_summary_add(summary, i, isnull, isnull ? 0 : summary_key(layout, page, i, slot));
+	}
+}
+
+/*
+ * Compute the page's summary again from the entries in use, after some
+ * were freed; a summary is widened only by entries added, so this is what
+ * tightens it.
+ */
+void
+colindex_page_summarize(const ColIndexLayout *layout, Page page)
+{
+	if (layout->summary_offset == 0)
+		return;
+	page_summary_clear((char *) page + layout->summary_offset);
+	for (int slot = 0; slot < colindex_data_header(page)->high; slot++)
+		if (colindex_slot_live(layout, page, slot))
+			summary_add(layout, page, slot);
+}
+
+/* Whether the page's summary covers the entry in slot (pages without one cover all). */
+bool
+colindex_page_summary_covers(const ColIndexLayout *layout, Page page, int slot)
+{
+	const char *summary = (const char *) page + layout->summary_offset;
+
+	if (layout->summary_offset == 0)
+		return true;
+	for (int i = 0; i < layout->ncolumns; i++)
+	{
+		ValueRange	r = page_summary_range(summary, i);
+
+		if (colindex_slot_isnull(layout, page, i, slot) ? !r.may_null :
+			!r.may_value || summary_key(layout, page, i, slot) < r.lo ||
+			summary_key(layout, page, i, slot) > r.hi)
+			return false;
+	}
+	return true;
+}
+
 /* A free slot of the page, or -1. */
 static int
 free_slot(const ColIndexLayout *layout, Page page)
@@ -223,6 +297,7 @@ colindex_page_add(const ColIndexLayout *layout, Page page, ItemPointer tid,
 	header->nlive++;
 	if (slot == header->high)
 		header->high++;
+	summary_add(layout, page, slot);
 	return true;
 }
 
@@ -288,6 +363,7 @@ colindex_page_move(const ColIndexLayout *layout, Page dest, Page src, int slot)
 	header->nlive++;
 	if (to == header->high)
 		header->high++;
+	summary_add(layout, dest, to);
 	colindex_page_free_slot(layout, src, slot);
 	return true;
 }

@@ -75,6 +75,7 @@ colindex_bulk_delete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		}
 		if (freed > 0)
 		{
+			colindex_page_summarize(layout, page);
 			GenericXLogFinish(xlog);
 			colindex_changes_note(index, block);
 		}
@@ -141,7 +142,10 @@ empty_page(Relation index, const ColIndexLayout *layout, BlockNumber src, BlockN
 				moved++;
 			}
 		if (moved > 0)
+		{
+			colindex_page_summarize(layout, from);
 			GenericXLogFinish(xlog);
+		}
 		else
 			GenericXLogAbort(xlog);
 		total += moved;
