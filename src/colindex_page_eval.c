@@ -15,6 +15,10 @@
  * key can enter: the candidates are then found from the null bitmaps
  * alone, and no value is read.
  *
+ * Before that, a page's summary (kernels/page_bounds.h) may show that
+ * none of its entries passes the filter, or that none has a key the round
+ * can still take: the page is then skipped unread.
+ *
  * The compiled WHERE clauses (filter_steps.h) then run over the
  * candidates only, a step at a time in the same way: over arrays of the
  * candidates' values gathered from the page when they are few, else over
@@ -35,6 +39,7 @@
 #include "port/pg_bswap.h"
 
 #include "colindex_page_eval.h"
+#include "page_bounds.h"
 
 /* bytes between prefetches: a cache line on x86-64 and most of arm64 */
 #define PREFETCH_STRIDE 64
@@ -93,6 +98,10 @@ struct IndexPageEval
 	const FilterValueSet *sets;
 	RegisterVector *registers;
 	uint8	   *truths;			/* a stack of results, a truth value per slot each */
+	int			nregisters;
+	const FilterRegister *constants;	/* the registers as bound: run constants' values */
+	ValueRange *register_ranges;	/* over a page's summary */
+	uint8	   *truth_sets;		/* a stack of those of page_bounds.h */
 	/* the key: an index column's, or a program's (scan_key_program.c) */
 	KeyType		key_type;
 	bool		desc;
@@ -108,6 +117,7 @@ struct IndexPageEval
 	uint8	   *level_nulls;	/* a NULL flag per slot a level (not of constants) */
 	uint8	   *key_errors;		/* the slots where a step raised */
 	uint8	   *key_nulls;		/* a bitmap of the slots where it reads a NULL */
+	KeyRange   *key_ranges;		/* the program's stack over a page's summary */
 	uint8	   *keep;			/* the entries kept */
 	/* the parts of a page read: bitmaps first, then the columns' values */
 	int			nbitmap_ranges;
@@ -185,6 +195,10 @@ prepare_filter(IndexPageEval *eval, FilterProgram *filter, const AttrNumber *att
 		}
 	}
 	eval->truths = palloc((Size) eval->stride * Max(parts.nsteps, 1));
+	eval->nregisters = parts.nregisters;
+	eval->constants = parts.registers;
+	eval->register_ranges = palloc(sizeof(ValueRange) * Max(parts.nregisters, 1));
+	eval->truth_sets = palloc(Max(parts.nsteps, 1));
 }
 
 static void
@@ -220,6 +234,7 @@ prepare_key(IndexPageEval *eval, const IndexSelectSpec *spec, const AttrNumber *
 	eval->level_const = palloc(sizeof(double) * eval->nkey_steps);
 	eval->level_nulls = palloc((Size) eval->stride * eval->nkey_steps);
 	eval->key_errors = palloc(eval->stride);
+	eval->key_ranges = palloc(sizeof(KeyRange) * eval->nkey_steps);
 }
 
 IndexPageEval *
@@ -261,15 +276,82 @@ prefetch_ranges(Page page, const PageRange *ranges, int n)
 #endif
 }
 
+/* The largest key an entry of a page with this summary can have. */
+static uint64
+page_key_bound(IndexPageEval *eval, const char *summary)
+{
+	ValueRange	range;
+	int			top = 0;
+
+	if (eval->key_column >= 0)
+	{
+		range = page_summary_range(summary, eval->key_column);
+		return key_column_bound(eval->key_type, &range, eval->desc, eval->null_key);
+	}
+	for (int i = 0; i < eval->nkey_steps; i++)
+	{
+		const KeyStep *step = &eval->key_steps[i];
+
+		if (!key_step_is_column(step))
+		{
+			if (!key_range_apply(step, eval->key_ranges, &top))
+				return KEY_PROGRAM_ERROR_KEY;
+			continue;
+		}
+		range = page_summary_range(summary, eval->key_step_columns[i]);
+		eval->key_ranges[top++] = key_range_of_column(step, &range);
+	}
+	return key_range_bound(&eval->key_ranges[0], eval->desc, eval->null_key);
+}
+
+/*
+ * Whether a data page's summary shows that none of its entries passes the
+ * filter, or that none has a key of at least floor (page_bounds.h); false
+ * for a page without a summary.
+ */
+bool
+colindex_page_eval_skips(IndexPageEval *eval, Page page, uint64 floor)
+{
+	const char *summary = (const char *) page + eval->layout->summary_offset;
+
+	if (eval->layout->summary_offset == 0)
+		return false;
+	if (eval->nsteps > 0)
+	{
+		for (int r = 0; r < eval->nregisters; r++)
+		{
+			ValueRange *range = &eval->register_ranges[r];
+
+			range->lo = range->hi = eval->constants[r].value;
+			range->may_null = eval->constants[r].isnull;
+			range->may_value = !eval->constants[r].isnull;
+		}
+		for (int i = 0; i < eval->nloads; i++)
+		{
+			ValueRange	range = page_summary_range(summary, eval->loads[i].column);
+
+			eval->register_ranges[eval->loads[i].reg] =
+				eval->loads[i].to_float8 ? range_to_float8(range) : range;
+		}
+		if (!filter_range_may_pass(eval->steps, eval->nsteps, eval->register_ranges,
+								   eval->sets, eval->truth_sets))
+			return true;
+	}
+	return floor > 0 && page_key_bound(eval, summary) < floor;
+}
+
 /*
  * Start bringing the parts of a page that colindex_page_eval reads with the
  * round's cut at floor into the CPU's cache: called for a page ahead while
  * this one is evaluated, it hides the memory's latency (the cut only
- * rises).  The page need not be locked, as nothing is read.
+ * rises).  The page need not be locked: what its summary says here only
+ * decides what is worth bringing, and a page it skips brings nothing more.
  */
 void
-colindex_page_eval_prefetch(const IndexPageEval *eval, Page page, uint64 floor)
+colindex_page_eval_prefetch(IndexPageEval *eval, Page page, uint64 floor)
 {
+	if (colindex_is_data_page(page) && colindex_page_eval_skips(eval, page, floor))
+		return;
 	prefetch_ranges(page, eval->bitmap_ranges, eval->nbitmap_ranges);
 	if (!only_nulls_enter(eval, floor))
 		prefetch_ranges(page, eval->value_ranges, eval->nvalue_ranges);

@@ -48,6 +48,7 @@ typedef struct IndexSelectStats
 {
 	uint64		rounds;
 	uint64		entries_scanned;
+	uint64		pages_skipped;	/* data pages a round left unread: their summaries */
 	uint64		fetched;		/* candidates whose rows were looked up */
 	uint64		dead;			/* no version left that anyone can see */
 	uint64		invisible;		/* none the snapshot sees */

@@ -317,9 +317,15 @@ select_round(Selection *sel, uint64 count, TopkResult *result, IndexSelectStats 
 		buf = pinned[first];
 		if (open)
 		{
+			Page		page = BufferGetPage(buf);
+
 			LockBuffer(buf, BUFFER_LOCK_SHARE);
-			if (colindex_is_data_page(BufferGetPage(buf)))
-				select_page(sel, BufferGetPage(buf), pinned_blocks[first], floor, stats);
+			if (!colindex_is_data_page(page))
+				;
+			else if (colindex_page_eval_skips(sel->eval, page, floor))
+				stats->pages_skipped++;
+			else
+				select_page(sel, page, pinned_blocks[first], floor, stats);
 			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 		}
 		ReleaseBuffer(buf);

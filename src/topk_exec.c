@@ -72,6 +72,7 @@ typedef enum TopkCount
 	/* over a column index: IndexSelectStats's counts */
 	TOPK_COUNT_INDEX_ROUNDS,
 	TOPK_COUNT_INDEX_ENTRIES,
+	TOPK_COUNT_INDEX_PAGES_SKIPPED,
 	TOPK_COUNT_INDEX_FETCHED,
 	TOPK_COUNT_INDEX_DEAD,
 	TOPK_COUNT_INDEX_INVISIBLE,
@@ -723,6 +724,7 @@ select_from_index(TopkScanState *ts, instr_time *selected)
 	ts->algorithm = NULL;
 	counts[TOPK_COUNT_INDEX_ROUNDS] += stats.rounds;
 	counts[TOPK_COUNT_INDEX_ENTRIES] += stats.entries_scanned;
+	counts[TOPK_COUNT_INDEX_PAGES_SKIPPED] += stats.pages_skipped;
 	counts[TOPK_COUNT_INDEX_FETCHED] += stats.fetched;
 	counts[TOPK_COUNT_INDEX_DEAD] += stats.dead;
 	counts[TOPK_COUNT_INDEX_INVISIBLE] += stats.invisible;
@@ -991,6 +993,8 @@ explain_index_rounds(TopkScanState *ts, ExplainState *es)
 	if (stats->on_gpu)
 		ExplainPropertyUInteger("Index Pages Sent to GPU", NULL, stats->pages_sent, es);
 	ExplainPropertyUInteger("Index Entries Scanned", NULL, counts[TOPK_COUNT_INDEX_ENTRIES], es);
+	ExplainPropertyUInteger("Index Pages Skipped", NULL, counts[TOPK_COUNT_INDEX_PAGES_SKIPPED],
+							es);
 	ExplainPropertyUInteger("Rounds", NULL, counts[TOPK_COUNT_INDEX_ROUNDS], es);
 	ExplainPropertyUInteger("Candidates Fetched", NULL, counts[TOPK_COUNT_INDEX_FETCHED], es);
 	if (es->format == EXPLAIN_FORMAT_TEXT)

@@ -1,0 +1,150 @@
+--
+-- A column index's pages skipped by their summaries (kernels/page_bounds.h):
+-- pages whose entries cannot pass the index's filter, or whose largest
+-- possible key cannot enter the top k.  Answers and errors are PostgreSQL's
+-- (topk_check runs each query with gputopk off and on), over NaN,
+-- infinities, -0, NULLs and ties, and pages are skipped where they can be.
+--
+SET gputopk.min_table_rows = 1000;
+-- ts rises with id, as rows inserted over time; score, a and b look random
+CREATE TABLE sk AS
+SELECT i AS id,
+       timestamptz '2026-01-01' + i * interval '1 minute' AS ts,
+       CASE WHEN i % 997 = 0 THEN NULL ELSE (((i::int8 * 7919) % 30011) / 300.0)::float4 END AS score,
+       (((i::int8 * 104729) % 20011) / 200.0)::float4 AS a,
+       (((i::int8 * 15485863) % 10007) / 100.0)::float4 AS b,
+       (i % 100)::int4 AS w
+FROM generate_series(1, 40000) i;
+CREATE INDEX sk_ci ON sk USING gputopk (score, ts, a, b, w);
+VACUUM ANALYZE sk;
+
+-- the index's pages a query skipped (EXPLAIN ANALYZE's Index Pages Skipped)
+CREATE FUNCTION pages_skipped(q text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+  plan json;
+BEGIN
+  EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON, TIMING OFF, SUMMARY OFF) ' || q INTO plan;
+  RETURN (SELECT (node->>'Index Pages Skipped')::bigint
+          FROM json_array_elements(plan->0->'Plan'->'Plans') node
+          WHERE node->>'Index Pages Skipped' IS NOT NULL);
+END $$;
+
+SET gputopk.device = cpu;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT id FROM sk ORDER BY score DESC LIMIT 10;
+RESET gputopk.device;
+
+-- a column, both ways, NULLs first and last, ties and OFFSET
+SELECT q, topk_check(q)
+FROM unnest(ARRAY[
+  'SELECT id, score FROM sk ORDER BY score DESC, id LIMIT 10',
+  'SELECT id, score FROM sk ORDER BY score DESC NULLS LAST, id LIMIT 10',
+  'SELECT id, score FROM sk ORDER BY score, id LIMIT 10',
+  'SELECT id, score FROM sk ORDER BY score NULLS FIRST, id LIMIT 60',
+  'SELECT id, score FROM sk ORDER BY score DESC NULLS LAST, id LIMIT 20 OFFSET 500',
+  'SELECT id, w FROM sk ORDER BY w DESC, id LIMIT 30',
+  'SELECT id, ts FROM sk ORDER BY ts DESC LIMIT 5',
+  'SELECT * FROM (SELECT id, score FROM sk ORDER BY score DESC NULLS LAST FETCH FIRST 5 ROWS WITH TIES) t ORDER BY id'
+]) q;
+-- a time range: the pages outside it are skipped whatever the key
+SELECT q, topk_check(q)
+FROM unnest(ARRAY[
+  'SELECT id, score FROM sk WHERE ts >= ''2026-01-10'' AND ts < ''2026-01-12'' ORDER BY score DESC NULLS LAST, id LIMIT 50',
+  'SELECT id, w FROM sk WHERE ts BETWEEN ''2026-01-20'' AND ''2026-01-21'' ORDER BY w DESC, id LIMIT 50',
+  'SELECT id FROM sk WHERE ts < ''2026-01-01'' ORDER BY score DESC LIMIT 5',
+  'SELECT id, score FROM sk WHERE w IN (3, 5) AND NOT ts > ''2026-01-05'' ORDER BY score DESC NULLS LAST, id LIMIT 5',
+  'SELECT id, score FROM sk WHERE score IS NULL OR ts > ''2026-01-27'' ORDER BY score DESC, id LIMIT 5'
+]) q;
+-- ranking functions: sums, weighted sums, differences, products, quotients
+SELECT q, topk_check(q)
+FROM unnest(ARRAY[
+  'SELECT id, a + b FROM sk ORDER BY a + b DESC, id LIMIT 10',
+  'SELECT id FROM sk ORDER BY 0.7 * a + 0.3 * b DESC, id LIMIT 10',
+  'SELECT id FROM sk ORDER BY 2 * a - b, id LIMIT 10',
+  'SELECT id FROM sk ORDER BY a * b DESC, id LIMIT 10',
+  'SELECT id FROM sk ORDER BY -a + abs(b - 50) DESC, id LIMIT 10',
+  'SELECT id FROM sk ORDER BY a / (b + 1) DESC, id LIMIT 10',
+  'SELECT id FROM sk ORDER BY score + w DESC, id LIMIT 10',
+  'SELECT id FROM sk WHERE ts > ''2026-01-25'' ORDER BY a + b + score DESC, id LIMIT 10'
+]) q;
+-- each of those skips pages
+SET gputopk.device = cpu;
+SELECT pages_skipped(q) > 0 AS skipped, q
+FROM unnest(ARRAY[
+  'SELECT id FROM sk ORDER BY score DESC LIMIT 10',
+  'SELECT id FROM sk ORDER BY score LIMIT 10',
+  'SELECT id FROM sk WHERE ts >= ''2026-01-10'' AND ts < ''2026-01-12'' ORDER BY w DESC LIMIT 50',
+  'SELECT id FROM sk ORDER BY score * 2 - 1 DESC LIMIT 10'
+]) q;
+RESET gputopk.device;
+
+-- values the bounds must not be fooled by, in pages of their own: NaN,
+-- infinities, -0, NULLs; rows that raise errors are never skipped
+INSERT INTO sk SELECT 40000 + i, '2027-01-01', 'NaN', -1, -1, -1 FROM generate_series(1, 3) i;
+INSERT INTO sk SELECT 40010 + i, '2027-01-02', '-Infinity', '-0', '-Infinity', 0 FROM generate_series(1, 3) i;
+INSERT INTO sk SELECT 40020 + i, '2027-01-03', NULL, NULL, 'Infinity', NULL FROM generate_series(1, 3) i;
+SELECT q, topk_check(q)
+FROM unnest(ARRAY[
+  'SELECT id, score FROM sk ORDER BY score DESC, id LIMIT 5',
+  'SELECT id, score FROM sk ORDER BY score, id LIMIT 5',
+  'SELECT id FROM sk ORDER BY a + b DESC, id LIMIT 5',
+  'SELECT id FROM sk ORDER BY a + b, id LIMIT 5',
+  'SELECT id FROM sk ORDER BY a * b DESC NULLS LAST, id LIMIT 5',
+  'SELECT id FROM sk ORDER BY b - a DESC NULLS LAST, id LIMIT 5'
+]) q;
+-- a page of rows whose sum overflows to -Infinity, a page whose products
+-- underflow, a page that divides by zero: each far from the top by its
+-- values, each read, and PostgreSQL's error raised
+CREATE TABLE sk_err AS
+SELECT i AS id, (((i::int8 * 7919) % 30011) / 300.0)::float4 AS a,
+       (((i::int8 * 104729) % 20011) / 200.0)::float4 AS b
+FROM generate_series(1, 20000) i;
+CREATE INDEX sk_err_ci ON sk_err USING gputopk (a, b);
+ANALYZE sk_err;
+SELECT q, topk_check(q)
+FROM unnest(ARRAY[
+  'SELECT id FROM sk_err ORDER BY a + b DESC, id LIMIT 5',
+  'SELECT id FROM sk_err ORDER BY a * b DESC, id LIMIT 5',
+  'SELECT id FROM sk_err ORDER BY a / b DESC, id LIMIT 5'
+]) q;
+INSERT INTO sk_err SELECT 20000 + i, '-3e38', '-3e38' FROM generate_series(1, 500) i;
+SELECT topk_check('SELECT id FROM sk_err ORDER BY a + b DESC, id LIMIT 5');
+SELECT id FROM sk_err ORDER BY a + b DESC, id LIMIT 5;
+DELETE FROM sk_err WHERE id > 20000;
+INSERT INTO sk_err SELECT 21000 + i, '1e-30', '1e-30' FROM generate_series(1, 500) i;
+SELECT topk_check('SELECT id FROM sk_err ORDER BY a * b DESC, id LIMIT 5');
+SELECT id FROM sk_err ORDER BY a * b DESC, id LIMIT 5;
+DELETE FROM sk_err WHERE id > 20000;
+INSERT INTO sk_err SELECT 22000 + i, -1, 0 FROM generate_series(1, 500) i;
+SELECT topk_check('SELECT id FROM sk_err ORDER BY a / b DESC, id LIMIT 5');
+SELECT id FROM sk_err ORDER BY a / b DESC, id LIMIT 5;
+-- VACUUM computes the summaries again from the entries left: no error now
+DELETE FROM sk_err WHERE id > 20000;
+VACUUM sk_err;
+SELECT gputopk_index_check('sk_err_ci') > 0 AS checked;
+SELECT topk_check('SELECT id FROM sk_err ORDER BY a / b DESC, id LIMIT 5');
+
+-- updates move rows' values to the top; the summaries widen with them
+UPDATE sk SET score = 1000 + id, a = 1000 WHERE id % 5000 = 1;
+SELECT topk_check('SELECT id, score FROM sk ORDER BY score DESC NULLS LAST, id LIMIT 12');
+SELECT topk_check('SELECT id FROM sk ORDER BY a + b DESC, id LIMIT 12');
+DELETE FROM sk WHERE id % 5000 = 1;
+VACUUM sk;
+SELECT gputopk_index_check('sk_ci') > 0 AS checked;
+SELECT topk_check('SELECT id, score FROM sk ORDER BY score DESC NULLS LAST, id LIMIT 12');
+
+-- in parallel: each process skips pages of its own share
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_index_scan_size = 0;
+SET gputopk.max_parallel_workers = 2;
+SELECT topk_check('SELECT id, score FROM sk ORDER BY score DESC NULLS LAST, id LIMIT 10');
+SELECT topk_check('SELECT id, w FROM sk WHERE ts BETWEEN ''2026-01-20'' AND ''2026-01-21'' ORDER BY w DESC, id LIMIT 50');
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_index_scan_size;
+RESET gputopk.max_parallel_workers;
+
+DROP TABLE sk, sk_err;
+DROP FUNCTION pages_skipped(text);
+RESET gputopk.min_table_rows;
