@@ -12,6 +12,17 @@
  * engine's device-resident top-k picks the best of the keys; a last kernel
  * turns the winners' ordinals into positions.
  *
+ * Where the pages have summaries (page_bounds.h), bounds_kernel first
+ * gives each page the largest key its entries can have, and whether any
+ * of them can pass the filter, and the pages are read in bands of
+ * decreasing bound, as the early-stopping algorithm visits segments: the
+ * pages of the highest bounds first, enough to hold the round's count of
+ * keys, eight times as many while they hold fewer.  Once the keys found
+ * number count, the count-th best of them is a floor that the round's
+ * count-th key cannot be below, and only the pages whose bound reaches it
+ * are read after, keeping only keys that reach it; pages whose entries
+ * cannot pass are never read.
+ *
  * Work runs on the calling thread's per-thread stream, scratch memory is
  * taken from the device's stream-ordered pool (kept between selections),
  * and several threads may select from one object at once; storing must
@@ -24,9 +35,16 @@
 #include "gpu_error.h"
 #include "gpu_index.h"
 #include "gpu_program.cuh"
+#include "page_bounds.h"
 
 #define ENTRY_THREADS 256
 #define SCATTER_THREADS 256
+#define BOUND_THREADS 256
+
+/* the pages of the highest bounds read first: at least this many */
+#define FIRST_BAND_PAGES 16
+/* each band after, while the keys found are too few, this many times as many */
+#define BAND_GROWTH 8
 
 struct GpuIndexPages
 {
@@ -82,21 +100,125 @@ key_left(const GpuIndexQuery *q, uint64_t key, uint64_t position, const uint64_t
 }
 
 /*
- * The entries of every data page that pass and are left, compacted into
- * keys and ordinals; counts[0] gets their number, counts[1] the entries
- * read.
+ * Whether some entry of a page with this summary may pass the program's
+ * filter, and the largest key such an entry can have (page_bounds.h), as
+ * colindex_page_eval_skips reads a page on the CPU.
+ */
+static __device__ bool
+program_page_bound(const GpuRowProgram *p, const char *summary, uint64_t *bound)
+{
+	ValueRange	regs[GPU_PROGRAM_MAX_REGISTERS];
+	uint8_t		truths[GPU_PROGRAM_MAX_STEPS];
+	KeyRange	stack[GPU_PROGRAM_MAX_KEY_STEPS];
+	uint64_t	null_key = key_null((KeyType) p->key_type, p->nulls_first);
+	ValueRange	range;
+	int			top = 0;
+
+	if (p->nsteps > 0)
+	{
+		for (int r = 0; r < p->nregisters; r++)
+		{
+			regs[r].lo = regs[r].hi = p->registers[r].value;
+			regs[r].may_null = p->registers[r].isnull;
+			regs[r].may_value = !p->registers[r].isnull;
+		}
+		for (int i = 0; i < p->nloads; i++)
+		{
+			range = page_summary_range(summary, p->loads[i].column.column);
+			regs[p->loads[i].reg] = p->loads[i].to_float8 ? range_to_float8(range) : range;
+		}
+		if (!filter_range_may_pass(p->steps, p->nsteps, regs, p->sets, truths))
+			return false;
+	}
+	if (!p->key_is_program)
+	{
+		range = page_summary_range(summary, p->key_column.column);
+		*bound = key_column_bound((KeyType) p->key_type, &range, p->desc, null_key);
+		return true;
+	}
+	for (int i = 0; i < p->nkey_steps; i++)
+	{
+		const GpuKeyStep *ks = &p->key_steps[i];
+
+		if (!key_step_is_column(&ks->step))
+		{
+			if (!key_range_apply(&ks->step, stack, &top))
+			{
+				*bound = KEY_PROGRAM_ERROR_KEY;
+				return true;
+			}
+			continue;
+		}
+		range = page_summary_range(summary, ks->column.column);
+		stack[top++] = key_range_of_column(&ks->step, &range);
+	}
+	*bound = key_range_bound(&stack[0], p->desc, null_key);
+	return true;
+}
+
+/*
+ * Each block's bound and whether an entry of it may pass (a page that is
+ * no data page, or empty, has none); counts[3] gets the data pages.
+ */
+__global__ void
+__launch_bounds__(BOUND_THREADS)
+bounds_kernel(const char *pages, const GpuIndexQuery *q, uint64_t *bounds, uint8_t *passes,
+			  unsigned long long *counts)
+{
+	uint32_t	block = blockIdx.x * blockDim.x + threadIdx.x;
+	const char *page = pages + (size_t) block * q->page_size;
+	bool		data = block > 0 && block < q->nblocks &&
+		*(const uint16_t *) (page + q->kind_offset) == q->data_kind;
+	uint64_t	bound = 0;
+	bool		pass = data && *(const uint16_t *) (page + q->high_offset) > 0 &&
+		program_page_bound(&q->program, page + q->summary_offset, &bound);
+	int			data_pages = __syncthreads_count(data);
+
+	if (threadIdx.x == 0 && data_pages > 0)
+		atomicAdd(&counts[3], (unsigned long long) data_pages);
+	if (block < q->nblocks)
+	{
+		bounds[block] = pass ? bound : 0;
+		passes[block] = pass;
+	}
+}
+
+/* The pages an entries_kernel reads, and the keys it keeps. */
+struct Band
+{
+	const uint64_t *bounds;		/* each block's, or NULL: every data page */
+	const uint8_t *passes;
+	uint64_t	lo;				/* pages whose bound is at least lo */
+	uint64_t	hi;				/* and, where bounded, below hi */
+	bool		bounded;
+	uint64_t	key_floor;		/* keys below it are dropped */
+};
+
+static __device__ __forceinline__ bool
+band_holds(const Band &band, uint32_t block)
+{
+	return band.bounds == NULL ||
+		(band.passes[block] && band.bounds[block] >= band.lo &&
+		 (!band.bounded || band.bounds[block] < band.hi));
+}
+
+/*
+ * The entries of the band's data pages that pass, are left and reach its
+ * floor, compacted into keys and ordinals after the counts[0] already
+ * there; counts[1] gets the entries read, counts[2] the pages.
  */
 template <typename K>
 __global__ void
 __launch_bounds__(ENTRY_THREADS)
-entries_kernel(const char *pages, const GpuIndexQuery *q, const uint64_t *tied, size_t ntied,
-			   K *keys, uint32_t *ordinals, unsigned long long *counts)
+entries_kernel(const char *pages, const GpuIndexQuery *q, Band band, const uint64_t *tied,
+			   size_t ntied, K *keys, uint32_t *ordinals, unsigned long long *counts)
 {
 	typedef cub::BlockScan<uint32_t, ENTRY_THREADS> Scan;
 	__shared__ typename Scan::TempStorage scan;
 	__shared__ uint32_t base;
 	ProgramState state;
 	unsigned long long scanned = 0;
+	unsigned long long pages_read = 0;
 
 	state.init(&q->program);
 	for (uint32_t block = blockIdx.x + 1; block < q->nblocks; block += gridDim.x)
@@ -104,8 +226,10 @@ entries_kernel(const char *pages, const GpuIndexQuery *q, const uint64_t *tied, 
 		const char *page = pages + (size_t) block * q->page_size;
 		int			high;
 
-		if (*(const uint16_t *) (page + q->kind_offset) != q->data_kind)
+		if (!band_holds(band, block) ||
+			*(const uint16_t *) (page + q->kind_offset) != q->data_kind)
 			continue;
+		pages_read++;
 		high = *(const uint16_t *) (page + q->high_offset);
 		for (int first = 0; first < high; first += ENTRY_THREADS)
 		{
@@ -120,6 +244,7 @@ entries_kernel(const char *pages, const GpuIndexQuery *q, const uint64_t *tied, 
 			{
 				scanned++;
 				pass = program_row_key(&q->program, IndexEntry{page, slot}, &state, &key) &&
+					key >= band.key_floor &&
 					key_left(q, key, ((uint64_t) block << q->slot_bits) | (uint64_t) slot,
 							 tied, ntied);
 			}
@@ -137,6 +262,8 @@ entries_kernel(const char *pages, const GpuIndexQuery *q, const uint64_t *tied, 
 	}
 	if (scanned > 0)
 		atomicAdd(&counts[1], scanned);
+	if (threadIdx.x == 0 && pages_read > 0)
+		atomicAdd(&counts[2], pages_read);
 }
 
 /* Each answer item's ref, an index into ordinals, turned into the entry's position. */
@@ -265,12 +392,17 @@ struct Scratch
 	uint32_t   *ordinals;
 	GpuIndexQuery *query;
 	uint64_t   *values;			/* the sets' values, then the tied positions */
-	unsigned long long *counts;
+	unsigned long long *counts; /* entries_kernel's, then the data pages */
 	TopkItem   *items;
+	uint64_t   *bounds;			/* each block's, then sorted */
+	uint64_t   *sorted;
+	uint8_t    *passes;
+	void	   *sort_temp;
 
 	~Scratch()
 	{
-		void	   *all[] = {keys, ordinals, query, values, counts, items};
+		void	   *all[] = {keys, ordinals, query, values, counts, items, bounds, sorted,
+			passes, sort_temp};
 
 		for (void *ptr : all)
 			if (ptr)
@@ -288,26 +420,41 @@ scratch_alloc(T **ptr, size_t bytes)
 	return GPU_OK;
 }
 
-static GpuStatus
-select_entries(GpuIndexPages *p, const GpuIndexQuery *query, const uint64_t *set_values,
-			   size_t nset_values, const uint64_t *tied, size_t ntied, int key_width,
-			   Scratch *s, unsigned long long counts[2])
+/* A selection under way: its query on the device, its scratch memory, its counts. */
+struct Selection
 {
-	GpuIndexQuery q = *query;
-	size_t		slots;
+	GpuIndexPages *p;
+	GpuIndexQuery q;			/* as on the device, the blocks limited to those stored */
+	int			key_width;
+	size_t		ntied;
+	size_t		nset_values;
 	int			grid;
+	Scratch		s;
+	unsigned long long counts[4];
+};
+
+static GpuStatus
+selection_begin(Selection *sel, const GpuIndexQuery *query, const uint64_t *set_values,
+				size_t nset_values, const uint64_t *tied, size_t ntied)
+{
+	GpuIndexQuery *q = &sel->q;
+	Scratch    *s = &sel->s;
+	size_t		slots;
 	int			multiprocessors;
 	int			device;
 
-	q.nblocks = q.nblocks < p->nblocks ? q.nblocks : p->nblocks;
-	slots = q.nblocks > 1 ? (size_t) (q.nblocks - 1) * q.capacity : 0;
-	GPU_TRY(scratch_alloc(&s->keys, slots * key_width));
+	*q = *query;
+	q->nblocks = q->nblocks < sel->p->nblocks ? q->nblocks : sel->p->nblocks;
+	sel->nset_values = nset_values;
+	sel->ntied = ntied;
+	slots = q->nblocks > 1 ? (size_t) (q->nblocks - 1) * q->capacity : 0;
+	GPU_TRY(scratch_alloc(&s->keys, slots * sel->key_width));
 	GPU_TRY(scratch_alloc(&s->ordinals, slots * sizeof(uint32_t)));
 	GPU_TRY(scratch_alloc(&s->query, sizeof(GpuIndexQuery)));
 	GPU_TRY(scratch_alloc(&s->values, (nset_values + ntied) * sizeof(uint64_t)));
-	GPU_TRY(scratch_alloc(&s->counts, 2 * sizeof(unsigned long long)));
-	program_place_sets(&q.program, s->values);
-	GPU_CHECK(cudaMemcpyAsync(s->query, &q, sizeof(q), cudaMemcpyHostToDevice,
+	GPU_TRY(scratch_alloc(&s->counts, sizeof(sel->counts)));
+	program_place_sets(&q->program, s->values);
+	GPU_CHECK(cudaMemcpyAsync(s->query, q, sizeof(*q), cudaMemcpyHostToDevice,
 							  cudaStreamPerThread), "Copying a selection's query");
 	if (nset_values > 0)
 		GPU_CHECK(cudaMemcpyAsync(s->values, set_values, nset_values * sizeof(uint64_t),
@@ -317,64 +464,164 @@ select_entries(GpuIndexPages *p, const GpuIndexQuery *query, const uint64_t *set
 		GPU_CHECK(cudaMemcpyAsync(s->values + nset_values, tied, ntied * sizeof(uint64_t),
 								  cudaMemcpyHostToDevice, cudaStreamPerThread),
 				  "Copying a selection's query");
-	GPU_CHECK(cudaMemsetAsync(s->counts, 0, 2 * sizeof(unsigned long long), cudaStreamPerThread),
+	GPU_CHECK(cudaMemsetAsync(s->counts, 0, sizeof(sel->counts), cudaStreamPerThread),
 			  "Clearing a selection's counts");
+	memset(sel->counts, 0, sizeof(sel->counts));
 	GPU_CHECK(cudaGetDevice(&device), "Finding the current device");
 	GPU_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device),
 			  "Finding the device's multiprocessors");
-	grid = q.nblocks > 1 ? (int) std::min<size_t>(q.nblocks - 1, (size_t) multiprocessors * 8) : 0;
-	if (grid > 0)
+	sel->grid = q->nblocks > 1 ?
+		(int) std::min<size_t>(q->nblocks - 1, (size_t) multiprocessors * 8) : 0;
+	return GPU_OK;
+}
+
+/* The entries of a band's pages, added to the keys found; then the counts. */
+static GpuStatus
+read_band(Selection *sel, const Band &band)
+{
+	Scratch    *s = &sel->s;
+	const uint64_t *tied = s->values + sel->nset_values;
+
+	if (sel->grid > 0)
 	{
-		if (key_width == 4)
-			entries_kernel<uint32_t><<<grid, ENTRY_THREADS, 0, cudaStreamPerThread>>>(
-				p->pages, s->query, s->values + nset_values, ntied, (uint32_t *) s->keys,
+		if (sel->key_width == 4)
+			entries_kernel<uint32_t><<<sel->grid, ENTRY_THREADS, 0, cudaStreamPerThread>>>(
+				sel->p->pages, s->query, band, tied, sel->ntied, (uint32_t *) s->keys,
 				s->ordinals, s->counts);
 		else
-			entries_kernel<uint64_t><<<grid, ENTRY_THREADS, 0, cudaStreamPerThread>>>(
-				p->pages, s->query, s->values + nset_values, ntied, (uint64_t *) s->keys,
+			entries_kernel<uint64_t><<<sel->grid, ENTRY_THREADS, 0, cudaStreamPerThread>>>(
+				sel->p->pages, s->query, band, tied, sel->ntied, (uint64_t *) s->keys,
 				s->ordinals, s->counts);
 		GPU_CHECK(cudaGetLastError(), "Launching the entry selection");
 	}
-	GPU_CHECK(cudaMemcpyAsync(counts, s->counts, 2 * sizeof(unsigned long long),
+	GPU_CHECK(cudaMemcpyAsync(sel->counts, s->counts, sizeof(sel->counts),
 							  cudaMemcpyDeviceToHost, cudaStreamPerThread),
 			  "Copying a selection's counts");
 	GPU_CHECK(cudaStreamSynchronize(cudaStreamPerThread), "Selecting index entries");
 	return GPU_OK;
 }
 
+/* The best of the keys found so far, by the engine object t. */
+static GpuStatus
+select_keys(Selection *sel, GpuTopk *t, TopkResult *result)
+{
+	result->items = NULL;
+	result->count = 0;
+	if (sel->counts[0] == 0)
+		return GPU_OK;
+	GPU_TRY(gpu_topk_reset(t, sel->key_width, sel->q.count,
+						   sel->q.exact ? TOPK_EXACT : TOPK_WITH_TIES));
+	GPU_TRY(gpu_topk_device(t, sel->s.keys, sel->counts[0], NULL, NULL));
+	return gpu_topk_result(t, result);
+}
+
+/* Each page's bound, and the bounds sorted from the highest. */
+static GpuStatus
+compute_bounds(Selection *sel)
+{
+	Scratch    *s = &sel->s;
+	uint32_t	nblocks = sel->q.nblocks;
+	size_t		temp_bytes = 0;
+
+	GPU_TRY(scratch_alloc(&s->bounds, nblocks * sizeof(uint64_t)));
+	GPU_TRY(scratch_alloc(&s->sorted, nblocks * sizeof(uint64_t)));
+	GPU_TRY(scratch_alloc(&s->passes, nblocks));
+	bounds_kernel<<<(nblocks + BOUND_THREADS - 1) / BOUND_THREADS, BOUND_THREADS, 0,
+		cudaStreamPerThread>>>(sel->p->pages, s->query, s->bounds, s->passes, s->counts);
+	GPU_CHECK(cudaGetLastError(), "Launching the page bounds");
+	GPU_CHECK(cub::DeviceRadixSort::SortKeysDescending(NULL, temp_bytes, s->bounds, s->sorted,
+													   (int) nblocks, 0, 64,
+													   cudaStreamPerThread),
+			  "Sorting the page bounds");
+	GPU_TRY(scratch_alloc(&s->sort_temp, temp_bytes));
+	GPU_CHECK(cub::DeviceRadixSort::SortKeysDescending(s->sort_temp, temp_bytes, s->bounds,
+													   s->sorted, (int) nblocks, 0, 64,
+													   cudaStreamPerThread),
+			  "Sorting the page bounds");
+	return GPU_OK;
+}
+
+/*
+ * The round's keys read band by band of pages (see the top of the file):
+ * the best in *result.
+ */
+static GpuStatus
+select_by_bounds(Selection *sel, GpuTopk *t, TopkResult *result)
+{
+	Band		band = {sel->s.bounds, sel->s.passes, 0, 0, false, 0};
+	size_t		pages = std::max<size_t>(FIRST_BAND_PAGES,
+										 2 * sel->q.count / sel->q.capacity + 1);
+
+	GPU_TRY(compute_bounds(sel));
+	for (;;)
+	{
+		uint64_t	lo = 0;
+
+		/* the pages of the highest bounds, ties included */
+		if (pages < sel->q.nblocks)
+			GPU_CHECK(cudaMemcpyAsync(&lo, sel->s.sorted + pages - 1, sizeof(lo),
+									  cudaMemcpyDeviceToHost, cudaStreamPerThread),
+					  "Copying a page bound");
+		GPU_CHECK(cudaStreamSynchronize(cudaStreamPerThread), "Sorting the page bounds");
+		band.lo = std::max(lo, band.key_floor);
+		GPU_TRY(read_band(sel, band));
+		/* every page that can hold a key of at least the floor has been read */
+		if (band.lo <= band.key_floor)
+			return select_keys(sel, t, result);
+		band.hi = band.lo;
+		band.bounded = true;
+		if (sel->counts[0] < sel->q.count)
+		{
+			pages *= BAND_GROWTH;
+			continue;
+		}
+		GPU_TRY(select_keys(sel, t, result));
+		band.key_floor = UINT64_MAX;
+		for (size_t i = 0; i < result->count; i++)
+			band.key_floor = std::min(band.key_floor, result->items[i].key);
+		if (band.hi <= band.key_floor)
+			return GPU_OK;
+		/* the last band: every page left whose bound reaches the floor */
+		pages = sel->q.nblocks;
+	}
+}
+
 extern "C" GpuStatus
 gpu_index_select(GpuIndexPages *p, const GpuIndexQuery *query, const uint64_t *set_values,
 				 size_t nset_values, const uint64_t *tied, size_t ntied, GpuTopk *t,
-				 TopkResult *result, uint64_t *scanned, double *kernel_ms)
+				 TopkResult *result, GpuIndexCounts *counts, double *kernel_ms)
 {
 	auto		started = std::chrono::steady_clock::now();
-	int			width = key_width((KeyType) query->program.key_type);
-	Scratch		s = {};
-	unsigned long long counts[2];
+	Selection	sel = {};
 
+	sel.p = p;
+	sel.key_width = key_width((KeyType) query->program.key_type);
 	result->items = NULL;
 	result->count = 0;
-	GPU_TRY(select_entries(p, query, set_values, nset_values, tied, ntied, width, &s,
-						   counts));
-	*scanned = counts[1];
-	if (counts[0] > 0)
+	GPU_TRY(selection_begin(&sel, query, set_values, nset_values, tied, ntied));
+	if (sel.q.summary_offset != 0 && sel.q.nblocks > 1)
+		GPU_TRY(select_by_bounds(&sel, t, result));
+	else
 	{
-		GPU_TRY(gpu_topk_reset(t, width, query->count,
-							   query->exact ? TOPK_EXACT : TOPK_WITH_TIES));
-		GPU_TRY(gpu_topk_device(t, s.keys, counts[0], NULL, NULL));
-		GPU_TRY(gpu_topk_result(t, result));
+		Band		every_page = {};
+
+		GPU_TRY(read_band(&sel, every_page));
+		GPU_TRY(select_keys(&sel, t, result));
 	}
+	counts->scanned = sel.counts[1];
+	counts->pages_skipped = sel.counts[3] > sel.counts[2] ? sel.counts[3] - sel.counts[2] : 0;
 	if (result->count > 0)
 	{
+		Scratch    *s = &sel.s;
 		size_t		bytes = result->count * sizeof(TopkItem);
 
-		GPU_TRY(scratch_alloc(&s.items, bytes));
-		GPU_CHECK(cudaMemcpyAsync(s.items, result->items, bytes, cudaMemcpyHostToDevice,
+		GPU_TRY(scratch_alloc(&s->items, bytes));
+		GPU_CHECK(cudaMemcpyAsync(s->items, result->items, bytes, cudaMemcpyHostToDevice,
 								  cudaStreamPerThread), "Copying the candidates");
 		positions_kernel<<<(result->count + 255) / 256, 256, 0, cudaStreamPerThread>>>(
-			s.items, result->count, s.ordinals, query->capacity, query->slot_bits);
+			s->items, result->count, s->ordinals, query->capacity, query->slot_bits);
 		GPU_CHECK(cudaGetLastError(), "Launching the positions kernel");
-		GPU_CHECK(cudaMemcpyAsync(result->items, s.items, bytes, cudaMemcpyDeviceToHost,
+		GPU_CHECK(cudaMemcpyAsync(result->items, s->items, bytes, cudaMemcpyDeviceToHost,
 								  cudaStreamPerThread), "Copying the candidates");
 		GPU_CHECK(cudaStreamSynchronize(cudaStreamPerThread), "Finding the candidates");
 	}

@@ -39,6 +39,7 @@ typedef struct GpuIndexQuery
 	int32_t		slot_bits;		/* a position is block << slot_bits | slot */
 	int32_t		live_offset;	/* bitmaps of the slots in use, and marked dead */
 	int32_t		killed_offset;
+	int32_t		summary_offset; /* a data page's summary (page_bounds.h), or 0 */
 	bool		skip_killed;
 
 	/* the filter and the key over an entry's columns (null_offset, value_offset) */
@@ -55,6 +56,13 @@ typedef struct GpuIndexQuery
 	/* the selection: count keys, and their ties unless exact */
 	uint64_t	count;
 } GpuIndexQuery;
+
+/* what a selection read */
+typedef struct GpuIndexCounts
+{
+	uint64_t	scanned;		/* entries */
+	uint64_t	pages_skipped;	/* data pages left unread: their summaries */
+} GpuIndexCounts;
 
 typedef struct GpuIndexPages GpuIndexPages;
 
@@ -79,14 +87,14 @@ extern GpuStatus gpu_index_pages_store(GpuIndexPages *p, const void *pages,
 /*
  * One round's candidates from the pages, by the engine object t (made for
  * the query's key width; reset here for its count and mode): the answer in
- * *result (memory of t), the entries read in *scanned, the device time in
+ * *result (memory of t), what was read in *counts, the device time in
  * *kernel_ms.  set_values holds the filter's value sets; tied, the
  * positions excluded at the threshold.
  */
 extern GpuStatus gpu_index_select(GpuIndexPages *p, const GpuIndexQuery *query,
 								  const uint64_t *set_values, size_t nset_values,
 								  const uint64_t *tied, size_t ntied, GpuTopk *t,
-								  TopkResult *result, uint64_t *scanned, double *kernel_ms);
+								  TopkResult *result, GpuIndexCounts *counts, double *kernel_ms);
 
 #ifdef __cplusplus
 }

@@ -32,6 +32,7 @@ typedef struct GpuColumn
 	int32_t		attno;			/* heap: the table's attribute number */
 	int32_t		null_offset;	/* index: the null bitmap's, from the page's start */
 	int32_t		value_offset;	/* index: the value array's */
+	int32_t		column;			/* index: the column's place in a page's summary */
 	int32_t		width;			/* bytes of a value */
 	int32_t		kind;			/* a FilterValueKind */
 } GpuColumn;

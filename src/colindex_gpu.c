@@ -68,6 +68,7 @@ index_column(void *arg, AttrNumber attno, GpuColumn *column)
 	column->attno = attno;
 	column->null_offset = layout->null_offsets[i];
 	column->value_offset = layout->value_offsets[i];
+	column->column = i;
 	column->width = layout->widths[i];
 	column->kind = scan_filter_value_kind(layout->types[i]);
 	return true;
@@ -100,6 +101,7 @@ describe_query(IndexGpu *g, const IndexSelectSpec *spec, const ColIndexLayout *l
 	q->slot_bits = COLINDEX_SLOT_BITS;
 	q->live_offset = layout->live_offset;
 	q->killed_offset = layout->killed_offset;
+	q->summary_offset = layout->summary_offset;
 	q->skip_killed = skip_killed;
 	q->exact = spec->exact;
 	return scan_gpu_program_describe(&source, &q->program, &g->set_values, &g->nset_values);
@@ -192,7 +194,7 @@ colindex_gpu_round(IndexGpu *g, uint64 count, bool have_threshold, uint64 thresh
 				   const uint64 *tied, size_t ntied, TopkResult *result, IndexSelectStats *stats)
 {
 	ServiceIndexRequest request = g->request;
-	uint64		scanned;
+	GpuIndexCounts counts;
 
 	request.nset_values = g->nset_values;
 	request.ntied = ntied;
@@ -200,7 +202,7 @@ colindex_gpu_round(IndexGpu *g, uint64 count, bool have_threshold, uint64 thresh
 	request.query.count = count;
 	request.query.have_threshold = have_threshold;
 	request.query.threshold = threshold;
-	if (!service_job_index_round(g->job, &request, g->set_values, tied, result, &scanned))
+	if (!service_job_index_round(g->job, &request, g->set_values, tied, result, &counts))
 		return false;
 	/* under auto, a round the GPU failed is the CPU's, and so are those after it */
 	if (service_job_failed(g->job))
@@ -208,7 +210,8 @@ colindex_gpu_round(IndexGpu *g, uint64 count, bool have_threshold, uint64 thresh
 		stats->on_gpu = false;
 		return false;
 	}
-	stats->entries_scanned += scanned;
+	stats->entries_scanned += counts.scanned;
+	stats->pages_skipped += counts.pages_skipped;
 	stats->gpu_ms += service_job_stats(g->job)->kernel_ms;
 	return true;
 }

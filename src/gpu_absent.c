@@ -231,7 +231,7 @@ gpu_index_pages_store(GpuIndexPages *p, const void *pages, const uint32_t *block
 GpuStatus
 gpu_index_select(GpuIndexPages *p, const GpuIndexQuery *query, const uint64_t *set_values,
 				 size_t nset_values, const uint64_t *tied, size_t ntied, GpuTopk *t,
-				 TopkResult *result, uint64_t *scanned, double *kernel_ms)
+				 TopkResult *result, GpuIndexCounts *counts, double *kernel_ms)
 {
 	return GPU_NOT_BUILT;
 }

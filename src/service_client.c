@@ -659,7 +659,7 @@ service_job_pages_query(ServiceJob *job, const ServicePagesRequest *request,
 bool
 service_job_index_round(ServiceJob *job, const ServiceIndexRequest *request,
 						const uint64 *set_values, const uint64 *tied,
-						TopkResult *result, uint64 *scanned)
+						TopkResult *result, GpuIndexCounts *counts)
 {
 	if (!service_request_fits(sizeof(*request) +
 							  sizeof(uint64) * (request->nset_values + request->ntied)))
@@ -667,7 +667,7 @@ service_job_index_round(ServiceJob *job, const ServiceIndexRequest *request,
 	write_request(job, request, sizeof(*request), set_values, request->nset_values,
 				  tied, request->ntied);
 	topk_items(job, SLOT_INDEX_SELECT, result);
-	*scanned = job->slot->index_scanned;
+	*counts = job->slot->index_counts;
 	return true;
 }
 

@@ -117,12 +117,12 @@ extern void service_job_grouped_answer(ServiceJob *job, GroupedKey **keys,
 /*
  * An index job's round: its request, with request->nset_values set values
  * and request->ntied tied positions after it; then the round's candidates,
- * in memory of the current context, and the entries the GPU read.  False,
+ * in memory of the current context, and what the GPU read.  False,
  * with nothing sent, where the request does not fit the slot's buffers.
  */
 extern bool service_job_index_round(ServiceJob *job, const ServiceIndexRequest *request,
 									const uint64 *set_values, const uint64 *tied,
-									TopkResult *result, uint64 *scanned);
+									TopkResult *result, GpuIndexCounts *counts);
 
 /*
  * A pages job's query, with request->nset_values set values after it, sent

@@ -324,7 +324,7 @@ service_index_store(ResidentIndex *r, const char *buffer, uint64 npages, char *m
 
 GpuStatus
 service_index_select(ResidentIndex *r, const char *request_buffer, GpuTopk *t,
-					 TopkResult *answer, uint64 *scanned, double *ms)
+					 TopkResult *answer, GpuIndexCounts *counts, double *ms)
 {
 	const ServiceIndexRequest *request = (const ServiceIndexRequest *) request_buffer;
 	const uint64 *set_values = (const uint64 *) (request + 1);
@@ -339,7 +339,7 @@ service_index_select(ResidentIndex *r, const char *request_buffer, GpuTopk *t,
 	pthread_rwlock_rdlock(&r->lock);
 	status = gpu_index_select(r->pages, &request->query, set_values, request->nset_values,
 							  set_values + request->nset_values, request->ntied, t,
-							  answer, scanned, ms);
+							  answer, counts, ms);
 	pthread_rwlock_unlock(&r->lock);
 	return status;
 }

@@ -30,7 +30,7 @@ extern GpuStatus service_index_store(ResidentIndex *r, const char *buffer, uint6
 
 /* A round's candidates for the ServiceIndexRequest in request_buffer. */
 extern GpuStatus service_index_select(ResidentIndex *r, const char *request_buffer,
-									  GpuTopk *t, TopkResult *answer, uint64 *scanned,
+									  GpuTopk *t, TopkResult *answer, GpuIndexCounts *counts,
 									  double *ms);
 
 #endif							/* SERVICE_INDEX_H */

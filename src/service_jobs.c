@@ -453,7 +453,7 @@ select_candidates(JobThread *jt)
 
 	GPU_TRY(inject_faults(jt));
 	GPU_TRY(service_index_select(jt->resident, service_buffer(jt->index, 0), jt->topk,
-								 &jt->answer, &slot->index_scanned, &slot->kernel_ms));
+								 &jt->answer, &slot->index_counts, &slot->kernel_ms));
 	slot->copy_ms = 0;
 	slot->plan = gpu_topk_last_plan(jt->topk);
 	jt->answer_rows = slot->answer_rows = jt->answer.count;
@@ -556,7 +556,8 @@ accept_job(JobThread *jt)
 	slot->message[0] = '\0';
 	slot->answer_rows = slot->chunk_rows = 0;
 	slot->copy_ms = slot->kernel_ms = 0;
-	slot->index_epoch = slot->index_scanned = 0;
+	slot->index_epoch = 0;
+	memset(&slot->index_counts, 0, sizeof(slot->index_counts));
 	slot->rows_read = slot->rows_keyed = slot->pages_cached = slot->pages_unpinned = 0;
 	slot->returned[0] = slot->returned[1] = 0;
 	INSTR_TIME_SET_CURRENT(now);

@@ -117,7 +117,7 @@ typedef struct ServiceSlot
 	double		copy_ms;		/* the run's copies and kernels, from SLOT_RESULT */
 	double		kernel_ms;
 	GpuTopkPlan plan;			/* top-k: the last selection's */
-	uint64		index_scanned;	/* index: the entries the last round read */
+	GpuIndexCounts index_counts;	/* index: what the last round read */
 	uint64		rows_read;		/* pages: the tuples read, from SLOT_RESULT */
 	uint64		rows_keyed;		/* and the rows that passed the filter */
 	uint64		pages_cached;	/* and the pages read from the GPU's page cache, */
