@@ -67,12 +67,14 @@ FROM unnest(ARRAY[
   'SELECT id FROM sk ORDER BY score + w DESC, id LIMIT 10',
   'SELECT id FROM sk WHERE ts > ''2026-01-25'' ORDER BY a + b + score DESC, id LIMIT 10'
 ]) q;
--- each of those skips pages
+-- each of those skips pages (in one process the pages are read by bound,
+-- so the latest rows are found first)
 SET gputopk.device = cpu;
 SELECT pages_skipped(q) > 0 AS skipped, q
 FROM unnest(ARRAY[
   'SELECT id FROM sk ORDER BY score DESC LIMIT 10',
   'SELECT id FROM sk ORDER BY score LIMIT 10',
+  'SELECT id FROM sk ORDER BY ts DESC LIMIT 10',
   'SELECT id FROM sk WHERE ts >= ''2026-01-10'' AND ts < ''2026-01-12'' ORDER BY w DESC LIMIT 50',
   'SELECT id FROM sk ORDER BY score * 2 - 1 DESC LIMIT 10'
 ]) q;

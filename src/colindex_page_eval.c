@@ -305,17 +305,18 @@ page_key_bound(IndexPageEval *eval, const char *summary)
 }
 
 /*
- * Whether a data page's summary shows that none of its entries passes the
- * filter, or that none has a key of at least floor (page_bounds.h); false
- * for a page without a summary.
+ * What a data page's summary says (page_bounds.h): false where none of its
+ * entries passes the filter, else true and the largest key one can have in
+ * *bound.  A page without a summary may hold any key.
  */
 bool
-colindex_page_eval_skips(IndexPageEval *eval, Page page, uint64 floor)
+colindex_page_eval_bound(IndexPageEval *eval, Page page, uint64 *bound)
 {
 	const char *summary = (const char *) page + eval->layout->summary_offset;
 
+	*bound = PG_UINT64_MAX;
 	if (eval->layout->summary_offset == 0)
-		return false;
+		return true;
 	if (eval->nsteps > 0)
 	{
 		for (int r = 0; r < eval->nregisters; r++)
@@ -335,9 +336,19 @@ colindex_page_eval_skips(IndexPageEval *eval, Page page, uint64 floor)
 		}
 		if (!filter_range_may_pass(eval->steps, eval->nsteps, eval->register_ranges,
 								   eval->sets, eval->truth_sets))
-			return true;
+			return false;
 	}
-	return floor > 0 && page_key_bound(eval, summary) < floor;
+	*bound = page_key_bound(eval, summary);
+	return true;
+}
+
+/* Whether a data page's summary shows that no entry of it passes, or has a key of at least floor. */
+bool
+colindex_page_eval_skips(IndexPageEval *eval, Page page, uint64 floor)
+{
+	uint64		bound;
+
+	return !colindex_page_eval_bound(eval, page, &bound) || bound < floor;
 }
 
 /*

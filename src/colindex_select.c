@@ -25,6 +25,17 @@
  * the answer.  Rounds end there, or when a
  * round finds fewer candidates than it asked for (none are left).
  *
+ * Pages are skipped where their summaries (kernels/page_bounds.h) show
+ * that no entry passes the index's clauses or has a key the round can
+ * still take.  One process reads the pages in the order of their bounds,
+ * highest first, as the early-stopping algorithm visits segments, and a
+ * round ends at the first page whose bound is below its cut.  The bounds
+ * are read once, before the first round, and serve every round: an entry
+ * the snapshot sees was added before the snapshot was taken, and a page's
+ * summary covers every entry in use from then on (inserts widen it, VACUUM
+ * computes it again over the entries left).  The processes of a parallel
+ * scan read their chunks in block order and skip page by page.
+ *
  * Entries do not move while the scan holds its lock on the index
  * (colindex.h).  A candidate is named by its position
  * and its TID read again when fetched; a slot freed and taken again in
@@ -79,6 +90,13 @@
 /* blocks handed out at a time to a process of a parallel scan */
 #define SHARED_CHUNK_BLOCKS 32
 
+/* a data page and the largest key its entries can have */
+typedef struct PageBound
+{
+	uint64		bound;
+	BlockNumber block;
+} PageBound;
+
 typedef struct Selection
 {
 	const IndexSelectSpec *spec;
@@ -94,6 +112,12 @@ typedef struct Selection
 	uint64		round_count;	/* the keys it selects */
 	uint64		top_keys;		/* of those pushed, how many are the largest key */
 	MemoryContextCallback callback;
+
+	/* in one process, the data pages by bound, highest first (ordered) */
+	bool		ordered;
+	PageBound  *order;
+	uint32		norder;
+	uint32		ndata_pages;	/* of the index, those left out of order included */
 
 	/* in a parallel scan, the chunks of blocks this process has claimed */
 	bool		claimed;		/* all of them: its first round is over */
@@ -239,10 +263,21 @@ next_chunk(Selection *sel, BlockCursor *cursor, uint32 *chunk)
 	return true;
 }
 
-/* The next data block a round reads, or false at the end. */
+/*
+ * The next data block a round reads, or false at the end: in order of
+ * bound, at the first page whose bound is below floor (the round's cut
+ * only rises).
+ */
 static bool
-next_block(Selection *sel, BlockCursor *cursor, BlockNumber *block)
+next_block(Selection *sel, BlockCursor *cursor, uint64 floor, BlockNumber *block)
 {
+	if (sel->ordered)
+	{
+		if (cursor->next >= sel->norder || sel->order[cursor->next].bound < floor)
+			return false;
+		*block = sel->order[cursor->next++].block;
+		return true;
+	}
 	while (cursor->next >= cursor->end)
 	{
 		uint32		chunk;
@@ -255,6 +290,50 @@ next_block(Selection *sel, BlockCursor *cursor, BlockNumber *block)
 	}
 	*block = cursor->next++;
 	return true;
+}
+
+static int
+compare_page_bounds(const void *a, const void *b)
+{
+	const PageBound *x = a;
+	const PageBound *y = b;
+
+	if (x->bound != y->bound)
+		return x->bound > y->bound ? -1 : 1;
+	return x->block < y->block ? -1 : (x->block > y->block ? 1 : 0);
+}
+
+/*
+ * In one process, before the first round: the data pages whose entries may
+ * pass the filter, by bound, highest first.
+ */
+static void
+order_pages(Selection *sel, BlockNumber nblocks, BufferAccessStrategy strategy)
+{
+	Relation	index = sel->spec->index;
+
+	sel->order = palloc_extended(sizeof(PageBound) * Max(nblocks, 1), MCXT_ALLOC_HUGE);
+	for (BlockNumber block = COLINDEX_METAPAGE_BLKNO + 1; block < nblocks; block++)
+	{
+		Buffer		buf = recent_buffers_read(index, block, strategy);
+		Page		page = BufferGetPage(buf);
+		uint64		bound;
+
+		CHECK_FOR_INTERRUPTS();
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		if (colindex_is_data_page(page))
+		{
+			sel->ndata_pages++;
+			if (colindex_page_eval_bound(sel->eval, page, &bound))
+			{
+				sel->order[sel->norder].bound = bound;
+				sel->order[sel->norder++].block = block;
+			}
+		}
+		UnlockReleaseBuffer(buf);
+	}
+	qsort(sel->order, sel->norder, sizeof(PageBound), compare_page_bounds);
+	sel->ordered = true;
 }
 
 /*
@@ -275,12 +354,17 @@ select_round(Selection *sel, uint64 count, TopkResult *result, IndexSelectStats 
 	BlockNumber pinned_blocks[PAGES_AHEAD + 1];
 	int			first = 0;
 	int			npinned = 0;
+	uint64		pages_read = 0;
 	BlockNumber block;
 
 	if (sel->spec->shared == NULL)
 	{
 		cursor.next = COLINDEX_METAPAGE_BLKNO + 1;
 		cursor.end = cursor.nblocks;
+		if (sel->layout->summary_offset != 0 && !sel->ordered)
+			order_pages(sel, cursor.nblocks, strategy);
+		if (sel->ordered)
+			cursor.next = 0;
 	}
 	sel->topk = cpu_topk_create(key_width(sel->spec->key_type), count,
 								sel->spec->exact ? TOPK_EXACT : TOPK_WITH_TIES);
@@ -304,7 +388,7 @@ select_round(Selection *sel, uint64 count, TopkResult *result, IndexSelectStats 
 		Buffer		buf;
 
 		CHECK_FOR_INTERRUPTS();
-		while (open && npinned <= PAGES_AHEAD && next_block(sel, &cursor, &block))
+		while (open && npinned <= PAGES_AHEAD && next_block(sel, &cursor, floor, &block))
 		{
 			int			at = (first + npinned++) % (PAGES_AHEAD + 1);
 
@@ -323,9 +407,12 @@ select_round(Selection *sel, uint64 count, TopkResult *result, IndexSelectStats 
 			if (!colindex_is_data_page(page))
 				;
 			else if (colindex_page_eval_skips(sel->eval, page, floor))
-				stats->pages_skipped++;
+				stats->pages_skipped += sel->ordered ? 0 : 1;
 			else
+			{
 				select_page(sel, page, pinned_blocks[first], floor, stats);
+				pages_read++;
+			}
 			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 		}
 		ReleaseBuffer(buf);
@@ -333,9 +420,12 @@ select_round(Selection *sel, uint64 count, TopkResult *result, IndexSelectStats 
 		npinned--;
 	}
 	if (sel->spec->shared)
-		while (next_block(sel, &cursor, &block))
+		while (next_block(sel, &cursor, 0, &block))
 			;
 	sel->claimed = true;
+	/* in order of bound, the pages not read were all skipped */
+	if (sel->ordered)
+		stats->pages_skipped += sel->ndata_pages - pages_read;
 	if (strategy)
 		FreeAccessStrategy(strategy);
 	if (!cpu_topk_result(sel->topk, result))
