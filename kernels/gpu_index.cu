@@ -548,11 +548,13 @@ compute_bounds(Selection *sel)
 static GpuStatus
 select_by_bounds(Selection *sel, GpuTopk *t, TopkResult *result)
 {
-	Band		band = {sel->s.bounds, sel->s.passes, 0, 0, false, 0};
+	Band		band = {};
 	size_t		pages = std::max<size_t>(FIRST_BAND_PAGES,
 										 2 * sel->q.count / sel->q.capacity + 1);
 
 	GPU_TRY(compute_bounds(sel));
+	band.bounds = sel->s.bounds;
+	band.passes = sel->s.passes;
 	for (;;)
 	{
 		uint64_t	lo = 0;
