@@ -24,6 +24,11 @@
  * pages and entries is costed, as for the heap scan its share of the rows.
  * A worker's pages cost twice: it maps each into its memory first.
  *
+ * One process, and the GPU, read the pages in the order of their bounds
+ * and stop early (colindex_select.c): for a column key, the share of the
+ * pages read is costed from the share of the entries above the cut and the
+ * column's correlation with the pages' order (pages_read_share).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -126,6 +131,49 @@ share_read(PlannerInfo *root, RelOptInfo *rel, List *private, List *covered,
 	return null_entries >= candidates ? candidates / null_entries : 1.0;
 }
 
+/*
+ * The share of the index's data pages that one process or the GPU reads in
+ * the order of their bounds: those whose largest key reaches the cut below
+ * which no candidate is wanted.  A share q of the entries the index's
+ * clauses accept is above the cut.  Where a column key's values lie in the
+ * pages at random, a page of e entries holds one above it with probability
+ * 1 - (1 - q)^e; where they lie in the pages' order (the statistics'
+ * correlation c at 1 or -1), the pages that hold those entries are about a
+ * share q of them; between the two, weighed by c squared, as PostgreSQL
+ * weighs a btree's correlation.  The filter's own pruning is left out, and
+ * a key program's bounds (sums of each column's greatest value) are costed
+ * as reading every page.
+ */
+static double
+pages_read_share(PlannerInfo *root, RelOptInfo *rel, List *private, List *covered,
+				 double candidates, IndexOptInfo *index)
+{
+	Expr	   *key = linitial(llast(private));
+	VariableStatData vardata;
+	AttStatsSlot sslot;
+	double		correlation = 0.0;
+	double		per_page = index->tuples / Max(index->pages, 1.0);
+	double		q;
+
+	if (!IsA(key, Var) || index->tuples < 1.0)
+		return 1.0;
+	q = Min(candidates / Max(index->tuples * clauselist_selectivity(root, covered, rel->relid,
+																	 JOIN_INNER, NULL),
+							  1.0), 1.0);
+	examine_variable(root, (Node *) key, 0, &vardata);
+	if (HeapTupleIsValid(vardata.statsTuple) &&
+		get_attstatsslot(&sslot, vardata.statsTuple, STATISTIC_KIND_CORRELATION, InvalidOid,
+						 ATTSTATSSLOT_NUMBERS))
+	{
+		correlation = sslot.numbers[0];
+		free_attstatsslot(&sslot);
+	}
+	ReleaseVariableStats(vardata);
+	correlation *= correlation;
+	return Max(correlation * q + (1.0 - correlation) * (1.0 - pow(1.0 - q, per_page)),
+			   1.0 / Max(index->pages, 1.0));
+}
+
 /* A path over the index, a partial one if workers > 0. */
 static void
 add_index_path(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost where,
@@ -133,6 +181,7 @@ add_index_path(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost where
 {
 	double		divisor = workers > 0 ? scan_parallel_divisor(workers) : 1.0;
 	double		entries_cost;
+	double		pages_share;
 	double		bound = Min(topk_estimated_bound(root), Max(rel->rows, 1.0));
 	List	   *rest = NIL;
 	List	   *covered = NIL;
@@ -166,17 +215,21 @@ add_index_path(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost where
 		makeFloat(psprintf("%f", 1.0 / kept_per_candidate));
 
 	get_tablespace_page_costs(rel->reltablespace, &spc_random_page_cost, &spc_seq_page_cost);
+	/* in the order of bounds: a page's summary read first, then the pages that can hold candidates */
+	pages_share = workers > 0 ? 1.0 :
+		pages_read_share(root, rel, private, covered, candidates, index);
 	if (on_gpu)
 		entries_cost = cpu_operator_cost *
-			(INDEX_GPU_JOB_COST_FACTOR + INDEX_GPU_ENTRY_COST_FACTOR * index->tuples);
+			(INDEX_GPU_JOB_COST_FACTOR + INDEX_GPU_ENTRY_COST_FACTOR * index->tuples * pages_share);
 	else
 		/* a process reads its share, or stops as early as one alone would */
-		entries_cost = (spc_seq_page_cost * index->pages *
-						(workers > 0 ? 1.0 + INDEX_WORKER_PAGE_COST_FACTOR : 1.0) +
-						index->tuples * cpu_operator_cost *
-						(INDEX_ENTRY_COST_FACTOR +
-						 INDEX_CLAUSE_COST_FACTOR * list_length(covered))) *
-			Min(1.0 / divisor,
+		entries_cost = (workers > 0 ? 0.0 : cpu_operator_cost * index->pages) +
+			(spc_seq_page_cost * index->pages *
+			 (workers > 0 ? 1.0 + INDEX_WORKER_PAGE_COST_FACTOR : 1.0) +
+			 index->tuples * cpu_operator_cost *
+			 (INDEX_ENTRY_COST_FACTOR +
+			  INDEX_CLAUSE_COST_FACTOR * list_length(covered))) *
+			Min(Min(1.0 / divisor, pages_share),
 				share_read(root, rel, private, covered, candidates, index->tuples));
 	/* each process returns at most its own bound's rows */
 	path->path.rows = clamp_row_est(Min(bound, rel->rows / divisor));
