@@ -207,12 +207,30 @@ filter_compare(const FilterRegister *l, const FilterRegister *r, FilterCompariso
 	return result ? TRUTH_TRUE : TRUTH_FALSE;
 }
 
+/* The first of a set's values that is at least key, or nvalues. */
+KEY_FN int32_t
+filter_set_lower_bound(const FilterValueSet *set, uint64_t key)
+{
+	int32_t		lo = 0;
+	int32_t		hi = set->nvalues;
+
+	while (lo < hi)
+	{
+		int32_t		mid = (lo + hi) / 2;
+
+		if (set->values[mid] < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* x = ANY (set), or with not_in x <> ALL (set), as ScalarArrayOpExpr gives it */
 KEY_FN FilterTruth
 filter_in_set(const FilterRegister *x, const FilterValueSet *set, bool not_in)
 {
-	int32_t		lo = 0;
-	int32_t		hi = set->nvalues;
+	int32_t		lo;
 
 	if (set->isnull)
 		return TRUTH_NULL;
@@ -220,15 +238,7 @@ filter_in_set(const FilterRegister *x, const FilterValueSet *set, bool not_in)
 		return not_in ? TRUTH_TRUE : TRUTH_FALSE;
 	if (x->isnull)
 		return TRUTH_NULL;
-	while (lo < hi)
-	{
-		int32_t		mid = (lo + hi) / 2;
-
-		if (set->values[mid] < x->value)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = filter_set_lower_bound(set, x->value);
 	if (lo < set->nvalues && set->values[lo] == x->value)
 		return not_in ? TRUTH_FALSE : TRUTH_TRUE;
 	if (set->has_null)

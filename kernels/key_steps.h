@@ -21,6 +21,7 @@
 #ifndef KEY_STEPS_H
 #define KEY_STEPS_H
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 
@@ -140,44 +141,56 @@ key_step_raises(KeyStepKind kind, double l, double r, double d)
 
 /*
  * A binary step's result over l and r, as PostgreSQL computes it: in
- * double, or for the float4 steps in single precision over float4 values;
- * false where PostgreSQL raises an error.
+ * double, or for the float4 steps in single precision over float4 values
+ * (the casts are exact).
  */
-KEY_FN bool
-key_step_binary(KeyStepKind kind, double l, double r, double *result)
+KEY_FN double
+key_step_value(KeyStepKind kind, double l, double r)
 {
-	double		d;
-
-	/* a float4 step's operands are float4 values: the casts are exact */
 	switch (kind)
 	{
 		case KEY_STEP_ADD:
-			d = KEY_DADD(l, r);
-			break;
+			return KEY_DADD(l, r);
 		case KEY_STEP_SUB:
-			d = KEY_DSUB(l, r);
-			break;
+			return KEY_DSUB(l, r);
 		case KEY_STEP_MUL:
-			d = KEY_DMUL(l, r);
-			break;
+			return KEY_DMUL(l, r);
 		case KEY_STEP_DIV:
-			d = KEY_DDIV(l, r);
-			break;
+			return KEY_DDIV(l, r);
 		case KEY_STEP_ADD4:
-			d = KEY_FADD((float) l, (float) r);
-			break;
+			return KEY_FADD((float) l, (float) r);
 		case KEY_STEP_SUB4:
-			d = KEY_FSUB((float) l, (float) r);
-			break;
+			return KEY_FSUB((float) l, (float) r);
 		case KEY_STEP_MUL4:
-			d = KEY_FMUL((float) l, (float) r);
-			break;
+			return KEY_FMUL((float) l, (float) r);
 		default:
-			d = KEY_FDIV((float) l, (float) r);
-			break;
+			return KEY_FDIV((float) l, (float) r);
 	}
-	*result = d;
-	return !key_step_raises(kind, l, r, d);
+}
+
+/*
+ * Whether a binary step giving d may have raised (key_step_raises says
+ * whether it did): only where d is infinite, NaN or, for a product or a
+ * quotient, zero.  One flag for a batch of results is computed without
+ * branches, and only a batch flagged needs key_step_raises.
+ */
+KEY_FN int
+key_step_suspect(KeyStepKind kind, double d)
+{
+	int			unusual = (fabs(d) > DBL_MAX) | (d != d);
+
+	if (kind == KEY_STEP_ADD || kind == KEY_STEP_SUB ||
+		kind == KEY_STEP_ADD4 || kind == KEY_STEP_SUB4)
+		return unusual;
+	return unusual | (d == 0.0);
+}
+
+/* A binary step's result over l and r; false where PostgreSQL raises an error. */
+KEY_FN bool
+key_step_binary(KeyStepKind kind, double l, double r, double *result)
+{
+	*result = key_step_value(kind, l, r);
+	return !key_step_raises(kind, l, r, *result);
 }
 
 /* A unary step's result, as PostgreSQL computes it; false where it raises. */

@@ -191,8 +191,7 @@ range_in_set(const ValueRange *x, const FilterValueSet *set, bool not_in)
 	uint8_t		missed = set->has_null ? TRUTHS(TRUTH_NULL) :
 		TRUTHS(not_in ? TRUTH_TRUE : TRUTH_FALSE);
 	uint8_t		s;
-	int32_t		lo = 0;
-	int32_t		hi = set->nvalues;
+	int32_t		lo;
 
 	if (set->isnull)
 		return TRUTHS(TRUTH_NULL);
@@ -201,15 +200,7 @@ range_in_set(const ValueRange *x, const FilterValueSet *set, bool not_in)
 	s = x->may_null ? TRUTHS(TRUTH_NULL) : 0;
 	if (!x->may_value)
 		return s;
-	while (lo < hi)
-	{
-		int32_t		mid = (lo + hi) / 2;
-
-		if (set->values[mid] < x->lo)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = filter_set_lower_bound(set, x->lo);
 	if (lo < set->nvalues && set->values[lo] <= x->hi)
 		s |= found;
 	if (!(x->lo == x->hi && lo < set->nvalues && set->values[lo] == x->lo))

@@ -116,6 +116,7 @@ struct IndexPageEval
 	double	   *level_const;	/* that value */
 	uint8	   *level_nulls;	/* a NULL flag per slot a level (not of constants) */
 	uint8	   *key_errors;		/* the slots where a step raised */
+	double	   *scratch;		/* a step's results, a value per slot */
 	uint8	   *key_nulls;		/* a bitmap of the slots where it reads a NULL */
 	KeyRange   *key_ranges;		/* the program's stack over a page's summary */
 	uint8	   *keep;			/* the entries kept */
@@ -234,6 +235,7 @@ prepare_key(IndexPageEval *eval, const IndexSelectSpec *spec, const AttrNumber *
 	eval->level_const = palloc(sizeof(double) * eval->nkey_steps);
 	eval->level_nulls = palloc((Size) eval->stride * eval->nkey_steps);
 	eval->key_errors = palloc(eval->stride);
+	eval->scratch = palloc(sizeof(double) * eval->stride);
 	eval->key_ranges = palloc(sizeof(KeyRange) * eval->nkey_steps);
 }
 
@@ -355,14 +357,11 @@ colindex_page_eval_skips(IndexPageEval *eval, Page page, uint64 floor)
  * Start bringing the parts of a page that colindex_page_eval reads with the
  * round's cut at floor into the CPU's cache: called for a page ahead while
  * this one is evaluated, it hides the memory's latency (the cut only
- * rises).  The page need not be locked: what its summary says here only
- * decides what is worth bringing, and a page it skips brings nothing more.
+ * rises).  The page need not be locked, as nothing is read.
  */
 void
-colindex_page_eval_prefetch(IndexPageEval *eval, Page page, uint64 floor)
+colindex_page_eval_prefetch(const IndexPageEval *eval, Page page, uint64 floor)
 {
-	if (colindex_is_data_page(page) && colindex_page_eval_skips(eval, page, floor))
-		return;
 	prefetch_ranges(page, eval->bitmap_ranges, eval->nbitmap_ranges);
 	if (!only_nulls_enter(eval, floor))
 		prefetch_ranges(page, eval->value_ranges, eval->nvalue_ranges);
@@ -730,15 +729,31 @@ static void
 push_column(IndexPageEval *eval, Page page, const KeyStep *step, int column, int top, int n)
 {
 	const char *values = (const char *) page + eval->layout->value_offsets[column];
-	const char *bitmap = (const char *) page + eval->layout->null_offsets[column];
 	int			width = eval->layout->widths[column];
 	double	   *out = eval->stack + (Size) top * eval->stride;
 	uint8	   *nulls = eval->level_nulls + (Size) top * eval->stride;
 
-	for (int j = 0; j < n; j++)
-		out[j] = key_step_column_value(step, values + (Size) j * width);
-	for (int j = 0; j < n; j++)
-		nulls[j] = COLINDEX_BIT(bitmap, j) != 0;
+	/* a loop of each kind, which the compiler vectorizes */
+	switch ((KeyStepKind) step->kind)
+	{
+		case KEY_STEP_INT2_COLUMN:
+			for (int j = 0; j < n; j++)
+				out[j] = ((const int16 *) values)[j];
+			break;
+		case KEY_STEP_INT4_COLUMN:
+			for (int j = 0; j < n; j++)
+				out[j] = ((const int32 *) values)[j];
+			break;
+		case KEY_STEP_FLOAT4_COLUMN:
+			for (int j = 0; j < n; j++)
+				out[j] = ((const float *) values)[j];
+			break;
+		default:
+			for (int j = 0; j < n; j++)
+				out[j] = key_step_column_value(step, values + (Size) j * width);
+			break;
+	}
+	null_flags(page, eval->layout->null_offsets[column], n, (bool *) nulls);
 	eval->level_is_const[top] = false;
 }
 
@@ -746,26 +761,39 @@ push_column(IndexPageEval *eval, Page page, const KeyStep *step, int column, int
  * A binary step over levels of the stack: a (or, where NULL, x in every
  * slot) with b (or y), into out; a slot where it raises, its operands not
  * NULL (the result's NULL flag, in nulls), is marked in errors.  The
+ * results go to scratch first, in a loop without branches that the
+ * compiler vectorizes, with one flag for whether any may have raised
+ * (key_step_suspect); only then are the slots checked one by one.  The
  * compiler makes a loop of each kind and shape.
  */
 static pg_attribute_always_inline void
 binary_loop(KeyStepKind kind, double *out, const double *a, double x, const double *b,
-			double y, const uint8 *nulls, uint8 *errors, int n)
+			double y, const uint8 *nulls, uint8 *errors, double *scratch, int n)
 {
+	int			suspect = 0;
+
 	for (int j = 0; j < n; j++)
-		errors[j] |= !key_step_binary(kind, a ? a[j] : x, b ? b[j] : y, &out[j]) & !nulls[j];
+	{
+		scratch[j] = key_step_value(kind, a ? a[j] : x, b ? b[j] : y);
+		suspect |= key_step_suspect(kind, scratch[j]);
+	}
+	if (suspect)
+		for (int j = 0; j < n; j++)
+			errors[j] |= key_step_raises(kind, a ? a[j] : x, b ? b[j] : y, scratch[j]) &
+				!nulls[j];
+	memcpy(out, scratch, sizeof(double) * n);
 }
 
 static pg_attribute_always_inline void
 binary_shapes(KeyStepKind kind, double *out, const double *a, double x, const double *b,
-			  double y, const uint8 *nulls, uint8 *errors, int n)
+			  double y, const uint8 *nulls, uint8 *errors, double *scratch, int n)
 {
 	if (a && b)
-		binary_loop(kind, out, a, 0, b, 0, nulls, errors, n);
+		binary_loop(kind, out, a, 0, b, 0, nulls, errors, scratch, n);
 	else if (a)
-		binary_loop(kind, out, a, 0, NULL, y, nulls, errors, n);
+		binary_loop(kind, out, a, 0, NULL, y, nulls, errors, scratch, n);
 	else
-		binary_loop(kind, out, NULL, x, b, 0, nulls, errors, n);
+		binary_loop(kind, out, NULL, x, b, 0, nulls, errors, scratch, n);
 }
 
 /* The NULL flags of a level that is a constant's: none. */
@@ -807,22 +835,28 @@ binary_step(IndexPageEval *eval, KeyStepKind kind, int left, int n)
 	switch (kind)
 	{
 		case KEY_STEP_ADD:
-			binary_shapes(KEY_STEP_ADD, out, a, x, b, y, nulls, errors, n);
+			binary_shapes(KEY_STEP_ADD, out, a, x, b, y, nulls, errors, eval->scratch, n);
 			break;
 		case KEY_STEP_SUB:
-			binary_shapes(KEY_STEP_SUB, out, a, x, b, y, nulls, errors, n);
+			binary_shapes(KEY_STEP_SUB, out, a, x, b, y, nulls, errors, eval->scratch, n);
 			break;
 		case KEY_STEP_MUL:
-			binary_shapes(KEY_STEP_MUL, out, a, x, b, y, nulls, errors, n);
+			binary_shapes(KEY_STEP_MUL, out, a, x, b, y, nulls, errors, eval->scratch, n);
 			break;
 		case KEY_STEP_DIV:
-			binary_shapes(KEY_STEP_DIV, out, a, x, b, y, nulls, errors, n);
+			binary_shapes(KEY_STEP_DIV, out, a, x, b, y, nulls, errors, eval->scratch, n);
+			break;
+		case KEY_STEP_ADD4:
+			binary_shapes(KEY_STEP_ADD4, out, a, x, b, y, nulls, errors, eval->scratch, n);
+			break;
+		case KEY_STEP_SUB4:
+			binary_shapes(KEY_STEP_SUB4, out, a, x, b, y, nulls, errors, eval->scratch, n);
+			break;
+		case KEY_STEP_MUL4:
+			binary_shapes(KEY_STEP_MUL4, out, a, x, b, y, nulls, errors, eval->scratch, n);
 			break;
 		default:
-			/* float4 steps */
-			for (int j = 0; j < n; j++)
-				errors[j] |= !key_step_binary(kind, a ? a[j] : x, b ? b[j] : y, &out[j]) &
-					!nulls[j];
+			binary_shapes(KEY_STEP_DIV4, out, a, x, b, y, nulls, errors, eval->scratch, n);
 			break;
 	}
 }

@@ -264,17 +264,20 @@ next_chunk(Selection *sel, BlockCursor *cursor, uint32 *chunk)
 }
 
 /*
- * The next data block a round reads, or false at the end: in order of
- * bound, at the first page whose bound is below floor (the round's cut
- * only rises).
+ * The next data block a round reads and its bound (in block order, not
+ * known: the largest key), or false at the end: in order of bound, at the
+ * first page whose bound is below floor (the round's cut only rises).
  */
 static bool
-next_block(Selection *sel, BlockCursor *cursor, uint64 floor, BlockNumber *block)
+next_block(Selection *sel, BlockCursor *cursor, uint64 floor, BlockNumber *block,
+		   uint64 *bound)
 {
+	*bound = PG_UINT64_MAX;
 	if (sel->ordered)
 	{
 		if (cursor->next >= sel->norder || sel->order[cursor->next].bound < floor)
 			return false;
+		*bound = sel->order[cursor->next].bound;
 		*block = sel->order[cursor->next++].block;
 		return true;
 	}
@@ -352,9 +355,11 @@ select_round(Selection *sel, uint64 count, TopkResult *result, IndexSelectStats 
 	/* the pages pinned and not yet read, in a ring */
 	Buffer		pinned[PAGES_AHEAD + 1];
 	BlockNumber pinned_blocks[PAGES_AHEAD + 1];
+	uint64		pinned_bounds[PAGES_AHEAD + 1];
 	int			first = 0;
 	int			npinned = 0;
 	uint64		pages_read = 0;
+	uint64		bound;
 	BlockNumber block;
 
 	if (sel->spec->shared == NULL)
@@ -388,13 +393,20 @@ select_round(Selection *sel, uint64 count, TopkResult *result, IndexSelectStats 
 		Buffer		buf;
 
 		CHECK_FOR_INTERRUPTS();
-		while (open && npinned <= PAGES_AHEAD && next_block(sel, &cursor, floor, &block))
+		while (open && npinned <= PAGES_AHEAD &&
+			   next_block(sel, &cursor, floor, &block, &pinned_bounds[(first + npinned) %
+																	  (PAGES_AHEAD + 1)]))
 		{
 			int			at = (first + npinned++) % (PAGES_AHEAD + 1);
+			Page		page;
 
 			pinned[at] = recent_buffers_read(index, block, strategy);
 			pinned_blocks[at] = block;
-			colindex_page_eval_prefetch(sel->eval, BufferGetPage(pinned[at]), floor);
+			page = BufferGetPage(pinned[at]);
+			/* in block order, what the summary says, read without the lock, is a hint */
+			if (sel->ordered ||
+				!(colindex_is_data_page(page) && colindex_page_eval_skips(sel->eval, page, floor)))
+				colindex_page_eval_prefetch(sel->eval, page, floor);
 		}
 		if (npinned == 0)
 			break;
@@ -406,7 +418,8 @@ select_round(Selection *sel, uint64 count, TopkResult *result, IndexSelectStats 
 			LockBuffer(buf, BUFFER_LOCK_SHARE);
 			if (!colindex_is_data_page(page))
 				;
-			else if (colindex_page_eval_skips(sel->eval, page, floor))
+			else if (sel->ordered ? pinned_bounds[first] < floor :
+					 colindex_page_eval_skips(sel->eval, page, floor))
 				stats->pages_skipped += sel->ordered ? 0 : 1;
 			else
 			{
@@ -420,7 +433,7 @@ select_round(Selection *sel, uint64 count, TopkResult *result, IndexSelectStats 
 		npinned--;
 	}
 	if (sel->spec->shared)
-		while (next_block(sel, &cursor, 0, &block))
+		while (next_block(sel, &cursor, 0, &block, &bound))
 			;
 	sel->claimed = true;
 	/* in order of bound, the pages not read were all skipped */
