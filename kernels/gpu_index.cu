@@ -16,8 +16,10 @@
  * gives each page the largest key its entries can have, and whether any
  * of them can pass the filter, and the pages are read in bands of
  * decreasing bound, as the early-stopping algorithm visits segments: the
- * pages of the highest bounds first, enough to hold the round's count of
- * keys, eight times as many while they hold fewer.  Once the keys found
+ * pages of the highest bounds first, twice as many as the round's count
+ * of keys (each of the count best keys raises its page's bound, so these
+ * pages tend to hold them all), eight times as many while they hold fewer
+ * keys than the count.  Once the keys found
  * number count, the count-th best of them is a floor that the round's
  * count-th key cannot be below, and only the pages whose bound reaches it
  * are read after, keeping only keys that reach it; pages whose entries
@@ -41,7 +43,7 @@
 #define SCATTER_THREADS 256
 #define BOUND_THREADS 256
 
-/* the pages of the highest bounds read first: at least this many */
+/* the pages of the highest bounds read first: twice the keys wanted, and this many more */
 #define FIRST_BAND_PAGES 16
 /* each band after, while the keys found are too few, this many times as many */
 #define BAND_GROWTH 8
@@ -549,8 +551,7 @@ static GpuStatus
 select_by_bounds(Selection *sel, GpuTopk *t, TopkResult *result)
 {
 	Band		band = {};
-	size_t		pages = std::max<size_t>(FIRST_BAND_PAGES,
-										 2 * sel->q.count / sel->q.capacity + 1);
+	size_t		pages = 2 * sel->q.count + FIRST_BAND_PAGES;
 
 	GPU_TRY(compute_bounds(sel));
 	band.bounds = sel->s.bounds;
