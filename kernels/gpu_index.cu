@@ -14,16 +14,17 @@
  *
  * Where the pages have summaries (page_bounds.h), bounds_kernel first
  * gives each page the largest key its entries can have, and whether any
- * of them can pass the filter, and the pages are read in bands of
- * decreasing bound, as the early-stopping algorithm visits segments: the
- * pages of the highest bounds first, twice as many as the round's count
- * of keys (each of the count best keys raises its page's bound, so these
- * pages tend to hold them all), eight times as many while they hold fewer
- * keys than the count.  Once the keys found
+ * of them can pass the filter; the pages are sorted by bound, highest
+ * first, and read in bands of that order, as the early-stopping algorithm
+ * visits segments: first twice as many pages as the round's count of keys
+ * (each of the best keys raises its page's bound, so these pages tend to
+ * hold them), then each band eight times the last.  Once the keys found
  * number count, the count-th best of them is a floor that the round's
- * count-th key cannot be below, and only the pages whose bound reaches it
- * are read after, keeping only keys that reach it; pages whose entries
- * cannot pass are never read.
+ * count-th key cannot be below: a band skips the pages whose bound is
+ * below it and keeps only keys that reach it, the floor rises after each
+ * band, and the round ends at the first page whose bound is below the
+ * floor (or, where any tied row will do, not above it).  Pages whose
+ * entries cannot pass are never read.
  *
  * Work runs on the calling thread's per-thread stream, scratch memory is
  * taken from the device's stream-ordered pool (kept between selections),
@@ -159,13 +160,14 @@ program_page_bound(const GpuRowProgram *p, const char *summary, uint64_t *bound)
 }
 
 /*
- * Each block's bound and whether an entry of it may pass (a page that is
- * no data page, or empty, has none); counts[3] gets the data pages.
+ * Each block's bound (0 where no entry of it can pass: a page that is no
+ * data page, or empty, has none), its number beside it for the sort, and
+ * whether an entry of it may pass; counts[3] gets the data pages.
  */
 __global__ void
 __launch_bounds__(BOUND_THREADS)
-bounds_kernel(const char *pages, const GpuIndexQuery *q, uint64_t *bounds, uint8_t *passes,
-			  unsigned long long *counts)
+bounds_kernel(const char *pages, const GpuIndexQuery *q, uint64_t *bounds, uint32_t *blocks,
+			  uint8_t *passes, unsigned long long *counts)
 {
 	uint32_t	block = blockIdx.x * blockDim.x + threadIdx.x;
 	const char *page = pages + (size_t) block * q->page_size;
@@ -181,6 +183,7 @@ bounds_kernel(const char *pages, const GpuIndexQuery *q, uint64_t *bounds, uint8
 	if (block < q->nblocks)
 	{
 		bounds[block] = pass ? bound : 0;
+		blocks[block] = block;
 		passes[block] = pass;
 	}
 }
@@ -188,20 +191,30 @@ bounds_kernel(const char *pages, const GpuIndexQuery *q, uint64_t *bounds, uint8
 /* The pages an entries_kernel reads, and the keys it keeps. */
 struct Band
 {
-	const uint64_t *bounds;		/* each block's, or NULL: every data page */
-	const uint8_t *passes;
-	uint64_t	lo;				/* pages whose bound is at least lo */
-	uint64_t	hi;				/* and, where bounded, below hi */
-	bool		bounded;
-	uint64_t	key_floor;		/* keys below it are dropped */
+	const uint32_t *blocks;		/* the pages by bound, highest first, or NULL: every data page */
+	const uint64_t *bounds;		/* their bounds */
+	const uint8_t *passes;		/* by block: whether an entry of it may pass */
+	uint32_t	first;			/* the band: the pages of these places in that order */
+	uint32_t	end;
+	uint64_t	key_floor;		/* keys below it are dropped, and pages whose bound is */
+	bool		floor_reached;	/* and pages whose bound is the floor (any tie will do) */
 };
 
+/* The n-th page of a band, or false where the band does not read it. */
 static __device__ __forceinline__ bool
-band_holds(const Band &band, uint32_t block)
+band_page(const Band &band, uint32_t n, uint32_t *block)
 {
-	return band.bounds == NULL ||
-		(band.passes[block] && band.bounds[block] >= band.lo &&
-		 (!band.bounded || band.bounds[block] < band.hi));
+	uint64_t	bound;
+
+	if (band.blocks == NULL)
+	{
+		*block = n + 1;
+		return true;
+	}
+	*block = band.blocks[band.first + n];
+	bound = band.bounds[band.first + n];
+	return band.passes[*block] && bound >= band.key_floor &&
+		!(band.floor_reached && bound == band.key_floor);
 }
 
 /*
@@ -223,13 +236,16 @@ entries_kernel(const char *pages, const GpuIndexQuery *q, Band band, const uint6
 	unsigned long long pages_read = 0;
 
 	state.init(&q->program);
-	for (uint32_t block = blockIdx.x + 1; block < q->nblocks; block += gridDim.x)
+	for (uint32_t n = blockIdx.x; n < band.end - band.first; n += gridDim.x)
 	{
-		const char *page = pages + (size_t) block * q->page_size;
+		uint32_t	block;
+		const char *page;
 		int			high;
 
-		if (!band_holds(band, block) ||
-			*(const uint16_t *) (page + q->kind_offset) != q->data_kind)
+		if (!band_page(band, n, &block))
+			continue;
+		page = pages + (size_t) block * q->page_size;
+		if (*(const uint16_t *) (page + q->kind_offset) != q->data_kind)
 			continue;
 		pages_read++;
 		high = *(const uint16_t *) (page + q->high_offset);
@@ -396,15 +412,17 @@ struct Scratch
 	uint64_t   *values;			/* the sets' values, then the tied positions */
 	unsigned long long *counts; /* entries_kernel's, then the data pages */
 	TopkItem   *items;
-	uint64_t   *bounds;			/* each block's, then sorted */
-	uint64_t   *sorted;
+	uint64_t   *bounds;			/* each block's */
+	uint32_t   *blocks;			/* each block's number */
+	uint64_t   *sorted_bounds;	/* the two sorted by bound, highest first */
+	uint32_t   *sorted_blocks;
 	uint8_t    *passes;
 	void	   *sort_temp;
 
 	~Scratch()
 	{
-		void	   *all[] = {keys, ordinals, query, values, counts, items, bounds, sorted,
-			passes, sort_temp};
+		void	   *all[] = {keys, ordinals, query, values, counts, items, bounds, blocks,
+			sorted_bounds, sorted_blocks, passes, sort_temp};
 
 		for (void *ptr : all)
 			if (ptr)
@@ -483,15 +501,16 @@ read_band(Selection *sel, const Band &band)
 {
 	Scratch    *s = &sel->s;
 	const uint64_t *tied = s->values + sel->nset_values;
+	int			grid = (int) std::min<size_t>(band.end - band.first, sel->grid);
 
-	if (sel->grid > 0)
+	if (grid > 0)
 	{
 		if (sel->key_width == 4)
-			entries_kernel<uint32_t><<<sel->grid, ENTRY_THREADS, 0, cudaStreamPerThread>>>(
+			entries_kernel<uint32_t><<<grid, ENTRY_THREADS, 0, cudaStreamPerThread>>>(
 				sel->p->pages, s->query, band, tied, sel->ntied, (uint32_t *) s->keys,
 				s->ordinals, s->counts);
 		else
-			entries_kernel<uint64_t><<<sel->grid, ENTRY_THREADS, 0, cudaStreamPerThread>>>(
+			entries_kernel<uint64_t><<<grid, ENTRY_THREADS, 0, cudaStreamPerThread>>>(
 				sel->p->pages, s->query, band, tied, sel->ntied, (uint64_t *) s->keys,
 				s->ordinals, s->counts);
 		GPU_CHECK(cudaGetLastError(), "Launching the entry selection");
@@ -517,7 +536,7 @@ select_keys(Selection *sel, GpuTopk *t, TopkResult *result)
 	return gpu_topk_result(t, result);
 }
 
-/* Each page's bound, and the bounds sorted from the highest. */
+/* Each page's bound, and the pages sorted by bound, highest first. */
 static GpuStatus
 compute_bounds(Selection *sel)
 {
@@ -526,19 +545,24 @@ compute_bounds(Selection *sel)
 	size_t		temp_bytes = 0;
 
 	GPU_TRY(scratch_alloc(&s->bounds, nblocks * sizeof(uint64_t)));
-	GPU_TRY(scratch_alloc(&s->sorted, nblocks * sizeof(uint64_t)));
+	GPU_TRY(scratch_alloc(&s->blocks, nblocks * sizeof(uint32_t)));
+	GPU_TRY(scratch_alloc(&s->sorted_bounds, nblocks * sizeof(uint64_t)));
+	GPU_TRY(scratch_alloc(&s->sorted_blocks, nblocks * sizeof(uint32_t)));
 	GPU_TRY(scratch_alloc(&s->passes, nblocks));
 	bounds_kernel<<<(nblocks + BOUND_THREADS - 1) / BOUND_THREADS, BOUND_THREADS, 0,
-		cudaStreamPerThread>>>(sel->p->pages, s->query, s->bounds, s->passes, s->counts);
+		cudaStreamPerThread>>>(sel->p->pages, s->query, s->bounds, s->blocks, s->passes,
+							   s->counts);
 	GPU_CHECK(cudaGetLastError(), "Launching the page bounds");
-	GPU_CHECK(cub::DeviceRadixSort::SortKeysDescending(NULL, temp_bytes, s->bounds, s->sorted,
-													   (int) nblocks, 0, 64,
-													   cudaStreamPerThread),
+	GPU_CHECK(cub::DeviceRadixSort::SortPairsDescending(NULL, temp_bytes, s->bounds,
+														s->sorted_bounds, s->blocks,
+														s->sorted_blocks, (int) nblocks, 0, 64,
+														cudaStreamPerThread),
 			  "Sorting the page bounds");
 	GPU_TRY(scratch_alloc(&s->sort_temp, temp_bytes));
-	GPU_CHECK(cub::DeviceRadixSort::SortKeysDescending(s->sort_temp, temp_bytes, s->bounds,
-													   s->sorted, (int) nblocks, 0, 64,
-													   cudaStreamPerThread),
+	GPU_CHECK(cub::DeviceRadixSort::SortPairsDescending(s->sort_temp, temp_bytes, s->bounds,
+														s->sorted_bounds, s->blocks,
+														s->sorted_blocks, (int) nblocks, 0, 64,
+														cudaStreamPerThread),
 			  "Sorting the page bounds");
 	return GPU_OK;
 }
@@ -550,43 +574,46 @@ compute_bounds(Selection *sel)
 static GpuStatus
 select_by_bounds(Selection *sel, GpuTopk *t, TopkResult *result)
 {
+	uint32_t	nblocks = sel->q.nblocks;
+	size_t		size = 2 * sel->q.count + FIRST_BAND_PAGES;
 	Band		band = {};
-	size_t		pages = 2 * sel->q.count + FIRST_BAND_PAGES;
+	bool		have_floor = false;
+	uint64_t	selected = 0;	/* the keys found when *result was selected */
 
 	GPU_TRY(compute_bounds(sel));
-	band.bounds = sel->s.bounds;
+	band.blocks = sel->s.sorted_blocks;
+	band.bounds = sel->s.sorted_bounds;
 	band.passes = sel->s.passes;
 	for (;;)
 	{
-		uint64_t	lo = 0;
+		uint64_t	next;
 
-		/* the pages of the highest bounds, ties included */
-		if (pages < sel->q.nblocks)
-			GPU_CHECK(cudaMemcpyAsync(&lo, sel->s.sorted + pages - 1, sizeof(lo),
-									  cudaMemcpyDeviceToHost, cudaStreamPerThread),
-					  "Copying a page bound");
-		GPU_CHECK(cudaStreamSynchronize(cudaStreamPerThread), "Sorting the page bounds");
-		band.lo = std::max(lo, band.key_floor);
+		band.end = (uint32_t) std::min<size_t>(band.first + size, nblocks);
 		GPU_TRY(read_band(sel, band));
-		/* every page that can hold a key of at least the floor has been read */
-		if (band.lo <= band.key_floor)
-			return select_keys(sel, t, result);
-		band.hi = band.lo;
-		band.bounded = true;
-		if (sel->counts[0] < sel->q.count)
+		if (sel->counts[0] >= sel->q.count && sel->counts[0] > selected)
 		{
-			pages *= BAND_GROWTH;
-			continue;
+			/* the count-th best key found: the round's count-th is not below it */
+			GPU_TRY(select_keys(sel, t, result));
+			selected = sel->counts[0];
+			band.key_floor = UINT64_MAX;
+			for (size_t i = 0; i < result->count; i++)
+				band.key_floor = std::min(band.key_floor, result->items[i].key);
+			band.floor_reached = sel->q.exact;
+			have_floor = true;
 		}
-		GPU_TRY(select_keys(sel, t, result));
-		band.key_floor = UINT64_MAX;
-		for (size_t i = 0; i < result->count; i++)
-			band.key_floor = std::min(band.key_floor, result->items[i].key);
-		if (band.hi <= band.key_floor)
-			return GPU_OK;
-		/* the last band: every page left whose bound reaches the floor */
-		pages = sel->q.nblocks;
+		if (band.end >= nblocks)
+			break;
+		GPU_CHECK(cudaMemcpyAsync(&next, band.bounds + band.end, sizeof(next),
+								  cudaMemcpyDeviceToHost, cudaStreamPerThread),
+				  "Copying a page bound");
+		GPU_CHECK(cudaStreamSynchronize(cudaStreamPerThread), "Copying a page bound");
+		/* no page left can hold a key the round takes */
+		if (have_floor && (next < band.key_floor || (sel->q.exact && next == band.key_floor)))
+			break;
+		band.first = band.end;
+		size *= BAND_GROWTH;
 	}
+	return selected == sel->counts[0] ? GPU_OK : select_keys(sel, t, result);
 }
 
 extern "C" GpuStatus
@@ -608,6 +635,7 @@ gpu_index_select(GpuIndexPages *p, const GpuIndexQuery *query, const uint64_t *s
 	{
 		Band		every_page = {};
 
+		every_page.end = sel.q.nblocks > 1 ? sel.q.nblocks - 1 : 0;
 		GPU_TRY(read_band(&sel, every_page));
 		GPU_TRY(select_keys(&sel, t, result));
 	}
