@@ -23,8 +23,10 @@
  * count-th key cannot be below: a band skips the pages whose bound is
  * below it and keeps only keys that reach it, the floor rises after each
  * band, and the round ends at the first page whose bound is below the
- * floor (or, where any tied row will do, not above it).  Pages whose
- * entries cannot pass are never read.
+ * floor (or, where any tied row will do, not above it).  Where more than
+ * half the pages still reach the floor (a sum of columns whose values lie
+ * at random), the next band is all of them.  Pages whose entries cannot
+ * pass are never read.
  *
  * Work runs on the calling thread's per-thread stream, scratch memory is
  * taken from the device's stream-ordered pool (kept between selections),
@@ -199,6 +201,30 @@ struct Band
 	uint64_t	key_floor;		/* keys below it are dropped, and pages whose bound is */
 	bool		floor_reached;	/* and pages whose bound is the floor (any tie will do) */
 };
+
+/*
+ * In *out, how many of the n bounds (sorted, highest first) are above
+ * floor, or at least floor unless strict: the pages a round may still
+ * need.
+ */
+__global__ void
+pages_reaching_kernel(const uint64_t *bounds, uint32_t n, uint64_t floor, bool strict,
+					  uint32_t *out)
+{
+	uint32_t	lo = 0;
+	uint32_t	hi = n;
+
+	while (lo < hi)
+	{
+		uint32_t	mid = lo + (hi - lo) / 2;
+
+		if (bounds[mid] > floor || (!strict && bounds[mid] == floor))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*out = lo;
+}
 
 /* The n-th page of a band, or false where the band does not read it. */
 static __device__ __forceinline__ bool
@@ -418,11 +444,12 @@ struct Scratch
 	uint32_t   *sorted_blocks;
 	uint8_t    *passes;
 	void	   *sort_temp;
+	uint32_t   *reaching;		/* pages_reaching_kernel's answer */
 
 	~Scratch()
 	{
 		void	   *all[] = {keys, ordinals, query, values, counts, items, bounds, blocks,
-			sorted_bounds, sorted_blocks, passes, sort_temp};
+			sorted_bounds, sorted_blocks, passes, sort_temp, reaching};
 
 		for (void *ptr : all)
 			if (ptr)
@@ -549,6 +576,7 @@ compute_bounds(Selection *sel)
 	GPU_TRY(scratch_alloc(&s->sorted_bounds, nblocks * sizeof(uint64_t)));
 	GPU_TRY(scratch_alloc(&s->sorted_blocks, nblocks * sizeof(uint32_t)));
 	GPU_TRY(scratch_alloc(&s->passes, nblocks));
+	GPU_TRY(scratch_alloc(&s->reaching, sizeof(uint32_t)));
 	bounds_kernel<<<(nblocks + BOUND_THREADS - 1) / BOUND_THREADS, BOUND_THREADS, 0,
 		cudaStreamPerThread>>>(sel->p->pages, s->query, s->bounds, s->blocks, s->passes,
 							   s->counts);
@@ -586,7 +614,7 @@ select_by_bounds(Selection *sel, GpuTopk *t, TopkResult *result)
 	band.passes = sel->s.passes;
 	for (;;)
 	{
-		uint64_t	next;
+		uint32_t	reaching;
 
 		band.end = (uint32_t) std::min<size_t>(band.first + size, nblocks);
 		GPU_TRY(read_band(sel, band));
@@ -603,15 +631,25 @@ select_by_bounds(Selection *sel, GpuTopk *t, TopkResult *result)
 		}
 		if (band.end >= nblocks)
 			break;
-		GPU_CHECK(cudaMemcpyAsync(&next, band.bounds + band.end, sizeof(next),
+		if (!have_floor)
+		{
+			band.first = band.end;
+			size *= BAND_GROWTH;
+			continue;
+		}
+		/* the pages that may still hold a key the round takes: none, or the next band */
+		pages_reaching_kernel<<<1, 1, 0, cudaStreamPerThread>>>(
+			band.bounds, nblocks, band.key_floor, sel->q.exact, sel->s.reaching);
+		GPU_CHECK(cudaGetLastError(), "Launching the page count");
+		GPU_CHECK(cudaMemcpyAsync(&reaching, sel->s.reaching, sizeof(reaching),
 								  cudaMemcpyDeviceToHost, cudaStreamPerThread),
-				  "Copying a page bound");
-		GPU_CHECK(cudaStreamSynchronize(cudaStreamPerThread), "Copying a page bound");
-		/* no page left can hold a key the round takes */
-		if (have_floor && (next < band.key_floor || (sel->q.exact && next == band.key_floor)))
+				  "Copying a page count");
+		GPU_CHECK(cudaStreamSynchronize(cudaStreamPerThread), "Counting pages");
+		if (reaching <= band.end)
 			break;
 		band.first = band.end;
-		size *= BAND_GROWTH;
+		size = 2 * (size_t) (reaching - band.end) > nblocks ? reaching - band.end :
+			size * BAND_GROWTH;
 	}
 	return selected == sel->counts[0] ? GPU_OK : select_keys(sel, t, result);
 }
