@@ -352,6 +352,12 @@ cpu_topk_push_refs(CpuTopk *t, const void *keys, const uint64_t *refs, size_t n)
 	return t->k == 0 || t->push(t, keys, refs, n);
 }
 
+void
+cpu_topk_refresh_cut(CpuTopk *t)
+{
+	compact(t);
+}
+
 bool
 cpu_topk_cut(const CpuTopk *t, uint64_t *cut)
 {

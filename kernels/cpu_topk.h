@@ -27,6 +27,12 @@ extern bool cpu_topk_push_refs(CpuTopk *t, const void *keys, const uint64_t *ref
 
 /* Whether only keys above *cut can still enter (pushing the others does nothing). */
 extern bool cpu_topk_cut(const CpuTopk *t, uint64_t *cut);
+
+/*
+ * Bring the cut up to the keys pushed so far now, rather than when the
+ * buffer's slack fills (for a scan that stops once no key can enter).
+ */
+extern void cpu_topk_refresh_cut(CpuTopk *t);
 /* The answer so far, sorted; pushing may go on afterwards. */
 extern bool cpu_topk_result(CpuTopk *t, TopkResult *result);
 

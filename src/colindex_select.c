@@ -202,8 +202,11 @@ round_floor(Selection *sel, uint64 *floor)
 	return true;
 }
 
-/* The entries of one page that pass, are left and are at least floor, into the round's top-k. */
-static void
+/*
+ * The entries of one page that pass, are left and are at least floor, into
+ * the round's top-k; returns how many.
+ */
+static size_t
 select_page(Selection *sel, Page page, BlockNumber block, uint64 floor,
 			IndexSelectStats *stats)
 {
@@ -221,6 +224,7 @@ select_page(Selection *sel, Page page, BlockNumber block, uint64 floor,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("out of memory"),
 				 errdetail("GpuTopK could not keep its candidates.")));
+	return n;
 }
 
 /* Where a round is in the blocks it reads. */
@@ -360,6 +364,9 @@ select_round(Selection *sel, uint64 count, TopkResult *result, IndexSelectStats 
 	int			npinned = 0;
 	uint64		pages_read = 0;
 	uint64		bound;
+	/* keys pushed since the cut was brought up to date, and how many call for it */
+	uint64		pushed = 0;
+	uint64		refresh_every = Max(count / 8, 1);
 	BlockNumber block;
 
 	if (sel->spec->shared == NULL)
@@ -423,8 +430,14 @@ select_round(Selection *sel, uint64 count, TopkResult *result, IndexSelectStats 
 				stats->pages_skipped += sel->ordered ? 0 : 1;
 			else
 			{
-				select_page(sel, page, pinned_blocks[first], floor, stats);
+				pushed += select_page(sel, page, pinned_blocks[first], floor, stats);
 				pages_read++;
+				/* in order of bound, a current cut ends the round sooner */
+				if (sel->ordered && pushed >= refresh_every)
+				{
+					cpu_topk_refresh_cut(sel->topk);
+					pushed = 0;
+				}
 			}
 			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 		}
