@@ -570,6 +570,8 @@ compute_bounds(Selection *sel)
 	Scratch    *s = &sel->s;
 	uint32_t	nblocks = sel->q.nblocks;
 	size_t		temp_bytes = 0;
+	/* a 4-byte key's bounds fit in the low 32 bits: half the sort's passes */
+	int			key_bits = 8 * sel->key_width;
 
 	GPU_TRY(scratch_alloc(&s->bounds, nblocks * sizeof(uint64_t)));
 	GPU_TRY(scratch_alloc(&s->blocks, nblocks * sizeof(uint32_t)));
@@ -583,14 +585,14 @@ compute_bounds(Selection *sel)
 	GPU_CHECK(cudaGetLastError(), "Launching the page bounds");
 	GPU_CHECK(cub::DeviceRadixSort::SortPairsDescending(NULL, temp_bytes, s->bounds,
 														s->sorted_bounds, s->blocks,
-														s->sorted_blocks, (int) nblocks, 0, 64,
-														cudaStreamPerThread),
+														s->sorted_blocks, (int) nblocks, 0,
+														key_bits, cudaStreamPerThread),
 			  "Sorting the page bounds");
 	GPU_TRY(scratch_alloc(&s->sort_temp, temp_bytes));
 	GPU_CHECK(cub::DeviceRadixSort::SortPairsDescending(s->sort_temp, temp_bytes, s->bounds,
 														s->sorted_bounds, s->blocks,
-														s->sorted_blocks, (int) nblocks, 0, 64,
-														cudaStreamPerThread),
+														s->sorted_blocks, (int) nblocks, 0,
+														key_bits, cudaStreamPerThread),
 			  "Sorting the page bounds");
 	return GPU_OK;
 }
