@@ -23,10 +23,10 @@
  * count-th key cannot be below: a band skips the pages whose bound is
  * below it and keeps only keys that reach it, the floor rises after each
  * band, and the round ends at the first page whose bound is below the
- * floor (or, where any tied row will do, not above it).  Where more than
- * half the pages still reach the floor (a sum of columns whose values lie
- * at random), the next band is all of them.  Pages whose entries cannot
- * pass are never read.
+ * floor (or, where any tied row will do, not above it).  A band grows
+ * eightfold, not to every page that still reaches the floor: with a
+ * filter the floor rises much from band to band.  Pages whose entries
+ * cannot pass are never read.
  *
  * Work runs on the calling thread's per-thread stream, scratch memory is
  * taken from the device's stream-ordered pool (kept between selections),
@@ -650,8 +650,7 @@ select_by_bounds(Selection *sel, GpuTopk *t, TopkResult *result)
 		if (reaching <= band.end)
 			break;
 		band.first = band.end;
-		size = 2 * (size_t) (reaching - band.end) > nblocks ? reaching - band.end :
-			size * BAND_GROWTH;
+		size = std::min<size_t>(size * BAND_GROWTH, reaching - band.end);
 	}
 	return selected == sel->counts[0] ? GPU_OK : select_keys(sel, t, result);
 }
