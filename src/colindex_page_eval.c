@@ -832,33 +832,37 @@ binary_step(IndexPageEval *eval, KeyStepKind kind, int left, int n)
 	for (int j = 0; j < n; j++)
 		nulls[j] |= right_nulls[j];
 	eval->level_is_const[left] = false;
+	/* a loop of each kind: the kind a constant in each */
+#define BINARY_STEP(KIND) \
+	binary_shapes(KIND, out, a, x, b, y, nulls, errors, eval->scratch, n)
 	switch (kind)
 	{
 		case KEY_STEP_ADD:
-			binary_shapes(KEY_STEP_ADD, out, a, x, b, y, nulls, errors, eval->scratch, n);
+			BINARY_STEP(KEY_STEP_ADD);
 			break;
 		case KEY_STEP_SUB:
-			binary_shapes(KEY_STEP_SUB, out, a, x, b, y, nulls, errors, eval->scratch, n);
+			BINARY_STEP(KEY_STEP_SUB);
 			break;
 		case KEY_STEP_MUL:
-			binary_shapes(KEY_STEP_MUL, out, a, x, b, y, nulls, errors, eval->scratch, n);
+			BINARY_STEP(KEY_STEP_MUL);
 			break;
 		case KEY_STEP_DIV:
-			binary_shapes(KEY_STEP_DIV, out, a, x, b, y, nulls, errors, eval->scratch, n);
+			BINARY_STEP(KEY_STEP_DIV);
 			break;
 		case KEY_STEP_ADD4:
-			binary_shapes(KEY_STEP_ADD4, out, a, x, b, y, nulls, errors, eval->scratch, n);
+			BINARY_STEP(KEY_STEP_ADD4);
 			break;
 		case KEY_STEP_SUB4:
-			binary_shapes(KEY_STEP_SUB4, out, a, x, b, y, nulls, errors, eval->scratch, n);
+			BINARY_STEP(KEY_STEP_SUB4);
 			break;
 		case KEY_STEP_MUL4:
-			binary_shapes(KEY_STEP_MUL4, out, a, x, b, y, nulls, errors, eval->scratch, n);
+			BINARY_STEP(KEY_STEP_MUL4);
 			break;
 		default:
-			binary_shapes(KEY_STEP_DIV4, out, a, x, b, y, nulls, errors, eval->scratch, n);
+			BINARY_STEP(KEY_STEP_DIV4);
 			break;
 	}
+#undef BINARY_STEP
 }
 
 /* A unary step over the level at top. */
