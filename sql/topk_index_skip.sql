@@ -29,9 +29,11 @@ BEGIN
           WHERE node->>'Index Pages Skipped' IS NOT NULL);
 END $$;
 
+\set ECHO none
+\i sql/lib/explain_analyze.sql
+\set ECHO all
 SET gputopk.device = cpu;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
-SELECT id FROM sk ORDER BY score DESC LIMIT 10;
+SELECT pg_temp.explain_analyze($$SELECT id FROM sk ORDER BY score DESC LIMIT 10$$);
 RESET gputopk.device;
 
 -- a column, both ways, NULLs first and last, ties and OFFSET
