@@ -249,10 +249,16 @@ colindex_page_summary_covers(const ColIndexLayout *layout, Page page, int slot)
 	for (int i = 0; i < layout->ncolumns; i++)
 	{
 		ValueRange	r = page_summary_range(summary, i);
+		uint64		key;
 
-		if (colindex_slot_isnull(layout, page, i, slot) ? !r.may_null :
-			!r.may_value || summary_key(layout, page, i, slot) < r.lo ||
-			summary_key(layout, page, i, slot) > r.hi)
+		if (colindex_slot_isnull(layout, page, i, slot))
+		{
+			if (!r.may_null)
+				return false;
+			continue;
+		}
+		key = summary_key(layout, page, i, slot);
+		if (!r.may_value || key < r.lo || key > r.hi)
 			return false;
 	}
 	return true;

@@ -344,6 +344,22 @@ order_pages(Selection *sel, BlockNumber nblocks, BufferAccessStrategy strategy)
 }
 
 /*
+ * Whether a data page the round has pinned is skipped: in order of bound,
+ * by the bound it was ordered by (the pages not read are counted when the
+ * round ends); else by its summary, and counted here.
+ */
+static bool
+page_skipped(Selection *sel, Page page, uint64 bound, uint64 floor, IndexSelectStats *stats)
+{
+	if (sel->ordered)
+		return bound < floor;
+	if (!colindex_page_eval_skips(sel->eval, page, floor))
+		return false;
+	stats->pages_skipped++;
+	return true;
+}
+
+/*
  * One round's candidates: the best count keys of those left, with their
  * ties unless any of them will do.  Pages are read in place under a share
  * lock.
@@ -423,12 +439,8 @@ select_round(Selection *sel, uint64 count, TopkResult *result, IndexSelectStats 
 			Page		page = BufferGetPage(buf);
 
 			LockBuffer(buf, BUFFER_LOCK_SHARE);
-			if (!colindex_is_data_page(page))
-				;
-			else if (sel->ordered ? pinned_bounds[first] < floor :
-					 colindex_page_eval_skips(sel->eval, page, floor))
-				stats->pages_skipped += sel->ordered ? 0 : 1;
-			else
+			if (colindex_is_data_page(page) &&
+				!page_skipped(sel, page, pinned_bounds[first], floor, stats))
 			{
 				pushed += select_page(sel, page, pinned_blocks[first], floor, stats);
 				pages_read++;
