@@ -598,6 +598,30 @@ compute_bounds(Selection *sel)
 }
 
 /*
+ * Where the query asks for ties only because its key program may raise:
+ * exact after all when no page's bound is the largest key, that of a row
+ * that raises (and of NULL first).
+ */
+static GpuStatus
+settle_mode(Selection *sel)
+{
+	uint64_t	highest = 0;
+
+	if (!sel->q.exact_if_no_errors || sel->q.exact)
+		return GPU_OK;
+	GPU_CHECK(cudaMemcpyAsync(&highest, sel->s.sorted_bounds, sizeof(highest),
+							  cudaMemcpyDeviceToHost, cudaStreamPerThread),
+			  "Copying the highest page bound");
+	GPU_CHECK(cudaStreamSynchronize(cudaStreamPerThread), "Bounding the pages");
+	if (highest == key_null((KeyType) sel->q.program.key_type, true))
+		return GPU_OK;
+	sel->q.exact = true;
+	GPU_CHECK(cudaMemcpyAsync(sel->s.query, &sel->q, sizeof(sel->q), cudaMemcpyHostToDevice,
+							  cudaStreamPerThread), "Copying a selection's query");
+	return GPU_OK;
+}
+
+/*
  * The round's keys read band by band of pages (see the top of the file):
  * the best in *result.
  */
@@ -611,6 +635,7 @@ select_by_bounds(Selection *sel, GpuTopk *t, TopkResult *result)
 	uint64_t	selected = 0;	/* the keys found when *result was selected */
 
 	GPU_TRY(compute_bounds(sel));
+	GPU_TRY(settle_mode(sel));
 	band.blocks = sel->s.sorted_blocks;
 	band.bounds = sel->s.sorted_bounds;
 	band.passes = sel->s.passes;
@@ -679,6 +704,7 @@ gpu_index_select(GpuIndexPages *p, const GpuIndexQuery *query, const uint64_t *s
 		GPU_TRY(select_keys(&sel, t, result));
 	}
 	counts->scanned = sel.counts[1];
+	counts->exact = sel.q.exact;
 	counts->pages_skipped = sel.counts[3] > sel.counts[2] ? sel.counts[3] - sel.counts[2] : 0;
 	if (result->count > 0)
 	{

@@ -55,6 +55,8 @@ typedef struct GpuIndexQuery
 
 	/* the selection: count keys, and their ties unless exact */
 	uint64_t	count;
+	/* exact too where the pages' summaries show that no key program raises */
+	bool		exact_if_no_errors;
 } GpuIndexQuery;
 
 /* what a selection read */
@@ -62,6 +64,7 @@ typedef struct GpuIndexCounts
 {
 	uint64_t	scanned;		/* entries */
 	uint64_t	pages_skipped;	/* data pages left unread: their summaries */
+	bool		exact;			/* exactly count keys were selected */
 } GpuIndexCounts;
 
 typedef struct GpuIndexPages GpuIndexPages;

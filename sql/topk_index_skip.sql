@@ -18,16 +18,19 @@ FROM generate_series(1, 40000) i;
 CREATE INDEX sk_ci ON sk USING gputopk (score, ts, a, b, w);
 VACUUM ANALYZE sk;
 
--- the index's pages a query skipped (EXPLAIN ANALYZE's Index Pages Skipped)
-CREATE FUNCTION pages_skipped(q text) RETURNS bigint LANGUAGE plpgsql AS $$
+-- a property of the GpuTopK node under the Limit, from EXPLAIN ANALYZE
+CREATE FUNCTION analyzed(q text, property text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
   plan json;
 BEGIN
   EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON, TIMING OFF, SUMMARY OFF) ' || q INTO plan;
-  RETURN (SELECT (node->>'Index Pages Skipped')::bigint
+  RETURN (SELECT node->>property
           FROM json_array_elements(plan->0->'Plan'->'Plans') node
-          WHERE node->>'Index Pages Skipped' IS NOT NULL);
+          WHERE node->>property IS NOT NULL);
 END $$;
+-- the index's pages a query skipped
+CREATE FUNCTION pages_skipped(q text) RETURNS bigint LANGUAGE sql
+AS $$ SELECT analyzed(q, 'Index Pages Skipped')::bigint $$;
 
 \set ECHO none
 \i sql/lib/explain_analyze.sql
@@ -121,6 +124,26 @@ SELECT id FROM sk_err ORDER BY a * b DESC, id LIMIT 5;
 DELETE FROM sk_err WHERE id > 20000;
 INSERT INTO sk_err SELECT 22000 + i, -1, 0 FROM generate_series(1, 500) i;
 SELECT topk_check('SELECT id FROM sk_err ORDER BY a / b DESC, id LIMIT 5');
+
+-- a sum that may raise asks for the rows tied at the bound, so that every
+-- row that raises is a candidate; where the summaries show that none can,
+-- any tied row will do (here 3,333 rows tie at the top)
+CREATE TABLE sk_tie AS
+SELECT i AS id, (i % 3)::float4 AS a, (i % 2)::float4 AS b FROM generate_series(1, 20000) i;
+CREATE INDEX sk_tie_ci ON sk_tie USING gputopk (a, b);
+ANALYZE sk_tie;
+SELECT topk_check('SELECT a + b FROM sk_tie ORDER BY a + b DESC LIMIT 5');
+SELECT analyzed(q, 'Ranking Key') AS key, analyzed(q, 'Candidates Fetched')::int < 100 AS few
+FROM (VALUES ('SELECT id FROM sk_tie ORDER BY a + b DESC LIMIT 5')) v(q);
+-- later ORDER BY items still need the ties
+SELECT topk_check('SELECT id, a + b FROM sk_tie ORDER BY a + b DESC, id DESC LIMIT 5');
+-- a row whose sum overflows: its page's bound is the top key, the ties are kept, and it raises
+INSERT INTO sk_tie VALUES (30000, '3e38', '3e38');
+SELECT topk_check('SELECT a + b FROM sk_tie ORDER BY a + b DESC LIMIT 5');
+SELECT a + b FROM sk_tie ORDER BY a + b DESC LIMIT 5;
+-- unless a WHERE clause leaves it out
+SELECT analyzed('SELECT id FROM sk_tie WHERE id < 30000 ORDER BY a + b DESC LIMIT 5', 'Ranking Key');
+SELECT a + b FROM sk_tie WHERE id < 30000 ORDER BY a + b DESC LIMIT 5;
 SELECT id FROM sk_err ORDER BY a / b DESC, id LIMIT 5;
 -- VACUUM computes the summaries again from the entries left: no error now
 DELETE FROM sk_err WHERE id > 20000;
@@ -149,6 +172,7 @@ RESET parallel_tuple_cost;
 RESET min_parallel_index_scan_size;
 RESET gputopk.max_parallel_workers;
 
-DROP TABLE sk, sk_err;
+DROP TABLE sk, sk_err, sk_tie;
 DROP FUNCTION pages_skipped(text);
+DROP FUNCTION analyzed(text, text);
 RESET gputopk.min_table_rows;

@@ -104,6 +104,7 @@ describe_query(IndexGpu *g, const IndexSelectSpec *spec, const ColIndexLayout *l
 	q->summary_offset = layout->summary_offset;
 	q->skip_killed = skip_killed;
 	q->exact = spec->exact;
+	q->exact_if_no_errors = spec->exact_if_no_errors;
 	return scan_gpu_program_describe(&source, &q->program, &g->set_values, &g->nset_values);
 }
 
@@ -191,7 +192,8 @@ colindex_gpu_begin(const IndexSelectSpec *spec, const ColIndexLayout *layout,
 
 bool
 colindex_gpu_round(IndexGpu *g, uint64 count, bool have_threshold, uint64 threshold,
-				   const uint64 *tied, size_t ntied, TopkResult *result, IndexSelectStats *stats)
+				   const uint64 *tied, size_t ntied, bool *exact, TopkResult *result,
+				   IndexSelectStats *stats)
 {
 	ServiceIndexRequest request = g->request;
 	GpuIndexCounts counts;
@@ -202,6 +204,9 @@ colindex_gpu_round(IndexGpu *g, uint64 count, bool have_threshold, uint64 thresh
 	request.query.count = count;
 	request.query.have_threshold = have_threshold;
 	request.query.threshold = threshold;
+	request.query.exact = *exact;
+	/* the mode is settled by the first round, which later ones go on from */
+	request.query.exact_if_no_errors &= !have_threshold && !*exact;
 	if (!service_job_index_round(g->job, &request, g->set_values, tied, result, &counts))
 		return false;
 	/* under auto, a round the GPU failed is the CPU's, and so are those after it */
@@ -210,6 +215,7 @@ colindex_gpu_round(IndexGpu *g, uint64 count, bool have_threshold, uint64 thresh
 		stats->on_gpu = false;
 		return false;
 	}
+	*exact = counts.exact;
 	stats->entries_scanned += counts.scanned;
 	stats->pages_skipped += counts.pages_skipped;
 	stats->gpu_ms += service_job_stats(g->job)->kernel_ms;

@@ -28,13 +28,14 @@ extern IndexGpu *colindex_gpu_begin(const IndexSelectSpec *spec, const ColIndexL
 /*
  * A round on the GPU, as select_round does it on the CPU: the best count
  * keys left (below threshold, if have_threshold, or equal to it at a
- * position not in tied), with their ties unless the query is exact; false
- * when this round cannot run there, or (under auto) the GPU failed it or
- * an earlier one: the caller runs it on the CPU.
+ * position not in tied), with their ties unless *exact; a first round
+ * turns *exact on where the query allows it when no key raises
+ * (exact_if_no_errors).  False when this round cannot run there, or (under
+ * auto) the GPU failed it or an earlier one: the caller runs it on the CPU.
  */
 extern bool colindex_gpu_round(IndexGpu *g, uint64 count, bool have_threshold, uint64 threshold,
-							   const uint64 *tied, size_t ntied, TopkResult *result,
-							   IndexSelectStats *stats);
+							   const uint64 *tied, size_t ntied, bool *exact,
+							   TopkResult *result, IndexSelectStats *stats);
 
 extern void colindex_gpu_end(IndexGpu *g);
 

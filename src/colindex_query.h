@@ -39,6 +39,8 @@ typedef struct IndexSelectSpec
 	KeyProgram *key_program;
 	FilterProgram *filter;		/* WHERE clauses over indexed columns, or NULL */
 	bool		exact;			/* any of the rows tied at the bound will do */
+	bool		exact_if_no_errors; /* so too where the summaries show that no
+									 * entry's key program raises an error */
 	double		candidates_per_row; /* the planner's guess, at least 1 */
 	IndexSharedBlocks *shared;	/* of a parallel scan, or NULL: every block */
 } IndexSelectSpec;
@@ -53,6 +55,7 @@ typedef struct IndexSelectStats
 	uint64		dead;			/* no version left that anyone can see */
 	uint64		invisible;		/* none the snapshot sees */
 	uint64		filtered;		/* the row failed the other WHERE clauses */
+	bool		no_errors;		/* the summaries showed that no key raises */
 	bool		on_gpu;			/* rounds ran on the GPU's copy of the index */
 	uint64		pages_sent;		/* to bring that copy up to date */
 	double		gpu_ms;			/* the GPU's selections */

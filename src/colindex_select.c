@@ -11,7 +11,11 @@
  * and selects the best n keys with every key tied with the n-th
  * (TOPK_WITH_TIES), or, where any of the rows tied at the bound will do
  * (one ORDER BY item, no WITH TIES, see topk_exec.c), exactly n, leaving
- * the tied entries not taken to the next round.  The candidates' rows are then fetched through the
+ * the tied entries not taken to the next round.  A key program that may
+ * raise an error asks for the ties, so that every row that raises is a
+ * candidate (its key is the largest); where the pages' summaries show,
+ * before the first round, that no entry's program raises, the rounds are
+ * exact after all.  The candidates' rows are then fetched through the
  * table's index fetch, which follows HOT chains and applies the snapshot,
  * and handed to the caller, which checks the whole WHERE clause and keeps
  * the row for its sort.
@@ -108,6 +112,7 @@ typedef struct Selection
 	uint16	   *page_slots;
 	void	   *keys;			/* a page's keys and positions left for the round */
 	uint64	   *positions;
+	bool		exact;			/* the rounds take exactly their count */
 	CpuTopk    *topk;			/* of the current round */
 	uint64		round_count;	/* the keys it selects */
 	uint64		top_keys;		/* of those pushed, how many are the largest key */
@@ -149,7 +154,7 @@ key_left(Selection *sel, uint64 key, uint64 position)
 {
 	if (!sel->have_threshold || key < sel->threshold)
 		return true;
-	return key == sel->threshold && sel->spec->exact &&
+	return key == sel->threshold && sel->exact &&
 		bsearch(&position, sel->tied_fetched, sel->ntied_fetched, sizeof(uint64),
 				key_compare_u64) == NULL;
 }
@@ -192,7 +197,7 @@ round_floor(Selection *sel, uint64 *floor)
 	if (sel->top_keys >= sel->round_count)
 	{
 		*floor = largest;
-		return !sel->spec->exact;
+		return !sel->exact;
 	}
 	if (!cpu_topk_cut(sel->topk, &cut))
 		return true;
@@ -341,6 +346,10 @@ order_pages(Selection *sel, BlockNumber nblocks, BufferAccessStrategy strategy)
 	}
 	qsort(sel->order, sel->norder, sizeof(PageBound), compare_page_bounds);
 	sel->ordered = true;
+	/* no page's bound is the largest key, that of a row that raises (and of NULL first) */
+	if (sel->spec->exact_if_no_errors && !sel->have_threshold &&
+		(sel->norder == 0 || sel->order[0].bound != largest_key(sel)))
+		sel->exact = true;
 }
 
 /*
@@ -395,7 +404,7 @@ select_round(Selection *sel, uint64 count, TopkResult *result, IndexSelectStats 
 			cursor.next = 0;
 	}
 	sel->topk = cpu_topk_create(key_width(sel->spec->key_type), count,
-								sel->spec->exact ? TOPK_EXACT : TOPK_WITH_TIES);
+								sel->exact ? TOPK_EXACT : TOPK_WITH_TIES);
 	sel->round_count = count;
 	sel->top_keys = 0;
 	if (sel->topk == NULL)
@@ -486,7 +495,7 @@ advance_threshold(Selection *sel, TopkResult *result)
 		sel->ntied_fetched = 0;
 	sel->have_threshold = true;
 	sel->threshold = smallest;
-	if (!sel->spec->exact)
+	if (!sel->exact)
 		return;
 	sel->tied_fetched = sel->tied_fetched == NULL ?
 		palloc_extended(sizeof(uint64) * (sel->ntied_fetched + result->count), MCXT_ALLOC_HUGE) :
@@ -628,6 +637,7 @@ colindex_select_rows(const IndexSelectSpec *spec, uint64 bound, IndexRowSink sin
 	/* as a sequential scan does: the answer depends on every row (serializable only) */
 	PredicateLockRelation(spec->heap, spec->snapshot);
 	sel->spec = spec;
+	sel->exact = spec->exact;
 	sel->layout = colindex_layout(spec->index);
 	for (int i = 0; i < sel->layout->ncolumns; i++)
 		sel->attnos[i] = spec->index->rd_index->indkey.values[i];
@@ -657,7 +667,8 @@ colindex_select_rows(const IndexSelectSpec *spec, uint64 bound, IndexRowSink sin
 		stats->rounds++;
 		if (gpu == NULL ||
 			!colindex_gpu_round(gpu, count, sel->have_threshold, sel->threshold,
-								sel->tied_fetched, sel->ntied_fetched, &result, stats))
+								sel->tied_fetched, sel->ntied_fetched, &sel->exact, &result,
+								stats))
 			select_round(sel, count, &result, stats);
 		if (result.count == 0)
 			break;
@@ -667,7 +678,7 @@ colindex_select_rows(const IndexSelectSpec *spec, uint64 bound, IndexRowSink sin
 		destroy_topk(sel);
 		/* enough rows, or every entry left was a candidate, or none can be below */
 		if (kept >= bound || result.count < count ||
-			(sel->threshold == 0 && !spec->exact))
+			(sel->threshold == 0 && !sel->exact))
 			break;
 		/* enough candidates for the rows missing at this round's rate, at least twice as many */
 		count = Max(2 * count,
@@ -675,6 +686,7 @@ colindex_select_rows(const IndexSelectSpec *spec, uint64 bound, IndexRowSink sin
 							  Max(round_kept, 1) * 1.25));
 		count = Min(count, Max(entries_max, 1));
 	}
+	stats->no_errors = sel->exact && !spec->exact;
 	destroy_topk(sel);
 	colindex_gpu_end(gpu);
 }

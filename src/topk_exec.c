@@ -71,6 +71,7 @@ typedef enum TopkCount
 	TOPK_COUNT_GPU_UNPINNED_PAGES,	/* of those, not read by the scan */
 	/* over a column index: IndexSelectStats's counts */
 	TOPK_COUNT_INDEX_ROUNDS,
+	TOPK_COUNT_INDEX_NO_ERRORS, /* scans whose summaries showed no key raises */
 	TOPK_COUNT_INDEX_ENTRIES,
 	TOPK_COUNT_INDEX_PAGES_SKIPPED,
 	TOPK_COUNT_INDEX_FETCHED,
@@ -692,6 +693,32 @@ keep_index_row(void *arg, TupleTableSlot *slot)
 }
 
 /*
+ * Whether ties on the first key matter whatever the rows' keys: to later
+ * keys, WITH TIES, a rounded key, and a NULL key that is a value's.
+ */
+static bool
+ties_matter(const TopkScanState *ts)
+{
+	return ts->nsort > 1 || ts->limit_with_ties ||
+		ts->key_source == KEY_SOURCE_LOSSY_NUMERIC || !key_null_is_exact(ts->key_type);
+}
+
+/*
+ * What EXPLAIN says of a compiled ranking key: whether ties are kept for
+ * rows that may raise an error, and, after a run over a column index,
+ * whether its page summaries showed that none does.
+ */
+static const char *
+compiled_key_text(const TopkScanState *ts, ExplainState *es)
+{
+	if (!(ts->key_program && scan_key_program_may_raise(ts->key_program)))
+		return "compiled";
+	if (es->analyze && ts->done && ts->counters.counts[TOPK_COUNT_INDEX_NO_ERRORS] > 0)
+		return "compiled, ties not kept (the index's page summaries show no row raises an error)";
+	return "compiled, ties kept (a row may raise an error)";
+}
+
+/*
  * Select from the column index and put the surviving rows into the
  * tuplesort, round by round; *selected is when the rounds ended.
  */
@@ -709,6 +736,7 @@ select_from_index(TopkScanState *ts, instr_time *selected)
 		.key_program = ts->key_program,
 		.filter = ts->index_filter,
 		.exact = ts->mode == TOPK_EXACT,
+		.exact_if_no_errors = !ties_matter(ts),
 		.candidates_per_row = ts->candidates_per_row,
 		.shared = ts->shared ?
 		(IndexSharedBlocks *) ((char *) ts->shared + SHARED_SCAN_OFFSET) : NULL,
@@ -723,6 +751,7 @@ select_from_index(TopkScanState *ts, instr_time *selected)
 	ts->backend = stats.on_gpu ? BACKEND_GPU : BACKEND_CPU;
 	ts->algorithm = NULL;
 	counts[TOPK_COUNT_INDEX_ROUNDS] += stats.rounds;
+	counts[TOPK_COUNT_INDEX_NO_ERRORS] += stats.no_errors;
 	counts[TOPK_COUNT_INDEX_ENTRIES] += stats.entries_scanned;
 	counts[TOPK_COUNT_INDEX_PAGES_SKIPPED] += stats.pages_skipped;
 	counts[TOPK_COUNT_INDEX_FETCHED] += stats.fetched;
@@ -751,14 +780,8 @@ run_topk(TopkScanState *ts)
 	instr_time	end;
 
 	ts->bound = count > PG_UINT64_MAX - offset ? PG_UINT64_MAX : count + offset;
-	/*
-	 * Ties on the first key matter to later keys, WITH TIES, a rounded key,
-	 * a NULL key that is a value's, and the key of rows whose program would
-	 * raise (every one must be a candidate).
-	 */
-	ts->mode = (ts->nsort > 1 || ts->limit_with_ties ||
-				ts->key_source == KEY_SOURCE_LOSSY_NUMERIC ||
-				!key_null_is_exact(ts->key_type) ||
+	/* and the key of rows whose program would raise: every one must be a candidate */
+	ts->mode = (ties_matter(ts) ||
 				(ts->key_program && scan_key_program_may_raise(ts->key_program))) ?
 		TOPK_WITH_TIES : TOPK_EXACT;
 	ts->sort_bounded = ts->bound != PG_UINT64_MAX && !ts->limit_with_ties &&
@@ -1055,9 +1078,7 @@ explain_topk_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		scan_filter_program_explain(ts->reader.filter, "Compiled Filter", context, es);
 	if (ts->key_source == KEY_SOURCE_EXACT_FLOAT8 &&
 		exprType(list_nth(cscan->custom_exprs, TOPK_EXPR_SORT)) != NUMERICOID)
-		ExplainPropertyText("Ranking Key",
-							ts->key_program && scan_key_program_may_raise(ts->key_program) ?
-							"compiled, ties kept (a row may raise an error)" : "compiled", es);
+		ExplainPropertyText("Ranking Key", compiled_key_text(ts, es), es);
 	else if (ts->key_source == KEY_SOURCE_EXACT_FLOAT8)
 		ExplainPropertyText("Ranking Key", ts->key_program ? "float8, exact, compiled" :
 							"float8, exact", es);
