@@ -118,6 +118,21 @@ key_from_float8(double v, bool desc)
 }
 
 /*
+ * The value whose key_from_float8 is key (one NaN for all, and +0 for a
+ * -0's key, as key_from_float8 keeps them).
+ */
+KEY_FN double
+float8_of_key(uint64_t key, bool desc)
+{
+	uint64_t	k = desc ? key : ~key;
+	uint64_t	bits = (k >> 63) ? k ^ UINT64_C(0x8000000000000000) : ~k;
+	double		v;
+
+	memcpy(&v, &bits, sizeof(v));
+	return v;
+}
+
+/*
  * The key of a stored value of a key type (p points at its bytes, as a
  * column index page holds them): larger for larger values when desc.
  */

@@ -144,6 +144,23 @@ SELECT a + b FROM sk_tie ORDER BY a + b DESC LIMIT 5;
 -- unless a WHERE clause leaves it out
 SELECT analyzed('SELECT id FROM sk_tie WHERE id < 30000 ORDER BY a + b DESC LIMIT 5', 'Ranking Key');
 SELECT a + b FROM sk_tie WHERE id < 30000 ORDER BY a + b DESC LIMIT 5;
+
+-- a candidate's ORDER BY value comes from its key, except -0 (the key
+-- keeps no sign of zero) and NULL: the values are PostgreSQL's
+CREATE TABLE sk_val AS
+SELECT i AS id, ((i % 7) - 3)::float4 AS a, ((i % 5) - 2)::float8 AS b FROM generate_series(1, 5000) i;
+INSERT INTO sk_val VALUES (0, '-0', 1), (-1, 'NaN', 1), (-2, NULL, 1), (-3, '-Infinity', 0.5);
+CREATE INDEX sk_val_ci ON sk_val USING gputopk (a, b);
+ANALYZE sk_val;
+SELECT q, topk_check(q)
+FROM unnest(ARRAY[
+  'SELECT id, a * b, a + b FROM sk_val ORDER BY a * b, id LIMIT 8',
+  'SELECT id, a * b FROM sk_val ORDER BY a * b DESC NULLS LAST, id LIMIT 8',
+  'SELECT id, a - b FROM sk_val ORDER BY a - b DESC, id LIMIT 8',
+  'SELECT a / 3 FROM sk_val ORDER BY a / 3 LIMIT 8',
+  'SELECT id, a * b FROM sk_val WHERE a = 0 ORDER BY a * b DESC, id LIMIT 6'
+]) q;
+SELECT id, a * b FROM sk_val WHERE a = 0 ORDER BY a * b DESC, id LIMIT 6;
 SELECT id FROM sk_err ORDER BY a / b DESC, id LIMIT 5;
 -- VACUUM computes the summaries again from the entries left: no error now
 DELETE FROM sk_err WHERE id > 20000;
@@ -172,7 +189,7 @@ RESET parallel_tuple_cost;
 RESET min_parallel_index_scan_size;
 RESET gputopk.max_parallel_workers;
 
-DROP TABLE sk, sk_err, sk_tie;
+DROP TABLE sk, sk_err, sk_tie, sk_val;
 DROP FUNCTION pages_skipped(text);
 DROP FUNCTION analyzed(text, text);
 RESET gputopk.min_table_rows;

@@ -534,16 +534,17 @@ pin_heap_page(Selection *sel, IndexFetchTableData *fetch, ItemPointer tid)
 }
 
 /*
- * Fetch the rows of the candidates of one index block (positions[0..n-1])
- * and hand the visible ones to the sink; returns how many it kept.
+ * Fetch the rows of the candidates of one index block (candidates[0..n-1],
+ * their refs positions) and hand the visible ones to the sink with their
+ * keys; returns how many it kept.
  */
 static uint64
-fetch_block(Selection *sel, IndexFetchTableData *fetch, const uint64 *positions, int n,
+fetch_block(Selection *sel, IndexFetchTableData *fetch, const TopkItem *candidates, int n,
 			IndexRowSink sink, void *arg, TupleTableSlot *slot, IndexSelectStats *stats)
 {
 	const ColIndexLayout *layout = sel->layout;
 	Relation	index = sel->spec->index;
-	BlockNumber block = colindex_position_block(positions[0]);
+	BlockNumber block = colindex_position_block(candidates[0].ref);
 	Buffer		buf = recent_buffers_read(index, block, NULL);
 	ItemPointerData *tids = palloc(sizeof(ItemPointerData) * n);
 	bool	   *killed = palloc0(sizeof(bool) * n);
@@ -553,7 +554,7 @@ fetch_block(Selection *sel, IndexFetchTableData *fetch, const uint64 *positions,
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	for (int i = 0; i < n; i++)
 	{
-		int			s = colindex_position_slot(positions[i]);
+		int			s = colindex_position_slot(candidates[i].ref);
 
 		if (colindex_slot_live(layout, BufferGetPage(buf), s))
 			tids[i] = *colindex_slot_tid(layout, BufferGetPage(buf), s);
@@ -589,7 +590,7 @@ fetch_block(Selection *sel, IndexFetchTableData *fetch, const uint64 *positions,
 				stats->invisible++;
 			continue;
 		}
-		if (sink(arg, slot))
+		if (sink(arg, slot, candidates[i].key))
 			kept++;
 		else
 			stats->filtered++;
@@ -602,7 +603,7 @@ fetch_block(Selection *sel, IndexFetchTableData *fetch, const uint64 *positions,
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		for (int i = 0; i < n; i++)
 		{
-			int			s = colindex_position_slot(positions[i]);
+			int			s = colindex_position_slot(candidates[i].ref);
 
 			if (killed[i] && colindex_slot_live(layout, page, s) &&
 				ItemPointerEquals(colindex_slot_tid(layout, page, s), &tids[i]))
@@ -619,32 +620,41 @@ fetch_block(Selection *sel, IndexFetchTableData *fetch, const uint64 *positions,
 	return kept;
 }
 
+static int
+compare_positions(const void *a, const void *b)
+{
+	uint64		x = ((const TopkItem *) a)->ref;
+	uint64		y = ((const TopkItem *) b)->ref;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
 /* Fetch a round's candidates, index block by block; returns the rows kept. */
 static uint64
 fetch_round(Selection *sel, TopkResult *result, IndexRowSink sink, void *arg,
 			TupleTableSlot *slot, IndexSelectStats *stats)
 {
 	IndexFetchTableData *fetch = table_index_fetch_begin(sel->spec->heap);
-	uint64	   *positions = palloc_extended(sizeof(uint64) * Max(result->count, 1),
-											MCXT_ALLOC_HUGE);
+	TopkItem   *candidates = palloc_extended(sizeof(TopkItem) * Max(result->count, 1),
+											 MCXT_ALLOC_HUGE);
 	uint64		kept = 0;
 	size_t		i = 0;
 
-	for (size_t j = 0; j < result->count; j++)
-		positions[j] = result->items[j].ref;
-	qsort(positions, result->count, sizeof(uint64), key_compare_u64);
+	memcpy(candidates, result->items, sizeof(TopkItem) * result->count);
+	qsort(candidates, result->count, sizeof(TopkItem), compare_positions);
 	while (i < result->count)
 	{
 		size_t		end = i + 1;
 
 		while (end < result->count &&
-			   colindex_position_block(positions[end]) == colindex_position_block(positions[i]))
+			   colindex_position_block(candidates[end].ref) ==
+			   colindex_position_block(candidates[i].ref))
 			end++;
-		kept += fetch_block(sel, fetch, positions + i, end - i, sink, arg, slot, stats);
+		kept += fetch_block(sel, fetch, candidates + i, end - i, sink, arg, slot, stats);
 		i = end;
 	}
 	table_index_fetch_end(fetch);
-	pfree(positions);
+	pfree(candidates);
 	return kept;
 }
 

@@ -14,11 +14,11 @@
 #include "colindex_query.h"
 
 /*
- * A candidate's row, visible to the snapshot, in a slot of the table: the
- * caller checks the whole WHERE clause and, if it holds, keeps the row;
- * returns whether it did.
+ * A candidate's row, visible to the snapshot, in a slot of the table, and
+ * its key computed from its entry: the caller checks the whole WHERE clause
+ * and, if it holds, keeps the row; returns whether it did.
  */
-typedef bool (*IndexRowSink) (void *arg, TupleTableSlot *slot);
+typedef bool (*IndexRowSink) (void *arg, TupleTableSlot *slot, uint64 key);
 
 extern void colindex_select_shared_init(IndexSharedBlocks *shared);
 extern void colindex_select_rows(const IndexSelectSpec *spec, uint64 bound,

@@ -111,6 +111,8 @@ typedef struct TopkScanState
 	TopkKeySource key_source;
 	AttrNumber	key_attno;		/* the key's column, or 0: key_program or key_expr */
 	KeyProgram *key_program;	/* the key's expression compiled, or NULL */
+	Oid			key_value_type; /* float4 or float8: a compiled key, whose
+								 * value a candidate's key gives back */
 	ExprState  *key_expr;
 	bool		desc;
 	bool		limit_with_ties;
@@ -230,6 +232,9 @@ init_sort_exprs(TopkScanState *ts, CustomScan *cscan, EState *estate)
 		TupleDescInitEntryCollation(ts->sort_desc, attno, exprCollation((Node *) expr));
 		ts->sort_exprs[i] = ExecInitExpr(expr, &ts->css.ss.ps);
 		ts->sort_attnos[i] = attno;
+		if (i == 0 && ts->key_program &&
+			(exprType((Node *) expr) == FLOAT4OID || exprType((Node *) expr) == FLOAT8OID))
+			ts->key_value_type = exprType((Node *) expr);
 	}
 	ts->sort_input = ExecAllocTableSlot(&estate->es_tupleTable, ts->sort_desc,
 										&TTSOpsVirtual);
@@ -503,9 +508,32 @@ copy_columns(TupleTableSlot *dst, TupleTableSlot *src, int natts)
 	memcpy(dst->tts_isnull, src->tts_isnull, sizeof(bool) * natts);
 }
 
-/* The row in the table slot into the tuplesort, with its computed ORDER BY items. */
+/*
+ * The first ORDER BY item's value from a candidate's key, where the key
+ * gives it back: a compiled float key's, unless the key is NULL's or a
+ * row's that raises (the extreme keys) or the value is zero (the key
+ * does not keep its sign).
+ */
+static bool
+value_of_key(const TopkScanState *ts, uint64 key, Datum *value)
+{
+	double		v;
+
+	if (ts->key_value_type == InvalidOid || key == 0 || key == PG_UINT64_MAX)
+		return false;
+	v = float8_of_key(key, ts->desc);
+	if (v == 0.0)
+		return false;
+	*value = ts->key_value_type == FLOAT4OID ? Float4GetDatum((float4) v) : Float8GetDatum(v);
+	return true;
+}
+
+/*
+ * The row in the table slot into the tuplesort, with its computed ORDER BY
+ * items; the first from *key where that gives it (NULL: not known).
+ */
 static void
-put_candidate(TopkScanState *ts)
+put_candidate(TopkScanState *ts, const uint64 *key)
 {
 	ExprContext *econtext = ts->css.ss.ps.ps_ExprContext;
 	TupleTableSlot *row = ts->reader.table_slot;
@@ -521,10 +549,16 @@ put_candidate(TopkScanState *ts)
 	econtext->ecxt_scantuple = row;
 	ResetExprContext(econtext);
 	for (int i = 0; i < ts->nsort; i++)
-		if (ts->sort_exprs[i])
-			in->tts_values[ts->sort_attnos[i] - 1] =
-				ExecEvalExpr(ts->sort_exprs[i], econtext,
-							 &in->tts_isnull[ts->sort_attnos[i] - 1]);
+	{
+		AttrNumber	at = ts->sort_attnos[i] - 1;
+
+		if (ts->sort_exprs[i] == NULL)
+			continue;
+		if (i == 0 && key && value_of_key(ts, *key, &in->tts_values[at]))
+			in->tts_isnull[at] = false;
+		else
+			in->tts_values[at] = ExecEvalExpr(ts->sort_exprs[i], econtext, &in->tts_isnull[at]);
+	}
 	ExecStoreVirtualTuple(in);
 	tuplesort_puttupleslot(ts->sort, in);
 }
@@ -559,7 +593,7 @@ fetch_rows(TopkScanState *ts, uint64 *ordinals, size_t count)
 			{
 				ExecStoreBufferHeapTuple(&ts->reader.tuple, ts->reader.table_slot,
 										 ts->reader.scan->rs_cbuf);
-				put_candidate(ts);
+				put_candidate(ts, NULL);
 				i++;
 			}
 			ordinal++;
@@ -571,7 +605,7 @@ fetch_rows(TopkScanState *ts, uint64 *ordinals, size_t count)
 static void
 put_fetched(void *arg)
 {
-	put_candidate((TopkScanState *) arg);
+	put_candidate((TopkScanState *) arg, NULL);
 }
 
 /* The refs of a top-k's answer, sorted. */
@@ -672,7 +706,7 @@ select_from_table(TopkScanState *ts, instr_time *selected)
 
 /* A candidate's row from the index: into the tuplesort if the WHERE clause holds. */
 static bool
-keep_index_row(void *arg, TupleTableSlot *slot)
+keep_index_row(void *arg, TupleTableSlot *slot, uint64 key)
 {
 	TopkScanState *ts = arg;
 	ExprContext *econtext = ts->css.ss.ps.ps_ExprContext;
@@ -688,7 +722,7 @@ keep_index_row(void *arg, TupleTableSlot *slot)
 		if (!ExecQual(ts->reader.table_qual, econtext))
 			return false;
 	}
-	put_candidate(ts);
+	put_candidate(ts, &key);
 	return true;
 }
 
