@@ -59,8 +59,8 @@ NVCC ?= $(firstword $(wildcard $(CUDA_HOME)/bin/nvcc) $(shell command -v nvcc 2>
 endif
 
 PG_CPPFLAGS = -I$(srcdir)/kernels
-# the column index's page loops: -O3 lets the compiler vectorize them
-src/colindex_page_eval.o: CFLAGS += -O3
+# the loops over a page's entries or rows: -O3 lets the compiler vectorize them
+src/colindex_page_eval.o src/key_batch.o: CFLAGS += -O3
 
 ifneq ($(NVCC),)
 VARIANT = cuda

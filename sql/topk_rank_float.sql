@@ -125,6 +125,26 @@ DELETE FROM rf WHERE id >= 20008;
 SELECT rf_check('SELECT id, (a + a) + 0 FROM rf ORDER BY a + a DESC, id LIMIT 3');
 SELECT rf_check('SELECT id FROM rf WHERE id > 20000 ORDER BY c / b, id LIMIT 3');
 
+
+-- a page's rows keyed at once, their columns read in place where the
+-- offset is known (fixed-width columns before them, a row without NULLs);
+-- through heap_getattr in rows with NULLs, rows older than an added
+-- column, and after a text column
+CREATE TABLE rf_layout AS
+SELECT i AS id, (i % 101)::float4 AS a,
+       CASE WHEN i % 13 = 0 THEN NULL ELSE (i % 37)::float8 END AS b,
+       repeat('x', i % 7) AS t, (i % 5)::float4 AS d
+FROM generate_series(1, 5000) i;
+ALTER TABLE rf_layout ADD COLUMN c float4 DEFAULT 2.5;
+INSERT INTO rf_layout SELECT i, (i % 101)::float4, (i % 37)::float8, 'y', 1, (i % 11)::float4
+FROM generate_series(5001, 6000) i;
+ANALYZE rf_layout;
+SELECT rf_check('SELECT id, (a * c + b) + 0 FROM rf_layout ORDER BY a * c + b DESC, id LIMIT 10');
+SELECT rf_check('SELECT id, (a - c) + 0 FROM rf_layout ORDER BY a - c, id LIMIT 10');
+SELECT rf_check('SELECT id, (0.5 * b + a) + 0 FROM rf_layout ORDER BY 0.5 * b + a DESC NULLS LAST, id LIMIT 10');
+SELECT rf_check('SELECT id, (a + d) + 0 FROM rf_layout ORDER BY a + d DESC, id LIMIT 10');
+DROP TABLE rf_layout;
+
 DROP TABLE rf;
 DROP FUNCTION rf_check(text), rf_answer(text, boolean);
 RESET gputopk.min_table_rows;

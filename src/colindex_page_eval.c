@@ -39,6 +39,7 @@
 #include "port/pg_bswap.h"
 
 #include "colindex_page_eval.h"
+#include "key_batch.h"
 #include "page_bounds.h"
 
 /* bytes between prefetches: a cache line on x86-64 and most of arm64 */
@@ -47,19 +48,6 @@
 /* the filter runs over every slot when more than 1/this of them are candidates */
 #define GATHER_FRACTION 4
 
-/*
- * On x86-64 the evaluation of a page is compiled twice, for AVX2 and for
- * the baseline, and the dynamic loader picks the one the processor runs
- * (an ifunc); flatten inlines every loop into both copies.
- */
-#if defined(__x86_64__) && defined(__has_attribute)
-#if __has_attribute(target_clones) && __has_attribute(flatten)
-#define PAGE_EVAL_VARIANTS __attribute__((target_clones("avx2", "default"), flatten))
-#endif
-#endif
-#ifndef PAGE_EVAL_VARIANTS
-#define PAGE_EVAL_VARIANTS
-#endif
 
 /* a register's values over a page: a key and a null flag per slot */
 typedef struct RegisterVector
@@ -111,12 +99,7 @@ struct IndexPageEval
 	int			nkey_steps;
 	const KeyStep *key_steps;
 	int		   *key_step_columns;	/* the index column of each column step */
-	double	   *stack;			/* the program's stack, a value per slot a level */
-	bool	   *level_is_const; /* a level that holds one value for every slot */
-	double	   *level_const;	/* that value */
-	uint8	   *level_nulls;	/* a NULL flag per slot a level (not of constants) */
-	uint8	   *key_errors;		/* the slots where a step raised */
-	double	   *scratch;		/* a step's results, a value per slot */
+	KeyBatch   *key_batch;		/* the program over a page's slots */
 	uint8	   *key_nulls;		/* a bitmap of the slots where it reads a NULL */
 	KeyRange   *key_ranges;		/* the program's stack over a page's summary */
 	uint8	   *keep;			/* the entries kept */
@@ -230,12 +213,7 @@ prepare_key(IndexPageEval *eval, const IndexSelectSpec *spec, const AttrNumber *
 													 eval->key_steps[i].column);
 			add_column_ranges(eval, eval->key_step_columns[i]);
 		}
-	eval->stack = palloc(sizeof(double) * eval->stride * eval->nkey_steps);
-	eval->level_is_const = palloc(sizeof(bool) * eval->nkey_steps);
-	eval->level_const = palloc(sizeof(double) * eval->nkey_steps);
-	eval->level_nulls = palloc((Size) eval->stride * eval->nkey_steps);
-	eval->key_errors = palloc(eval->stride);
-	eval->scratch = palloc(sizeof(double) * eval->stride);
+	eval->key_batch = key_batch_create(eval->key_steps, eval->nkey_steps, layout->capacity);
 	eval->key_ranges = palloc(sizeof(KeyRange) * eval->nkey_steps);
 }
 
@@ -724,17 +702,25 @@ program_key_nulls(IndexPageEval *eval, Page page, int n)
 		}
 }
 
-/* A column step's values as doubles, and a NULL flag per slot, at level top. */
-static void
-push_column(IndexPageEval *eval, Page page, const KeyStep *step, int column, int top, int n)
+/* a page whose entries a key program's column steps read (push_column) */
+typedef struct PageColumns
 {
-	const char *values = (const char *) page + eval->layout->value_offsets[column];
+	IndexPageEval *eval;
+	Page		page;
+} PageColumns;
+
+/* A column step's values as doubles, and a NULL flag per slot (a KeyBatchColumn). */
+static void
+push_column(void *arg, int step, double *out, uint8 *nulls, int n)
+{
+	PageColumns *source = arg;
+	IndexPageEval *eval = source->eval;
+	int			column = eval->key_step_columns[step];
+	const char *values = (const char *) source->page + eval->layout->value_offsets[column];
 	int			width = eval->layout->widths[column];
-	double	   *out = eval->stack + (Size) top * eval->stride;
-	uint8	   *nulls = eval->level_nulls + (Size) top * eval->stride;
 
 	/* a loop of each kind, which the compiler vectorizes */
-	switch ((KeyStepKind) step->kind)
+	switch ((KeyStepKind) eval->key_steps[step].kind)
 	{
 		case KEY_STEP_INT2_COLUMN:
 			for (int j = 0; j < n; j++)
@@ -750,183 +736,33 @@ push_column(IndexPageEval *eval, Page page, const KeyStep *step, int column, int
 			break;
 		default:
 			for (int j = 0; j < n; j++)
-				out[j] = key_step_column_value(step, values + (Size) j * width);
+				out[j] = key_step_column_value(&eval->key_steps[step],
+											   values + (Size) j * width);
 			break;
 	}
-	null_flags(page, eval->layout->null_offsets[column], n, (bool *) nulls);
-	eval->level_is_const[top] = false;
-}
-
-/*
- * A binary step over levels of the stack: a (or, where NULL, x in every
- * slot) with b (or y), into out; a slot where it raises, its operands not
- * NULL (the result's NULL flag, in nulls), is marked in errors.  The
- * results go to scratch first, in a loop without branches that the
- * compiler vectorizes, with one flag for whether any may have raised
- * (key_step_suspect); only then are the slots checked one by one.  The
- * compiler makes a loop of each kind and shape.
- */
-static pg_attribute_always_inline void
-binary_loop(KeyStepKind kind, double *out, const double *a, double x, const double *b,
-			double y, const uint8 *nulls, uint8 *errors, double *scratch, int n)
-{
-	int			suspect = 0;
-
-	for (int j = 0; j < n; j++)
-	{
-		scratch[j] = key_step_value(kind, a ? a[j] : x, b ? b[j] : y);
-		suspect |= key_step_suspect(kind, scratch[j]);
-	}
-	if (suspect)
-		for (int j = 0; j < n; j++)
-			errors[j] |= key_step_raises(kind, a ? a[j] : x, b ? b[j] : y, scratch[j]) &
-				!nulls[j];
-	memcpy(out, scratch, sizeof(double) * n);
-}
-
-static pg_attribute_always_inline void
-binary_shapes(KeyStepKind kind, double *out, const double *a, double x, const double *b,
-			  double y, const uint8 *nulls, uint8 *errors, double *scratch, int n)
-{
-	if (a && b)
-		binary_loop(kind, out, a, 0, b, 0, nulls, errors, scratch, n);
-	else if (a)
-		binary_loop(kind, out, a, 0, NULL, y, nulls, errors, scratch, n);
-	else
-		binary_loop(kind, out, NULL, x, b, 0, nulls, errors, scratch, n);
-}
-
-/* The NULL flags of a level that is a constant's: none. */
-static uint8 *
-level_nulls(IndexPageEval *eval, int level, int n)
-{
-	uint8	   *nulls = eval->level_nulls + (Size) level * eval->stride;
-
-	if (eval->level_is_const[level])
-		memset(nulls, 0, n);
-	return nulls;
-}
-
-/* The step kind over the level at left and the one above it, the result at left. */
-static void
-binary_step(IndexPageEval *eval, KeyStepKind kind, int left, int n)
-{
-	double	   *out = eval->stack + (Size) left * eval->stride;
-	const double *a = eval->level_is_const[left] ? NULL : out;
-	const double *b = eval->level_is_const[left + 1] ? NULL : out + eval->stride;
-	double		x = eval->level_const[left];
-	double		y = eval->level_const[left + 1];
-	uint8	   *errors = eval->key_errors;
-	uint8	   *nulls;
-	const uint8 *right_nulls;
-
-	if (a == NULL && b == NULL)
-	{
-		/* constants: raising, the step raises on every slot */
-		if (!key_step_binary(kind, x, y, &eval->level_const[left]))
-			memset(errors, 1, n);
-		return;
-	}
-	nulls = level_nulls(eval, left, n);
-	right_nulls = level_nulls(eval, left + 1, n);
-	for (int j = 0; j < n; j++)
-		nulls[j] |= right_nulls[j];
-	eval->level_is_const[left] = false;
-	/* a loop of each kind: the kind a constant in each */
-#define BINARY_STEP(KIND) \
-	binary_shapes(KIND, out, a, x, b, y, nulls, errors, eval->scratch, n)
-	switch (kind)
-	{
-		case KEY_STEP_ADD:
-			BINARY_STEP(KEY_STEP_ADD);
-			break;
-		case KEY_STEP_SUB:
-			BINARY_STEP(KEY_STEP_SUB);
-			break;
-		case KEY_STEP_MUL:
-			BINARY_STEP(KEY_STEP_MUL);
-			break;
-		case KEY_STEP_DIV:
-			BINARY_STEP(KEY_STEP_DIV);
-			break;
-		case KEY_STEP_ADD4:
-			BINARY_STEP(KEY_STEP_ADD4);
-			break;
-		case KEY_STEP_SUB4:
-			BINARY_STEP(KEY_STEP_SUB4);
-			break;
-		case KEY_STEP_MUL4:
-			BINARY_STEP(KEY_STEP_MUL4);
-			break;
-		default:
-			BINARY_STEP(KEY_STEP_DIV4);
-			break;
-	}
-#undef BINARY_STEP
-}
-
-/* A unary step over the level at top. */
-static void
-unary_step(IndexPageEval *eval, KeyStepKind kind, int top, int n)
-{
-	double	   *level = eval->stack + (Size) top * eval->stride;
-	const uint8 *nulls = eval->level_nulls + (Size) top * eval->stride;
-	uint8	   *errors = eval->key_errors;
-
-	if (eval->level_is_const[top])
-	{
-		if (!key_step_unary(kind, eval->level_const[top], &eval->level_const[top]))
-			memset(errors, 1, n);
-		return;
-	}
-	for (int j = 0; j < n; j++)
-		errors[j] |= !key_step_unary(kind, level[j], &level[j]) & !nulls[j];
+	null_flags(source->page, eval->layout->null_offsets[column], n, (bool *) nulls);
 }
 
 /*
  * The key program's keys, and whether each is at least floor: its steps,
- * each over every slot (as key_step_apply does one).  A constant is kept
- * as one value until a step combines it with a column's.  A slot where a
- * step raises gets KEY_PROGRAM_ERROR_KEY, unless a column it reads is NULL.
+ * each over every slot (key_batch.c).  A slot where a step raises gets
+ * KEY_PROGRAM_ERROR_KEY, unless a column it reads is NULL.
  */
 static void
 program_keys(IndexPageEval *eval, Page page, int n, uint64 floor, uint64 *keys)
 {
-	double	   *stack = eval->stack;
+	PageColumns source = {eval, page};
 	bool		desc = eval->desc;
 	uint8	   *keep = eval->keep;
-	uint8	   *errors = eval->key_errors;
-	int			top = 0;
+	const double *values;
+	const uint8 *nulls;
+	const uint8 *errors;
 
 	program_key_nulls(eval, page, n);
-	memset(errors, 0, n);
-	for (int i = 0; i < eval->nkey_steps; i++)
-	{
-		const KeyStep *step = &eval->key_steps[i];
-		KeyStepKind kind = (KeyStepKind) step->kind;
-
-		if (key_step_is_column(step))
-			push_column(eval, page, step, eval->key_step_columns[i], top++, n);
-		else if (kind == KEY_STEP_CONST)
-		{
-			eval->level_const[top] = step->value;
-			eval->level_is_const[top++] = true;
-		}
-		else if (kind >= KEY_STEP_NEG)
-			unary_step(eval, kind, top - 1, n);
-		else
-		{
-			binary_step(eval, kind, top - 2, n);
-			top--;
-		}
-	}
-	Assert(top == 1);
-	if (eval->level_is_const[0])
-		for (int j = 0; j < n; j++)
-			stack[j] = eval->level_const[0];
+	key_batch_run(eval->key_batch, n, push_column, &source, &values, &nulls, &errors);
 	for (int j = 0; j < n; j++)
 	{
-		keys[j] = key_from_float8(stack[j], desc);
+		keys[j] = key_from_float8(values[j], desc);
 		keep[j] = keys[j] >= floor;
 	}
 	null_keys(keys, keep, eval->key_nulls, n, eval->null_key, floor);
@@ -1043,7 +879,7 @@ filter_candidates(IndexPageEval *eval, Page page, int high, uint64 *keys, uint16
  * at least floor, with their slots, in slot order (keys has room for the
  * page's slots); returns how many, and adds the entries read to *scanned.
  */
-PAGE_EVAL_VARIANTS int
+BATCH_VARIANTS int
 colindex_page_eval(IndexPageEval *eval, Page page, uint64 floor, uint64 *keys, uint16 *slots,
 				   uint64 *scanned)
 {

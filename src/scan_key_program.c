@@ -33,15 +33,15 @@
 #include "nodes/nodeFuncs.h"
 #include "utils/fmgroids.h"
 
+#include "key_batch.h"
 #include "scan_key_program.h"
 
 struct KeyProgram
 {
 	int			nsteps;
 	KeyStep    *steps;
-	double	   *stack;
-	bool	   *nulls;
 	bool		may_raise;
+	KeyBatch   *batch;			/* for a heap page's rows, made when first used */
 };
 
 /*
@@ -319,9 +319,8 @@ scan_key_program_compile(Expr *expr, Index scanrelid)
 	program->steps = palloc(sizeof(KeyStep) * program->nsteps);
 	foreach(lc, c.steps)
 		program->steps[i++] = *(KeyStep *) lfirst(lc);
-	program->stack = palloc(sizeof(double) * program->nsteps);
-	program->nulls = palloc(sizeof(bool) * program->nsteps);
 	program->may_raise = c.may_raise;
+	program->batch = NULL;
 	return program;
 }
 
@@ -358,32 +357,70 @@ column_value(const KeyStep *step, Datum d)
 	}
 }
 
-/*
- * The key of a row: null_key where the value is NULL, KEY_PROGRAM_ERROR_KEY
- * where PostgreSQL would raise an error, else the float8 value's.
- */
-uint64
-scan_key_program_key(const KeyProgram *program, HeapTuple tuple, TupleDesc desc, bool descending,
-					 uint64 null_key)
+/* a heap page's rows whose columns a program's column steps read (heap_column) */
+typedef struct HeapColumns
 {
-	double	   *stack = program->stack;
-	bool	   *nulls = program->nulls;
-	int			top = 0;
+	const KeyProgram *program;
+	HeapTuple	tuples;
+	TupleDesc	desc;
+} HeapColumns;
 
-	for (int i = 0; i < program->nsteps; i++)
+/*
+ * A column step's values as doubles, and a NULL flag per row (a
+ * KeyBatchColumn).  Where the column has a cached offset (fixed-width
+ * columns before it), a row without NULLs holding it has its value there,
+ * read in place as heap_getattr would find it; other rows go through
+ * heap_getattr.
+ */
+static void
+heap_column(void *arg, int step, double *values, uint8 *nulls, int n)
+{
+	HeapColumns *source = arg;
+	const KeyStep *s = &source->program->steps[step];
+	int			offset = TupleDescAttr(source->desc, s->column - 1)->attcacheoff;
+
+	for (int j = 0; j < n; j++)
 	{
-		const KeyStep *step = &program->steps[i];
+		HeapTuple	tuple = &source->tuples[j];
+		bool		isnull;
 		Datum		d;
 
-		if (!key_step_is_column(step))
+		if (offset >= 0 && !HeapTupleHasNulls(tuple) &&
+			s->column <= HeapTupleHeaderGetNatts(tuple->t_data))
 		{
-			if (!key_step_apply(step, stack, nulls, &top))
-				return KEY_PROGRAM_ERROR_KEY;
+			nulls[j] = false;
+			values[j] = key_step_column_value(s, (const char *) tuple->t_data +
+											  tuple->t_data->t_hoff + offset);
 			continue;
 		}
-		d = heap_getattr(tuple, step->column, desc, &nulls[top]);
-		stack[top] = nulls[top] ? 0 : column_value(step, d);
-		top++;
+		d = heap_getattr(tuple, s->column, source->desc, &isnull);
+		nulls[j] = isnull;
+		values[j] = isnull ? 0 : column_value(s, d);
 	}
-	return nulls[0] ? null_key : key_from_float8(stack[0], descending);
+}
+
+/*
+ * The keys of n rows of a heap page (at most MaxHeapTuplesPerPage), each
+ * null_key where the value is NULL, KEY_PROGRAM_ERROR_KEY where PostgreSQL
+ * would raise an error, else the float8 value's; the program runs a step
+ * at a time over all of them (key_batch.c).
+ */
+void
+scan_key_program_keys(KeyProgram *program, HeapTuple tuples, int n, TupleDesc desc,
+					  bool descending, uint64 null_key, uint64 *keys)
+{
+	HeapColumns source = {program, tuples, desc};
+	const double *values;
+	const uint8 *nulls;
+	const uint8 *errors;
+
+	Assert(n <= MaxHeapTuplesPerPage);
+	if (n == 0)
+		return;
+	if (program->batch == NULL)
+		program->batch = key_batch_create(program->steps, program->nsteps, MaxHeapTuplesPerPage);
+	key_batch_run(program->batch, n, heap_column, &source, &values, &nulls, &errors);
+	for (int j = 0; j < n; j++)
+		keys[j] = errors[j] ? KEY_PROGRAM_ERROR_KEY :
+			nulls[j] ? null_key : key_from_float8(values[j], descending);
 }

@@ -27,8 +27,11 @@ extern const KeyStep *scan_key_program_steps(const KeyProgram *program, int *nst
  */
 extern bool scan_key_program_may_raise(const KeyProgram *program);
 
-/* The float8 key of a row's value (desc: larger first), null_key, or KEY_PROGRAM_ERROR_KEY. */
-extern uint64 scan_key_program_key(const KeyProgram *program, HeapTuple tuple, TupleDesc desc,
-								   bool descending, uint64 null_key);
+/*
+ * The float8 keys of n rows of a heap page (desc: larger first), null_key,
+ * or KEY_PROGRAM_ERROR_KEY.
+ */
+extern void scan_key_program_keys(KeyProgram *program, HeapTuple tuples, int n, TupleDesc desc,
+								  bool descending, uint64 null_key, uint64 *keys);
 
 #endif							/* SCAN_KEY_PROGRAM_H */

@@ -382,12 +382,22 @@ key_rows(TopkScanState *ts, KeySink *sink, BlockNumber block, uint64 ordinal)
 	uint64		page_first = ordinal;
 	uint64		null_key = key_null(ts->key_type, ts->sort_nulls_first[0]);
 
-	while (scan_row_reader_next_row(&ts->reader))
+	if (ts->key_program)
 	{
-		if (ts->key_program)
-			topk_key_sink_add(sink, scan_key_program_key(ts->key_program, &ts->reader.tuple,
-														 desc, ts->desc, null_key));
-		else
+		/* the page's rows keyed at once */
+		HeapTupleData tuples[MaxHeapTuplesPerPage];
+		uint64		keys[MaxHeapTuplesPerPage];
+		int			n = 0;
+
+		while (scan_row_reader_next_row(&ts->reader))
+			tuples[n++] = ts->reader.tuple;
+		scan_key_program_keys(ts->key_program, tuples, n, desc, ts->desc, null_key, keys);
+		for (int i = 0; i < n; i++)
+			topk_key_sink_add(sink, keys[i]);
+		ordinal += n;
+	}
+	else
+		while (scan_row_reader_next_row(&ts->reader))
 		{
 			bool		isnull;
 			Datum		d;
@@ -395,9 +405,8 @@ key_rows(TopkScanState *ts, KeySink *sink, BlockNumber block, uint64 ordinal)
 			d = attno > 0 ? scan_row_reader_column(&ts->reader, attno, desc, &isnull) :
 				scan_row_reader_eval(&ts->reader, ts->key_expr, &isnull);
 			topk_key_sink_add(sink, key_of(ts, d, isnull));
+			ordinal++;
 		}
-		ordinal++;
-	}
 	if (ordinal > page_first)
 		note_block(ts, block, page_first);
 	ts->counters.counts[TOPK_COUNT_ROWS_SCANNED] += ts->reader.scan->rs_ntuples;
