@@ -30,7 +30,9 @@
  * page where a row may raise is always read, so that PostgreSQL's error is
  * raised as it would be.  Values of integer columns are kept apart as
  * integral (their nonzero magnitudes are at least 1), which rules out
- * underflow in sums and products of them.
+ * underflow in sums and products of them; a float4 column's nonzero values
+ * are at least its smallest subnormal, so that its product with a float8
+ * constant (a weighted sum's terms) cannot underflow either.
  *
  * Plain C and CUDA, like keys.h.
  */
@@ -61,6 +63,8 @@ typedef struct KeyRange
 	bool		may_null;
 	bool		may_value;
 	bool		integral;		/* every value is an integer */
+	double		least;			/* no nonzero value is of a smaller magnitude
+								 * (1 where integral; 0: not known) */
 } KeyRange;
 
 /* The summary of an empty page. */
@@ -311,6 +315,7 @@ key_range_of_column(const KeyStep *step, const ValueRange *r)
 	k.may_null = r->may_null;
 	k.may_value = r->may_value;
 	k.integral = !floats;
+	k.least = !floats ? 1.0 : step->kind == KEY_STEP_FLOAT4_COLUMN ? FLT_TRUE_MIN : DBL_TRUE_MIN;
 	k.lo = floats ? range_key_float(r->lo) : (double) range_key_int(r->lo);
 	k.hi = floats ? range_key_float(r->hi) : (double) range_key_int(r->hi);
 	return k;
@@ -324,7 +329,7 @@ key_range_least_nonzero(const KeyRange *k)
 		return k->lo;
 	if (k->hi < 0)
 		return -k->hi;
-	return k->integral ? 1.0 : 0.0;
+	return k->least;
 }
 
 KEY_FN bool
@@ -370,10 +375,12 @@ key_range_binary(KeyStepKind kind, const KeyRange *l, const KeyRange *r, KeyRang
 		case KEY_STEP_ADD4:
 		case KEY_STEP_SUB4:
 			out->integral = l->integral && r->integral;
+			out->least = out->integral ? 1.0 : 0.0;
 			return true;
 		case KEY_STEP_MUL:
 		case KEY_STEP_MUL4:
 			out->integral = l->integral && r->integral;
+			out->least = out->integral ? 1.0 : 0.0;
 			if (key_range_is_zero(l) || key_range_is_zero(r))
 				return true;
 			/* an underflow: a product of nonzero values rounded to zero */
@@ -383,6 +390,7 @@ key_range_binary(KeyStepKind kind, const KeyRange *l, const KeyRange *r, KeyRang
 			return tiny != 0;
 		default:
 			out->integral = false;
+			out->least = 0.0;
 			if (key_range_is_zero(l))
 				return true;
 			if (key_range_least_nonzero(l) == 0)
@@ -403,6 +411,7 @@ key_range_unary(KeyStepKind kind, const KeyRange *v, KeyRange *out)
 	if (!key_range_finite(lo, hi))
 		return false;
 	out->integral = v->integral;
+	out->least = v->least;
 	switch (kind)
 	{
 		case KEY_STEP_NEG:
@@ -416,6 +425,7 @@ key_range_unary(KeyStepKind kind, const KeyRange *v, KeyRange *out)
 		default:
 			out->lo = (float) lo;
 			out->hi = (float) hi;
+			out->least = v->integral ? 1.0 : 0.0;
 			if (!key_range_finite(out->lo, out->hi))
 				return false;
 			/* dtof's underflow: a nonzero value rounded to zero */
@@ -443,6 +453,7 @@ key_range_apply(const KeyStep *step, KeyRange *stack, int *top)
 		result.may_null = false;
 		result.may_value = true;
 		result.integral = step->value == floor(step->value);
+		result.least = fabs(step->value);
 		stack[(*top)++] = result;
 		return key_range_finite(step->value, step->value);
 	}
@@ -453,6 +464,7 @@ key_range_apply(const KeyStep *step, KeyRange *stack, int *top)
 	result.may_value = last->may_value && (kind >= KEY_STEP_NEG || stack[*top].may_value);
 	result.lo = result.hi = 0;
 	result.integral = true;
+	result.least = 1.0;
 	if (result.may_value &&
 		!(kind >= KEY_STEP_NEG ? key_range_unary(kind, last, &result) :
 		  key_range_binary(kind, last, &stack[*top], &result)))

@@ -137,6 +137,13 @@ SELECT analyzed(q, 'Ranking Key') AS key, analyzed(q, 'Candidates Fetched')::int
 FROM (VALUES ('SELECT id FROM sk_tie ORDER BY a + b DESC LIMIT 5')) v(q);
 -- later ORDER BY items still need the ties
 SELECT topk_check('SELECT id, a + b FROM sk_tie ORDER BY a + b DESC, id DESC LIMIT 5');
+-- a weighted sum of float4 columns holding 0 on every page: its terms
+-- cannot underflow (a float4's nonzero values are at least its smallest
+-- subnormal), so its pages have bounds and are skipped
+SET gputopk.device = cpu;
+SELECT pages_skipped('SELECT id FROM sk_tie ORDER BY 0.7 * a + 0.3 * b DESC LIMIT 5') > 0 AS skipped;
+RESET gputopk.device;
+SELECT topk_check('SELECT 0.7 * a + 0.3 * b FROM sk_tie ORDER BY 0.7 * a + 0.3 * b DESC LIMIT 5');
 -- a row whose sum overflows: its page's bound is the top key, the ties are kept, and it raises
 INSERT INTO sk_tie VALUES (30000, '3e38', '3e38');
 SELECT topk_check('SELECT a + b FROM sk_tie ORDER BY a + b DESC LIMIT 5');
@@ -161,6 +168,10 @@ FROM unnest(ARRAY[
   'SELECT id, a * b FROM sk_val WHERE a = 0 ORDER BY a * b DESC, id LIMIT 6'
 ]) q;
 SELECT id, a * b FROM sk_val WHERE a = 0 ORDER BY a * b DESC, id LIMIT 6;
+-- a float8 column's subnormal times 0.5 underflows: the page is read, and raises
+INSERT INTO sk_val VALUES (-4, 1, '5e-324');
+SELECT topk_check('SELECT id FROM sk_val ORDER BY 0.5 * b DESC, id LIMIT 5');
+SELECT id FROM sk_val ORDER BY 0.5 * b DESC, id LIMIT 5;
 SELECT id FROM sk_err ORDER BY a / b DESC, id LIMIT 5;
 -- VACUUM computes the summaries again from the entries left: no error now
 DELETE FROM sk_err WHERE id > 20000;
