@@ -363,7 +363,21 @@ typedef struct HeapColumns
 	const KeyProgram *program;
 	HeapTuple	tuples;
 	TupleDesc	desc;
+	/* each row's data where it has no NULLs (else NULL), and its columns */
+	const char *data[MaxHeapTuplesPerPage];
+	int			natts[MaxHeapTuplesPerPage];
 } HeapColumns;
+
+/* A stored value of a fixed-width column at each row's data + offset, as a double. */
+#define READ_IN_PLACE(TYPE) \
+	for (int j = 0; j < n; j++) \
+		if (source->data[j] && s->column <= source->natts[j]) \
+		{ \
+			nulls[j] = false; \
+			values[j] = (double) *(const TYPE *) (source->data[j] + offset); \
+		} \
+		else \
+			in_place[j] = false
 
 /*
  * A column step's values as doubles, and a NULL flag per row (a
@@ -378,25 +392,40 @@ heap_column(void *arg, int step, double *values, uint8 *nulls, int n)
 	HeapColumns *source = arg;
 	const KeyStep *s = &source->program->steps[step];
 	int			offset = TupleDescAttr(source->desc, s->column - 1)->attcacheoff;
+	bool		in_place[MaxHeapTuplesPerPage];
 
-	for (int j = 0; j < n; j++)
+	memset(in_place, offset >= 0, n);
+	if (offset >= 0)
 	{
-		HeapTuple	tuple = &source->tuples[j];
-		bool		isnull;
-		Datum		d;
-
-		if (offset >= 0 && !HeapTupleHasNulls(tuple) &&
-			s->column <= HeapTupleHeaderGetNatts(tuple->t_data))
+		/* a loop of each type */
+		switch ((KeyStepKind) s->kind)
 		{
-			nulls[j] = false;
-			values[j] = key_step_column_value(s, (const char *) tuple->t_data +
-											  tuple->t_data->t_hoff + offset);
-			continue;
+			case KEY_STEP_INT2_COLUMN:
+				READ_IN_PLACE(int16);
+				break;
+			case KEY_STEP_INT4_COLUMN:
+				READ_IN_PLACE(int32);
+				break;
+			case KEY_STEP_INT8_COLUMN:
+				READ_IN_PLACE(int64);
+				break;
+			case KEY_STEP_FLOAT4_COLUMN:
+				READ_IN_PLACE(float4);
+				break;
+			default:
+				READ_IN_PLACE(float8);
+				break;
 		}
-		d = heap_getattr(tuple, s->column, source->desc, &isnull);
-		nulls[j] = isnull;
-		values[j] = isnull ? 0 : column_value(s, d);
 	}
+	for (int j = 0; j < n; j++)
+		if (!in_place[j])
+		{
+			bool		isnull;
+			Datum		d = heap_getattr(&source->tuples[j], s->column, source->desc, &isnull);
+
+			nulls[j] = isnull;
+			values[j] = isnull ? 0 : column_value(s, d);
+		}
 }
 
 /*
@@ -419,6 +448,13 @@ scan_key_program_keys(KeyProgram *program, HeapTuple tuples, int n, TupleDesc de
 		return;
 	if (program->batch == NULL)
 		program->batch = key_batch_create(program->steps, program->nsteps, MaxHeapTuplesPerPage);
+	for (int j = 0; j < n; j++)
+	{
+		HeapTupleHeader header = tuples[j].t_data;
+
+		source.data[j] = HeapTupleHasNulls(&tuples[j]) ? NULL : (const char *) header + header->t_hoff;
+		source.natts[j] = HeapTupleHeaderGetNatts(header);
+	}
 	key_batch_run(program->batch, n, heap_column, &source, &values, &nulls, &errors);
 	for (int j = 0; j < n; j++)
 		keys[j] = errors[j] ? KEY_PROGRAM_ERROR_KEY :
