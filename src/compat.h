@@ -120,6 +120,13 @@ typedef RelFileNode RelFileLocator;
 #define compat_explain_prefix(es) ((es)->verbose || list_length((es)->rtable) > 1)
 #endif
 
+/* a column's offset in a tuple without NULLs, where fixed-width columns come before it, or -1 */
+#if PG_VERSION_NUM >= 180000
+#define compat_attcacheoff(desc, i) (TupleDescCompactAttr((desc), (i))->attcacheoff)
+#else
+#define compat_attcacheoff(desc, i) (TupleDescAttr((desc), (i))->attcacheoff)
+#endif
+
 /* VACUUM's pause, where vacuum_cost_delay asks for one */
 #if PG_VERSION_NUM >= 180000
 #define compat_vacuum_delay_point() vacuum_delay_point(false)

@@ -33,6 +33,7 @@
 #include "nodes/nodeFuncs.h"
 #include "utils/fmgroids.h"
 
+#include "compat.h"
 #include "key_batch.h"
 #include "scan_key_program.h"
 
@@ -391,7 +392,7 @@ heap_column(void *arg, int step, double *values, uint8 *nulls, int n)
 {
 	HeapColumns *source = arg;
 	const KeyStep *s = &source->program->steps[step];
-	int			offset = TupleDescAttr(source->desc, s->column - 1)->attcacheoff;
+	int			offset = compat_attcacheoff(source->desc, s->column - 1);
 	bool		in_place[MaxHeapTuplesPerPage];
 
 	memset(in_place, offset >= 0, n);
