@@ -143,6 +143,12 @@ SELECT rf_check('SELECT id, (a * c + b) + 0 FROM rf_layout ORDER BY a * c + b DE
 SELECT rf_check('SELECT id, (a - c) + 0 FROM rf_layout ORDER BY a - c, id LIMIT 10');
 SELECT rf_check('SELECT id, (0.5 * b + a) + 0 FROM rf_layout ORDER BY 0.5 * b + a DESC NULLS LAST, id LIMIT 10');
 SELECT rf_check('SELECT id, (a + d) + 0 FROM rf_layout ORDER BY a + d DESC, id LIMIT 10');
+-- run again for each outer row (its key program's memory outlives each run)
+SELECT rf_check('SELECT g, (SELECT id FROM rf_layout WHERE a > g ORDER BY a * c + b DESC, id LIMIT 1) FROM generate_series(1, 4) g');
+SET gputopk.device = cpu;
+EXPLAIN (COSTS OFF)
+SELECT g, (SELECT id FROM rf_layout WHERE a > g ORDER BY a * c + b DESC, id LIMIT 1) FROM generate_series(1, 4) g;
+RESET gputopk.device;
 DROP TABLE rf_layout;
 
 DROP TABLE rf;

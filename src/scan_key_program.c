@@ -43,6 +43,7 @@ struct KeyProgram
 	KeyStep    *steps;
 	bool		may_raise;
 	KeyBatch   *batch;			/* for a heap page's rows, made when first used */
+	MemoryContext cxt;			/* the program's: the batch lives as long */
 };
 
 /*
@@ -322,6 +323,7 @@ scan_key_program_compile(Expr *expr, Index scanrelid)
 		program->steps[i++] = *(KeyStep *) lfirst(lc);
 	program->may_raise = c.may_raise;
 	program->batch = NULL;
+	program->cxt = CurrentMemoryContext;
 	return program;
 }
 
@@ -448,7 +450,13 @@ scan_key_program_keys(KeyProgram *program, HeapTuple tuples, int n, TupleDesc de
 	if (n == 0)
 		return;
 	if (program->batch == NULL)
+	{
+		/* made where the program was, not in the run's context, which a rescan resets */
+		MemoryContext old = MemoryContextSwitchTo(program->cxt);
+
 		program->batch = key_batch_create(program->steps, program->nsteps, MaxHeapTuplesPerPage);
+		MemoryContextSwitchTo(old);
+	}
 	for (int j = 0; j < n; j++)
 	{
 		HeapTupleHeader header = tuples[j].t_data;
