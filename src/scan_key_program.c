@@ -19,7 +19,10 @@
  * for a row that is visible and passes the quals.  Programs that can raise
  * (scan_key_program_may_raise, from bounds on the values' magnitudes) are
  * run asking for the ties at the boundary, so that every such row stays a
- * candidate.  Like the filter program it is plain data a device runs too.
+ * candidate (over a column index, unless its pages' summaries show that
+ * no row raises).  On the CPU a heap page's rows are keyed together, a step
+ * at a time over all of them (scan_key_program_keys, key_batch.c).  Like
+ * the filter program it is plain data a device runs too.
  *
  *-------------------------------------------------------------------------
  */
