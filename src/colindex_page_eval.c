@@ -48,7 +48,6 @@
 /* the filter runs over every slot when more than 1/this of them are candidates */
 #define GATHER_FRACTION 4
 
-
 /* a register's values over a page: a key and a null flag per slot */
 typedef struct RegisterVector
 {

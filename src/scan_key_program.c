@@ -444,7 +444,7 @@ void
 scan_key_program_keys(KeyProgram *program, HeapTuple tuples, int n, TupleDesc desc,
 					  bool descending, uint64 null_key, uint64 *keys)
 {
-	HeapColumns source = {program, tuples, desc};
+	HeapColumns source;			/* its arrays are filled below, not zeroed */
 	const double *values;
 	const uint8 *nulls;
 	const uint8 *errors;
@@ -460,6 +460,9 @@ scan_key_program_keys(KeyProgram *program, HeapTuple tuples, int n, TupleDesc de
 		program->batch = key_batch_create(program->steps, program->nsteps, MaxHeapTuplesPerPage);
 		MemoryContextSwitchTo(old);
 	}
+	source.program = program;
+	source.tuples = tuples;
+	source.desc = desc;
 	for (int j = 0; j < n; j++)
 	{
 		HeapTupleHeader header = tuples[j].t_data;
