@@ -217,7 +217,7 @@ release_job(void *arg)
 		if (pg_atomic_compare_exchange_u32(&slot->state, &state, SLOT_RELEASED))
 			break;
 	}
-	service_wake();
+	service_wake_job(slot);
 }
 
 void
@@ -429,7 +429,7 @@ service_job_start(const ServiceJobSpec *spec, bool demand, bool wait_for_slot)
 	slot->submitted_at = submitted;
 	pg_write_barrier();
 	pg_atomic_write_u32(&slot->state, SLOT_SUBMITTED);
-	service_wake();
+	service_wake_job(slot);
 
 	for (;;)
 	{
@@ -524,7 +524,7 @@ post_order(ServiceJob *job, SlotCommand command, uint64 rows)
 	order->rows = rows;
 	pg_write_barrier();
 	job->posted = pg_atomic_add_fetch_u32(&job->slot->posted, 1);
-	service_wake();
+	service_wake_job(job->slot);
 }
 
 char *

@@ -70,7 +70,6 @@ typedef struct JobThread
 	ServiceSlot *slot;
 	pthread_t	thread;
 	bool		started;
-	uint64		notified;		/* notifications seen */
 
 	/* the running job */
 	int			device;
@@ -94,11 +93,8 @@ static int	nthreads;
 static pg_atomic_uint32 threads_ready; /* threads that have set up their CUDA state */
 static pg_atomic_uint32 threads_parked; /* threads stopped for good */
 
-/* notifications from the main thread, and the stop request */
-static pthread_mutex_t notify_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t notify_cond;
-static uint64 notifications;
-static bool stopping;
+/* the stop request */
+static pg_atomic_uint32 stopping;
 
 /* a fault that ends the service */
 static pthread_mutex_t fatal_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -141,33 +137,28 @@ service_jobs_fatal(char *message, size_t size)
 static bool
 should_stop(void)
 {
-	bool		result;
-
-	pthread_mutex_lock(&notify_lock);
-	result = stopping;
-	pthread_mutex_unlock(&notify_lock);
-	return result;
+	return pg_atomic_read_u32(&stopping) != 0;
 }
 
-/* Sleep until the main thread passes on a wake-up, or THREAD_POLL_MS. */
+/*
+ * Sleep until the slot's semaphore is posted (service_wake_job), or
+ * THREAD_POLL_MS.  A post while the thread was busy makes it look at its
+ * slot once more for nothing.
+ */
 static void
-wait_notified(JobThread *jt)
+wait_for_slot(JobThread *jt)
 {
 	struct timespec deadline;
 
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	clock_gettime(CLOCK_REALTIME, &deadline);
 	deadline.tv_nsec += THREAD_POLL_MS * 1000000L;
 	if (deadline.tv_nsec >= 1000000000L)
 	{
 		deadline.tv_sec++;
 		deadline.tv_nsec -= 1000000000L;
 	}
-	pthread_mutex_lock(&notify_lock);
-	while (notifications == jt->notified && !stopping)
-		if (pthread_cond_timedwait(&notify_cond, &notify_lock, &deadline) == ETIMEDOUT)
-			break;
-	jt->notified = notifications;
-	pthread_mutex_unlock(&notify_lock);
+	while (sem_timedwait(&jt->slot->wake, &deadline) < 0 && errno == EINTR)
+		;
 }
 
 static SlotState
@@ -618,7 +609,7 @@ run_job(JobThread *jt)
 	if (!accept_job(jt))
 	{
 		while (slot_state(slot) != SLOT_RELEASED && !should_stop())
-			wait_notified(jt);
+			wait_for_slot(jt);
 		if (slot_state(slot) == SLOT_RELEASED)
 			service_free_slot(slot);
 		return;
@@ -633,7 +624,7 @@ run_job(JobThread *jt)
 			break;
 		if (pg_atomic_read_u32(&slot->posted) == done)
 		{
-			wait_notified(jt);
+			wait_for_slot(jt);
 			continue;
 		}
 		pg_read_barrier();
@@ -653,7 +644,7 @@ run_job(JobThread *jt)
 	/* an object left mid-run is not reused: destroying it waits for the GPU */
 	put_object(jt, status == GPU_OK && jt->answered);
 	while (slot_state(slot) != SLOT_RELEASED && !should_stop())
-		wait_notified(jt);
+		wait_for_slot(jt);
 	if (slot_state(slot) == SLOT_RELEASED)
 		service_free_slot(slot);
 }
@@ -706,7 +697,7 @@ job_thread_main(void *arg)
 				service_free_slot(jt->slot);
 				break;
 			default:
-				wait_notified(jt);
+				wait_for_slot(jt);
 				break;
 		}
 	}
@@ -854,14 +845,9 @@ service_jobs_warm_up(void)
 void
 service_jobs_start(void)
 {
-	pthread_condattr_t attr;
 	sigset_t	saved;
 
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&notify_cond, &attr);
-	pthread_condattr_destroy(&attr);
-
+	pg_atomic_init_u32(&stopping, 0);
 	threads = MemoryContextAllocZero(TopMemoryContext, sizeof(JobThread) * service->nslots);
 	nthreads = service->nslots;
 	pg_atomic_init_u32(&threads_ready, 0);
@@ -886,26 +872,17 @@ service_jobs_start(void)
 		pg_usleep(1000L);
 }
 
-void
-service_jobs_notify(void)
-{
-	pthread_mutex_lock(&notify_lock);
-	notifications++;
-	pthread_cond_broadcast(&notify_cond);
-	pthread_mutex_unlock(&notify_lock);
-}
-
 bool
 service_jobs_stop(void)
 {
 	uint32		started = 0;
 
-	pthread_mutex_lock(&notify_lock);
-	stopping = true;
-	pthread_cond_broadcast(&notify_cond);
-	pthread_mutex_unlock(&notify_lock);
+	pg_atomic_write_u32(&stopping, 1);
 	for (int i = 0; i < nthreads; i++)
+	{
+		service_wake_job(threads[i].slot);
 		started += threads[i].started ? 1 : 0;
+	}
 	for (int waited = 0; pg_atomic_read_u32(&threads_parked) < started; waited++)
 	{
 		if (waited >= STOP_WAIT_MS)

@@ -20,9 +20,6 @@ extern bool service_jobs_warm_up(void);
 /* One thread per job slot, started once the GPUs are ready. */
 extern void service_jobs_start(void);
 
-/* Wake the threads: a backend set the service's latch. */
-extern void service_jobs_notify(void);
-
 /*
  * Stop the threads: each finishes its engine call and then waits for the
  * process to end.  False if some did not stop within 10 s.

@@ -18,10 +18,10 @@
  * two together are PostgreSQL's main shared memory segment as the GPUs
  * need it.
  *
- * Then it sleeps on its latch, which backends set when they submit a job
- * or post an order, and wakes the job threads.  Every second it frees the
- * slots of backends that died without releasing them, and reads each
- * GPU's free memory for gputopk_service().
+ * Then it sleeps on its latch (backends wake the job threads themselves,
+ * service_wake_job), set when a job thread meets a fault that ends the
+ * service.  Every second it frees the slots of backends that died without
+ * releasing them, and reads each GPU's free memory for gputopk_service().
  *
  * Exit: on SIGTERM, or when a job thread met a sticky CUDA error (the
  * process's contexts are then unusable), the service stops its threads
@@ -266,9 +266,12 @@ release_orphans(void)
 		pg_read_barrier();
 		if (kill(slot->owner_pid, 0) < 0 && errno == ESRCH &&
 			pg_atomic_compare_exchange_u32(&slot->state, &state, SLOT_RELEASED))
+		{
+			service_wake_job(slot);
 			ereport(DEBUG1,
 					(errmsg_internal("gputopk GPU service released the job of exited process %d",
 									 slot->owner_pid)));
+		}
 	}
 }
 
@@ -409,7 +412,6 @@ gputopk_service_main(Datum arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		service_jobs_notify();
 		if (service_jobs_fatal(exit_reason, sizeof(exit_reason)))
 		{
 			ereport(LOG, (errmsg("gputopk GPU service restarts after a fault"),

@@ -121,6 +121,10 @@ service_shmem_startup(void)
 			pg_atomic_init_u32(&service->slots[i].state, SLOT_FREE);
 			pg_atomic_init_u32(&service->slots[i].posted, 0);
 			pg_atomic_init_u32(&service->slots[i].done, 0);
+			if (sem_init(&service->slots[i].wake, 1, 0) < 0)
+				ereport(FATAL,
+						(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+						 errmsg("could not create a semaphore for the GPU service: %m")));
 		}
 		if (!service_registered())
 		{
@@ -281,6 +285,17 @@ void
 service_wake_owner(ServiceSlot *slot)
 {
 	SetLatch(&GetPGProcByNumber(slot->owner_procno)->procLatch);
+}
+
+/*
+ * Wake a slot's job thread, which sleeps on the slot's semaphore until its
+ * state or its orders change: a semaphore in shared memory, posted from
+ * any process, wakes that thread alone.
+ */
+void
+service_wake_job(ServiceSlot *slot)
+{
+	sem_post(&slot->wake);
 }
 
 /*

@@ -16,14 +16,16 @@
  * (service_client.c).  Each slot owns two staging buffers in shared
  * memory: the backend fills one while the GPU copies the other.  Commands
  * go one way (posted), completions the other (done): each side bumps its
- * counter and sets the other's latch.  Answers come back through the same
- * buffers, in chunks.
+ * counter and wakes the other, the backend by posting the slot's
+ * semaphore, on which its job thread sleeps, the job thread by setting the
+ * backend's latch.  Answers come back through the same buffers, in chunks.
  *
  *-------------------------------------------------------------------------
  */
 #ifndef SERVICE_SHMEM_H
 #define SERVICE_SHMEM_H
 
+#include <semaphore.h>
 #include <signal.h>
 
 #include "port/atomics.h"
@@ -91,6 +93,7 @@ typedef struct SlotOrder
 typedef struct ServiceSlot
 {
 	pg_atomic_uint32 state;		/* a SlotState */
+	sem_t		wake;			/* posted for the slot's job thread: its state changed */
 
 	/* written by the backend before SUBMITTED */
 	int			owner_procno;
@@ -187,6 +190,7 @@ extern const char *service_state_name(ServiceState state);
 extern void service_set_state(ServiceState state);
 extern void service_wake(void);
 extern void service_wake_owner(ServiceSlot *slot);
+extern void service_wake_job(ServiceSlot *slot);
 extern void service_free_slot(ServiceSlot *slot);
 
 #endif							/* SERVICE_SHMEM_H */
