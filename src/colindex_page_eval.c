@@ -708,8 +708,25 @@ typedef struct PageColumns
 	Page		page;
 } PageColumns;
 
-/* A column step's values as doubles, and a NULL flag per slot (a KeyBatchColumn). */
-static void
+/* Whether any of the first n bits of a null bitmap at offset in the page is set. */
+static bool
+any_null(Page page, int offset, int n)
+{
+	const uint8 *bits = (const uint8 *) page + offset;
+	uint8		any = 0;
+
+	for (int i = 0; i < n / 8; i++)
+		any |= bits[i];
+	if (n % 8 != 0)
+		any |= bits[n / 8] & ((1 << (n % 8)) - 1);
+	return any != 0;
+}
+
+/*
+ * A column step's values as doubles, and a NULL flag per slot where any is
+ * NULL; whether any is (a KeyBatchColumn).
+ */
+static bool
 push_column(void *arg, int step, double *out, uint8 *nulls, int n)
 {
 	PageColumns *source = arg;
@@ -739,7 +756,10 @@ push_column(void *arg, int step, double *out, uint8 *nulls, int n)
 											   values + (Size) j * width);
 			break;
 	}
+	if (!any_null(source->page, eval->layout->null_offsets[column], n))
+		return false;
 	null_flags(source->page, eval->layout->null_offsets[column], n, (bool *) nulls);
+	return true;
 }
 
 /*

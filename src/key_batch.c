@@ -8,11 +8,14 @@
  * Each step runs over every row of the batch, as key_step_apply does over
  * one: the stack's levels are arrays, a value and a NULL flag per row, and
  * a step is a loop over them.  A constant is kept as one value until a
- * step combines it with a column's.  The interpreter's dispatch happens
- * once per batch instead of once per row, and the loops are short and
- * regular enough for the compiler to vectorize.  Each element is computed
- * by the same functions as the per-row interpreters (kernels/key_steps.h),
- * so every row gets the value, and raises the error, it gets elsewhere.
+ * step combines it with a column's, and a level's NULL flags are kept only
+ * where one of its rows is NULL.  A binary step writes its results into a
+ * spare array, which then takes the level's place.  The interpreter's
+ * dispatch happens once per batch instead of once per row, and the loops
+ * are short and regular enough for the compiler to vectorize.  Each
+ * element is computed by the same functions as the per-row interpreters
+ * (kernels/key_steps.h), so every row gets the value, and raises the
+ * error, it gets elsewhere.
  *
  *-------------------------------------------------------------------------
  */
@@ -25,12 +28,14 @@ struct KeyBatch
 	const KeyStep *steps;
 	int			nsteps;
 	int			stride;			/* rows of a level: max_rows rounded up to 8 */
-	double	   *stack;			/* a value per row a level */
+	double	  **level_values;	/* a value per row a level */
 	bool	   *level_is_const; /* a level that holds one value for every row */
 	double	   *level_const;	/* that value */
-	uint8	   *level_nulls;	/* a NULL flag per row a level (not of constants) */
+	uint8	   *level_nulls;	/* a NULL flag per row a level, where it has any */
+	bool	   *level_has_nulls;	/* (a constant's has none) */
+	const uint8 *no_nulls;		/* a NULL flag per row, all false */
 	uint8	   *errors;			/* the rows where a step raised */
-	double	   *scratch;		/* a step's results, a value per row */
+	double	   *scratch;		/* a step's results, then the level's values */
 };
 
 KeyBatch *
@@ -42,10 +47,14 @@ key_batch_create(const KeyStep *steps, int nsteps, int max_rows)
 	batch->steps = steps;
 	batch->nsteps = nsteps;
 	batch->stride = TYPEALIGN(8, Max(max_rows, 1));
-	batch->stack = palloc(sizeof(double) * batch->stride * levels);
+	batch->level_values = palloc(sizeof(double *) * levels);
+	for (int i = 0; i < levels; i++)
+		batch->level_values[i] = palloc(sizeof(double) * batch->stride);
 	batch->level_is_const = palloc(sizeof(bool) * levels);
 	batch->level_const = palloc(sizeof(double) * levels);
 	batch->level_nulls = palloc((Size) batch->stride * levels);
+	batch->level_has_nulls = palloc(sizeof(bool) * levels);
+	batch->no_nulls = palloc0(batch->stride);
 	batch->errors = palloc(batch->stride);
 	batch->scratch = palloc(sizeof(double) * batch->stride);
 	return batch;
@@ -53,16 +62,16 @@ key_batch_create(const KeyStep *steps, int nsteps, int max_rows)
 
 /*
  * A binary step over levels of the stack: a (or, where NULL, x in every
- * row) with b (or y), into out; a row where it raises, its operands not
- * NULL (the result's NULL flag, in nulls), is marked in errors.  The
- * results go to scratch first, in a loop without branches that the
- * compiler vectorizes, with one flag for whether any may have raised
+ * row) with b (or y), into scratch; a row where it raises, its operands
+ * not NULL (the result's NULL flag, in nulls), is marked in errors.  The
+ * results are computed in a loop without branches that the compiler
+ * vectorizes, with one flag for whether any may have raised
  * (key_step_suspect); only then are the rows checked one by one.  The
  * compiler makes a loop of each kind and shape.
  */
 static pg_attribute_always_inline void
-binary_loop(KeyStepKind kind, double *out, const double *a, double x, const double *b,
-			double y, const uint8 *nulls, uint8 *errors, double *scratch, int n)
+binary_loop(KeyStepKind kind, const double *a, double x, const double *b, double y,
+			const uint8 *nulls, uint8 *errors, double *scratch, int n)
 {
 	int			suspect = 0;
 
@@ -75,44 +84,61 @@ binary_loop(KeyStepKind kind, double *out, const double *a, double x, const doub
 		for (int j = 0; j < n; j++)
 			errors[j] |= key_step_raises(kind, a ? a[j] : x, b ? b[j] : y, scratch[j]) &
 				!nulls[j];
-	memcpy(out, scratch, sizeof(double) * n);
 }
 
 static pg_attribute_always_inline void
-binary_shapes(KeyStepKind kind, double *out, const double *a, double x, const double *b,
-			  double y, const uint8 *nulls, uint8 *errors, double *scratch, int n)
+binary_shapes(KeyStepKind kind, const double *a, double x, const double *b, double y,
+			  const uint8 *nulls, uint8 *errors, double *scratch, int n)
 {
 	if (a && b)
-		binary_loop(kind, out, a, 0, b, 0, nulls, errors, scratch, n);
+		binary_loop(kind, a, 0, b, 0, nulls, errors, scratch, n);
 	else if (a)
-		binary_loop(kind, out, a, 0, NULL, y, nulls, errors, scratch, n);
+		binary_loop(kind, a, 0, NULL, y, nulls, errors, scratch, n);
 	else
-		binary_loop(kind, out, NULL, x, b, 0, nulls, errors, scratch, n);
+		binary_loop(kind, NULL, x, b, 0, nulls, errors, scratch, n);
 }
 
-/* The NULL flags of a level; none where it is a constant's. */
 static uint8 *
-level_nulls(KeyBatch *batch, int level, int n)
+level_null_flags(KeyBatch *batch, int level)
 {
-	uint8	   *nulls = batch->level_nulls + (Size) level * batch->stride;
+	return batch->level_nulls + (Size) level * batch->stride;
+}
 
-	if (batch->level_is_const[level])
-		memset(nulls, 0, n);
-	return nulls;
+/* The NULL flags of a level: all false where it has none. */
+static const uint8 *
+level_nulls(KeyBatch *batch, int level)
+{
+	return batch->level_has_nulls[level] ? level_null_flags(batch, level) : batch->no_nulls;
+}
+
+/* The NULL flags of the level at left and the one above it, combined at left. */
+static void
+combine_nulls(KeyBatch *batch, int left, int n)
+{
+	uint8	   *nulls = level_null_flags(batch, left);
+	const uint8 *right_nulls = level_null_flags(batch, left + 1);
+
+	if (!batch->level_has_nulls[left + 1])
+		return;
+	if (batch->level_has_nulls[left])
+		for (int j = 0; j < n; j++)
+			nulls[j] |= right_nulls[j];
+	else
+		memcpy(nulls, right_nulls, n);
+	batch->level_has_nulls[left] = true;
 }
 
 /* The step kind over the level at left and the one above it, the result at left. */
 static void
 binary_step(KeyBatch *batch, KeyStepKind kind, int left, int n)
 {
-	double	   *out = batch->stack + (Size) left * batch->stride;
+	double	   *out = batch->level_values[left];
 	const double *a = batch->level_is_const[left] ? NULL : out;
-	const double *b = batch->level_is_const[left + 1] ? NULL : out + batch->stride;
+	const double *b = batch->level_is_const[left + 1] ? NULL : batch->level_values[left + 1];
 	double		x = batch->level_const[left];
 	double		y = batch->level_const[left + 1];
 	uint8	   *errors = batch->errors;
-	uint8	   *nulls;
-	const uint8 *right_nulls;
+	const uint8 *nulls;
 
 	if (a == NULL && b == NULL)
 	{
@@ -121,14 +147,12 @@ binary_step(KeyBatch *batch, KeyStepKind kind, int left, int n)
 			memset(errors, 1, n);
 		return;
 	}
-	nulls = level_nulls(batch, left, n);
-	right_nulls = level_nulls(batch, left + 1, n);
-	for (int j = 0; j < n; j++)
-		nulls[j] |= right_nulls[j];
+	combine_nulls(batch, left, n);
+	nulls = level_nulls(batch, left);
 	batch->level_is_const[left] = false;
 	/* a loop of each kind: the kind a constant in each */
 #define BINARY_STEP(KIND) \
-	binary_shapes(KIND, out, a, x, b, y, nulls, errors, batch->scratch, n)
+	binary_shapes(KIND, a, x, b, y, nulls, errors, batch->scratch, n)
 	switch (kind)
 	{
 		case KEY_STEP_ADD:
@@ -157,14 +181,17 @@ binary_step(KeyBatch *batch, KeyStepKind kind, int left, int n)
 			break;
 	}
 #undef BINARY_STEP
+	/* the results become the level's values, its old array the scratch */
+	batch->level_values[left] = batch->scratch;
+	batch->scratch = out;
 }
 
 /* A unary step over the level at top. */
 static void
 unary_step(KeyBatch *batch, KeyStepKind kind, int top, int n)
 {
-	double	   *level = batch->stack + (Size) top * batch->stride;
-	const uint8 *nulls = batch->level_nulls + (Size) top * batch->stride;
+	double	   *level = batch->level_values[top];
+	const uint8 *nulls = level_nulls(batch, top);
 	uint8	   *errors = batch->errors;
 
 	if (batch->level_is_const[top])
@@ -192,13 +219,14 @@ key_batch_run(KeyBatch *batch, int n, KeyBatchColumn column, void *arg,
 
 		if (key_step_is_column(step))
 		{
-			column(arg, i, batch->stack + (Size) top * batch->stride,
-				   batch->level_nulls + (Size) top * batch->stride, n);
+			batch->level_has_nulls[top] = column(arg, i, batch->level_values[top],
+												 level_null_flags(batch, top), n);
 			batch->level_is_const[top++] = false;
 		}
 		else if (kind == KEY_STEP_CONST)
 		{
 			batch->level_const[top] = step->value;
+			batch->level_has_nulls[top] = false;
 			batch->level_is_const[top++] = true;
 		}
 		else if (kind >= KEY_STEP_NEG)
@@ -212,8 +240,8 @@ key_batch_run(KeyBatch *batch, int n, KeyBatchColumn column, void *arg,
 	Assert(top == 1);
 	if (batch->level_is_const[0])
 		for (int j = 0; j < n; j++)
-			batch->stack[j] = batch->level_const[0];
-	*values = batch->stack;
-	*nulls = level_nulls(batch, 0, n);
+			batch->level_values[0][j] = batch->level_const[0];
+	*values = batch->level_values[0];
+	*nulls = level_nulls(batch, 0);
 	*errors = batch->errors;
 }

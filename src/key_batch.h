@@ -28,11 +28,12 @@
 typedef struct KeyBatch KeyBatch;
 
 /*
- * Fill values[0..n-1] and nulls[0..n-1] with the rows' values of the
- * column of the program's step (its index in the program), as doubles
- * (key_step_column_value) and NULL flags.
+ * Fill values[0..n-1] with the rows' values of the column of the program's
+ * step (its index in the program), as doubles (key_step_column_value);
+ * return whether any is NULL, and if so fill nulls[0..n-1] with the NULL
+ * flags (else they need not be written).
  */
-typedef void (*KeyBatchColumn) (void *arg, int step, double *values, uint8 *nulls, int n);
+typedef bool (*KeyBatchColumn) (void *arg, int step, double *values, uint8 *nulls, int n);
 
 extern KeyBatch *key_batch_create(const KeyStep *steps, int nsteps, int max_rows);
 

@@ -386,19 +386,20 @@ typedef struct HeapColumns
 			in_place[j] = false
 
 /*
- * A column step's values as doubles, and a NULL flag per row (a
- * KeyBatchColumn).  Where the column has a cached offset (fixed-width
+ * A column step's values as doubles, and a NULL flag per row; whether any
+ * is NULL (a KeyBatchColumn).  Where the column has a cached offset (fixed-width
  * columns before it), a row without NULLs holding it has its value there,
  * read in place as heap_getattr would find it; other rows go through
  * heap_getattr.
  */
-static void
+static bool
 heap_column(void *arg, int step, double *values, uint8 *nulls, int n)
 {
 	HeapColumns *source = arg;
 	const KeyStep *s = &source->program->steps[step];
 	int			offset = compat_attcacheoff(source->desc, s->column - 1);
 	bool		in_place[MaxHeapTuplesPerPage];
+	bool		any_null = false;
 
 	memset(in_place, offset >= 0, n);
 	if (offset >= 0)
@@ -431,7 +432,9 @@ heap_column(void *arg, int step, double *values, uint8 *nulls, int n)
 
 			nulls[j] = isnull;
 			values[j] = isnull ? 0 : column_value(s, d);
+			any_null |= isnull;
 		}
+	return any_null;
 }
 
 /*
