@@ -36,6 +36,52 @@ struct ProgramState
 	}
 };
 
+/*
+ * A key program that is a sum of terms (GpuRowProgram's terms): its value
+ * over the row, computed as its steps would compute it, operation by
+ * operation in the same order, without their stack.  False where a column
+ * is NULL or a result is infinite, NaN or, of a product, zero
+ * (key_step_suspect): the steps then settle the row, raising or not as
+ * PostgreSQL would.
+ */
+template <typename Row>
+static __device__ bool
+sum_of_terms(const GpuRowProgram *p, const Row &row, double *value)
+{
+	double		sum = 0;
+	int			suspect = 0;
+
+	for (int t = 0; t < p->nterms; t++)
+	{
+		const GpuKeyTerm *term = &p->terms[t];
+		const GpuKeyStep *ks = &p->key_steps[term->column_step];
+		bool		isnull;
+		const void *v = row.value(ks->column, &isnull);
+		double		x;
+
+		if (isnull)
+			return false;
+		x = key_step_column_value(&ks->step, v);
+		if (term->multiply != 0)
+		{
+			KeyStepKind kind = (KeyStepKind) term->multiply;
+
+			x = term->constant_first ? key_step_value(kind, term->constant, x) :
+				key_step_value(kind, x, term->constant);
+			suspect |= key_step_suspect(kind, x);
+		}
+		if (t == 0)
+			sum = x;
+		else
+		{
+			sum = key_step_value((KeyStepKind) term->combine, sum, x);
+			suspect |= key_step_suspect((KeyStepKind) term->combine, sum);
+		}
+	}
+	*value = sum;
+	return !suspect;
+}
+
 /* The row's key, or false when the filter rejects the row. */
 template <typename Row>
 static __device__ bool
@@ -68,7 +114,13 @@ program_row_key(const GpuRowProgram *p, const Row &row, ProgramState *s, uint64_
 	}
 	{
 		int			top = 0;
+		double		sum;
 
+		if (p->nterms > 0 && sum_of_terms(p, row, &sum))
+		{
+			*key = key_from_float8(sum, p->desc);
+			return true;
+		}
 		for (int i = 0; i < p->nkey_steps; i++)
 		{
 			const GpuKeyStep *ks = &p->key_steps[i];

@@ -53,6 +53,20 @@ typedef struct GpuKeyStep
 	GpuColumn	column;
 } GpuKeyStep;
 
+/*
+ * A term of a key program that is a sum: a column, or a column multiplied
+ * by a constant (either side), added to or subtracted from the terms
+ * before it, left to right.
+ */
+typedef struct GpuKeyTerm
+{
+	int32_t		column_step;	/* the column's step, in key_steps */
+	int32_t		multiply;		/* KEY_STEP_MUL or KEY_STEP_MUL4, or 0: none */
+	bool		constant_first; /* the constant is the product's left operand */
+	double		constant;
+	int32_t		combine;		/* with the terms before: KEY_STEP_ADD, SUB, ADD4 or SUB4 */
+} GpuKeyTerm;
+
 typedef struct GpuRowProgram
 {
 	/* the key: a column or a program, encoded as keys.h says */
@@ -63,6 +77,9 @@ typedef struct GpuRowProgram
 	GpuColumn	key_column;
 	int32_t		nkey_steps;
 	GpuKeyStep	key_steps[GPU_PROGRAM_MAX_KEY_STEPS];
+	/* the same program as terms where it is a sum of them (else nterms is 0) */
+	int32_t		nterms;
+	GpuKeyTerm	terms[GPU_PROGRAM_MAX_KEY_STEPS];
 
 	/* the filter, if nsteps > 0; sets' values pointers are offsets into the set values */
 	int32_t		nloads;

@@ -8,7 +8,10 @@
  * steps (scan_key_program.c) are plain data already: they are copied into
  * a GpuRowProgram, each column they read described by the caller (where
  * an index entry or a heap tuple holds it), and the filter's value sets
- * gathered into one array that travels with the program.
+ * gathered into one array that travels with the program.  A key program
+ * that is a sum of terms, each a column or a column times a constant, is
+ * also described as those terms, which the kernels compute without the
+ * program's stack (kernels/gpu_program.cuh).
  *
  *-------------------------------------------------------------------------
  */
@@ -57,6 +60,70 @@ describe_filter(const GpuProgramSource *source, GpuRowProgram *p, uint64 **set_v
 }
 
 static bool
+is_multiply(const KeyStep *step)
+{
+	return step->kind == KEY_STEP_MUL || step->kind == KEY_STEP_MUL4;
+}
+
+static bool
+is_combine(const KeyStep *step)
+{
+	return step->kind == KEY_STEP_ADD || step->kind == KEY_STEP_SUB ||
+		step->kind == KEY_STEP_ADD4 || step->kind == KEY_STEP_SUB4;
+}
+
+/*
+ * The term at step i of the program: a column, or a column and a constant
+ * with a product; returns the step after it, or -1 where none starts there.
+ */
+static int
+read_term(const GpuRowProgram *p, int i, GpuKeyTerm *term)
+{
+	const GpuKeyStep *s = p->key_steps;
+	int			n = p->nkey_steps;
+
+	memset(term, 0, sizeof(GpuKeyTerm));
+	if (i + 2 < n && is_multiply(&s[i + 2].step) &&
+		((key_step_is_column(&s[i].step) && s[i + 1].step.kind == KEY_STEP_CONST) ||
+		 (s[i].step.kind == KEY_STEP_CONST && key_step_is_column(&s[i + 1].step))))
+	{
+		term->constant_first = s[i].step.kind == KEY_STEP_CONST;
+		term->column_step = term->constant_first ? i + 1 : i;
+		term->constant = s[term->constant_first ? i : i + 1].step.value;
+		term->multiply = s[i + 2].step.kind;
+		return i + 3;
+	}
+	if (i < n && key_step_is_column(&s[i].step))
+	{
+		term->column_step = i;
+		return i + 1;
+	}
+	return -1;
+}
+
+/* The key program as terms, where it is a sum of them (in postfix: t0 t1 op1 t2 op2 ...). */
+static void
+describe_terms(GpuRowProgram *p)
+{
+	GpuKeyTerm	terms[GPU_PROGRAM_MAX_KEY_STEPS];
+	int			nterms = 0;
+	int			i = read_term(p, 0, &terms[0]);
+
+	if (i < 0)
+		return;
+	nterms++;
+	while (i < p->nkey_steps)
+	{
+		i = read_term(p, i, &terms[nterms]);
+		if (i < 0 || i >= p->nkey_steps || !is_combine(&p->key_steps[i].step))
+			return;
+		terms[nterms++].combine = p->key_steps[i++].step.kind;
+	}
+	p->nterms = nterms;
+	memcpy(p->terms, terms, sizeof(GpuKeyTerm) * nterms);
+}
+
+static bool
 describe_key(const GpuProgramSource *source, GpuRowProgram *p)
 {
 	const KeyStep *steps;
@@ -81,6 +148,7 @@ describe_key(const GpuProgramSource *source, GpuRowProgram *p)
 			!source->column_of(source->arg, steps[i].column, &p->key_steps[i].column))
 			return false;
 	}
+	describe_terms(p);
 	return true;
 }
 
