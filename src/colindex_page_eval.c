@@ -245,13 +245,19 @@ only_nulls_enter(const IndexPageEval *eval, uint64 floor)
 	return eval->null_key_on_top && floor == eval->null_key;
 }
 
+/*
+ * The ranges of a page brought into the CPU's second-level cache (a
+ * locality hint of 2): brought into the first, a page's hundred-odd lines
+ * took the slots its loads need, and the weighted sum of 8 over 3M entries
+ * took 50-51 ms in one process instead of 43-46 (2 cores, A/B).
+ */
 static inline void
 prefetch_ranges(Page page, const PageRange *ranges, int n)
 {
 #ifdef __GNUC__
 	for (int i = 0; i < n; i++)
 		for (int at = 0; at < ranges[i].length; at += PREFETCH_STRIDE)
-			__builtin_prefetch((const char *) page + ranges[i].offset + at);
+			__builtin_prefetch((const char *) page + ranges[i].offset + at, 0, 2);
 #endif
 }
 

@@ -390,9 +390,9 @@ key_rows(TopkScanState *ts, KeySink *sink, BlockNumber block, uint64 ordinal)
 		int			n = 0;
 
 #ifdef __GNUC__
-		/* the page's rows start coming into the CPU's cache at once */
+		/* the page's rows start coming into the CPU's cache at once (its second level) */
 		for (int at = ((PageHeader) ts->reader.page)->pd_upper; at < BLCKSZ; at += 64)
-			__builtin_prefetch((const char *) ts->reader.page + at);
+			__builtin_prefetch((const char *) ts->reader.page + at, 0, 2);
 #endif
 		while (scan_row_reader_next_row(&ts->reader))
 			tuples[n++] = ts->reader.tuple;
