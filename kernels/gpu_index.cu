@@ -480,10 +480,10 @@ template <typename T>
 static GpuStatus
 scratch_alloc(T **ptr, size_t bytes)
 {
+	size_t		size = bytes > 0 ? bytes : 16;
 	cudaMemPool_t pool;
 	int			device;
-	cudaError_t err = cudaMallocAsync((void **) ptr, bytes > 0 ? bytes : 16,
-									  cudaStreamPerThread);
+	cudaError_t err = cudaMallocAsync((void **) ptr, size, cudaStreamPerThread);
 
 	if (err == cudaErrorMemoryAllocation)
 	{
@@ -491,7 +491,7 @@ scratch_alloc(T **ptr, size_t bytes)
 		GPU_CHECK(cudaGetDevice(&device), "Finding the current device");
 		GPU_CHECK(cudaDeviceGetMemPool(&pool, device), "Finding the memory pool");
 		GPU_CHECK(cudaMemPoolTrimTo(pool, 0), "Trimming the memory pool");
-		err = cudaMallocAsync((void **) ptr, bytes > 0 ? bytes : 16, cudaStreamPerThread);
+		err = cudaMallocAsync((void **) ptr, size, cudaStreamPerThread);
 	}
 	GPU_CHECK(err, "Allocating device memory for a selection");
 	return GPU_OK;

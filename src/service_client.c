@@ -5,8 +5,9 @@
  *	  batches, take the answer, release it.
  *
  * Starting a job claims a free slot with a compare-and-swap, describes the
- * job, marks it submitted and sets the service's latch; the service's
- * thread for the slot accepts it (or says why it cannot).  Batches
+ * job, marks it submitted and posts the slot's semaphore, which wakes the
+ * service's thread for the slot (service_wake_job); that thread accepts
+ * it (or says why it cannot).  Batches
  * alternate between the slot's two buffers: posting one writes an order
  * and bumps the slot's posted count, and the other buffer may be filled
  * once the service's done count says the batch before has been copied to

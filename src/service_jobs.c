@@ -4,20 +4,21 @@
  *	  The GPU service's job threads: one per job slot, each running its
  *	  slot's jobs on the top-k engine, and the engine objects they reuse.
  *
- * A thread waits until its slot holds a submitted job, picks the GPU with
- * the fewest running jobs, takes an engine object of the job's kind from
- * that GPU's pool (or makes one) and accepts the job.  Then it carries out
- * the backend's orders one at a time: a batch is pushed to the engine and
- * waited for until its copy is over, so that the backend may refill the
- * buffer as soon as the batch counts as done; the answer goes back through
- * both buffers in chunks.  When the backend releases the slot, or dies,
- * the thread stops at the next order (a batch boundary), puts the object
- * back and frees the slot.
+ * A thread sleeps on its slot's semaphore, which the slot's backend posts
+ * at each change it makes, until the slot holds a submitted job; it picks
+ * the GPU with the fewest running jobs, takes an engine object of the
+ * job's kind from that GPU's pool (or makes one) and accepts the job.
+ * Then it carries out the backend's orders one at a time: a batch is
+ * pushed to the engine and waited for until its copy is over, so that the
+ * backend may refill the buffer as soon as the batch counts as done; the
+ * answer goes back through both buffers in chunks.  When the backend
+ * releases the slot, or dies, the thread stops at the next order (a batch
+ * boundary), puts the object back and frees the slot.
  *
  * Threads never call PostgreSQL's functions, which are not thread-safe:
  * no elog, no palloc.  They read and write the slots in shared memory with
  * atomics and barriers, set latches (for another process's latch, a store
- * and a kill()), and call the engine, which reports failures as a
+ * and a kill()), sleep on their slot's semaphore, and call the engine, which reports failures as a
  * GpuStatus and keeps each thread's last CUDA message apart.  A sticky CUDA
  * error leaves the process's CUDA contexts unusable: the thread says so
  * (service_jobs_fatal), and the main thread restarts the service.

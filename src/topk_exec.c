@@ -222,19 +222,18 @@ init_sort_exprs(TopkScanState *ts, CustomScan *cscan, EState *estate)
 	for (int i = 0; i < ts->nsort; i++)
 	{
 		Expr	   *expr = list_nth(cscan->custom_exprs, TOPK_EXPR_SORT + i);
+		Oid			type = exprType((Node *) expr);
 		AttrNumber	attno;
 
 		if (ts->sort_attnos[i] != 0)
 			continue;
 		attno = table_desc->natts + ++nexprs;
-		TupleDescInitEntry(ts->sort_desc, attno, NULL, exprType((Node *) expr),
-						   exprTypmod((Node *) expr), 0);
+		TupleDescInitEntry(ts->sort_desc, attno, NULL, type, exprTypmod((Node *) expr), 0);
 		TupleDescInitEntryCollation(ts->sort_desc, attno, exprCollation((Node *) expr));
 		ts->sort_exprs[i] = ExecInitExpr(expr, &ts->css.ss.ps);
 		ts->sort_attnos[i] = attno;
-		if (i == 0 && ts->key_program &&
-			(exprType((Node *) expr) == FLOAT4OID || exprType((Node *) expr) == FLOAT8OID))
-			ts->key_value_type = exprType((Node *) expr);
+		if (i == 0 && ts->key_program && (type == FLOAT4OID || type == FLOAT8OID))
+			ts->key_value_type = type;
 	}
 	ts->sort_input = ExecAllocTableSlot(&estate->es_tupleTable, ts->sort_desc,
 										&TTSOpsVirtual);
