@@ -59,6 +59,7 @@ typedef struct IndexSelectStats
 	bool		on_gpu;			/* rounds ran on the GPU's copy of the index */
 	uint64		pages_sent;		/* to bring that copy up to date */
 	double		gpu_ms;			/* the GPU's selections */
+	double		fetch_ms;		/* fetching the candidates' rows */
 } IndexSelectStats;
 
 #endif							/* COLINDEX_QUERY_H */

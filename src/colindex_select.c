@@ -73,6 +73,7 @@
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "miscadmin.h"
+#include "portability/instr_time.h"
 #include "storage/bufmgr.h"
 #include "storage/predicate.h"
 #include "utils/memutils.h"
@@ -702,6 +703,8 @@ colindex_select_rows(const IndexSelectSpec *spec, uint64 bound, IndexRowSink sin
 	{
 		TopkResult	result;
 		uint64		round_kept;
+		instr_time	fetch_start;
+		instr_time	fetch_end;
 
 		stats->rounds++;
 		if (gpu == NULL ||
@@ -711,7 +714,11 @@ colindex_select_rows(const IndexSelectSpec *spec, uint64 bound, IndexRowSink sin
 			select_round(sel, count, &result, stats);
 		if (result.count == 0)
 			break;
+		INSTR_TIME_SET_CURRENT(fetch_start);
 		round_kept = fetch_round(sel, &result, sink, arg, slot, stats);
+		INSTR_TIME_SET_CURRENT(fetch_end);
+		INSTR_TIME_SUBTRACT(fetch_end, fetch_start);
+		stats->fetch_ms += INSTR_TIME_GET_MILLISEC(fetch_end);
 		kept += round_kept;
 		advance_threshold(sel, &result);
 		destroy_topk(sel);

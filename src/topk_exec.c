@@ -808,6 +808,7 @@ select_from_index(TopkScanState *ts, instr_time *selected)
 	ts->index_stats.on_gpu = stats.on_gpu;
 	ts->index_stats.pages_sent += stats.pages_sent;
 	ts->index_stats.gpu_ms += stats.gpu_ms;
+	ts->index_stats.fetch_ms += stats.fetch_ms;
 	scan_counters_count_process(&ts->counters, false);
 	/* the leader shows the counts of all processes */
 	scan_counters_publish(&ts->counters);
@@ -1090,6 +1091,7 @@ explain_index_rounds(TopkScanState *ts, ExplainState *es)
 		ExplainPropertyFloat("Rounds Time", "ms", ts->scan_ms, 3, es);
 		if (stats->on_gpu)
 			ExplainPropertyFloat("GPU Selection Time", "ms", stats->gpu_ms, 3, es);
+		ExplainPropertyFloat("Fetch Time", "ms", stats->fetch_ms, 3, es);
 		ExplainPropertyFloat("Sort Time", "ms", ts->fetch_ms, 3, es);
 	}
 }
