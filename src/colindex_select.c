@@ -96,6 +96,38 @@
 /* blocks handed out at a time to a process of a parallel scan */
 #define SHARED_CHUNK_BLOCKS 32
 
+/*
+ * Fetching a round's candidates, the parts of pages that the fetch of a
+ * candidate FETCH_STEP * 3 ahead will read start coming into the CPU's
+ * cache, in three steps FETCH_STEP candidates apart, each reading what the
+ * one before brought in: the index entry (its TID), the heap page's line
+ * pointer, the tuple.  Candidates are on pages far apart, and a fetch
+ * waits for each of them in turn otherwise.  A block whose buffer this
+ * backend has not remembered is looked up in the first step, so that its
+ * read later finds the buffer at once.  These steps read pages not pinned,
+ * which may since hold others: what they read decides only what is
+ * prefetched, never what is fetched.  (5,016 candidates of 20M rows on 2
+ * cores, with huge pages: 7.8-11.0 ms to fetch without these steps, 5.3-7.4
+ * ms with them; the candidates of the query before, 5.7-7.7 against
+ * 3.5-5.0 ms.)
+ */
+#define FETCH_STEP 4
+#define FETCH_RING 16			/* a power of 2 above FETCH_STEP * 3 */
+
+typedef struct FetchAhead
+{
+	const TopkItem *candidates; /* the round's, in the order fetched */
+	size_t		n;
+	BlockNumber heap_blocks;	/* the table's, as the round began */
+	size_t		entries;		/* candidates whose steps have been taken */
+	size_t		line_pointers;
+	size_t		tuples;
+	/* by candidate, modulo FETCH_RING: where its pages were last found */
+	const char *index_pages[FETCH_RING];
+	const char *heap_pages[FETCH_RING];
+	OffsetNumber offsets[FETCH_RING];
+} FetchAhead;
+
 /* a data page and the largest key its entries can have */
 typedef struct PageBound
 {
@@ -534,14 +566,97 @@ pin_heap_page(Selection *sel, IndexFetchTableData *fetch, ItemPointer tid)
 	heap_page_prune_opt(sel->spec->heap, heap_fetch->xs_cbuf);
 }
 
+static inline void
+prefetch_address(const void *address)
+{
+#ifdef __GNUC__
+	__builtin_prefetch(address);
+#endif
+}
+
+/* The index entry of candidate i: its buffer's header, its live bit and its TID. */
+static void
+prefetch_entry(Selection *sel, FetchAhead *ahead, size_t i)
+{
+	uint64		position = ahead->candidates[i].ref;
+	int			s = colindex_position_slot(position);
+	const char *page = recent_buffers_prefetch(sel->spec->index,
+											   colindex_position_block(position));
+
+	ahead->index_pages[i % FETCH_RING] = page;
+	if (page == NULL)
+		return;
+	prefetch_address(page + sel->layout->live_offset + s / 8);
+	prefetch_address(colindex_slot_tid(sel->layout, (Page) page, s));
+}
+
+/* The heap page of candidate i's TID, as its entry showed it: its buffer's header and line pointer. */
+static void
+prefetch_line_pointer(Selection *sel, FetchAhead *ahead, size_t i)
+{
+	const char *index_page = ahead->index_pages[i % FETCH_RING];
+	ItemPointerData tid;
+	const char *page = NULL;
+
+	if (index_page != NULL)
+	{
+		memcpy(&tid, colindex_slot_tid(sel->layout, (Page) index_page,
+									   colindex_position_slot(ahead->candidates[i].ref)),
+			   sizeof(tid));
+		/* a block the table has, which it keeps while the scan holds its lock */
+		if (ItemPointerIsValid(&tid) && ItemPointerGetBlockNumberNoCheck(&tid) < ahead->heap_blocks &&
+			ItemPointerGetOffsetNumberNoCheck(&tid) <= MaxHeapTuplesPerPage)
+		{
+			page = recent_buffers_prefetch(sel->spec->heap, ItemPointerGetBlockNumber(&tid));
+			if (page != NULL)
+				prefetch_address(PageGetItemId((Page) page,
+											   ItemPointerGetOffsetNumber(&tid)));
+		}
+	}
+	ahead->heap_pages[i % FETCH_RING] = page;
+	ahead->offsets[i % FETCH_RING] = page ? ItemPointerGetOffsetNumber(&tid) : 0;
+}
+
+/* Candidate i's tuple, where its line pointer shows it. */
+static void
+prefetch_tuple(FetchAhead *ahead, size_t i)
+{
+	const char *page = ahead->heap_pages[i % FETCH_RING];
+	ItemIdData	item;
+
+	if (page == NULL)
+		return;
+	memcpy(&item, PageGetItemId((Page) page, ahead->offsets[i % FETCH_RING]), sizeof(item));
+	if (ItemIdIsNormal(&item) && ItemIdGetOffset(&item) + SizeofHeapTupleHeader <= BLCKSZ)
+		prefetch_address(page + ItemIdGetOffset(&item));
+}
+
+/*
+ * Before candidate i's row is fetched: the steps of those after it, each
+ * step FETCH_STEP candidates behind the one before.
+ */
+static void
+fetch_ahead(Selection *sel, FetchAhead *ahead, size_t i)
+{
+	for (; ahead->entries < Min(i + 3 * FETCH_STEP, ahead->n); ahead->entries++)
+		prefetch_entry(sel, ahead, ahead->entries);
+	if (!sel->heap_table)
+		return;
+	for (; ahead->line_pointers < Min(i + 2 * FETCH_STEP, ahead->n); ahead->line_pointers++)
+		prefetch_line_pointer(sel, ahead, ahead->line_pointers);
+	for (; ahead->tuples < Min(i + FETCH_STEP, ahead->n); ahead->tuples++)
+		prefetch_tuple(ahead, ahead->tuples);
+}
+
 /*
  * Fetch the rows of the candidates of one index block (candidates[0..n-1],
- * their refs positions) and hand the visible ones to the sink with their
- * keys; returns how many it kept.
+ * their refs positions; the round's candidates from first on) and hand
+ * the visible ones to the sink with their keys; returns how many it kept.
  */
 static uint64
-fetch_block(Selection *sel, IndexFetchTableData *fetch, const TopkItem *candidates, int n,
-			IndexRowSink sink, void *arg, TupleTableSlot *slot, IndexSelectStats *stats)
+fetch_block(Selection *sel, IndexFetchTableData *fetch, FetchAhead *ahead, size_t first,
+			const TopkItem *candidates, int n, IndexRowSink sink, void *arg,
+			TupleTableSlot *slot, IndexSelectStats *stats)
 {
 	const ColIndexLayout *layout = sel->layout;
 	Relation	index = sel->spec->index;
@@ -570,6 +685,7 @@ fetch_block(Selection *sel, IndexFetchTableData *fetch, const TopkItem *candidat
 		bool		all_dead = false;
 
 		CHECK_FOR_INTERRUPTS();
+		fetch_ahead(sel, ahead, first + i);
 		stats->fetched++;
 		/* freed by VACUUM since the round read it: dead to everyone */
 		if (!ItemPointerIsValid(&tids[i]))
@@ -638,6 +754,8 @@ fetch_round(Selection *sel, TopkResult *result, IndexRowSink sink, void *arg,
 	IndexFetchTableData *fetch = table_index_fetch_begin(sel->spec->heap);
 	TopkItem   *candidates = palloc_extended(sizeof(TopkItem) * Max(result->count, 1),
 											 MCXT_ALLOC_HUGE);
+	FetchAhead	ahead = {.candidates = candidates,.n = result->count,
+	.heap_blocks = sel->heap_table ? RelationGetNumberOfBlocks(sel->spec->heap) : 0};
 	uint64		kept = 0;
 	size_t		i = 0;
 
@@ -651,7 +769,8 @@ fetch_round(Selection *sel, TopkResult *result, IndexRowSink sink, void *arg,
 			   colindex_position_block(candidates[end].ref) ==
 			   colindex_position_block(candidates[i].ref))
 			end++;
-		kept += fetch_block(sel, fetch, candidates + i, end - i, sink, arg, slot, stats);
+		kept += fetch_block(sel, fetch, &ahead, i, candidates + i, end - i, sink, arg, slot,
+							stats);
 		i = end;
 	}
 	table_index_fetch_end(fetch);

@@ -125,6 +125,40 @@ count_use(Buffer buffer, BufferAccessStrategy strategy)
 }
 
 /*
+ * Start bringing the header of the buffer that holds a block, and the start
+ * of the page in it, into the CPU's cache, ahead of recent_buffers_read.
+ * A block not remembered is looked up in the buffer mapping table
+ * (PrefetchBuffer, which also asks the kernel to read a block that is in no
+ * buffer), and the buffer found remembered for the read.  Returns that
+ * page, or NULL where it is in no shared buffer or past the relation's end
+ * as last known.  Only the read shows that the buffer still holds the
+ * block: the caller may read the page only to decide what else of it to
+ * prefetch.
+ */
+const char *
+recent_buffers_prefetch(Relation rel, BlockNumber block)
+{
+	RememberedRelation *known = remembered_relation(rel, 0);
+	Buffer		buf;
+
+	if (known == NULL || block >= known->nblocks)
+		return NULL;
+	buf = known->buffers[block];
+	if (!BufferIsValid(buf))
+	{
+		buf = PrefetchBuffer(rel, MAIN_FORKNUM, block).recent_buffer;
+		known->buffers[block] = buf;
+	}
+	if (!BufferIsValid(buf) || BufferIsLocal(buf))
+		return NULL;
+#ifdef __GNUC__
+	__builtin_prefetch(GetBufferDescriptor(buf - 1));
+	__builtin_prefetch(BufferGetBlock(buf));
+#endif
+	return BufferGetBlock(buf);
+}
+
+/*
  * The relation's block, pinned, as ReadBufferExtended(rel, MAIN_FORKNUM,
  * block, RBM_NORMAL, strategy) returns it.
  */

@@ -14,5 +14,6 @@
 
 extern Buffer recent_buffers_read(Relation rel, BlockNumber block,
 								  BufferAccessStrategy strategy);
+extern const char *recent_buffers_prefetch(Relation rel, BlockNumber block);
 
 #endif							/* RECENT_BUFFERS_H */
