@@ -304,7 +304,9 @@ entries_kernel(const char *pages, const GpuIndexQuery *q, Band band, const uint6
 			__syncthreads();
 		}
 	}
-	if (scanned > 0)
+	/* one atomic add a warp: every thread's, at the end of each band, had contended */
+	scanned = __reduce_add_sync(0xFFFFFFFFu, (unsigned int) scanned);
+	if (threadIdx.x % 32 == 0 && scanned > 0)
 		atomicAdd(&counts[1], scanned);
 	if (threadIdx.x == 0 && pages_read > 0)
 		atomicAdd(&counts[2], pages_read);
@@ -518,6 +520,7 @@ selection_begin(Selection *sel, const GpuIndexQuery *query, const uint64_t *set_
 	Scratch    *s = &sel->s;
 	size_t		slots;
 	int			multiprocessors;
+	int			resident = 0;
 	int			device;
 
 	*q = *query;
@@ -547,8 +550,16 @@ selection_begin(Selection *sel, const GpuIndexQuery *query, const uint64_t *set_
 	GPU_CHECK(cudaGetDevice(&device), "Finding the current device");
 	GPU_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device),
 			  "Finding the device's multiprocessors");
+	GPU_CHECK(sel->key_width == 4 ?
+			  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, entries_kernel<uint32_t>,
+															ENTRY_THREADS, 0) :
+			  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, entries_kernel<uint64_t>,
+															ENTRY_THREADS, 0),
+			  "Finding the entry selection's thread blocks");
+	/* those the device runs at once: a second wave of a few would leave it mostly idle */
 	sel->grid = q->nblocks > 1 ?
-		(int) std::min<size_t>(q->nblocks - 1, (size_t) multiprocessors * 8) : 0;
+		(int) std::min<size_t>(q->nblocks - 1, (size_t) multiprocessors * std::max(resident, 1)) :
+		0;
 	return GPU_OK;
 }
 
