@@ -59,6 +59,8 @@ struct GpuIndexPages
 	char	   *staging;		/* a batch of pages on its way */
 	size_t		staging_pages;
 	uint32_t   *blocks;			/* their blocks */
+	/* entries_kernel's thread blocks the device runs at once, by key width 4 and 8 */
+	int			resident_grid[2];
 };
 
 static __device__ __forceinline__ bool
@@ -340,6 +342,26 @@ scatter_kernel(char *pages, const char *staging, const uint32_t *blocks, size_t 
 		to[i] = from[i];
 }
 
+/*
+ * The thread blocks of entries_kernel<K> the device runs at once: more would
+ * leave a last, partial wave running on a mostly idle device.
+ */
+template <typename K>
+static GpuStatus
+resident_grid(int device, int *grid)
+{
+	int			multiprocessors;
+	int			per_multiprocessor = 0;
+
+	GPU_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device),
+			  "Finding the device's multiprocessors");
+	GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, entries_kernel<K>,
+															ENTRY_THREADS, 0),
+			  "Finding the entry selection's thread blocks");
+	*grid = multiprocessors * std::max(per_multiprocessor, 1);
+	return GPU_OK;
+}
+
 extern "C" GpuStatus
 gpu_index_pages_create(int page_size, GpuIndexPages **out)
 {
@@ -368,6 +390,8 @@ gpu_index_pages_create(int page_size, GpuIndexPages **out)
 			  "Configuring the memory pool");
 	GPU_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolReuseAllowInternalDependencies, &no),
 			  "Configuring the memory pool");
+	GPU_TRY(resident_grid<uint32_t>(device, &p->resident_grid[0]));
+	GPU_TRY(resident_grid<uint64_t>(device, &p->resident_grid[1]));
 	*out = p;
 	return GPU_OK;
 }
@@ -519,9 +543,6 @@ selection_begin(Selection *sel, const GpuIndexQuery *query, const uint64_t *set_
 	GpuIndexQuery *q = &sel->q;
 	Scratch    *s = &sel->s;
 	size_t		slots;
-	int			multiprocessors;
-	int			resident = 0;
-	int			device;
 
 	*q = *query;
 	q->nblocks = q->nblocks < sel->p->nblocks ? q->nblocks : sel->p->nblocks;
@@ -547,19 +568,9 @@ selection_begin(Selection *sel, const GpuIndexQuery *query, const uint64_t *set_
 	GPU_CHECK(cudaMemsetAsync(s->counts, 0, sizeof(sel->counts), cudaStreamPerThread),
 			  "Clearing a selection's counts");
 	memset(sel->counts, 0, sizeof(sel->counts));
-	GPU_CHECK(cudaGetDevice(&device), "Finding the current device");
-	GPU_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device),
-			  "Finding the device's multiprocessors");
-	GPU_CHECK(sel->key_width == 4 ?
-			  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, entries_kernel<uint32_t>,
-															ENTRY_THREADS, 0) :
-			  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, entries_kernel<uint64_t>,
-															ENTRY_THREADS, 0),
-			  "Finding the entry selection's thread blocks");
-	/* those the device runs at once: a second wave of a few would leave it mostly idle */
 	sel->grid = q->nblocks > 1 ?
-		(int) std::min<size_t>(q->nblocks - 1, (size_t) multiprocessors * std::max(resident, 1)) :
-		0;
+		(int) std::min<size_t>(q->nblocks - 1,
+							   sel->p->resident_grid[sel->key_width == 4 ? 0 : 1]) : 0;
 	return GPU_OK;
 }
 

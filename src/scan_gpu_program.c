@@ -105,22 +105,21 @@ read_term(const GpuRowProgram *p, int i, GpuKeyTerm *term)
 static void
 describe_terms(GpuRowProgram *p)
 {
-	GpuKeyTerm	terms[GPU_PROGRAM_MAX_KEY_STEPS];
 	int			nterms = 0;
-	int			i = read_term(p, 0, &terms[0]);
+	int			i = read_term(p, 0, &p->terms[0]);
 
 	if (i < 0)
 		return;
 	nterms++;
 	while (i < p->nkey_steps)
 	{
-		i = read_term(p, i, &terms[nterms]);
+		i = read_term(p, i, &p->terms[nterms]);
 		if (i < 0 || i >= p->nkey_steps || !is_combine(&p->key_steps[i].step))
 			return;
-		terms[nterms++].combine = p->key_steps[i++].step.kind;
+		p->terms[nterms++].combine = p->key_steps[i++].step.kind;
 	}
+	/* a sum after all: the kernels use its terms */
 	p->nterms = nterms;
-	memcpy(p->terms, terms, sizeof(GpuKeyTerm) * nterms);
 }
 
 static bool

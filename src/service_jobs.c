@@ -18,10 +18,11 @@
  * Threads never call PostgreSQL's functions, which are not thread-safe:
  * no elog, no palloc.  They read and write the slots in shared memory with
  * atomics and barriers, set latches (for another process's latch, a store
- * and a kill()), sleep on their slot's semaphore, and call the engine, which reports failures as a
- * GpuStatus and keeps each thread's last CUDA message apart.  A sticky CUDA
- * error leaves the process's CUDA contexts unusable: the thread says so
- * (service_jobs_fatal), and the main thread restarts the service.
+ * and a kill()), sleep on their slot's semaphore, and call the engine,
+ * which reports failures as a GpuStatus and keeps each thread's last CUDA
+ * message apart.  A sticky CUDA error leaves the process's CUDA contexts
+ * unusable: the thread says so (service_jobs_fatal), and the main thread
+ * restarts the service.
  *
  *-------------------------------------------------------------------------
  */
