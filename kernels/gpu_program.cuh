@@ -40,8 +40,8 @@ struct ProgramState
  * A key program that is a sum of terms (GpuRowProgram's terms): its value
  * over the row, computed as its steps would compute it, operation by
  * operation in the same order, without their stack.  False where a column
- * is NULL or a result is infinite, NaN or, of a product, zero
- * (key_step_suspect): the steps then settle the row, raising or not as
+ * is NULL or a result is infinite, NaN or, of a product of non-zero
+ * operands, zero (key_step_suspect): the steps then settle the row, raising or not as
  * PostgreSQL would.
  */
 template <typename Row>
@@ -66,16 +66,20 @@ sum_of_terms(const GpuRowProgram *p, const Row &row, double *value)
 		{
 			KeyStepKind kind = (KeyStepKind) term->multiply;
 
-			x = term->constant_first ? key_step_value(kind, term->constant, x) :
-				key_step_value(kind, x, term->constant);
-			suspect |= key_step_suspect(kind, x);
+			double		l = term->constant_first ? term->constant : x;
+			double		r = term->constant_first ? x : term->constant;
+
+			x = key_step_value(kind, l, r);
+			suspect |= key_step_suspect(kind, l, r, x);
 		}
 		if (t == 0)
 			sum = x;
 		else
 		{
-			sum = key_step_value((KeyStepKind) term->combine, sum, x);
-			suspect |= key_step_suspect((KeyStepKind) term->combine, sum);
+			double		before = sum;
+
+			sum = key_step_value((KeyStepKind) term->combine, before, x);
+			suspect |= key_step_suspect((KeyStepKind) term->combine, before, x, sum);
 		}
 	}
 	*value = sum;

@@ -169,20 +169,32 @@ key_step_value(KeyStepKind kind, double l, double r)
 }
 
 /*
- * Whether a binary step giving d may have raised (key_step_raises says
- * whether it did): only where d is infinite, NaN or, for a product or a
- * quotient, zero.  One flag for a batch of results is computed without
- * branches, and only a batch flagged needs key_step_raises.
+ * Whether a binary step of kind over l and r giving d may have raised
+ * (key_step_raises says whether it did): only where d is infinite, NaN or
+ * a zero that a product of two non-zero operands, or a quotient of a
+ * non-zero dividend, gives.  One flag for a batch of results is computed
+ * without branches, and only a batch flagged needs key_step_raises.  A
+ * zero operand is common (data clipped at 0); a zero result from one is
+ * not suspect, so such rows keep the fast path.
  */
 KEY_FN int
-key_step_suspect(KeyStepKind kind, double d)
+key_step_suspect(KeyStepKind kind, double l, double r, double d)
 {
 	int			unusual = (fabs(d) > DBL_MAX) | (d != d);
 
-	if (kind == KEY_STEP_ADD || kind == KEY_STEP_SUB ||
-		kind == KEY_STEP_ADD4 || kind == KEY_STEP_SUB4)
-		return unusual;
-	return unusual | (d == 0.0);
+	switch (kind)
+	{
+		case KEY_STEP_ADD:
+		case KEY_STEP_SUB:
+		case KEY_STEP_ADD4:
+		case KEY_STEP_SUB4:
+			return unusual;
+		case KEY_STEP_MUL:
+		case KEY_STEP_MUL4:
+			return unusual | ((d == 0.0) & (l != 0.0) & (r != 0.0));
+		default:
+			return unusual | ((d == 0.0) & (l != 0.0));
+	}
 }
 
 /* A binary step's result over l and r; false where PostgreSQL raises an error. */

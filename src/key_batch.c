@@ -77,8 +77,11 @@ binary_loop(KeyStepKind kind, const double *a, double x, const double *b, double
 
 	for (int j = 0; j < n; j++)
 	{
-		scratch[j] = key_step_value(kind, a ? a[j] : x, b ? b[j] : y);
-		suspect |= key_step_suspect(kind, scratch[j]);
+		double		l = a ? a[j] : x;
+		double		r = b ? b[j] : y;
+
+		scratch[j] = key_step_value(kind, l, r);
+		suspect |= key_step_suspect(kind, l, r, scratch[j]);
 	}
 	if (suspect)
 		for (int j = 0; j < n; j++)
