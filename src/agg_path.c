@@ -121,8 +121,8 @@ column_of(Expr *expr, Index relid)
 }
 
 /* The one table the query reads, as a heap relation's RTE; NULL if not. */
-static RangeTblEntry *
-heap_table_of(PlannerInfo *root, RelOptInfo *input_rel)
+RangeTblEntry *
+agg_path_heap_table_of(PlannerInfo *root, RelOptInfo *input_rel)
 {
 	RangeTblEntry *rte;
 
@@ -138,8 +138,8 @@ heap_table_of(PlannerInfo *root, RelOptInfo *input_rel)
  * The grouping column: 0 for no GROUP BY; false if the grouping is not one
  * column whose equality is the equality of its stored values.
  */
-static bool
-group_column_of(PlannerInfo *root, Index relid, AttrNumber *attno)
+bool
+agg_path_group_column(PlannerInfo *root, Index relid, AttrNumber *attno)
 {
 	Query	   *parse = root->parse;
 	SortGroupClause *sgc;
@@ -300,7 +300,7 @@ private_of(PlannerInfo *root, RelOptInfo *grouped_rel, Index relid, List **priva
 	List	   *vars;
 	ListCell   *lc;
 
-	if (!group_column_of(root, relid, &group_attno))
+	if (!agg_path_group_column(root, relid, &group_attno))
 		return false;
 	/* the mode and partitions are each path's (make_topk_agg_path) */
 	for (int i = 0; i < AGG_FIELDS; i++)
@@ -344,8 +344,8 @@ contains_exec_param(Node *node, void *context)
  * row-level security policy or security barrier view, whose clauses must run
  * before the user's (the node runs compiled clauses first).
  */
-static bool
-where_clause_is_plain(RelOptInfo *rel)
+bool
+agg_path_where_is_plain(RelOptInfo *rel)
 {
 	ListCell   *lc;
 
@@ -560,8 +560,8 @@ topk_agg_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 		parse->commandType != CMD_SELECT || parse->groupingSets != NIL ||
 		parse->havingQual != NULL || parse->hasTargetSRFs ||
 		input_rel->tuples < gputopk_min_table_rows ||
-		(rte = heap_table_of(root, input_rel)) == NULL || rte->securityQuals != NIL ||
-		!where_clause_is_plain(input_rel) ||
+		(rte = agg_path_heap_table_of(root, input_rel)) == NULL || rte->securityQuals != NIL ||
+		!agg_path_where_is_plain(input_rel) ||
 		!private_of(root, output_rel, input_rel->relid, private, &scan_exprs))
 		return;
 
@@ -600,8 +600,8 @@ record_function(Oid funcid, void *context)
  * WHERE clause, which it does not see: the functions it calls and the
  * relations it names, so that a cached plan is invalidated when they change.
  */
-static bool
-record_dependencies(Node *node, PlannerInfo *root)
+bool
+agg_path_record_dependencies(Node *node, PlannerInfo *root)
 {
 	if (node == NULL)
 		return false;
@@ -610,7 +610,7 @@ record_dependencies(Node *node, PlannerInfo *root)
 		!((Const *) node)->constisnull)
 		root->glob->relationOids = lappend_oid(root->glob->relationOids,
 											   DatumGetObjectId(((Const *) node)->constvalue));
-	return expression_tree_walker(node, record_dependencies, root);
+	return expression_tree_walker(node, agg_path_record_dependencies, root);
 }
 
 static Plan *
@@ -630,7 +630,7 @@ plan_topk_agg_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 														 NULL, false));
 	/* the WHERE clause is not seen by set_plan_references: what it does is done here */
 	fix_opfuncids((Node *) where);
-	record_dependencies((Node *) where, root);
+	agg_path_record_dependencies((Node *) where, root);
 	cscan->scan.plan.targetlist = tlist;
 	cscan->scan.plan.qual = NIL;
 	cscan->scan.scanrelid = bms_singleton_member(root->all_baserels);

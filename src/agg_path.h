@@ -9,8 +9,22 @@
 #define AGG_PATH_H
 
 #include "nodes/extensible.h"
+#include "nodes/pathnodes.h"
 
 extern const CustomScanMethods agg_scan_methods;
+
+/*
+ * What GpuTopKAgg and GpuTopKGroups (groups_path.c) ask of a query: the
+ * one table it reads, as a heap relation's RTE (NULL if not); its grouping
+ * column (0 for no GROUP BY; false unless one column whose equality is that
+ * of its stored values); whether the node can run its WHERE clause itself.
+ */
+extern RangeTblEntry *agg_path_heap_table_of(PlannerInfo *root, RelOptInfo *input_rel);
+extern bool agg_path_group_column(PlannerInfo *root, Index relid, AttrNumber *attno);
+extern bool agg_path_where_is_plain(RelOptInfo *rel);
+
+/* Record the functions and relations the WHERE clause names as the plan's dependencies. */
+extern bool agg_path_record_dependencies(Node *node, PlannerInfo *root);
 
 /* Install the planner hook (at _PG_init). */
 extern void agg_path_init(void);

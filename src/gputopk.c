@@ -20,6 +20,7 @@
 
 #include "agg_path.h"
 #include "device.h"
+#include "groups_path.h"
 #include "service_client.h"
 #include "settings.h"
 #include "topk_path.h"
@@ -37,4 +38,5 @@ _PG_init(void)
 	MarkGUCPrefixReserved("gputopk");
 	topk_path_init();
 	agg_path_init();
+	groups_path_init();
 }

@@ -1,0 +1,161 @@
+--
+-- GpuTopKGroups: GROUP BY g ORDER BY <aggregate> LIMIT k planned as one scan
+-- that groups the table and keeps only the groups that can be among the
+-- first k + m, against the same queries with gputopk.enabled = off.  Rows
+-- are compared as text, in order; min and max of floats print with + 0, as
+-- PostgreSQL's own answer for -0 and 0 depends on the plan.
+--
+SET gputopk.min_table_rows = 0;
+SET work_mem = '64MB';
+SELECT setseed(0.31);
+CREATE TABLE gt WITH (autovacuum_enabled = off) AS
+SELECT i AS id,
+       CASE WHEN random() < 0.01 THEN NULL ELSE floor(400 * power(random(), 3))::int8 END AS g8,
+       CASE WHEN random() < 0.01 THEN NULL ELSE (i % 97)::int4 END AS g4,
+       CASE WHEN random() < 0.01 THEN NULL ELSE (floor(random() * 7) - 3)::int2 END AS g2,
+       CASE WHEN random() < 0.05 THEN NULL ELSE random() < 0.3 END AS gb,
+       date '2024-01-01' + (i % 31) AS gd,
+       timestamp '2024-01-01' + (i % 13) * interval '1 hour' AS gts,
+       timestamptz '2024-01-01 UTC' + (i % 11) * interval '1 day' AS gtz,
+       CASE WHEN random() < 0.05 THEN NULL ELSE (random() * 200 - 100)::int2 END AS i2,
+       CASE WHEN random() < 0.05 THEN NULL ELSE (random() * 4e9 - 2e9)::int4 END AS i4,
+       CASE WHEN random() < 0.05 THEN NULL ELSE (random() * 9e18 - 4.5e18)::int8 END AS i8,
+       CASE WHEN random() < 0.05 THEN NULL ELSE (random() * 10 - 5)::int::float4 END AS f4,
+       CASE WHEN random() < 0.05 THEN NULL ELSE round(random() * 20 - 10)::float8 END AS f8,
+       CASE WHEN random() < 0.05 THEN NULL ELSE date '2000-01-01' + (random() * 100)::int END AS d,
+       CASE WHEN random() < 0.05 THEN NULL
+            ELSE timestamp '2000-01-01' + random() * interval '10000 days' END AS ts,
+       CASE WHEN random() < 0.05 THEN NULL
+            ELSE timestamptz '2000-01-01 UTC' + random() * interval '10000 days' END AS tz,
+       md5(i::text) AS name
+FROM generate_series(1, 20000) i;
+-- extremes: sums past int8 (sum(int8) is numeric), NaN, infinities, -0 and 0,
+-- a group of NULL values only
+INSERT INTO gt (id, g8, g4, g2, gb, gd, gts, gtz, i2, i4, i8, f4, f8, d, ts, tz) VALUES
+  (20001, 7, 7, 1, true, '2024-01-01', '2024-01-01', '2024-01-01 UTC', 32767, 2147483647,
+   9223372036854775807, 'NaN', 'NaN', 'infinity', 'infinity', 'infinity'),
+  (20002, 7, 7, 1, true, '2024-01-01', '2024-01-01', '2024-01-01 UTC', 32767, 2147483647,
+   9223372036854775807, '-Infinity', '-Infinity', '-infinity', '-infinity', '-infinity'),
+  (20003, 7, 7, 1, true, '2024-01-01', '2024-01-01', '2024-01-01 UTC', -32768, -2147483648,
+   -9223372036854775808, '-0', '-0', NULL, NULL, NULL),
+  (20004, 7, 7, 1, true, '2024-01-01', '2024-01-01', '2024-01-01 UTC', 0, 0, 0, '0', '0',
+   NULL, NULL, NULL),
+  (20005, 100000, 100000, 100, false, '1999-01-01', '1999-01-01', '1999-01-01 UTC',
+   NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+ANALYZE gt;
+
+-- whether q gives the same rows, in the same order, with gputopk on and off,
+-- and whether GpuTopKGroups ran it
+CREATE FUNCTION groups_check(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  on_rows text;
+  off_rows text;
+  line text;
+  planned boolean := false;
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    planned := planned OR line LIKE '%GpuTopKGroups%';
+  END LOOP;
+  EXECUTE format('SELECT string_agg(r::text, '' '' ORDER BY n) FROM (SELECT r, row_number() OVER () AS n FROM (%s) r) s', q)
+    INTO on_rows;
+  SET LOCAL gputopk.enabled = off;
+  EXECUTE format('SELECT string_agg(r::text, '' '' ORDER BY n) FROM (SELECT r, row_number() OVER () AS n FROM (%s) r) s', q)
+    INTO off_rows;
+  SET LOCAL gputopk.enabled = on;
+  IF on_rows IS DISTINCT FROM off_rows THEN
+    RETURN 'MISMATCH';
+  END IF;
+  RETURN CASE WHEN planned THEN 'GpuTopKGroups' ELSE 'PostgreSQL' END;
+END $$;
+
+-- the plan, and what EXPLAIN ANALYZE shows
+EXPLAIN (COSTS OFF)
+SELECT g8, count(*) AS n FROM gt GROUP BY g8 ORDER BY n DESC LIMIT 5;
+EXPLAIN (COSTS OFF)
+SELECT g4, sum(i4), max(f8) FROM gt WHERE i2 > 0 AND name <> 'x' GROUP BY g4
+ORDER BY max(f8) NULLS LAST, g4 LIMIT 3 OFFSET 2;
+\i sql/lib/explain_analyze.sql
+SELECT line
+FROM pg_temp.explain_analyze($$SELECT g8, count(*) AS n FROM gt GROUP BY g8 ORDER BY n DESC LIMIT 5$$) line
+WHERE line !~ 'Memory';
+SELECT g8, count(*) AS n FROM gt GROUP BY g8 ORDER BY n DESC, g8 LIMIT 5;
+
+-- not offered: HAVING, avg first, an aggregate it does not compute, a grouping
+-- it does not take, LIMIT not a constant, no LIMIT, DISTINCT, window functions
+EXPLAIN (COSTS OFF)
+SELECT g8, count(*) FROM gt GROUP BY g8 HAVING count(*) > 1 ORDER BY count(*) DESC LIMIT 5;
+EXPLAIN (COSTS OFF)
+SELECT g8, avg(i4) FROM gt GROUP BY g8 ORDER BY avg(i4) DESC LIMIT 5;
+EXPLAIN (COSTS OFF)
+SELECT g8, sum(f8) FROM gt GROUP BY g8 ORDER BY sum(f8) DESC LIMIT 5;
+EXPLAIN (COSTS OFF)
+SELECT name, count(*) FROM gt GROUP BY name ORDER BY count(*) DESC LIMIT 5;
+PREPARE groups_param(int8) AS
+SELECT g8, count(*) FROM gt GROUP BY g8 ORDER BY count(*) DESC LIMIT $1;
+EXPLAIN (COSTS OFF) EXECUTE groups_param(5);
+DEALLOCATE groups_param;
+EXPLAIN (COSTS OFF)
+SELECT g8, count(*) FROM gt GROUP BY g8 ORDER BY count(*) DESC;
+EXPLAIN (COSTS OFF)
+SELECT DISTINCT count(*) FROM gt GROUP BY g8 ORDER BY count(*) DESC LIMIT 5;
+SET gputopk.device = cpu;
+EXPLAIN (COSTS OFF)
+SELECT g8, count(*) FROM gt WHERE i4 > 0 GROUP BY g8 ORDER BY count(*) LIMIT 1;
+RESET gputopk.device;
+
+-- every aggregate as the rank, each direction and NULLS placement, with the
+-- grouping column breaking ties (a total order), an OFFSET, other aggregates
+-- along, over every grouping type
+CREATE TEMP TABLE groups_checks AS
+SELECT q, groups_check(q) AS result
+FROM (SELECT format('SELECT %s, %s, count(*), min(i4), max(f4) + 0, avg(i2) FROM gt%s GROUP BY %s ORDER BY %s %s, %s LIMIT %s%s',
+                    g, shown, filter, g, agg, ord, g, k, offset_clause) AS q
+      FROM unnest(ARRAY['g8', 'g4', 'g2', 'gb', 'gd', 'gts', 'gtz']) g,
+           unnest(ARRAY['count(*)', 'count(i8)', 'sum(i2)', 'sum(i4)', 'sum(i8)', 'min(i2)',
+                        'max(i4)', 'min(i8)', 'max(f4)', 'min(f8)', 'max(d)', 'min(ts)',
+                        'max(tz)'],
+                  ARRAY['count(*)', 'count(i8)', 'sum(i2)', 'sum(i4)', 'sum(i8)', 'min(i2)',
+                        'max(i4)', 'min(i8)', 'max(f4) + 0', 'min(f8) + 0', 'max(d)', 'min(ts)',
+                        'max(tz)']) a(agg, shown),
+           unnest(ARRAY['DESC', 'ASC', 'DESC NULLS LAST', 'ASC NULLS FIRST']) ord,
+           unnest(ARRAY['', ' WHERE i4 > 0']) filter,
+           unnest(ARRAY[1, 1000]) k,
+           unnest(ARRAY['', ' OFFSET 3']) offset_clause) queries;
+SELECT result, count(*) FROM groups_checks GROUP BY result ORDER BY result;
+SELECT q FROM groups_checks WHERE result = 'MISMATCH' LIMIT 5;
+
+-- ties at the boundary: only the ranked values are determined, and WITH TIES
+-- takes them all
+SELECT groups_check('SELECT n FROM (SELECT g2, count(*) AS n FROM gt GROUP BY g2 ORDER BY n DESC LIMIT 3) s');
+SELECT groups_check('SELECT * FROM (SELECT gd, count(*) AS n FROM gt GROUP BY gd ORDER BY n DESC FETCH FIRST 2 ROWS WITH TIES) s ORDER BY gd');
+SELECT groups_check('SELECT * FROM (SELECT gd, max(i2) AS m FROM gt GROUP BY gd ORDER BY m DESC OFFSET 1 FETCH FIRST 1 ROW WITH TIES) s ORDER BY gd');
+-- the answers themselves: sums past int8, NaN on top, the NULL-only group
+SELECT g8, sum(i8), sum(i4), count(i8), max(f8), min(f4) + 0 FROM gt
+GROUP BY g8 ORDER BY sum(i8) DESC NULLS LAST, g8 LIMIT 3;
+SELECT g8, max(f4), count(*) FROM gt GROUP BY g8 ORDER BY max(f4) DESC, g8 LIMIT 2;
+SELECT g8, sum(i8), max(tz), avg(i8) FROM gt GROUP BY g8 ORDER BY sum(i8) NULLS FIRST, g8 LIMIT 2;
+-- more groups kept than there are; a WHERE clause that no row passes
+SELECT groups_check('SELECT g2, count(*) FROM gt GROUP BY g2 ORDER BY count(*), g2 LIMIT 100');
+SELECT groups_check('SELECT g2, count(*) FROM gt WHERE id < 0 GROUP BY g2 ORDER BY count(*) LIMIT 5');
+-- in a subquery under a join; not offered where WHERE refers outside the query
+SELECT groups_check('SELECT s.g4, s.n, t.id FROM (SELECT g4, count(*) AS n FROM gt GROUP BY g4 ORDER BY n DESC, g4 LIMIT 2) s JOIN gt t ON t.g4 = s.g4 AND t.id < 300 ORDER BY 1, 3');
+SELECT groups_check('SELECT x, (SELECT n FROM (SELECT g2, count(*) AS n FROM gt WHERE i2 < x GROUP BY g2 ORDER BY n DESC, g2 LIMIT 1) s) FROM generate_series(-50, 50, 25) x');
+
+-- random queries over the same shapes, with random LIMIT, OFFSET and WHERE
+SELECT setseed(0.77);
+SELECT 'random queries, seed 0.77' AS suite;
+CREATE TEMP TABLE groups_random AS
+SELECT q, groups_check(q) AS result
+FROM (SELECT format('SELECT %s, %s + 0, count(i4), max(i8) FROM gt%s GROUP BY %s ORDER BY %s %s, %s LIMIT %s OFFSET %s',
+                    g, agg, filter, g, agg, ord, g, k, m) AS q
+      FROM (SELECT (ARRAY['g8', 'g4', 'g2', 'gb', 'gd', 'gts', 'gtz'])[1 + floor(random() * 7)::int] AS g,
+                   (ARRAY['count(*)', 'count(f4)', 'sum(i2)', 'sum(i4)', 'sum(i8)', 'min(i4)',
+                          'max(i8)', 'max(f8)', 'min(f4)', 'max(i2)'])[1 + floor(random() * 10)::int] AS agg,
+                   (ARRAY['DESC', 'ASC', 'DESC NULLS LAST', 'ASC NULLS FIRST'])[1 + floor(random() * 4)::int] AS ord,
+                   (ARRAY['', ' WHERE i2 > 0', ' WHERE f8 < 0 OR ts IS NULL', ' WHERE id % 3 = 0'])[1 + floor(random() * 4)::int] AS filter,
+                   1 + floor(random() * 20)::int AS k,
+                   floor(random() * 5)::int AS m
+            FROM generate_series(1, 200)) p) queries;
+SELECT result, count(*) FROM groups_random GROUP BY result ORDER BY result;
+SELECT q FROM groups_random WHERE result = 'MISMATCH' LIMIT 5;
+DROP TABLE gt;

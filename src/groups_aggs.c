@@ -1,0 +1,400 @@
+/*-------------------------------------------------------------------------
+ *
+ * groups_aggs.c
+ *	  The aggregates GpuTopKGroups computes itself: count(*), count(col),
+ *	  sum and avg over integer columns, min and max over columns with keys.
+ *
+ * A group keeps a cell per aggregate, a few words each, among its cells
+ * (groups_exec.c).  Each cell holds what PostgreSQL's own transition
+ * state holds, so that the results are PostgreSQL's to the bit:
+ *	 - count: the rows (with a value, for count(col));
+ *	 - sum(int2), sum(int4): a 64-bit sum, as int4_sum keeps it;
+ *	 - sum(int8) and the avgs: a 128-bit sum and the rows with a value, as
+ *	   int8_avg_accum and int4_avg_accum keep them; the result is the same
+ *	   numeric (the sum, or the sum divided by the count by numeric_div);
+ *	 - min and max: the value and its key (keys.h).  Where a row's value
+ *	   equals the cell's, the row's is kept, as the types' larger and
+ *	   smaller functions keep their second argument; so -0 and 0 come out
+ *	   as from PostgreSQL's aggregate over the same rows in the same order.
+ * A cell with no value (no row, or only NULLs) gives NULL, but count's 0.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_aggregate_d.h"
+#include "catalog/pg_type_d.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/numeric.h"
+
+#include "groups_aggs.h"
+#include "scan_datum_key.h"
+
+/* count's cell */
+typedef struct CountCell
+{
+	int64		rows;
+} CountCell;
+
+/* sum(int2) and sum(int4)'s */
+typedef struct SumCell
+{
+	int64		sum;
+	int64		rows;
+} SumCell;
+
+#ifdef HAVE_INT128
+/* sum(int8) and avg's */
+typedef struct WideSumCell
+{
+	int128		sum;
+	int64		rows;
+} WideSumCell;
+#endif
+
+/* min and max's */
+typedef struct BestCell
+{
+	uint64		key;			/* the value's key, larger for larger values */
+	Datum		value;
+	int64		rows;
+} BestCell;
+
+/* The value column's type of the aggregate function, for those of min and max; else 0. */
+static Oid
+best_value_type(Oid aggfnoid, bool *largest)
+{
+	*largest = true;
+	switch (aggfnoid)
+	{
+		case F_MAX_INT2:
+			return INT2OID;
+		case F_MAX_INT4:
+			return INT4OID;
+		case F_MAX_INT8:
+			return INT8OID;
+		case F_MAX_FLOAT4:
+			return FLOAT4OID;
+		case F_MAX_FLOAT8:
+			return FLOAT8OID;
+		case F_MAX_DATE:
+			return DATEOID;
+		case F_MAX_TIMESTAMP:
+			return TIMESTAMPOID;
+		case F_MAX_TIMESTAMPTZ:
+			return TIMESTAMPTZOID;
+	}
+	*largest = false;
+	switch (aggfnoid)
+	{
+		case F_MIN_INT2:
+			return INT2OID;
+		case F_MIN_INT4:
+			return INT4OID;
+		case F_MIN_INT8:
+			return INT8OID;
+		case F_MIN_FLOAT4:
+			return FLOAT4OID;
+		case F_MIN_FLOAT8:
+			return FLOAT8OID;
+		case F_MIN_DATE:
+			return DATEOID;
+		case F_MIN_TIMESTAMP:
+			return TIMESTAMPOID;
+		case F_MIN_TIMESTAMPTZ:
+			return TIMESTAMPTZOID;
+	}
+	return InvalidOid;
+}
+
+/* The kind of aggregate function aggfnoid; false if it is none of ours. */
+static bool
+kind_of(Oid aggfnoid, GroupAggKind *kind)
+{
+	bool		largest;
+
+	switch (aggfnoid)
+	{
+		case F_COUNT_:
+			*kind = GROUP_AGG_COUNT_STAR;
+			return true;
+		case F_COUNT_ANY:
+			*kind = GROUP_AGG_COUNT;
+			return true;
+		case F_SUM_INT2:
+		case F_SUM_INT4:
+			*kind = GROUP_AGG_SUM_INT;
+			return true;
+#ifdef HAVE_INT128
+		case F_SUM_INT8:
+			*kind = GROUP_AGG_SUM_INT8;
+			return true;
+		case F_AVG_INT2:
+		case F_AVG_INT4:
+		case F_AVG_INT8:
+			*kind = GROUP_AGG_AVG_INT;
+			return true;
+#endif
+	}
+	if (!OidIsValid(best_value_type(aggfnoid, &largest)))
+		return false;
+	*kind = largest ? GROUP_AGG_MAX : GROUP_AGG_MIN;
+	return true;
+}
+
+bool
+groups_agg_of(Aggref *aggref, Index relid, GroupAgg *agg)
+{
+	TargetEntry *arg;
+	Var		   *var;
+	bool		largest;
+
+	if (aggref->aggdistinct != NIL || aggref->aggorder != NIL || aggref->aggfilter != NULL ||
+		aggref->agglevelsup != 0 || aggref->aggkind != AGGKIND_NORMAL ||
+		aggref->aggsplit != AGGSPLIT_SIMPLE || !kind_of(aggref->aggfnoid, &agg->kind))
+		return false;
+	agg->attno = 0;
+	agg->offset = 0;
+	if (agg->kind == GROUP_AGG_COUNT_STAR)
+		return true;
+	if (list_length(aggref->args) != 1)
+		return false;
+	arg = linitial_node(TargetEntry, aggref->args);
+	var = (Var *) arg->expr;
+	if (!IsA(var, Var) || var->varno != relid || var->varlevelsup != 0 || var->varattno <= 0)
+		return false;
+	agg->attno = var->varattno;
+	if (agg->kind == GROUP_AGG_MIN || agg->kind == GROUP_AGG_MAX)
+		return key_type_of(best_value_type(aggref->aggfnoid, &largest), &agg->key_type);
+	return true;
+}
+
+bool
+groups_agg_can_rank(GroupAggKind kind)
+{
+	/* an avg's order is that of numerics rounded by numeric_div: not computed here */
+	return kind != GROUP_AGG_AVG_INT;
+}
+
+int
+groups_agg_cell_bytes(GroupAggKind kind)
+{
+	switch (kind)
+	{
+		case GROUP_AGG_COUNT_STAR:
+		case GROUP_AGG_COUNT:
+			return MAXALIGN(sizeof(CountCell));
+		case GROUP_AGG_SUM_INT:
+			return MAXALIGN(sizeof(SumCell));
+#ifdef HAVE_INT128
+		case GROUP_AGG_SUM_INT8:
+		case GROUP_AGG_AVG_INT:
+			return MAXALIGN(sizeof(WideSumCell));
+#endif
+		default:
+			return MAXALIGN(sizeof(BestCell));
+	}
+}
+
+void
+groups_agg_init(const GroupAgg *agg, char *cells)
+{
+	memset(cells + agg->offset, 0, groups_agg_cell_bytes(agg->kind));
+}
+
+void
+groups_agg_add(const GroupAgg *agg, char *cells, Datum value, bool isnull)
+{
+	char	   *cell = cells + agg->offset;
+
+	switch (agg->kind)
+	{
+		case GROUP_AGG_COUNT_STAR:
+			((CountCell *) cell)->rows++;
+			return;
+		case GROUP_AGG_COUNT:
+			((CountCell *) cell)->rows += !isnull;
+			return;
+		default:
+			break;
+	}
+	if (isnull)
+		return;
+	switch (agg->kind)
+	{
+		case GROUP_AGG_SUM_INT:
+			{
+				SumCell    *sum = (SumCell *) cell;
+
+				/* an int2's Datum, sign-extended, reads as the same int32 */
+				sum->sum += (int64) DatumGetInt32(value);
+				sum->rows++;
+				return;
+			}
+#ifdef HAVE_INT128
+		case GROUP_AGG_SUM_INT8:
+		case GROUP_AGG_AVG_INT:
+			{
+				WideSumCell *sum = (WideSumCell *) cell;
+
+				sum->sum += (int128) DatumGetInt64(value);
+				sum->rows++;
+				return;
+			}
+#endif
+		default:
+			{
+				BestCell   *best = (BestCell *) cell;
+				uint64		key = key_of_datum(agg->key_type, value, true);
+
+				if (best->rows == 0 ||
+					(agg->kind == GROUP_AGG_MAX ? key >= best->key : key <= best->key))
+				{
+					best->key = key;
+					best->value = value;
+				}
+				best->rows++;
+				return;
+			}
+	}
+}
+
+/* The rows of a cell that count, or that have a value. */
+static int64
+cell_rows(GroupAggKind kind, const char *cell)
+{
+	switch (kind)
+	{
+		case GROUP_AGG_COUNT_STAR:
+		case GROUP_AGG_COUNT:
+			return ((const CountCell *) cell)->rows;
+		case GROUP_AGG_SUM_INT:
+			return ((const SumCell *) cell)->rows;
+#ifdef HAVE_INT128
+		case GROUP_AGG_SUM_INT8:
+		case GROUP_AGG_AVG_INT:
+			return ((const WideSumCell *) cell)->rows;
+#endif
+		default:
+			return ((const BestCell *) cell)->rows;
+	}
+}
+
+/*
+ * Compare a and b, larger first (> 0 where a is larger), NULLs as the sort
+ * places them; the cells are of an aggregate that can rank.
+ */
+int
+groups_agg_compare(const GroupAgg *agg, const char *a, const char *b, bool desc,
+				   bool nulls_first)
+{
+	const char *x = a + agg->offset;
+	const char *y = b + agg->offset;
+	int64		x_rows = cell_rows(agg->kind, x);
+	int64		y_rows = cell_rows(agg->kind, y);
+	int			larger;
+
+	if (agg->kind == GROUP_AGG_COUNT_STAR || agg->kind == GROUP_AGG_COUNT)
+	{
+		larger = x_rows > y_rows ? 1 : (x_rows < y_rows ? -1 : 0);
+		return desc ? larger : -larger;
+	}
+	/* a NULL result (no value) sorts first or last whatever the direction */
+	if (x_rows == 0 || y_rows == 0)
+	{
+		if (x_rows == 0 && y_rows == 0)
+			return 0;
+		return (x_rows == 0) == nulls_first ? 1 : -1;
+	}
+	switch (agg->kind)
+	{
+		case GROUP_AGG_SUM_INT:
+			{
+				int64		p = ((const SumCell *) x)->sum;
+				int64		q = ((const SumCell *) y)->sum;
+
+				larger = p > q ? 1 : (p < q ? -1 : 0);
+				break;
+			}
+#ifdef HAVE_INT128
+		case GROUP_AGG_SUM_INT8:
+			{
+				int128		p = ((const WideSumCell *) x)->sum;
+				int128		q = ((const WideSumCell *) y)->sum;
+
+				larger = p > q ? 1 : (p < q ? -1 : 0);
+				break;
+			}
+#endif
+		default:
+			{
+				uint64		p = ((const BestCell *) x)->key;
+				uint64		q = ((const BestCell *) y)->key;
+
+				larger = p > q ? 1 : (p < q ? -1 : 0);
+				break;
+			}
+	}
+	return desc ? larger : -larger;
+}
+
+#ifdef HAVE_INT128
+/* A 128-bit integer as a numeric, as int128_to_numericvar and make_result give it. */
+static Numeric
+numeric_of_int128(int128 value)
+{
+	char		digits[48];
+	char	   *at = digits + sizeof(digits) - 1;
+	bool		negative = value < 0;
+	uint128		magnitude = negative ? -(uint128) value : (uint128) value;
+
+	if (value >= PG_INT64_MIN && value <= PG_INT64_MAX)
+		return int64_to_numeric((int64) value);
+	*at = '\0';
+	do
+	{
+		*--at = '0' + (int) (magnitude % 10);
+		magnitude /= 10;
+	} while (magnitude != 0);
+	if (negative)
+		*--at = '-';
+	return DatumGetNumeric(DirectFunctionCall3(numeric_in, CStringGetDatum(at),
+											   ObjectIdGetDatum(InvalidOid),
+											   Int32GetDatum(-1)));
+}
+#endif
+
+Datum
+groups_agg_result(const GroupAgg *agg, const char *cells, bool *isnull)
+{
+	const char *cell = cells + agg->offset;
+
+	*isnull = agg->kind != GROUP_AGG_COUNT_STAR && agg->kind != GROUP_AGG_COUNT &&
+		cell_rows(agg->kind, cell) == 0;
+	if (*isnull)
+		return (Datum) 0;
+	switch (agg->kind)
+	{
+		case GROUP_AGG_COUNT_STAR:
+		case GROUP_AGG_COUNT:
+			return Int64GetDatum(((const CountCell *) cell)->rows);
+		case GROUP_AGG_SUM_INT:
+			return Int64GetDatum(((const SumCell *) cell)->sum);
+#ifdef HAVE_INT128
+		case GROUP_AGG_SUM_INT8:
+		case GROUP_AGG_AVG_INT:
+			{
+				const WideSumCell *sum = (const WideSumCell *) cell;
+				Numeric		total = numeric_of_int128(sum->sum);
+
+				if (agg->kind == GROUP_AGG_SUM_INT8)
+					return NumericGetDatum(total);
+				return DirectFunctionCall2(numeric_div, NumericGetDatum(total),
+										   NumericGetDatum(int64_to_numeric(sum->rows)));
+			}
+#endif
+		default:
+			return ((const BestCell *) cell)->value;
+	}
+}

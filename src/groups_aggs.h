@@ -1,0 +1,66 @@
+/*-------------------------------------------------------------------------
+ *
+ * groups_aggs.h
+ *	  The aggregates GpuTopKGroups computes itself (groups_aggs.c): which
+ *	  they are, a group's cells for them, and their results as PostgreSQL
+ *	  gives them.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GROUPS_AGGS_H
+#define GROUPS_AGGS_H
+
+#include "nodes/primnodes.h"
+
+#include "keys.h"
+
+typedef enum GroupAggKind
+{
+	GROUP_AGG_COUNT_STAR,		/* count(*): int8 */
+	GROUP_AGG_COUNT,			/* count(col): int8 */
+	GROUP_AGG_SUM_INT,			/* sum(int2), sum(int4): int8 */
+	GROUP_AGG_SUM_INT8,			/* sum(int8): numeric */
+	GROUP_AGG_AVG_INT,			/* avg(int2), avg(int4), avg(int8): numeric */
+	GROUP_AGG_MIN,				/* min of a type with keys (keys.h): that type */
+	GROUP_AGG_MAX
+} GroupAggKind;
+
+/* one aggregate of a GpuTopKGroups scan */
+typedef struct GroupAgg
+{
+	GroupAggKind kind;
+	AttrNumber	attno;			/* the column it reads; 0 for count(*) */
+	KeyType		key_type;		/* min and max: the column's */
+	int			offset;			/* of its cell among a group's cells */
+} GroupAgg;
+
+/*
+ * Which of the aggregates aggref is, over a column of the table relid: false
+ * if it is none of them, or has DISTINCT, ORDER BY or FILTER.
+ */
+extern bool groups_agg_of(Aggref *aggref, Index relid, GroupAgg *agg);
+
+/* Whether a GpuTopKGroups scan can choose its groups by the aggregate's value. */
+extern bool groups_agg_can_rank(GroupAggKind kind);
+
+/* The bytes of the aggregate's cell (a multiple of 8). */
+extern int	groups_agg_cell_bytes(GroupAggKind kind);
+
+/* An empty cell: that of a group before its first row. */
+extern void groups_agg_init(const GroupAgg *agg, char *cells);
+
+/* A row's value of the aggregate's column (unused by count(*)) into its cell. */
+extern void groups_agg_add(const GroupAgg *agg, char *cells, Datum value, bool isnull);
+
+/*
+ * The order of two groups by the aggregate's value, as ORDER BY sorts them:
+ * > 0 where a's comes first, < 0 where b's does, 0 where they tie.  desc
+ * and nulls_first are the sort's.
+ */
+extern int	groups_agg_compare(const GroupAgg *agg, const char *a, const char *b, bool desc,
+							   bool nulls_first);
+
+/* The aggregate's result over a group's cells, as PostgreSQL's own gives it. */
+extern Datum groups_agg_result(const GroupAgg *agg, const char *cells, bool *isnull);
+
+#endif							/* GROUPS_AGGS_H */

@@ -1,0 +1,307 @@
+/*-------------------------------------------------------------------------
+ *
+ * groups_path.c
+ *	  Planning GpuTopKGroups: SELECT g, agg... FROM t [WHERE ...] GROUP BY g
+ *	  ORDER BY agg ... LIMIT k [OFFSET m] as one scan of t that groups its
+ *	  rows and returns only the groups that can be among the first k + m.
+ *
+ * The path is offered to the ordered relation (create_upper_paths_hook at
+ * UPPERREL_ORDERED) beside PostgreSQL's sorts of the grouped relation's
+ * paths: a Sort over a GpuTopKGroups scan, under PostgreSQL's own Limit.
+ * The scan keeps the k + m groups that come first by the first ORDER BY
+ * key and every group tied with the last of them; the Sort orders those by
+ * the whole ORDER BY and the Limit cuts them, WITH TIES too, so that the
+ * answer is PostgreSQL's.  Offered when:
+ *	 - the query reads one heap table and groups it by one column, as
+ *	   GpuTopKAgg does (agg_path.c), with no HAVING, grouping sets,
+ *	   DISTINCT, window functions or set-returning functions;
+ *	 - LIMIT is a constant above 0, and OFFSET a constant or absent;
+ *	 - the first ORDER BY key is one of the aggregates the scan computes
+ *	   (groups_aggs.c) but avg, in its type's default order; and every
+ *	   aggregate of the target list is one of those, over the table's
+ *	   columns;
+ *	 - the WHERE clause is one the scan can run (agg_path_where_is_plain);
+ *	 - the groups, as estimated from the column's statistics, fit in
+ *	   hash_mem (work_mem times hash_mem_multiplier): larger groupings, and
+ *	   those of a column not yet analyzed, stay with PostgreSQL;
+ *	 - gputopk.device is not gpu: the scan runs on the CPU backend.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_type_d.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/planner.h"
+#include "optimizer/restrictinfo.h"
+#include "optimizer/tlist.h"
+#include "parser/parsetree.h"
+#include "utils/selfuncs.h"
+#include "utils/spccache.h"
+#include "utils/typcache.h"
+
+#include "agg_path.h"
+#include "device.h"
+#include "groups_aggs.h"
+#include "groups_exec.h"
+#include "groups_path.h"
+#include "groups_scan.h"
+#include "settings.h"
+
+/*
+ * Per-row costs in fractions of PostgreSQL's: the scan reads a row's
+ * columns from its page for a fraction of what a sequential scan costs,
+ * and adds it to its group's cells for a fraction of what a HashAggregate
+ * spends on a transition function call.
+ */
+#define GROUPS_TUPLE_COST_FACTOR 0.25
+#define GROUPS_ADD_COST_FACTOR 0.25
+
+/* a group's bytes in the hash table beside its cells (groups_exec.c) */
+#define GROUPS_ENTRY_BYTES 24.0
+
+static create_upper_paths_hook_type prev_create_upper_paths_hook = NULL;
+
+static Plan *plan_groups_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+							  List *tlist, List *clauses, List *custom_plans);
+
+static const CustomPathMethods groups_path_methods = {
+	.CustomName = GROUPS_SCAN_NAME,
+	.PlanCustomPath = plan_groups_path,
+};
+
+const CustomScanMethods groups_scan_methods = {
+	.CustomName = GROUPS_SCAN_NAME,
+	.CreateCustomScanState = groups_create_scan_state,
+};
+
+/* The value of a LIMIT or OFFSET clause (0 where absent); false unless a constant. */
+static bool
+constant_of(Node *clause, int64 *value)
+{
+	Const	   *c = (Const *) clause;
+
+	*value = 0;
+	if (clause == NULL)
+		return true;
+	if (!IsA(c, Const) || c->constisnull || c->consttype != INT8OID)
+		return false;
+	*value = DatumGetInt64(c->constvalue);
+	return true;
+}
+
+/* The groups the scan keeps before ties: LIMIT plus OFFSET; false if not constants. */
+static bool
+groups_to_keep(Query *parse, int64 *keep)
+{
+	int64		count;
+	int64		offset;
+
+	if (parse->limitCount == NULL || !constant_of(parse->limitCount, &count) ||
+		!constant_of(parse->limitOffset, &offset) || count <= 0 || offset < 0 ||
+		count > PG_INT64_MAX - offset)
+		return false;
+	*keep = count + offset;
+	return true;
+}
+
+/*
+ * The grouping column and the aggregates of the grouped relation's target,
+ * in the scan's order; how many aggregates, the bytes of their cells, and
+ * which the groups are ranked by.  False if the scan cannot compute the
+ * target or rank by the first ORDER BY key.
+ */
+static bool
+scan_exprs_of(PlannerInfo *root, RelOptInfo *grouped_rel, Index relid, List **scan_exprs,
+			  int *naggs, int *cell_bytes, int *rank)
+{
+	SortGroupClause *sort = linitial_node(SortGroupClause, root->parse->sortClause);
+	Node	   *rank_expr = (Node *) get_sortgroupclause_expr(sort, root->processed_tlist);
+	List	   *vars;
+	ListCell   *lc;
+
+	*scan_exprs = list_make1(get_sortgroupclause_expr(linitial(root->parse->groupClause),
+													  root->processed_tlist));
+	*naggs = 0;
+	*cell_bytes = 0;
+	*rank = -1;
+	vars = pull_var_clause((Node *) grouped_rel->reltarget->exprs,
+						   PVC_INCLUDE_AGGREGATES | PVC_RECURSE_WINDOWFUNCS |
+						   PVC_RECURSE_PLACEHOLDERS);
+	foreach(lc, vars)
+	{
+		Node	   *node = lfirst(lc);
+		GroupAgg	agg;
+
+		if (list_member(*scan_exprs, node))
+			continue;
+		/* a column other than the grouping one would need to be grouped by */
+		if (!IsA(node, Aggref) || !groups_agg_of((Aggref *) node, relid, &agg))
+			return false;
+		if (equal(node, rank_expr) && groups_agg_can_rank(agg.kind))
+			*rank = *naggs;
+		*scan_exprs = lappend(*scan_exprs, node);
+		*cell_bytes += groups_agg_cell_bytes(agg.kind);
+		(*naggs)++;
+	}
+	return *rank >= 0;
+}
+
+/* The direction of the first ORDER BY key: false unless its type's default order. */
+static bool
+rank_order_of(PlannerInfo *root, bool *desc, bool *nulls_first)
+{
+	SortGroupClause *sort = linitial_node(SortGroupClause, root->parse->sortClause);
+	Node	   *expr = (Node *) get_sortgroupclause_expr(sort, root->processed_tlist);
+	TypeCacheEntry *type = lookup_type_cache(exprType(expr),
+											 TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
+
+	*nulls_first = sort->nulls_first;
+	*desc = sort->sortop == type->gt_opr;
+	return sort->sortop == type->lt_opr || sort->sortop == type->gt_opr;
+}
+
+/*
+ * Cost: the table's pages; per row a fraction of what a sequential scan
+ * and a HashAggregate cost, and the WHERE clause; per group a comparison
+ * with the groups kept; per group returned its output.  Nothing comes out
+ * before the scan ends.
+ */
+static void
+cost_groups_path(PlannerInfo *root, RelOptInfo *scan_rel, Path *path, int naggs,
+				 double groups, int64 keep)
+{
+	double		spc_seq_page_cost;
+	QualCost	where;
+	Cost		run;
+
+	get_tablespace_page_costs(scan_rel->reltablespace, NULL, &spc_seq_page_cost);
+	cost_qual_eval(&where, scan_rel->baserestrictinfo, root);
+	run = spc_seq_page_cost * scan_rel->pages +
+		(GROUPS_TUPLE_COST_FACTOR * cpu_tuple_cost + where.per_tuple) * scan_rel->tuples +
+		GROUPS_ADD_COST_FACTOR * cpu_operator_cost * (1 + naggs) * scan_rel->rows +
+		cpu_operator_cost * groups * (1.0 + log2((double) keep + 1.0)) +
+		(cpu_tuple_cost + path->pathtarget->cost.per_tuple) * path->rows;
+	path->startup_cost = where.startup + path->pathtarget->cost.startup + run;
+	path->total_cost = path->startup_cost;
+}
+
+static void
+groups_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel,
+						  RelOptInfo *output_rel, void *extra)
+{
+	Query	   *parse = root->parse;
+	RelOptInfo *scan_rel;
+	AttrNumber	group_attno;
+	List	   *scan_exprs;
+	int			naggs;
+	int			cell_bytes;
+	int			rank;
+	bool		desc;
+	bool		nulls_first;
+	int64		keep;
+	EstimationInfo estimate;
+	double		groups;
+	CustomPath *path;
+	Path	   *sorted;
+
+	if (prev_create_upper_paths_hook)
+		prev_create_upper_paths_hook(root, stage, input_rel, output_rel, extra);
+
+	if (stage != UPPERREL_ORDERED || !gputopk_enabled || device_gpu_demanded() ||
+		parse->commandType != CMD_SELECT || parse->groupingSets != NIL ||
+		list_length(parse->groupClause) != 1 || parse->havingQual != NULL ||
+		parse->hasWindowFuncs || parse->hasTargetSRFs || parse->distinctClause != NIL ||
+		parse->sortClause == NIL || !groups_to_keep(parse, &keep) ||
+		bms_membership(root->all_baserels) != BMS_SINGLETON)
+		return;
+	scan_rel = find_base_rel(root, bms_singleton_member(root->all_baserels));
+	if (scan_rel->tuples < gputopk_min_table_rows ||
+		agg_path_heap_table_of(root, scan_rel) == NULL ||
+		planner_rt_fetch(scan_rel->relid, root)->securityQuals != NIL ||
+		!agg_path_where_is_plain(scan_rel) ||
+		!agg_path_group_column(root, scan_rel->relid, &group_attno) ||
+		!scan_exprs_of(root, input_rel, scan_rel->relid, &scan_exprs, &naggs, &cell_bytes,
+					   &rank) ||
+		!rank_order_of(root, &desc, &nulls_first))
+		return;
+
+	/* the scan keeps every group in memory: it needs the column's statistics */
+	estimate.flags = 0;
+	groups = estimate_num_groups(root, list_make1(linitial(scan_exprs)), scan_rel->rows, NULL,
+								 &estimate);
+	if (estimate.flags & SELFLAG_USED_DEFAULT)
+		return;
+	if (groups * (GROUPS_ENTRY_BYTES + cell_bytes) > (double) get_hash_memory_limit())
+		return;
+
+	path = makeNode(CustomPath);
+	path->path.pathtype = T_CustomScan;
+	path->path.parent = input_rel;
+	path->path.pathtarget = input_rel->reltarget;
+	path->path.rows = clamp_row_est(Min(groups, (double) keep));
+	path->flags = CUSTOMPATH_SUPPORT_PROJECTION;
+	path->custom_private =
+		list_make4(list_make1_int(scan_rel->relid),
+				   list_make3_int(rank, desc, nulls_first),
+				   makeConst(INT8OID, -1, InvalidOid, sizeof(int64), Int64GetDatum(keep),
+							 false, FLOAT8PASSBYVAL),
+				   list_concat(extract_actual_clauses(scan_rel->baserestrictinfo, true),
+							   extract_actual_clauses(scan_rel->baserestrictinfo, false)));
+	path->custom_private = lappend(path->custom_private, scan_exprs);
+	path->methods = &groups_path_methods;
+	cost_groups_path(root, scan_rel, &path->path, naggs, groups, keep);
+
+	/* as create_ordered_paths sorts a path: the final target is the planner's note of it */
+	sorted = (Path *) create_sort_path(root, output_rel, &path->path, root->sort_pathkeys,
+									   root->limit_tuples);
+	if (sorted->pathtarget != root->upper_targets[UPPERREL_ORDERED])
+		sorted = apply_projection_to_path(root, output_rel, sorted,
+										  root->upper_targets[UPPERREL_ORDERED]);
+	add_path(output_rel, sorted);
+}
+
+static Plan *
+plan_groups_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tlist,
+				 List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	List	   *private = best_path->custom_private;
+	List	   *where = copyObject(list_nth(private, GROUPS_FIELDS));
+	List	   *scan_tlist = NIL;
+	ListCell   *lc;
+
+	foreach(lc, (List *) llast(private))
+		scan_tlist = lappend(scan_tlist, makeTargetEntry(copyObject(lfirst(lc)),
+														 list_length(scan_tlist) + 1,
+														 NULL, false));
+	/* the WHERE clause is not seen by set_plan_references: what it does is done here */
+	fix_opfuncids((Node *) where);
+	agg_path_record_dependencies((Node *) where, root);
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = NIL;
+	cscan->scan.scanrelid = bms_singleton_member(root->all_baserels);
+	cscan->flags = best_path->flags;
+	cscan->custom_plans = NIL;
+	cscan->custom_exprs = NIL;
+	cscan->custom_private = lappend(list_copy_head(private, GROUPS_FIELDS), where);
+	cscan->custom_scan_tlist = scan_tlist;
+	cscan->methods = &groups_scan_methods;
+	return &cscan->scan.plan;
+}
+
+void
+groups_path_init(void)
+{
+	RegisterCustomScanMethods(&groups_scan_methods);
+	prev_create_upper_paths_hook = create_upper_paths_hook;
+	create_upper_paths_hook = groups_create_upper_paths;
+}

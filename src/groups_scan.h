@@ -1,0 +1,30 @@
+/*-------------------------------------------------------------------------
+ *
+ * groups_scan.h
+ *	  The GpuTopKGroups custom scan: what the planner (groups_path.c)
+ *	  hands the executor (groups_exec.c).
+ *
+ * The plan's custom_private is the fields below in order, then the WHERE
+ * clause's expressions.  Its custom_scan_tlist is the grouping column and
+ * then the aggregates; the scan returns one tuple of those per group kept.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GROUPS_SCAN_H
+#define GROUPS_SCAN_H
+
+typedef enum GroupsField
+{
+	GROUPS_FIELD_RELID,			/* IntList of one: the table's range table index
+								 * as planned (the WHERE clause's Vars') */
+	GROUPS_FIELD_RANK,			/* IntList: the aggregate the groups are chosen
+								 * by (its place among the aggregates), whether
+								 * descending, whether NULLs first */
+	GROUPS_FIELD_KEEP,			/* Const of int8: the groups to keep, LIMIT plus
+								 * OFFSET, before those tied with the last */
+	GROUPS_FIELDS
+} GroupsField;
+
+#define GROUPS_SCAN_NAME "GpuTopKGroups"
+
+#endif							/* GROUPS_SCAN_H */
