@@ -47,6 +47,13 @@
 #include "scan_filter_program.h"
 #include "scan_row_reader.h"
 
+/* The hash of a grouping value's Datum: integers' Datums are not random. */
+static inline uint32
+hash_group(uint64 group)
+{
+	return hash_combine(murmurhash32((uint32) group), murmurhash32((uint32) (group >> 32)));
+}
+
 /* a group in the hash table: its grouping value's Datum and its number */
 typedef struct GroupSlot
 {
@@ -59,16 +66,33 @@ typedef struct GroupSlot
 #define SH_ELEMENT_TYPE GroupSlot
 #define SH_KEY_TYPE uint64
 #define SH_KEY group
-#define SH_HASH_KEY(tb, key) \
-	hash_combine(murmurhash32((uint32) (key)), murmurhash32((uint32) ((key) >> 32)))
+#define SH_HASH_KEY(tb, key) hash_group(key)
 #define SH_EQUAL(tb, a, b) ((a) == (b))
 #define SH_SCOPE static inline
 #define SH_DECLARE
 #define SH_DEFINE
 #include "lib/simplehash.h"
 
+/* start bringing an address's cache line in (a hint: gcc and clang have it) */
+#ifdef __GNUC__
+#define prefetch_line(address) __builtin_prefetch(address)
+#else
+#define prefetch_line(address) ((void) (address))
+#endif
+
 /* no group has this number */
 #define NO_GROUP PG_UINT32_MAX
+
+/* a page's rows that pass, read before they go to their groups (group_page) */
+typedef struct PageRows
+{
+	Datum		groups[MaxHeapTuplesPerPage];
+	bool		group_isnull[MaxHeapTuplesPerPage];
+	uint32		hashes[MaxHeapTuplesPerPage];
+	uint32		numbers[MaxHeapTuplesPerPage];
+	Datum	  **values;			/* per aggregate, a value per row */
+	bool	  **isnull;
+} PageRows;
 
 typedef struct GroupsScanState
 {
@@ -85,6 +109,7 @@ typedef struct GroupsScanState
 	int64		keep;
 	List	   *interpreted;	/* the WHERE clauses that did not compile */
 	RowReader	reader;
+	PageRows	rows;
 
 	/* the groups, in groups_cxt */
 	MemoryContext groups_cxt;
@@ -157,6 +182,14 @@ begin_groups_scan(CustomScanState *node, EState *estate, int eflags)
 		agg->offset = gs->cell_bytes;
 		gs->cell_bytes += groups_agg_cell_bytes(agg->kind);
 	}
+	gs->rows.values = palloc(sizeof(Datum *) * gs->naggs);
+	gs->rows.isnull = palloc(sizeof(bool *) * gs->naggs);
+	for (int i = 0; i < gs->naggs; i++)
+	{
+		/* count(*) reads no column: its values are never set */
+		gs->rows.values[i] = palloc0(sizeof(Datum) * MaxHeapTuplesPerPage);
+		gs->rows.isnull[i] = palloc0(sizeof(bool) * MaxHeapTuplesPerPage);
+	}
 	gs->rank = &gs->aggs[linitial_int(rank)];
 	gs->desc = lsecond_int(rank) != 0;
 	gs->nulls_first = lthird_int(rank) != 0;
@@ -210,40 +243,66 @@ new_group(GroupsScanState *gs, Datum value)
 	return gs->ngroups++;
 }
 
-/* The current row to its group's cells. */
-static inline void
-add_row(GroupsScanState *gs, TupleDesc desc)
+/* The number of the group of grouping value group (or NULL), made if new; hash is group's. */
+static inline uint32
+group_number(GroupsScanState *gs, Datum group, bool isnull, uint32 hash)
 {
-	bool		isnull;
-	Datum		group = scan_row_reader_column(&gs->reader, gs->group_attno, desc, &isnull);
-	uint32		n;
-	char	   *cells;
+	bool		found;
+	GroupSlot  *slot;
 
 	if (isnull)
 	{
 		if (gs->null_group == NO_GROUP)
 			gs->null_group = new_group(gs, (Datum) 0);
-		n = gs->null_group;
+		return gs->null_group;
 	}
-	else
-	{
-		bool		found;
-		GroupSlot  *slot = groups_table_insert(gs->table, (uint64) group, &found);
+	slot = groups_table_insert_hash(gs->table, (uint64) group, hash, &found);
+	if (!found)
+		slot->number = new_group(gs, group);
+	return slot->number;
+}
 
-		if (!found)
-			slot->number = new_group(gs, group);
-		n = slot->number;
+/*
+ * The page's rows that pass the WHERE clause to their groups' cells, in
+ * three passes over them, each of which brings into the CPU's cache what
+ * the next one reads at random: their columns read, and their hash table
+ * buckets fetched; their groups found, and their cells fetched; their
+ * values added.  A page's hundred-odd cache misses then overlap instead of
+ * coming one by one (with 300,000 groups the table outgrows the cache).
+ */
+static void
+group_page(GroupsScanState *gs, TupleDesc desc)
+{
+	PageRows   *rows = &gs->rows;
+	int			n = 0;
+
+	while (scan_row_reader_next_row(&gs->reader))
+	{
+		rows->groups[n] = scan_row_reader_column(&gs->reader, gs->group_attno, desc,
+												 &rows->group_isnull[n]);
+		if (!rows->group_isnull[n])
+		{
+			rows->hashes[n] = hash_group(rows->groups[n]);
+			prefetch_line(&gs->table->data[rows->hashes[n] & gs->table->sizemask]);
+		}
+		for (int i = 0; i < gs->naggs; i++)
+			if (gs->aggs[i].attno != 0)
+				rows->values[i][n] = scan_row_reader_column(&gs->reader, gs->aggs[i].attno,
+															desc, &rows->isnull[i][n]);
+		n++;
 	}
-	cells = cells_of(gs, n);
-	for (int i = 0; i < gs->naggs; i++)
+	for (int j = 0; j < n; j++)
 	{
-		const GroupAgg *agg = &gs->aggs[i];
-		Datum		value = 0;
-		bool		value_isnull = false;
+		rows->numbers[j] = group_number(gs, rows->groups[j], rows->group_isnull[j],
+										rows->hashes[j]);
+		prefetch_line(cells_of(gs, rows->numbers[j]));
+	}
+	for (int j = 0; j < n; j++)
+	{
+		char	   *cells = cells_of(gs, rows->numbers[j]);
 
-		if (agg->attno != 0)
-			value = scan_row_reader_column(&gs->reader, agg->attno, desc, &value_isnull);
-		groups_agg_add(agg, cells, value, value_isnull);
+		for (int i = 0; i < gs->naggs; i++)
+			groups_agg_add(&gs->aggs[i], cells, rows->values[i][j], rows->isnull[i][j]);
 	}
 }
 
@@ -269,8 +328,7 @@ scan_table(GroupsScanState *gs)
 	{
 		CHECK_FOR_INTERRUPTS();
 		scan_row_reader_read_page(&gs->reader, block);
-		while (scan_row_reader_next_row(&gs->reader))
-			add_row(gs, desc);
+		group_page(gs, desc);
 		gs->rows_scanned += gs->reader.scan->rs_ntuples;
 	}
 	scan_row_reader_end(&gs->reader);
