@@ -164,6 +164,35 @@ on_exit() {
 # name both).  DUCKDB_WHEELS: the directory of DuckDB's wheel (bench/
 # fetch_duckdb), "" for .gpu/wheels where it has one, none for no DuckDB.
 
+# time_config INDEX: configuration INDEX (CONFIG_SETTINGS, named in
+# CONFIG_NAMES) over each of QUERIES (named in QUERY_NAMES): once untimed,
+# REPS times timed (psql's \timing), then under EXPLAIN ANALYZE, marked
+# "== CONFIG QUERY" in $LOG, where psql's output goes; prints "QUERY MEDIAN
+# BEST" lines.
+time_config() {
+	local c=$1 q r
+	{
+		echo "${CONFIG_SETTINGS[$c]}"
+		for q in "${!QUERIES[@]}"; do
+			echo '\o /dev/null'
+			echo '\timing on'
+			echo "\\echo @@ $q"
+			for ((r = 0; r <= REPS; r++)); do
+				echo "${QUERIES[$q]};"
+			done
+			echo '\timing off'
+			echo '\o'
+			echo "\\echo == ${CONFIG_NAMES[$c]} ${QUERY_NAMES[$q]}"
+			echo "EXPLAIN (ANALYZE) ${QUERIES[$q]};"
+		done
+	} | psql_q -f - 2>&1 | tee -a "$LOG" | awk '
+		$1 == "@@" { query = $2; n = 0; next }
+		$1 == "Time:" { if (n++ > 0) print query, $2 }' >"$WORK/times_$c"
+	for q in "${!QUERIES[@]}"; do
+		echo "$q $(awk -v q="$q" '$1 == q { print $2 }' "$WORK/times_$c" | stats)"
+	done
+}
+
 # duckdb_available VARIABLE: whether bench/duckdb_queries.py has a duckdb to
 # run (sets DUCKDB_WHEELS, and DUCKDB_WHY when not); dies where VARIABLE, the
 # caller's setting, named a directory without a wheel for this python3,
