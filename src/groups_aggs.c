@@ -2,7 +2,8 @@
  *
  * groups_aggs.c
  *	  The aggregates GpuTopKGroups computes itself: count(*), count(col),
- *	  sum and avg over integer columns, min and max over columns with keys.
+ *	  sum and avg over integer and float columns, min and max over columns
+ *	  with keys.
  *
  * A group keeps a cell per aggregate, a few words each, among its cells
  * (groups_exec.c).  Each cell holds what PostgreSQL's own transition
@@ -12,11 +13,18 @@
  *	 - sum(int8) and the avgs: a 128-bit sum and the rows with a value, as
  *	   int8_avg_accum and int4_avg_accum keep them; the result is the same
  *	   numeric (the sum, or the sum divided by the count by numeric_div);
+ *	 - sum of floats: the sum, added in the order of the rows as float4pl
+ *	   and float8pl add (in float4 for float4), with their overflow error;
+ *	 - avg of floats: float8_accum's count, sum and sum of squares (whose
+ *	   overflow is an error too), the result the sum over the count;
  *	 - min and max: the value and its key (keys.h).  Where a row's value
  *	   equals the cell's, the row's is kept, as the types' larger and
  *	   smaller functions keep their second argument; so -0 and 0 come out
  *	   as from PostgreSQL's aggregate over the same rows in the same order.
  * A cell with no value (no row, or only NULLs) gives NULL, but count's 0.
+ * A float sum depends on the order of the additions: the scan adds a
+ * group's rows in the table's order, as PostgreSQL's plan without parallel
+ * workers does, and so gives that plan's answer to the bit.
  *
  *-------------------------------------------------------------------------
  */
@@ -25,6 +33,7 @@
 #include "catalog/pg_aggregate_d.h"
 #include "catalog/pg_type_d.h"
 #include "utils/builtins.h"
+#include "utils/float.h"
 #include "utils/fmgroids.h"
 #include "utils/numeric.h"
 
@@ -52,6 +61,21 @@ typedef struct WideSumCell
 	int64		rows;
 } WideSumCell;
 #endif
+
+/* a sum of floats' */
+typedef struct FloatSumCell
+{
+	double		sum;			/* a float4 sum holds a float4's value */
+	int64		rows;
+} FloatSumCell;
+
+/* avg of floats': float8_accum's transition values */
+typedef struct FloatAvgCell
+{
+	double		n;
+	double		sx;
+	double		sxx;
+} FloatAvgCell;
 
 /* min and max's */
 typedef struct BestCell
@@ -136,6 +160,16 @@ kind_of(Oid aggfnoid, GroupAggKind *kind)
 			*kind = GROUP_AGG_AVG_INT;
 			return true;
 #endif
+		case F_SUM_FLOAT4:
+			*kind = GROUP_AGG_SUM_FLOAT4;
+			return true;
+		case F_SUM_FLOAT8:
+			*kind = GROUP_AGG_SUM_FLOAT8;
+			return true;
+		case F_AVG_FLOAT4:
+		case F_AVG_FLOAT8:
+			*kind = GROUP_AGG_AVG_FLOAT;
+			return true;
 	}
 	if (!OidIsValid(best_value_type(aggfnoid, &largest)))
 		return false;
@@ -167,13 +201,15 @@ groups_agg_of(Aggref *aggref, Index relid, GroupAgg *agg)
 	agg->attno = var->varattno;
 	if (agg->kind == GROUP_AGG_MIN || agg->kind == GROUP_AGG_MAX)
 		return key_type_of(best_value_type(aggref->aggfnoid, &largest), &agg->key_type);
+	/* avg's input: float4's values are widened */
+	agg->key_type = aggref->aggfnoid == F_AVG_FLOAT4 ? KEY_FLOAT4 : KEY_FLOAT8;
 	return true;
 }
 
 bool
 groups_agg_can_rank(GroupAggKind kind)
 {
-	/* an avg's order is that of numerics rounded by numeric_div: not computed here */
+	/* avg of integers orders as numerics rounded by numeric_div: not computed here */
 	return kind != GROUP_AGG_AVG_INT;
 }
 
@@ -187,6 +223,11 @@ groups_agg_cell_bytes(GroupAggKind kind)
 			return MAXALIGN(sizeof(CountCell));
 		case GROUP_AGG_SUM_INT:
 			return MAXALIGN(sizeof(SumCell));
+		case GROUP_AGG_SUM_FLOAT4:
+		case GROUP_AGG_SUM_FLOAT8:
+			return MAXALIGN(sizeof(FloatSumCell));
+		case GROUP_AGG_AVG_FLOAT:
+			return MAXALIGN(sizeof(FloatAvgCell));
 #ifdef HAVE_INT128
 		case GROUP_AGG_SUM_INT8:
 		case GROUP_AGG_AVG_INT:
@@ -201,6 +242,34 @@ void
 groups_agg_init(const GroupAgg *agg, char *cells)
 {
 	memset(cells + agg->offset, 0, groups_agg_cell_bytes(agg->kind));
+}
+
+/* A value into an avg's cell, as float8_accum (and float4_accum, widened) adds it. */
+static void
+add_to_avg(FloatAvgCell *avg, float8 x)
+{
+	float8		n = avg->n + 1.0;
+	float8		sx = avg->sx + x;
+	float8		sxx = avg->sxx;
+
+	if (avg->n > 0.0)
+	{
+		float8		d = x * n - sx;
+
+		sxx += d * d / (n * avg->n);
+		/* an infinite result of finite values is an error; else the squares are NaN */
+		if (isinf(sx) || isinf(sxx))
+		{
+			if (!isinf(avg->sx) && !isinf(x))
+				float_overflow_error();
+			sxx = get_float8_nan();
+		}
+	}
+	else if (isnan(x) || isinf(x))
+		sxx = get_float8_nan();
+	avg->n = n;
+	avg->sx = sx;
+	avg->sxx = sxx;
 }
 
 void
@@ -243,6 +312,29 @@ groups_agg_add(const GroupAgg *agg, char *cells, Datum value, bool isnull)
 				return;
 			}
 #endif
+		case GROUP_AGG_SUM_FLOAT4:
+			{
+				FloatSumCell *sum = (FloatSumCell *) cell;
+				float4		x = DatumGetFloat4(value);
+
+				/* the first value is the state, as for a strict transition function */
+				sum->sum = sum->rows == 0 ? x : float4_pl((float4) sum->sum, x);
+				sum->rows++;
+				return;
+			}
+		case GROUP_AGG_SUM_FLOAT8:
+			{
+				FloatSumCell *sum = (FloatSumCell *) cell;
+				float8		x = DatumGetFloat8(value);
+
+				sum->sum = sum->rows == 0 ? x : float8_pl(sum->sum, x);
+				sum->rows++;
+				return;
+			}
+		case GROUP_AGG_AVG_FLOAT:
+			add_to_avg((FloatAvgCell *) cell, agg->key_type == KEY_FLOAT4 ?
+					   (float8) DatumGetFloat4(value) : DatumGetFloat8(value));
+			return;
 		default:
 			{
 				BestCell   *best = (BestCell *) cell;
@@ -260,6 +352,15 @@ groups_agg_add(const GroupAgg *agg, char *cells, Datum value, bool isnull)
 	}
 }
 
+/* The result of a float sum's or avg's cell that has values. */
+static float8
+float_value(GroupAggKind kind, const char *cell)
+{
+	if (kind == GROUP_AGG_AVG_FLOAT)
+		return ((const FloatAvgCell *) cell)->sx / ((const FloatAvgCell *) cell)->n;
+	return ((const FloatSumCell *) cell)->sum;
+}
+
 /* The rows of a cell that count, or that have a value. */
 static int64
 cell_rows(GroupAggKind kind, const char *cell)
@@ -271,6 +372,11 @@ cell_rows(GroupAggKind kind, const char *cell)
 			return ((const CountCell *) cell)->rows;
 		case GROUP_AGG_SUM_INT:
 			return ((const SumCell *) cell)->rows;
+		case GROUP_AGG_SUM_FLOAT4:
+		case GROUP_AGG_SUM_FLOAT8:
+			return ((const FloatSumCell *) cell)->rows;
+		case GROUP_AGG_AVG_FLOAT:
+			return (int64) ((const FloatAvgCell *) cell)->n;
 #ifdef HAVE_INT128
 		case GROUP_AGG_SUM_INT8:
 		case GROUP_AGG_AVG_INT:
@@ -327,6 +433,17 @@ groups_agg_compare(const GroupAgg *agg, const char *a, const char *b, bool desc,
 				break;
 			}
 #endif
+		case GROUP_AGG_SUM_FLOAT4:
+		case GROUP_AGG_SUM_FLOAT8:
+		case GROUP_AGG_AVG_FLOAT:
+			{
+				/* as float8's order: NaN above every number, -0 equal to 0 */
+				uint64		p = key_from_float8(float_value(agg->kind, x), true);
+				uint64		q = key_from_float8(float_value(agg->kind, y), true);
+
+				larger = p > q ? 1 : (p < q ? -1 : 0);
+				break;
+			}
 		default:
 			{
 				uint64		p = ((const BestCell *) x)->key;
@@ -381,6 +498,11 @@ groups_agg_result(const GroupAgg *agg, const char *cells, bool *isnull)
 			return Int64GetDatum(((const CountCell *) cell)->rows);
 		case GROUP_AGG_SUM_INT:
 			return Int64GetDatum(((const SumCell *) cell)->sum);
+		case GROUP_AGG_SUM_FLOAT4:
+			return Float4GetDatum((float4) float_value(agg->kind, cell));
+		case GROUP_AGG_SUM_FLOAT8:
+		case GROUP_AGG_AVG_FLOAT:
+			return Float8GetDatum(float_value(agg->kind, cell));
 #ifdef HAVE_INT128
 		case GROUP_AGG_SUM_INT8:
 		case GROUP_AGG_AVG_INT:

@@ -21,6 +21,9 @@ typedef enum GroupAggKind
 	GROUP_AGG_SUM_INT,			/* sum(int2), sum(int4): int8 */
 	GROUP_AGG_SUM_INT8,			/* sum(int8): numeric */
 	GROUP_AGG_AVG_INT,			/* avg(int2), avg(int4), avg(int8): numeric */
+	GROUP_AGG_SUM_FLOAT4,		/* sum(float4): float4 */
+	GROUP_AGG_SUM_FLOAT8,		/* sum(float8): float8 */
+	GROUP_AGG_AVG_FLOAT,		/* avg(float4), avg(float8): float8 */
 	GROUP_AGG_MIN,				/* min of a type with keys (keys.h): that type */
 	GROUP_AGG_MAX
 } GroupAggKind;
@@ -49,7 +52,11 @@ extern int	groups_agg_cell_bytes(GroupAggKind kind);
 /* An empty cell: that of a group before its first row. */
 extern void groups_agg_init(const GroupAgg *agg, char *cells);
 
-/* A row's value of the aggregate's column (unused by count(*)) into its cell. */
+/*
+ * A row's value of the aggregate's column (unused by count(*)) into its
+ * cell; raises PostgreSQL's error where its transition function would (a
+ * float sum that overflows).
+ */
 extern void groups_agg_add(const GroupAgg *agg, char *cells, Datum value, bool isnull);
 
 /*
