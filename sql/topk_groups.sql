@@ -61,9 +61,11 @@ DECLARE
   off_rows text;
   line text;
   planned boolean := false;
+  partitioned boolean := false;
 BEGIN
   FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
     planned := planned OR line LIKE '%GpuTopKGroups%';
+    partitioned := partitioned OR line LIKE '%Partitions:%';
   END LOOP;
   EXECUTE format('SELECT string_agg(r::text, '' '' ORDER BY n) FROM (SELECT r, row_number() OVER () AS n FROM (%s) r) s', q)
     INTO on_rows;
@@ -80,7 +82,8 @@ BEGIN
   IF on_rows IS DISTINCT FROM off_rows THEN
     RETURN 'MISMATCH';
   END IF;
-  RETURN CASE WHEN planned THEN 'GpuTopKGroups' ELSE 'PostgreSQL' END;
+  RETURN CASE WHEN partitioned THEN 'GpuTopKGroups, partitioned'
+              WHEN planned THEN 'GpuTopKGroups' ELSE 'PostgreSQL' END;
 END $$;
 
 -- the plan, and what EXPLAIN ANALYZE shows
@@ -166,6 +169,56 @@ SELECT groups_check('SELECT g2, count(*) FROM gt WHERE id < 0 GROUP BY g2 ORDER 
 -- in a subquery under a join; not offered where WHERE refers outside the query
 SELECT groups_check('SELECT s.g4, s.n, t.id FROM (SELECT g4, count(*) AS n FROM gt GROUP BY g4 ORDER BY n DESC, g4 LIMIT 2) s JOIN gt t ON t.g4 = s.g4 AND t.id < 300 ORDER BY 1, 3');
 SELECT groups_check('SELECT x, (SELECT n FROM (SELECT g2, count(*) AS n FROM gt WHERE i2 < x GROUP BY g2 ORDER BY n DESC, g2 LIMIT 1) s) FROM generate_series(-50, 50, 25) x');
+
+-- the partitioned form, in parallel plans priced so that they win: its
+-- processes exchange their groups' cells by partition and each keeps its
+-- partitions' first groups (float sums, whose cells do not combine, stay in
+-- one process)
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET gputopk.max_parallel_workers = 3;
+EXPLAIN (COSTS OFF)
+SELECT g8, count(*) AS n, max(i4) FROM gt WHERE i2 > 0 GROUP BY g8 ORDER BY n DESC, g8 LIMIT 5;
+SELECT line
+FROM pg_temp.explain_analyze($$SELECT g8, count(*) AS n FROM gt GROUP BY g8 ORDER BY n DESC, g8 LIMIT 5$$) line
+WHERE line ~ '^ *(Partitions|Rows Scanned|Groups|Groups Returned):';
+EXPLAIN (COSTS OFF)
+SELECT g8, sum(x8) FROM gt GROUP BY g8 ORDER BY sum(x8) DESC LIMIT 5;
+CREATE TEMP TABLE groups_parallel AS
+SELECT q, groups_check(q) AS result
+FROM (SELECT format('SELECT %s, %s, count(*), min(i4), max(f4) + 0, avg(i2) FROM gt%s GROUP BY %s ORDER BY %s %s, %s LIMIT %s%s',
+                    g, shown, filter, g, agg, ord, g, k, offset_clause) AS q
+      FROM unnest(ARRAY['g8', 'g4', 'g2', 'gb', 'gd', 'gts', 'gtz']) g,
+           unnest(ARRAY['count(*)', 'count(i8)', 'sum(i4)', 'sum(i8)', 'min(i2)', 'max(f4)',
+                        'max(tz)'],
+                  ARRAY['count(*)', 'count(i8)', 'sum(i4)', 'sum(i8)', 'min(i2)', 'max(f4) + 0',
+                        'max(tz)']) a(agg, shown),
+           unnest(ARRAY['DESC', 'ASC NULLS FIRST']) ord,
+           unnest(ARRAY['', ' WHERE i4 > 0']) filter,
+           unnest(ARRAY[1, 1000]) k,
+           unnest(ARRAY['', ' OFFSET 3']) offset_clause) queries;
+SELECT result, count(*) FROM groups_parallel GROUP BY result ORDER BY result;
+SELECT q FROM groups_parallel WHERE result = 'MISMATCH' LIMIT 5;
+-- the partitioned form in one process, through the same files: outside
+-- parallel mode (a set-returning SQL function run row by row)
+CREATE FUNCTION groups_outside() RETURNS TABLE (g4 int4, n int8, s numeric) LANGUAGE sql
+AS 'SELECT g4, count(*) AS n, sum(i8) FROM gt GROUP BY g4 ORDER BY n DESC, g4 LIMIT 3';
+SELECT (r).* FROM (SELECT groups_outside() AS r OFFSET 0) s;
+SET gputopk.enabled = off;
+SELECT (r).* FROM (SELECT groups_outside() AS r OFFSET 0) s;
+RESET gputopk.enabled;
+DROP FUNCTION groups_outside();
+-- an error in a process: no temporary file is left behind (the leader or a
+-- worker may raise it, so its CONTEXT line is not shown)
+\set SHOW_CONTEXT never
+SELECT g8, count(*) FROM gt WHERE 1 / (id - 20000) <> 7 GROUP BY g8 ORDER BY count(*) DESC LIMIT 2;
+\set SHOW_CONTEXT errors
+SELECT count(*) AS temporary_files FROM pg_ls_tmpdir();
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET gputopk.max_parallel_workers;
 
 -- random queries over the same shapes, with random LIMIT, OFFSET and WHERE
 SELECT setseed(0.77);

@@ -352,6 +352,59 @@ groups_agg_add(const GroupAgg *agg, char *cells, Datum value, bool isnull)
 	}
 }
 
+bool
+groups_agg_can_combine(GroupAggKind kind)
+{
+	return kind != GROUP_AGG_SUM_FLOAT4 && kind != GROUP_AGG_SUM_FLOAT8 &&
+		kind != GROUP_AGG_AVG_FLOAT;
+}
+
+void
+groups_agg_combine(const GroupAgg *agg, char *cells, const char *other)
+{
+	char	   *cell = cells + agg->offset;
+	const char *from = other + agg->offset;
+
+	switch (agg->kind)
+	{
+		case GROUP_AGG_COUNT_STAR:
+		case GROUP_AGG_COUNT:
+			((CountCell *) cell)->rows += ((const CountCell *) from)->rows;
+			return;
+		case GROUP_AGG_SUM_INT:
+			((SumCell *) cell)->sum += ((const SumCell *) from)->sum;
+			((SumCell *) cell)->rows += ((const SumCell *) from)->rows;
+			return;
+#ifdef HAVE_INT128
+		case GROUP_AGG_SUM_INT8:
+		case GROUP_AGG_AVG_INT:
+			((WideSumCell *) cell)->sum += ((const WideSumCell *) from)->sum;
+			((WideSumCell *) cell)->rows += ((const WideSumCell *) from)->rows;
+			return;
+#endif
+		case GROUP_AGG_MIN:
+		case GROUP_AGG_MAX:
+			{
+				BestCell   *best = (BestCell *) cell;
+				const BestCell *theirs = (const BestCell *) from;
+
+				if (theirs->rows == 0)
+					return;
+				if (best->rows == 0 ||
+					(agg->kind == GROUP_AGG_MAX ? theirs->key >= best->key :
+					 theirs->key <= best->key))
+				{
+					best->key = theirs->key;
+					best->value = theirs->value;
+				}
+				best->rows += theirs->rows;
+				return;
+			}
+		default:
+			elog(ERROR, "gputopk: a float sum's cells do not combine");
+	}
+}
+
 /* The result of a float sum's or avg's cell that has values. */
 static float8
 float_value(GroupAggKind kind, const char *cell)

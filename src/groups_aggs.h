@@ -60,6 +60,19 @@ extern void groups_agg_init(const GroupAgg *agg, char *cells);
 extern void groups_agg_add(const GroupAgg *agg, char *cells, Datum value, bool isnull);
 
 /*
+ * Whether two processes' cells of a group combine into what one process's
+ * would hold: all but a float sum's or avg's, whose value depends on the
+ * order of its additions.
+ */
+extern bool groups_agg_can_combine(GroupAggKind kind);
+
+/*
+ * Another process's cell of a group into this one's: counts and sums add;
+ * min and max keep the better value, the other's where they are equal.
+ */
+extern void groups_agg_combine(const GroupAgg *agg, char *cells, const char *other);
+
+/*
  * The order of two groups by the aggregate's value, as ORDER BY sorts them:
  * > 0 where a's comes first, < 0 where b's does, 0 where they tie.  desc
  * and nulls_first are the sort's.

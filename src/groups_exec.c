@@ -5,138 +5,54 @@
  *	  snapshot, group its rows, and return only the groups that can be
  *	  among the first LIMIT + OFFSET of the ORDER BY.
  *
- * Groups live in a hash table keyed by the grouping column's Datum (every
- * grouping type the planner accepts is passed by value, and its equality
- * is equality of that word), and the NULL group has its own place.  Each
- * group has a number, in order of appearance; its grouping value and its
- * aggregates' cells (groups_aggs.c) are in arrays by that number, grown as
- * groups come.
+ * This file holds the node's callbacks, its parallel shared memory and the
+ * order of its work; a set of groups is groups_table.c's, EXPLAIN
+ * groups_explain.c's.
  *
- * Once the table is read, the groups are chosen by the aggregate of the
- * first ORDER BY key: a binary heap of the best LIMIT + OFFSET so far,
- * worst on top, finds the last one kept; then every group at least as good
- * as that one is returned, ties included, in no order.  The Sort above
- * orders them by the whole ORDER BY and PostgreSQL's Limit cuts them.
- *
- * The scan runs in one process on the CPU backend.  The groups stay in
- * memory: the planner offers the scan where their estimate fits in
- * hash_mem, and where the estimate is too low they grow past it.
+ * In one process the whole table goes into one set of groups, whose groups
+ * are chosen and returned; the set stays in memory (the planner offers
+ * this form where its estimate fits in hash_mem).  The partitioned form
+ * runs in a parallel plan's processes, or in one outside parallel mode:
+ * each process reads its share of the table's blocks into a set of groups,
+ * and writes the set's groups, a record each, to the exchange's file of its
+ * group's partition (agg_exchange.h) whenever the set outgrows hash_mem and
+ * at the end; once every process is done writing, the processes claim
+ * partitions one at a time, combine each group's records into a set of its
+ * own (a group's records all go to one partition) and return the groups
+ * chosen in it.  Each partition keeps its own LIMIT + OFFSET groups and
+ * their ties, among which are the query's; the Gather above brings them to
+ * the Sort and the Limit.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
 #include "access/tableam.h"
-#include "commands/explain.h"
-#include "common/hashfn.h"
 #include "executor/executor.h"
-#include "lib/binaryheap.h"
 #include "miscadmin.h"
-#include "nodes/makefuncs.h"
 #include "portability/instr_time.h"
 #include "rewrite/rewriteManip.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
-#include "utils/ruleutils.h"
 
-#include "compat.h"
-#include "device.h"
-#include "groups_aggs.h"
 #include "groups_exec.h"
 #include "groups_scan.h"
+#include "groups_state.h"
 #include "scan_filter_program.h"
-#include "scan_row_reader.h"
 
-/* The hash of a grouping value's Datum: integers' Datums are not random. */
-static inline uint32
-hash_group(uint64 group)
-{
-	return hash_combine(murmurhash32((uint32) group), murmurhash32((uint32) (group >> 32)));
-}
-
-/* a group in the hash table: its grouping value's Datum and its number */
-typedef struct GroupSlot
-{
-	uint64		group;
-	uint32		number;
-	char		status;			/* simplehash's */
-} GroupSlot;
-
-#define SH_PREFIX groups_table
-#define SH_ELEMENT_TYPE GroupSlot
-#define SH_KEY_TYPE uint64
-#define SH_KEY group
-#define SH_HASH_KEY(tb, key) hash_group(key)
-#define SH_EQUAL(tb, a, b) ((a) == (b))
-#define SH_SCOPE static inline
-#define SH_DECLARE
-#define SH_DEFINE
-#include "lib/simplehash.h"
-
-/* start bringing an address's cache line in (a hint: gcc and clang have it) */
-#ifdef __GNUC__
-#define prefetch_line(address) __builtin_prefetch(address)
-#else
-#define prefetch_line(address) ((void) (address))
-#endif
-
-/* no group has this number */
-#define NO_GROUP PG_UINT32_MAX
-
-/* a page's rows that pass, read before they go to their groups (group_page) */
-typedef struct PageRows
-{
-	Datum		groups[MaxHeapTuplesPerPage];
-	bool		group_isnull[MaxHeapTuplesPerPage];
-	uint32		hashes[MaxHeapTuplesPerPage];
-	uint32		numbers[MaxHeapTuplesPerPage];
-	Datum	  **values;			/* per aggregate, a value per row */
-	bool	  **isnull;
-} PageRows;
-
-typedef struct GroupsScanState
-{
-	CustomScanState css;
-
-	/* as planned */
-	AttrNumber	group_attno;
-	int			naggs;
-	GroupAgg   *aggs;
-	int			cell_bytes;		/* a group's cells, for every aggregate */
-	const GroupAgg *rank;		/* the aggregate the groups are chosen by */
-	bool		desc;
-	bool		nulls_first;
-	int64		keep;
-	List	   *interpreted;	/* the WHERE clauses that did not compile */
-	RowReader	reader;
-	PageRows	rows;
-
-	/* the groups, in groups_cxt */
-	MemoryContext groups_cxt;
-	groups_table_hash *table;
-	uint32		ngroups;
-	uint32		capacity;		/* of the arrays below, in groups */
-	Datum	   *values;			/* each group's grouping value */
-	char	   *cells;			/* each group's cells */
-	uint32		null_group;		/* the NULL group's number, or NO_GROUP */
-	bool		chosen;			/* the table is read and the groups chosen */
-	uint32	   *kept;			/* the numbers of the groups returned */
-	uint32		nkept;
-	uint32		next;			/* the next of them to return */
-
-	/* for EXPLAIN ANALYZE */
-	bool		ran;
-	uint64		rows_scanned;
-	Size		memory_used;
-	double		scan_ms;
-	double		choose_ms;
-} GroupsScanState;
+/* the table's parallel scan, in the shared memory after GroupsShared */
+#define GROUPS_SHARED_SCAN_OFFSET MAXALIGN(sizeof(GroupsShared))
 
 static void begin_groups_scan(CustomScanState *node, EState *estate, int eflags);
 static TupleTableSlot *exec_groups_scan(CustomScanState *node);
 static void end_groups_scan(CustomScanState *node);
 static void rescan_groups_scan(CustomScanState *node);
-static void explain_groups_scan(CustomScanState *node, List *ancestors, ExplainState *es);
+static Size estimate_shared(CustomScanState *node, ParallelContext *pcxt);
+static void initialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
+static void reinitialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
+static void attach_shared(CustomScanState *node, shm_toc *toc, void *coordinate);
+static void shutdown_groups_scan(CustomScanState *node);
 
 static const CustomExecMethods groups_exec_methods = {
 	.CustomName = GROUPS_SCAN_NAME,
@@ -144,7 +60,12 @@ static const CustomExecMethods groups_exec_methods = {
 	.ExecCustomScan = exec_groups_scan,
 	.EndCustomScan = end_groups_scan,
 	.ReScanCustomScan = rescan_groups_scan,
-	.ExplainCustomScan = explain_groups_scan,
+	.EstimateDSMCustomScan = estimate_shared,
+	.InitializeDSMCustomScan = initialize_shared,
+	.ReInitializeDSMCustomScan = reinitialize_shared,
+	.InitializeWorkerCustomScan = attach_shared,
+	.ShutdownCustomScan = shutdown_groups_scan,
+	.ExplainCustomScan = groups_explain_scan,
 };
 
 Node *
@@ -194,6 +115,10 @@ begin_groups_scan(CustomScanState *node, EState *estate, int eflags)
 	gs->desc = lsecond_int(rank) != 0;
 	gs->nulls_first = lthird_int(rank) != 0;
 	gs->keep = DatumGetInt64(castNode(Const, list_nth(private, GROUPS_FIELD_KEEP))->constvalue);
+	gs->partitions = linitial_int(list_nth(private, GROUPS_FIELD_PARTITIONS));
+	gs->hash_mem = get_hash_memory_limit();
+	gs->record_bytes = 2 * sizeof(uint64) + gs->cell_bytes;
+	gs->record = palloc(gs->record_bytes);
 	gs->groups_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuTopKGroups groups",
 										   ALLOCSET_DEFAULT_SIZES);
 
@@ -213,221 +138,137 @@ begin_groups_scan(CustomScanState *node, EState *estate, int eflags)
 	node->ss.ps.scanopsfixed = fixed;
 }
 
-/* The cells of group number n. */
-static inline char *
-cells_of(GroupsScanState *gs, uint32 n)
-{
-	return gs->cells + (Size) n * gs->cell_bytes;
-}
-
-/* A new group of grouping value value: its number, its cells empty. */
-static uint32
-new_group(GroupsScanState *gs, Datum value)
-{
-	uint32		n = gs->ngroups;
-
-	if (n == gs->capacity)
-	{
-		if (n == NO_GROUP - 1)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("too many groups for GpuTopKGroups"),
-					 errhint("Set gputopk.enabled to off for this query.")));
-		gs->capacity = n == 0 ? 1024 : (uint32) Min((uint64) n * 2, (uint64) NO_GROUP - 1);
-		gs->values = repalloc_huge(gs->values, sizeof(Datum) * gs->capacity);
-		gs->cells = repalloc_huge(gs->cells, (Size) gs->cell_bytes * gs->capacity);
-	}
-	gs->values[n] = value;
-	for (int i = 0; i < gs->naggs; i++)
-		groups_agg_init(&gs->aggs[i], cells_of(gs, n));
-	return gs->ngroups++;
-}
-
-/* The number of the group of grouping value group (or NULL), made if new; hash is group's. */
-static inline uint32
-group_number(GroupsScanState *gs, Datum group, bool isnull, uint32 hash)
-{
-	bool		found;
-	GroupSlot  *slot;
-
-	if (isnull)
-	{
-		if (gs->null_group == NO_GROUP)
-			gs->null_group = new_group(gs, (Datum) 0);
-		return gs->null_group;
-	}
-	slot = groups_table_insert_hash(gs->table, (uint64) group, hash, &found);
-	if (!found)
-		slot->number = new_group(gs, group);
-	return slot->number;
-}
-
 /*
- * The page's rows that pass the WHERE clause to their groups' cells, in
- * three passes over them, each of which brings into the CPU's cache what
- * the next one reads at random: their columns read, and their hash table
- * buckets fetched; their groups found, and their cells fetched; their
- * values added.  A page's hundred-odd cache misses then overlap instead of
- * coming one by one (with 300,000 groups the table outgrows the cache).
+ * The table, or this process's share of its blocks, into the set of
+ * groups; in the partitioned form the set goes to the exchange whenever it
+ * outgrows hash_mem, and at the end.
  */
-static void
-group_page(GroupsScanState *gs, TupleDesc desc)
-{
-	PageRows   *rows = &gs->rows;
-	int			n = 0;
-
-	while (scan_row_reader_next_row(&gs->reader))
-	{
-		rows->groups[n] = scan_row_reader_column(&gs->reader, gs->group_attno, desc,
-												 &rows->group_isnull[n]);
-		if (!rows->group_isnull[n])
-		{
-			rows->hashes[n] = hash_group(rows->groups[n]);
-			prefetch_line(&gs->table->data[rows->hashes[n] & gs->table->sizemask]);
-		}
-		for (int i = 0; i < gs->naggs; i++)
-			if (gs->aggs[i].attno != 0)
-				rows->values[i][n] = scan_row_reader_column(&gs->reader, gs->aggs[i].attno,
-															desc, &rows->isnull[i][n]);
-		n++;
-	}
-	for (int j = 0; j < n; j++)
-	{
-		rows->numbers[j] = group_number(gs, rows->groups[j], rows->group_isnull[j],
-										rows->hashes[j]);
-		prefetch_line(cells_of(gs, rows->numbers[j]));
-	}
-	for (int j = 0; j < n; j++)
-	{
-		char	   *cells = cells_of(gs, rows->numbers[j]);
-
-		for (int i = 0; i < gs->naggs; i++)
-			groups_agg_add(&gs->aggs[i], cells, rows->values[i][j], rows->isnull[i][j]);
-	}
-}
-
-/* Read the table, each row that passes the WHERE clause to its group. */
 static void
 scan_table(GroupsScanState *gs)
 {
-	TupleDesc	desc = RelationGetDescr(gs->css.ss.ss_currentRelation);
-	MemoryContext old = MemoryContextSwitchTo(gs->groups_cxt);
 	BlockNumber block;
+	instr_time	start;
+	instr_time	end;
 
-	gs->table = groups_table_create(gs->groups_cxt, 1024, NULL);
-	gs->values = palloc(sizeof(Datum));
-	gs->cells = palloc(Max(gs->cell_bytes, 1));
-	gs->null_group = NO_GROUP;
-	gs->rows_scanned = 0;
-	MemoryContextSwitchTo(old);
+	INSTR_TIME_SET_CURRENT(start);
+	scan_counters_count_process(&gs->counters, false);
 	if (gs->reader.filter)
 		scan_filter_program_bind(gs->reader.filter, gs->css.ss.ps.ps_ExprContext);
-	gs->reader.parallel = NULL;
+	gs->reader.parallel = gs->shared ?
+		(ParallelTableScanDesc) ((char *) gs->shared + GROUPS_SHARED_SCAN_OFFSET) : NULL;
 	scan_row_reader_begin(&gs->reader, gs->css.ss.ps.state->es_snapshot);
 	while ((block = scan_row_reader_next_read_block(&gs->reader)) != InvalidBlockNumber)
 	{
 		CHECK_FOR_INTERRUPTS();
 		scan_row_reader_read_page(&gs->reader, block);
-		group_page(gs, desc);
-		gs->rows_scanned += gs->reader.scan->rs_ntuples;
+		groups_add_page(gs);
+		gs->counters.counts[GROUPS_COUNT_ROWS_SCANNED] += gs->reader.scan->rs_ntuples;
+		if (gs->exchange && MemoryContextMemAllocated(gs->groups_cxt, true) > gs->hash_mem)
+			groups_write_records(gs);
 	}
 	scan_row_reader_end(&gs->reader);
-}
-
-/* > 0 where group a comes before group b in the ORDER BY (binaryheap's Datums). */
-static int
-compare_groups(GroupsScanState *gs, uint32 a, uint32 b)
-{
-	return groups_agg_compare(gs->rank, cells_of(gs, a), cells_of(gs, b), gs->desc,
-							  gs->nulls_first);
-}
-
-/* binaryheap's order: the worst group kept on top */
-static int
-worse_first(Datum a, Datum b, void *arg)
-{
-	return -compare_groups(arg, DatumGetUInt32(a), DatumGetUInt32(b));
+	if (gs->exchange)
+		groups_write_records(gs);
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, start);
+	gs->scan_ms += INSTR_TIME_GET_MILLISEC(end);
 }
 
 /*
- * The groups returned: the keep best by the ranked aggregate and every
- * group tied with the last of them (all of them where there are no more).
+ * Join the partitioned form's exchange, and write this process's share of
+ * the table to it unless the writing is over; then wait for the other
+ * writers.
  */
 static void
-choose_groups(GroupsScanState *gs)
+start_exchange(GroupsScanState *gs)
 {
-	uint32		last = NO_GROUP;
+	MemoryContext old = MemoryContextSwitchTo(gs->css.ss.ps.state->es_query_cxt);
 
-	gs->kept = MemoryContextAllocHuge(gs->groups_cxt, sizeof(uint32) * Max(gs->ngroups, 1));
-	gs->nkept = 0;
-	if ((uint64) gs->keep < gs->ngroups && gs->keep <= INT_MAX)
+	if (gs->exchange_shared == NULL && gs->local_exchange == NULL)
 	{
-		binaryheap *best = binaryheap_allocate((int) gs->keep, worse_first, gs);
-
-		for (uint32 n = 0; n < gs->ngroups; n++)
-		{
-			if (n < gs->keep)
-				binaryheap_add_unordered(best, UInt32GetDatum(n));
-			else
-			{
-				if (n == gs->keep)
-					binaryheap_build(best);
-				if (compare_groups(gs, n, DatumGetUInt32(binaryheap_first(best))) > 0)
-					binaryheap_replace_first(best, UInt32GetDatum(n));
-			}
-			if ((n & 0xffff) == 0)
-				CHECK_FOR_INTERRUPTS();
-		}
-		last = DatumGetUInt32(binaryheap_first(best));
-		binaryheap_free(best);
+		/* no parallel scan: the same files, in this process alone */
+		gs->local_exchange = palloc0(sizeof(GroupExchangeShared));
+		agg_exchange_init(gs->local_exchange, NULL, 1, gs->partitions);
 	}
-	for (uint32 n = 0; n < gs->ngroups; n++)
-		if (last == NO_GROUP || compare_groups(gs, n, last) >= 0)
-			gs->kept[gs->nkept++] = n;
-	gs->next = 0;
+	gs->exchange = agg_exchange_begin(gs->exchange_shared ? gs->exchange_shared :
+									  gs->local_exchange, gs->record_bytes);
+	MemoryContextSwitchTo(old);
+	if (gs->exchange->writing)
+	{
+		groups_begin(gs);
+		scan_table(gs);
+		groups_reset(gs);
+		agg_exchange_finish_writing(gs->exchange);
+	}
 }
 
-/* The next group kept, as the scan's tuple: the grouping value, then each aggregate's. */
+/* The set of groups chosen from, timed. */
+static void
+choose(GroupsScanState *gs)
+{
+	instr_time	start;
+	instr_time	end;
+
+	INSTR_TIME_SET_CURRENT(start);
+	groups_choose(gs);
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, start);
+	gs->choose_ms += INSTR_TIME_GET_MILLISEC(end);
+}
+
+/*
+ * The next set of groups, read and chosen from: the table's, or the next
+ * partition this process claims; false when none is left.  The leader of a
+ * parallel plan returns every process's groups: while workers still claim
+ * partitions, it leaves the rest to them and gathers.
+ */
+static bool
+next_set(GroupsScanState *gs)
+{
+	const char *record;
+
+	if (gs->exhausted)
+		return false;
+	if (gs->partitions == 0)
+	{
+		groups_begin(gs);
+		scan_table(gs);
+		choose(gs);
+		gs->exhausted = true;
+		return true;
+	}
+	if (gs->exchange == NULL)
+		start_exchange(gs);
+	if (!agg_exchange_next_partition(gs->exchange, !IsParallelWorker()))
+	{
+		gs->exhausted = true;
+		scan_counters_publish(&gs->counters);
+		return false;
+	}
+	groups_begin(gs);
+	while ((record = agg_exchange_next_row(gs->exchange)) != NULL)
+		groups_merge_record(gs, record);
+	choose(gs);
+	return true;
+}
+
 static TupleTableSlot *
 next_group(ScanState *ss)
 {
 	GroupsScanState *gs = (GroupsScanState *) ss;
-	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
-	MemoryContext old;
-	uint32		n;
+	TupleTableSlot *slot;
 
-	if (!gs->chosen)
+	for (;;)
 	{
-		instr_time	start;
-		instr_time	scanned;
-		instr_time	chosen;
-
-		INSTR_TIME_SET_CURRENT(start);
-		scan_table(gs);
-		INSTR_TIME_SET_CURRENT(scanned);
-		choose_groups(gs);
-		INSTR_TIME_SET_CURRENT(chosen);
-		gs->chosen = true;
-		gs->ran = true;
-		gs->memory_used = MemoryContextMemAllocated(gs->groups_cxt, true);
-		INSTR_TIME_SUBTRACT(chosen, scanned);
-		INSTR_TIME_SUBTRACT(scanned, start);
-		gs->scan_ms = INSTR_TIME_GET_MILLISEC(scanned);
-		gs->choose_ms = INSTR_TIME_GET_MILLISEC(chosen);
+		if (gs->table != NULL)
+		{
+			if ((slot = groups_next_tuple(gs)) != NULL)
+				return slot;
+			groups_reset(gs);
+		}
+		if (!next_set(gs))
+			return ExecClearTuple(ss->ss_ScanTupleSlot);
 	}
-	ExecClearTuple(slot);
-	if (gs->next >= gs->nkept)
-		return slot;
-	n = gs->kept[gs->next++];
-	slot->tts_values[0] = gs->values[n];
-	slot->tts_isnull[0] = n == gs->null_group;
-	/* numeric results live until the next tuple */
-	old = MemoryContextSwitchTo(ss->ps.ps_ExprContext->ecxt_per_tuple_memory);
-	for (int i = 0; i < gs->naggs; i++)
-		slot->tts_values[i + 1] = groups_agg_result(&gs->aggs[i], cells_of(gs, n),
-													&slot->tts_isnull[i + 1]);
-	MemoryContextSwitchTo(old);
-	return ExecStoreVirtualTuple(slot);
 }
 
 static bool
@@ -442,77 +283,106 @@ exec_groups_scan(CustomScanState *node)
 	return ExecScan(&node->ss, next_group, recheck_group);
 }
 
-/* Forget the groups: the next call reads the table again. */
+/* Leave the scan: its groups freed, this process out of the exchange. */
 static void
-reset_groups(GroupsScanState *gs)
+reset_scan(GroupsScanState *gs)
 {
-	MemoryContextReset(gs->groups_cxt);
-	gs->table = NULL;
-	gs->values = NULL;
-	gs->cells = NULL;
-	gs->kept = NULL;
-	gs->ngroups = gs->capacity = gs->nkept = gs->next = 0;
-	gs->chosen = false;
+	groups_reset(gs);
+	agg_exchange_end(gs->exchange);
+	gs->exchange = NULL;
+	gs->exhausted = false;
 }
 
 static void
 end_groups_scan(CustomScanState *node)
 {
-	reset_groups((GroupsScanState *) node);
+	reset_scan((GroupsScanState *) node);
 }
 
 static void
 rescan_groups_scan(CustomScanState *node)
 {
-	reset_groups((GroupsScanState *) node);
+	GroupsScanState *gs = (GroupsScanState *) node;
+
+	reset_scan(gs);
+	/* the exchange in this process alone starts over (a parallel one: reinitialize_shared) */
+	if (gs->local_exchange)
+		agg_exchange_reinit(gs->local_exchange);
 	ExecScanReScan(&node->ss);
 }
 
+static Size
+estimate_shared(CustomScanState *node, ParallelContext *pcxt)
+{
+	return add_size(GROUPS_SHARED_SCAN_OFFSET,
+					table_parallelscan_estimate(node->ss.ss_currentRelation,
+												node->ss.ps.state->es_snapshot));
+}
+
 static void
-explain_groups_scan(CustomScanState *node, List *ancestors, ExplainState *es)
+initialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
 {
 	GroupsScanState *gs = (GroupsScanState *) node;
-	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
-	List	   *context = set_deparse_context_plan(es->deparse_cxt, &cscan->scan.plan,
-												   ancestors);
-	bool		prefix = compat_explain_prefix(es);
-	List	   *aggs = NIL;
-	ListCell   *lc;
-	StringInfoData rank;
 
-	ExplainPropertyText("Group Key",
-						deparse_expression((Node *) linitial_node(TargetEntry,
-																  cscan->custom_scan_tlist)->expr,
-										   context, prefix, false), es);
-	for_each_from(lc, cscan->custom_scan_tlist, 1)
-		aggs = lappend(aggs, deparse_expression((Node *) lfirst_node(TargetEntry, lc)->expr,
-												context, prefix, false));
-	ExplainPropertyList("Aggregates", aggs, es);
-	/* as EXPLAIN shows a sort key: NULLS only where not the direction's default */
-	initStringInfo(&rank);
-	appendStringInfo(&rank, "%s %s%s", (char *) list_nth(aggs, gs->rank - gs->aggs),
-					 gs->desc ? "DESC" : "ASC",
-					 gs->nulls_first == gs->desc ? "" :
-					 (gs->nulls_first ? " NULLS FIRST" : " NULLS LAST"));
-	ExplainPropertyText("Ranked By", rank.data, es);
-	ExplainPropertyInteger("Groups Kept", NULL, gs->keep, es);
-	if (gs->reader.filter)
-		scan_filter_program_explain(gs->reader.filter, "Compiled Filter", context, es);
-	if (gs->interpreted != NIL)
-		ExplainPropertyText("Filter",
-							deparse_expression((Node *) make_ands_explicit(gs->interpreted),
-											   context, es->verbose, false),
-							es);
-	ExplainPropertyText("Backend", device_backend_name(BACKEND_CPU), es);
-	if (!(es->analyze && gs->ran))
-		return;
-	ExplainPropertyUInteger("Rows Scanned", NULL, gs->rows_scanned, es);
-	ExplainPropertyUInteger("Groups", NULL, gs->ngroups, es);
-	ExplainPropertyUInteger("Groups Returned", NULL, gs->nkept, es);
-	ExplainPropertyInteger("Memory Used", "kB", (int64) ((gs->memory_used + 1023) / 1024), es);
-	if (es->timing)
+	gs->shared = (GroupsShared *) coordinate;
+	scan_counters_init_shared(&gs->counters, &gs->shared->counters);
+	/* without a segment (none could be made, so no workers) the exchange is local */
+	if (pcxt->seg != NULL)
 	{
-		ExplainPropertyFloat("Scan Time", "ms", gs->scan_ms, 3, es);
-		ExplainPropertyFloat("Choose Time", "ms", gs->choose_ms, 3, es);
+		agg_exchange_init(&gs->shared->exchange, pcxt->seg, pcxt->nworkers + 1, gs->partitions);
+		gs->exchange_shared = &gs->shared->exchange;
 	}
+	table_parallelscan_initialize(node->ss.ss_currentRelation,
+								  (ParallelTableScanDesc) ((char *) coordinate +
+														   GROUPS_SHARED_SCAN_OFFSET),
+								  node->ss.ps.state->es_snapshot);
+}
+
+/* Before a rescan's workers start: the last run's counts are complete. */
+static void
+reinitialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	GroupsScanState *gs = (GroupsScanState *) node;
+
+	scan_counters_collect(&gs->counters);
+	/* a leader still in the last run's exchange leaves it before it starts over */
+	reset_scan(gs);
+	if (gs->exchange_shared)
+		agg_exchange_reinit(gs->exchange_shared);
+	table_parallelscan_reinitialize(node->ss.ss_currentRelation,
+									(ParallelTableScanDesc) ((char *) coordinate +
+															 GROUPS_SHARED_SCAN_OFFSET));
+}
+
+static void
+attach_shared(CustomScanState *node, shm_toc *toc, void *coordinate)
+{
+	GroupsScanState *gs = (GroupsScanState *) node;
+
+	gs->shared = (GroupsShared *) coordinate;
+	scan_counters_attach(&gs->counters, &gs->shared->counters);
+	/* the leader's segment made, the exchange is in it */
+	gs->exchange_shared = &gs->shared->exchange;
+	agg_exchange_attach(gs->exchange_shared);
+}
+
+/*
+ * Before the parallel scan's memory goes: the workers' counts, and the
+ * leader leaves the exchange there.
+ */
+static void
+shutdown_groups_scan(CustomScanState *node)
+{
+	GroupsScanState *gs = (GroupsScanState *) node;
+
+	if (gs->shared == NULL || IsParallelWorker())
+		return;
+	if (gs->exchange_shared)
+	{
+		agg_exchange_end(gs->exchange);
+		gs->exchange = NULL;
+		gs->exchange_shared = NULL;
+	}
+	scan_counters_detach(&gs->counters);
+	gs->shared = NULL;
 }

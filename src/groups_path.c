@@ -38,6 +38,7 @@
 #include "nodes/nodeFuncs.h"
 #include "optimizer/clauses.h"
 #include "optimizer/cost.h"
+#include "optimizer/paths.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/planner.h"
@@ -48,12 +49,14 @@
 #include "utils/spccache.h"
 #include "utils/typcache.h"
 
+#include "agg_exchange.h"
 #include "agg_path.h"
 #include "device.h"
 #include "groups_aggs.h"
 #include "groups_exec.h"
 #include "groups_path.h"
 #include "groups_scan.h"
+#include "scan_parallel_policy.h"
 #include "settings.h"
 
 /*
@@ -64,6 +67,8 @@
  */
 #define GROUPS_TUPLE_COST_FACTOR 0.25
 #define GROUPS_ADD_COST_FACTOR 0.25
+/* a partitioned plan's group, per word: written to a file and read back */
+#define GROUPS_EXCHANGE_COST_FACTOR 0.5
 
 /* a group's bytes in the hash table beside its cells (groups_exec.c) */
 #define GROUPS_ENTRY_BYTES 24.0
@@ -82,6 +87,22 @@ const CustomScanMethods groups_scan_methods = {
 	.CustomName = GROUPS_SCAN_NAME,
 	.CreateCustomScanState = groups_create_scan_state,
 };
+
+/* what the planner found of a query the scan can run, for its paths */
+typedef struct GroupsQuery
+{
+	RelOptInfo *scan_rel;
+	RelOptInfo *grouped_rel;
+	List	   *scan_exprs;		/* the grouping column, then the aggregates */
+	int			naggs;
+	int			cell_bytes;		/* a group's cells */
+	bool		combinable;		/* every aggregate's cells combine */
+	int			rank;
+	bool		desc;
+	bool		nulls_first;
+	int64		keep;
+	double		groups;
+} GroupsQuery;
 
 /* The value of a LIMIT or OFFSET clause (0 where absent); false unless a constant. */
 static bool
@@ -115,25 +136,25 @@ groups_to_keep(Query *parse, int64 *keep)
 
 /*
  * The grouping column and the aggregates of the grouped relation's target,
- * in the scan's order; how many aggregates, the bytes of their cells, and
- * which the groups are ranked by.  False if the scan cannot compute the
- * target or rank by the first ORDER BY key.
+ * in the scan's order, with how many aggregates, the bytes of their cells,
+ * whether they combine, and which the groups are ranked by.  False if the
+ * scan cannot compute the target or rank by the first ORDER BY key.
  */
 static bool
-scan_exprs_of(PlannerInfo *root, RelOptInfo *grouped_rel, Index relid, List **scan_exprs,
-			  int *naggs, int *cell_bytes, int *rank)
+scan_exprs_of(PlannerInfo *root, GroupsQuery *q)
 {
 	SortGroupClause *sort = linitial_node(SortGroupClause, root->parse->sortClause);
 	Node	   *rank_expr = (Node *) get_sortgroupclause_expr(sort, root->processed_tlist);
 	List	   *vars;
 	ListCell   *lc;
 
-	*scan_exprs = list_make1(get_sortgroupclause_expr(linitial(root->parse->groupClause),
-													  root->processed_tlist));
-	*naggs = 0;
-	*cell_bytes = 0;
-	*rank = -1;
-	vars = pull_var_clause((Node *) grouped_rel->reltarget->exprs,
+	q->scan_exprs = list_make1(get_sortgroupclause_expr(linitial(root->parse->groupClause),
+														root->processed_tlist));
+	q->naggs = 0;
+	q->cell_bytes = 0;
+	q->combinable = true;
+	q->rank = -1;
+	vars = pull_var_clause((Node *) q->grouped_rel->reltarget->exprs,
 						   PVC_INCLUDE_AGGREGATES | PVC_RECURSE_WINDOWFUNCS |
 						   PVC_RECURSE_PLACEHOLDERS);
 	foreach(lc, vars)
@@ -141,18 +162,19 @@ scan_exprs_of(PlannerInfo *root, RelOptInfo *grouped_rel, Index relid, List **sc
 		Node	   *node = lfirst(lc);
 		GroupAgg	agg;
 
-		if (list_member(*scan_exprs, node))
+		if (list_member(q->scan_exprs, node))
 			continue;
 		/* a column other than the grouping one would need to be grouped by */
-		if (!IsA(node, Aggref) || !groups_agg_of((Aggref *) node, relid, &agg))
+		if (!IsA(node, Aggref) || !groups_agg_of((Aggref *) node, q->scan_rel->relid, &agg))
 			return false;
 		if (equal(node, rank_expr) && groups_agg_can_rank(agg.kind))
-			*rank = *naggs;
-		*scan_exprs = lappend(*scan_exprs, node);
-		*cell_bytes += groups_agg_cell_bytes(agg.kind);
-		(*naggs)++;
+			q->rank = q->naggs;
+		q->scan_exprs = lappend(q->scan_exprs, node);
+		q->cell_bytes += groups_agg_cell_bytes(agg.kind);
+		q->combinable &= groups_agg_can_combine(agg.kind);
+		q->naggs++;
 	}
-	return *rank >= 0;
+	return q->rank >= 0;
 }
 
 /* The direction of the first ORDER BY key: false unless its type's default order. */
@@ -171,27 +193,115 @@ rank_order_of(PlannerInfo *root, bool *desc, bool *nulls_first)
 
 /*
  * Cost: the table's pages; per row a fraction of what a sequential scan
- * and a HashAggregate cost, and the WHERE clause; per group a comparison
- * with the groups kept; per group returned its output.  Nothing comes out
- * before the scan ends.
+ * and a HashAggregate cost, and the WHERE clause, each process its share;
+ * per group a comparison with the groups kept, in each process that holds
+ * it, and in the partitioned form its records written and read back; per
+ * group returned its output.  Nothing comes out before the scan ends.
  */
 static void
-cost_groups_path(PlannerInfo *root, RelOptInfo *scan_rel, Path *path, int naggs,
-				 double groups, int64 keep)
+cost_groups_path(PlannerInfo *root, const GroupsQuery *q, Path *path, int partitions)
 {
+	RelOptInfo *scan_rel = q->scan_rel;
+	int			workers = path->parallel_workers;
+	double		divisor = workers > 0 ? scan_parallel_divisor(workers) : 1.0;
+	double		per_group = 1.0 + log2((double) q->keep + 1.0);
 	double		spc_seq_page_cost;
 	QualCost	where;
 	Cost		run;
 
 	get_tablespace_page_costs(scan_rel->reltablespace, NULL, &spc_seq_page_cost);
 	cost_qual_eval(&where, scan_rel->baserestrictinfo, root);
+	if (partitions > 0)
+		per_group += GROUPS_EXCHANGE_COST_FACTOR * (2.0 + q->cell_bytes / sizeof(uint64)) *
+			(workers + 1);
 	run = spc_seq_page_cost * scan_rel->pages +
-		(GROUPS_TUPLE_COST_FACTOR * cpu_tuple_cost + where.per_tuple) * scan_rel->tuples +
-		GROUPS_ADD_COST_FACTOR * cpu_operator_cost * (1 + naggs) * scan_rel->rows +
-		cpu_operator_cost * groups * (1.0 + log2((double) keep + 1.0)) +
+		((GROUPS_TUPLE_COST_FACTOR * cpu_tuple_cost + where.per_tuple) * scan_rel->tuples +
+		 GROUPS_ADD_COST_FACTOR * cpu_operator_cost * (1 + q->naggs) * scan_rel->rows +
+		 cpu_operator_cost * q->groups * per_group) / divisor +
 		(cpu_tuple_cost + path->pathtarget->cost.per_tuple) * path->rows;
 	path->startup_cost = where.startup + path->pathtarget->cost.startup + run;
 	path->total_cost = path->startup_cost;
+}
+
+/* A GpuTopKGroups path: in one process, or partitioned (parallel with workers). */
+static CustomPath *
+make_groups_path(PlannerInfo *root, const GroupsQuery *q, int partitions, int workers)
+{
+	CustomPath *path = makeNode(CustomPath);
+	double		returned = Min(q->groups, (double) q->keep * Max(partitions, 1));
+
+	path->path.pathtype = T_CustomScan;
+	path->path.parent = q->grouped_rel;
+	path->path.pathtarget = q->grouped_rel->reltarget;
+	path->path.parallel_aware = workers > 0;
+	path->path.parallel_safe = workers > 0;
+	path->path.parallel_workers = workers;
+	path->path.rows = clamp_row_est(workers > 0 ? returned / scan_parallel_divisor(workers) :
+									returned);
+	path->flags = CUSTOMPATH_SUPPORT_PROJECTION;
+	path->custom_private =
+		list_make5(list_make1_int(q->scan_rel->relid),
+				   list_make3_int(q->rank, q->desc, q->nulls_first),
+				   makeConst(INT8OID, -1, InvalidOid, sizeof(int64), Int64GetDatum(q->keep),
+							 false, FLOAT8PASSBYVAL),
+				   list_make1_int(partitions),
+				   list_concat(extract_actual_clauses(q->scan_rel->baserestrictinfo, true),
+							   extract_actual_clauses(q->scan_rel->baserestrictinfo, false)));
+	path->custom_private = lappend(path->custom_private, q->scan_exprs);
+	path->methods = &groups_path_methods;
+	cost_groups_path(root, q, &path->path, partitions);
+	return path;
+}
+
+/* A Sort over a path of the scan's groups into the ordered relation, as create_ordered_paths sorts. */
+static void
+add_sorted_path(PlannerInfo *root, RelOptInfo *ordered_rel, Path *path)
+{
+	Path	   *sorted = (Path *) create_sort_path(root, ordered_rel, path, root->sort_pathkeys,
+												   root->limit_tuples);
+
+	/* the final target is the planner's note of it */
+	if (sorted->pathtarget != root->upper_targets[UPPERREL_ORDERED])
+		sorted = apply_projection_to_path(root, ordered_rel, sorted,
+										  root->upper_targets[UPPERREL_ORDERED]);
+	add_path(ordered_rel, sorted);
+}
+
+/*
+ * The partitioned form in a parallel plan, for many groups: a Gather over
+ * a GpuTopKGroups whose processes exchange their groups' cells by group
+ * through temporary files (agg_exchange.h), each group going to one
+ * process, which keeps each of its partitions' first groups.  Enough
+ * partitions, at least four a process, that each one's groups fit in
+ * hash_mem; none if more than GROUP_EXCHANGE_MAX_PARTITIONS would be
+ * needed, if the records might not fit in temp_file_limit, or if an
+ * aggregate's cells do not combine (a float sum's).
+ */
+static void
+add_partitioned_path(PlannerInfo *root, const GroupsQuery *q, RelOptInfo *ordered_rel)
+{
+	double		group_bytes = GROUPS_ENTRY_BYTES + q->cell_bytes;
+	double		partitions;
+	double		rows;
+	int			workers;
+	CustomPath *path;
+
+	if (!q->combinable || !q->scan_rel->consider_parallel ||
+		!q->grouped_rel->consider_parallel ||
+		(workers = scan_parallel_workers(q->scan_rel, q->scan_rel->pages)) <= 0)
+		return;
+	partitions = Max(4.0 * (workers + 1),
+					 ceil(q->groups * group_bytes / (double) get_hash_memory_limit()));
+	if (partitions > GROUP_EXCHANGE_MAX_PARTITIONS ||
+		(temp_file_limit >= 0 &&
+		 Min(q->groups * (workers + 1), q->scan_rel->rows) *
+		 (2 * sizeof(uint64) + q->cell_bytes) > (double) temp_file_limit * 1024.0))
+		return;
+	path = make_groups_path(root, q, (int) partitions, workers);
+	rows = Min(q->groups, (double) q->keep * partitions);
+	add_sorted_path(root, ordered_rel,
+					(Path *) create_gather_path(root, q->grouped_rel, &path->path,
+												q->grouped_rel->reltarget, NULL, &rows));
 }
 
 static void
@@ -199,19 +309,9 @@ groups_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo
 						  RelOptInfo *output_rel, void *extra)
 {
 	Query	   *parse = root->parse;
-	RelOptInfo *scan_rel;
+	GroupsQuery q = {.grouped_rel = input_rel};
 	AttrNumber	group_attno;
-	List	   *scan_exprs;
-	int			naggs;
-	int			cell_bytes;
-	int			rank;
-	bool		desc;
-	bool		nulls_first;
-	int64		keep;
 	EstimationInfo estimate;
-	double		groups;
-	CustomPath *path;
-	Path	   *sorted;
 
 	if (prev_create_upper_paths_hook)
 		prev_create_upper_paths_hook(root, stage, input_rel, output_rel, extra);
@@ -220,53 +320,27 @@ groups_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo
 		parse->commandType != CMD_SELECT || parse->groupingSets != NIL ||
 		list_length(parse->groupClause) != 1 || parse->havingQual != NULL ||
 		parse->hasWindowFuncs || parse->hasTargetSRFs || parse->distinctClause != NIL ||
-		parse->sortClause == NIL || !groups_to_keep(parse, &keep) ||
+		parse->sortClause == NIL || !groups_to_keep(parse, &q.keep) ||
 		bms_membership(root->all_baserels) != BMS_SINGLETON)
 		return;
-	scan_rel = find_base_rel(root, bms_singleton_member(root->all_baserels));
-	if (scan_rel->tuples < gputopk_min_table_rows ||
-		agg_path_heap_table_of(root, scan_rel) == NULL ||
-		planner_rt_fetch(scan_rel->relid, root)->securityQuals != NIL ||
-		!agg_path_where_is_plain(scan_rel) ||
-		!agg_path_group_column(root, scan_rel->relid, &group_attno) ||
-		!scan_exprs_of(root, input_rel, scan_rel->relid, &scan_exprs, &naggs, &cell_bytes,
-					   &rank) ||
-		!rank_order_of(root, &desc, &nulls_first))
+	q.scan_rel = find_base_rel(root, bms_singleton_member(root->all_baserels));
+	if (q.scan_rel->tuples < gputopk_min_table_rows ||
+		agg_path_heap_table_of(root, q.scan_rel) == NULL ||
+		planner_rt_fetch(q.scan_rel->relid, root)->securityQuals != NIL ||
+		!agg_path_where_is_plain(q.scan_rel) ||
+		!agg_path_group_column(root, q.scan_rel->relid, &group_attno) ||
+		!scan_exprs_of(root, &q) || !rank_order_of(root, &q.desc, &q.nulls_first))
 		return;
 
-	/* the scan keeps every group in memory: it needs the column's statistics */
+	/* the scan keeps groups in memory: it needs the column's statistics */
 	estimate.flags = 0;
-	groups = estimate_num_groups(root, list_make1(linitial(scan_exprs)), scan_rel->rows, NULL,
-								 &estimate);
+	q.groups = estimate_num_groups(root, list_make1(linitial(q.scan_exprs)), q.scan_rel->rows,
+								   NULL, &estimate);
 	if (estimate.flags & SELFLAG_USED_DEFAULT)
 		return;
-	if (groups * (GROUPS_ENTRY_BYTES + cell_bytes) > (double) get_hash_memory_limit())
-		return;
-
-	path = makeNode(CustomPath);
-	path->path.pathtype = T_CustomScan;
-	path->path.parent = input_rel;
-	path->path.pathtarget = input_rel->reltarget;
-	path->path.rows = clamp_row_est(Min(groups, (double) keep));
-	path->flags = CUSTOMPATH_SUPPORT_PROJECTION;
-	path->custom_private =
-		list_make4(list_make1_int(scan_rel->relid),
-				   list_make3_int(rank, desc, nulls_first),
-				   makeConst(INT8OID, -1, InvalidOid, sizeof(int64), Int64GetDatum(keep),
-							 false, FLOAT8PASSBYVAL),
-				   list_concat(extract_actual_clauses(scan_rel->baserestrictinfo, true),
-							   extract_actual_clauses(scan_rel->baserestrictinfo, false)));
-	path->custom_private = lappend(path->custom_private, scan_exprs);
-	path->methods = &groups_path_methods;
-	cost_groups_path(root, scan_rel, &path->path, naggs, groups, keep);
-
-	/* as create_ordered_paths sorts a path: the final target is the planner's note of it */
-	sorted = (Path *) create_sort_path(root, output_rel, &path->path, root->sort_pathkeys,
-									   root->limit_tuples);
-	if (sorted->pathtarget != root->upper_targets[UPPERREL_ORDERED])
-		sorted = apply_projection_to_path(root, output_rel, sorted,
-										  root->upper_targets[UPPERREL_ORDERED]);
-	add_path(output_rel, sorted);
+	if (q.groups * (GROUPS_ENTRY_BYTES + q.cell_bytes) <= (double) get_hash_memory_limit())
+		add_sorted_path(root, output_rel, &make_groups_path(root, &q, 0, 0)->path);
+	add_partitioned_path(root, &q, output_rel);
 }
 
 static Plan *

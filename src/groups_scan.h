@@ -22,6 +22,8 @@ typedef enum GroupsField
 								 * descending, whether NULLs first */
 	GROUPS_FIELD_KEEP,			/* Const of int8: the groups to keep, LIMIT plus
 								 * OFFSET, before those tied with the last */
+	GROUPS_FIELD_PARTITIONS,	/* IntList of one: the partitioned form's
+								 * partitions, or 0 for the form in one process */
 	GROUPS_FIELDS
 } GroupsField;
 

@@ -1,0 +1,83 @@
+/*-------------------------------------------------------------------------
+ *
+ * groups_explain.c
+ *	  EXPLAIN of a GpuTopKGroups scan: its grouping, aggregates, ranking
+ *	  and filters, and with ANALYZE what it counted and timed.
+ *
+ * The counts are the leader's, summed over all processes of a parallel
+ * scan (scan_counters.h); the memory and times are the leader's own.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "commands/explain.h"
+#include "nodes/makefuncs.h"
+#include "utils/ruleutils.h"
+
+#include "compat.h"
+#include "device.h"
+#include "groups_state.h"
+#include "scan_filter_program.h"
+
+void
+groups_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	GroupsScanState *gs = (GroupsScanState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	List	   *context = set_deparse_context_plan(es->deparse_cxt, &cscan->scan.plan,
+												   ancestors);
+	bool		prefix = compat_explain_prefix(es);
+	const uint64 *count = gs->counters.counts;
+	List	   *aggs = NIL;
+	ListCell   *lc;
+	StringInfoData rank;
+
+	ExplainPropertyText("Group Key",
+						deparse_expression((Node *) linitial_node(TargetEntry,
+																  cscan->custom_scan_tlist)->expr,
+										   context, prefix, false), es);
+	for_each_from(lc, cscan->custom_scan_tlist, 1)
+		aggs = lappend(aggs, deparse_expression((Node *) lfirst_node(TargetEntry, lc)->expr,
+												context, prefix, false));
+	ExplainPropertyList("Aggregates", aggs, es);
+	/* as EXPLAIN shows a sort key: NULLS only where not the direction's default */
+	initStringInfo(&rank);
+	appendStringInfo(&rank, "%s %s%s", (char *) list_nth(aggs, gs->rank - gs->aggs),
+					 gs->desc ? "DESC" : "ASC",
+					 gs->nulls_first == gs->desc ? "" :
+					 (gs->nulls_first ? " NULLS FIRST" : " NULLS LAST"));
+	ExplainPropertyText("Ranked By", rank.data, es);
+	ExplainPropertyInteger("Groups Kept", NULL, gs->keep, es);
+	if (gs->reader.filter)
+		scan_filter_program_explain(gs->reader.filter, "Compiled Filter", context, es);
+	if (gs->interpreted != NIL)
+		ExplainPropertyText("Filter",
+							deparse_expression((Node *) make_ands_explicit(gs->interpreted),
+											   context, es->verbose, false),
+							es);
+	if (gs->partitions > 0)
+		ExplainPropertyInteger("Partitions", NULL, gs->partitions, es);
+	ExplainPropertyText("Backend", device_backend_name(BACKEND_CPU), es);
+	if (!(es->analyze && gs->counters.processes > 0))
+		return;
+	if (node->ss.ps.plan->parallel_aware)
+		ExplainPropertyInteger("Scan Processes", NULL, gs->counters.processes, es);
+	ExplainPropertyUInteger("Rows Scanned", NULL, count[GROUPS_COUNT_ROWS_SCANNED], es);
+	ExplainPropertyUInteger("Groups", NULL, count[GROUPS_COUNT_GROUPS], es);
+	ExplainPropertyUInteger("Groups Returned", NULL, count[GROUPS_COUNT_RETURNED], es);
+	if (gs->partitions > 0)
+	{
+		ExplainPropertyUInteger("Records Exchanged", NULL, count[GROUPS_COUNT_RECORDS], es);
+		ExplainPropertyInteger("Exchange Disk", "kB",
+							   (int64) ((count[GROUPS_COUNT_BYTES] + 1023) / 1024), es);
+	}
+	if (gs->memory_used > 0)
+		ExplainPropertyInteger("Memory Used", "kB", (int64) ((gs->memory_used + 1023) / 1024),
+							   es);
+	if (es->timing)
+	{
+		ExplainPropertyFloat("Scan Time", "ms", gs->scan_ms, 3, es);
+		ExplainPropertyFloat("Choose Time", "ms", gs->choose_ms, 3, es);
+	}
+}

@@ -1,0 +1,129 @@
+/*-------------------------------------------------------------------------
+ *
+ * groups_state.h
+ *	  The GpuTopKGroups executor's state, shared by its files:
+ *	  groups_exec.c (the node's callbacks, its parallel shared memory and
+ *	  the order of its work), groups_table.c (a set of groups: the hash
+ *	  table, rows and records into it, the groups chosen) and
+ *	  groups_explain.c (EXPLAIN).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GROUPS_STATE_H
+#define GROUPS_STATE_H
+
+#include "nodes/execnodes.h"
+
+#include "agg_exchange.h"
+#include "groups_aggs.h"
+#include "scan_counters.h"
+#include "scan_row_reader.h"
+
+/* a group in the hash table: its grouping value's Datum and its number */
+typedef struct GroupSlot
+{
+	uint64		group;
+	uint32		number;
+	char		status;			/* simplehash's */
+} GroupSlot;
+
+#define SH_PREFIX groups_table
+#define SH_ELEMENT_TYPE GroupSlot
+#define SH_KEY_TYPE uint64
+#define SH_SCOPE extern
+#define SH_DECLARE
+#include "lib/simplehash.h"
+
+/* no group has this number */
+#define NO_GROUP PG_UINT32_MAX
+
+/* what EXPLAIN ANALYZE counts, summed over a parallel scan's processes */
+typedef enum GroupsCount
+{
+	GROUPS_COUNT_ROWS_SCANNED,
+	GROUPS_COUNT_GROUPS,		/* whole groups: the table's, or the partitions' */
+	GROUPS_COUNT_RETURNED,
+	GROUPS_COUNT_RECORDS,		/* a partitioned plan's, written by all processes */
+	GROUPS_COUNT_BYTES,
+	GROUPS_COUNTS
+} GroupsCount;
+
+/* a page's rows that pass, read before they go to their groups */
+typedef struct PageRows
+{
+	Datum		groups[MaxHeapTuplesPerPage];
+	bool		group_isnull[MaxHeapTuplesPerPage];
+	uint32		hashes[MaxHeapTuplesPerPage];
+	uint32		numbers[MaxHeapTuplesPerPage];
+	Datum	  **values;			/* per aggregate, a value per row */
+	bool	  **isnull;
+} PageRows;
+
+/* a parallel scan's shared memory; the table's parallel scan follows it */
+typedef struct GroupsShared
+{
+	ScanSharedCounters counters;
+	GroupExchangeShared exchange;
+} GroupsShared;
+
+typedef struct GroupsScanState
+{
+	CustomScanState css;
+
+	/* as planned */
+	AttrNumber	group_attno;
+	int			naggs;
+	GroupAgg   *aggs;
+	int			cell_bytes;		/* a group's cells, for every aggregate */
+	const GroupAgg *rank;		/* the aggregate the groups are chosen by */
+	bool		desc;
+	bool		nulls_first;
+	int64		keep;
+	int			partitions;		/* of the partitioned form; 0 for one process */
+	List	   *interpreted;	/* the WHERE clauses that did not compile */
+	RowReader	reader;
+	PageRows	rows;
+	Size		hash_mem;
+
+	/* the partitioned form: groups exchanged by partition (agg_exchange.h) */
+	GroupsShared *shared;		/* of a parallel scan, or NULL */
+	GroupExchangeShared *exchange_shared;	/* in its segment, or NULL */
+	GroupExchangeShared *local_exchange;	/* in this process alone */
+	GroupExchange *exchange;	/* this process's use of it */
+	Size		record_bytes;	/* a group's record: its value, NULL flag, cells */
+	char	   *record;
+
+	/* a set of groups: the table's (or this process's share's), or a partition's */
+	MemoryContext groups_cxt;
+	groups_table_hash *table;
+	uint32		ngroups;
+	uint32		capacity;		/* of the arrays below, in groups */
+	Datum	   *values;			/* each group's grouping value */
+	char	   *cells;			/* each group's cells */
+	uint32		null_group;		/* the NULL group's number, or NO_GROUP */
+	uint32	   *kept;			/* once chosen, the numbers of the groups returned */
+	uint32		nkept;
+	uint32		next;			/* the next of them to return */
+	bool		exhausted;		/* no set of groups is left */
+
+	/* for EXPLAIN ANALYZE */
+	ScanCounters counters;
+	Size		memory_used;	/* the most a set of groups of this process took */
+	double		scan_ms;
+	double		choose_ms;
+} GroupsScanState;
+
+/* groups_table.c: a set of groups, in groups_cxt */
+extern void groups_begin(GroupsScanState *gs);
+extern void groups_reset(GroupsScanState *gs);
+extern void groups_add_page(GroupsScanState *gs);
+extern void groups_merge_record(GroupsScanState *gs, const char *record);
+extern void groups_write_records(GroupsScanState *gs);
+extern void groups_choose(GroupsScanState *gs);
+extern TupleTableSlot *groups_next_tuple(GroupsScanState *gs);
+
+/* groups_explain.c */
+extern void groups_explain_scan(CustomScanState *node, List *ancestors,
+								struct ExplainState *es);
+
+#endif							/* GROUPS_STATE_H */

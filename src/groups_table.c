@@ -1,0 +1,301 @@
+/*-------------------------------------------------------------------------
+ *
+ * groups_table.c
+ *	  A set of GpuTopKGroups's groups: the hash table, a page's rows or
+ *	  another process's records into it, its groups out as records, the
+ *	  groups chosen and their tuples.
+ *
+ * Groups live in a hash table keyed by the grouping column's Datum (every
+ * grouping type the planner accepts is passed by value, and its equality
+ * is equality of that word), and the NULL group has its own place.  Each
+ * group has a number, in order of appearance; its grouping value and its
+ * aggregates' cells (groups_aggs.c) are in arrays by that number, grown as
+ * groups come.
+ *
+ * Once the set's rows are in, the groups are chosen by the aggregate of
+ * the first ORDER BY key: a binary heap of the best LIMIT + OFFSET so far,
+ * worst on top, finds the last one kept; then every group at least as good
+ * as that one is returned, ties included, in no order.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "common/hashfn.h"
+#include "lib/binaryheap.h"
+#include "miscadmin.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "groups_state.h"
+
+/* The hash of a grouping value's Datum: integers' Datums are not random. */
+static inline uint32
+hash_group(uint64 group)
+{
+	return hash_combine(murmurhash32((uint32) group), murmurhash32((uint32) (group >> 32)));
+}
+
+#define SH_PREFIX groups_table
+#define SH_ELEMENT_TYPE GroupSlot
+#define SH_KEY_TYPE uint64
+#define SH_KEY group
+#define SH_HASH_KEY(tb, key) hash_group(key)
+#define SH_EQUAL(tb, a, b) ((a) == (b))
+#define SH_SCOPE extern
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+/* start bringing an address's cache line in (a hint: gcc and clang have it) */
+#ifdef __GNUC__
+#define prefetch_line(address) __builtin_prefetch(address)
+#else
+#define prefetch_line(address) ((void) (address))
+#endif
+
+/* where a record's cells start: after the grouping value and its NULL flag */
+#define RECORD_CELLS_OFFSET (2 * sizeof(uint64))
+
+/* An empty set of groups. */
+void
+groups_begin(GroupsScanState *gs)
+{
+	MemoryContext old = MemoryContextSwitchTo(gs->groups_cxt);
+
+	gs->table = groups_table_create(gs->groups_cxt, 1024, NULL);
+	gs->values = palloc(sizeof(Datum));
+	gs->cells = palloc(Max(gs->cell_bytes, 1));
+	gs->ngroups = gs->capacity = 0;
+	gs->null_group = NO_GROUP;
+	gs->kept = NULL;
+	gs->nkept = gs->next = 0;
+	MemoryContextSwitchTo(old);
+}
+
+/* Forget the set of groups, noting the memory it took. */
+void
+groups_reset(GroupsScanState *gs)
+{
+	gs->memory_used = Max(gs->memory_used, MemoryContextMemAllocated(gs->groups_cxt, true));
+	MemoryContextReset(gs->groups_cxt);
+	gs->table = NULL;
+	gs->values = NULL;
+	gs->cells = NULL;
+	gs->kept = NULL;
+	gs->ngroups = gs->capacity = gs->nkept = gs->next = 0;
+}
+
+/* The cells of group number n. */
+static inline char *
+cells_of(GroupsScanState *gs, uint32 n)
+{
+	return gs->cells + (Size) n * gs->cell_bytes;
+}
+
+/* A new group of grouping value value: its number, its cells empty. */
+static uint32
+new_group(GroupsScanState *gs, Datum value)
+{
+	uint32		n = gs->ngroups;
+
+	if (n == gs->capacity)
+	{
+		if (n == NO_GROUP - 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("too many groups for GpuTopKGroups"),
+					 errhint("Set gputopk.enabled to off for this query.")));
+		gs->capacity = n == 0 ? 1024 : (uint32) Min((uint64) n * 2, (uint64) NO_GROUP - 1);
+		gs->values = repalloc_huge(gs->values, sizeof(Datum) * gs->capacity);
+		gs->cells = repalloc_huge(gs->cells, (Size) gs->cell_bytes * gs->capacity);
+	}
+	gs->values[n] = value;
+	for (int i = 0; i < gs->naggs; i++)
+		groups_agg_init(&gs->aggs[i], cells_of(gs, n));
+	return gs->ngroups++;
+}
+
+/* The number of the group of grouping value group (or NULL), made if new; hash is group's. */
+static inline uint32
+group_number(GroupsScanState *gs, Datum group, bool isnull, uint32 hash)
+{
+	bool		found;
+	GroupSlot  *slot;
+
+	if (isnull)
+	{
+		if (gs->null_group == NO_GROUP)
+			gs->null_group = new_group(gs, (Datum) 0);
+		return gs->null_group;
+	}
+	slot = groups_table_insert_hash(gs->table, (uint64) group, hash, &found);
+	if (!found)
+		slot->number = new_group(gs, group);
+	return slot->number;
+}
+
+/*
+ * The reader's page's rows that pass the WHERE clause to their groups'
+ * cells, in three passes over them, each of which brings into the CPU's
+ * cache what the next one reads at random: their columns read, and their
+ * hash table buckets fetched; their groups found, and their cells fetched;
+ * their values added.  A page's hundred-odd cache misses then overlap
+ * instead of coming one by one (with 300,000 groups the table outgrows the
+ * cache).
+ */
+void
+groups_add_page(GroupsScanState *gs)
+{
+	TupleDesc	desc = RelationGetDescr(gs->css.ss.ss_currentRelation);
+	PageRows   *rows = &gs->rows;
+	int			n = 0;
+
+	while (scan_row_reader_next_row(&gs->reader))
+	{
+		rows->groups[n] = scan_row_reader_column(&gs->reader, gs->group_attno, desc,
+												 &rows->group_isnull[n]);
+		if (!rows->group_isnull[n])
+		{
+			rows->hashes[n] = hash_group(rows->groups[n]);
+			prefetch_line(&gs->table->data[rows->hashes[n] & gs->table->sizemask]);
+		}
+		for (int i = 0; i < gs->naggs; i++)
+			if (gs->aggs[i].attno != 0)
+				rows->values[i][n] = scan_row_reader_column(&gs->reader, gs->aggs[i].attno,
+															desc, &rows->isnull[i][n]);
+		n++;
+	}
+	for (int j = 0; j < n; j++)
+	{
+		rows->numbers[j] = group_number(gs, rows->groups[j], rows->group_isnull[j],
+										rows->hashes[j]);
+		prefetch_line(cells_of(gs, rows->numbers[j]));
+	}
+	for (int j = 0; j < n; j++)
+	{
+		char	   *cells = cells_of(gs, rows->numbers[j]);
+
+		for (int i = 0; i < gs->naggs; i++)
+			groups_agg_add(&gs->aggs[i], cells, rows->values[i][j], rows->isnull[i][j]);
+	}
+}
+
+/* Another process's record of a group (groups_write_records) into the set. */
+void
+groups_merge_record(GroupsScanState *gs, const char *record)
+{
+	uint64		group;
+	bool		isnull = record[sizeof(uint64)] != 0;
+	uint32		n;
+
+	memcpy(&group, record, sizeof(group));
+	n = group_number(gs, (Datum) group, isnull, isnull ? 0 : hash_group(group));
+	for (int i = 0; i < gs->naggs; i++)
+		groups_agg_combine(&gs->aggs[i], cells_of(gs, n), record + RECORD_CELLS_OFFSET);
+}
+
+/*
+ * Every group of the set to the exchange, a record each in the partition
+ * of its hash, then the set emptied.
+ */
+void
+groups_write_records(GroupsScanState *gs)
+{
+	char	   *record = gs->record;
+
+	for (uint32 n = 0; n < gs->ngroups; n++)
+	{
+		uint64		group = n == gs->null_group ? 0 : (uint64) gs->values[n];
+
+		memset(record, 0, RECORD_CELLS_OFFSET);
+		memcpy(record, &group, sizeof(group));
+		record[sizeof(uint64)] = n == gs->null_group;
+		memcpy(record + RECORD_CELLS_OFFSET, cells_of(gs, n), gs->cell_bytes);
+		agg_exchange_put(gs->exchange, n == gs->null_group ? 0 : hash_group(group), record);
+	}
+	gs->counters.counts[GROUPS_COUNT_RECORDS] += gs->ngroups;
+	gs->counters.counts[GROUPS_COUNT_BYTES] += (uint64) gs->ngroups * gs->record_bytes;
+	groups_reset(gs);
+	groups_begin(gs);
+}
+
+/* > 0 where group a comes before group b in the ORDER BY. */
+static int
+compare_groups(GroupsScanState *gs, uint32 a, uint32 b)
+{
+	return groups_agg_compare(gs->rank, cells_of(gs, a), cells_of(gs, b), gs->desc,
+							  gs->nulls_first);
+}
+
+/* binaryheap's order: the worst group kept on top */
+static int
+worse_first(Datum a, Datum b, void *arg)
+{
+	return -compare_groups(arg, DatumGetUInt32(a), DatumGetUInt32(b));
+}
+
+/*
+ * The groups returned: the keep best by the ranked aggregate and every
+ * group tied with the last of them (all of them where there are no more).
+ */
+void
+groups_choose(GroupsScanState *gs)
+{
+	uint32		last = NO_GROUP;
+
+	gs->kept = MemoryContextAllocHuge(gs->groups_cxt, sizeof(uint32) * Max(gs->ngroups, 1));
+	gs->nkept = 0;
+	if ((uint64) gs->keep < gs->ngroups && gs->keep <= INT_MAX)
+	{
+		binaryheap *best = binaryheap_allocate((int) gs->keep, worse_first, gs);
+
+		for (uint32 n = 0; n < gs->ngroups; n++)
+		{
+			if (n < gs->keep)
+				binaryheap_add_unordered(best, UInt32GetDatum(n));
+			else
+			{
+				if (n == gs->keep)
+					binaryheap_build(best);
+				if (compare_groups(gs, n, DatumGetUInt32(binaryheap_first(best))) > 0)
+					binaryheap_replace_first(best, UInt32GetDatum(n));
+			}
+			if ((n & 0xffff) == 0)
+				CHECK_FOR_INTERRUPTS();
+		}
+		last = DatumGetUInt32(binaryheap_first(best));
+		binaryheap_free(best);
+	}
+	for (uint32 n = 0; n < gs->ngroups; n++)
+		if (last == NO_GROUP || compare_groups(gs, n, last) >= 0)
+			gs->kept[gs->nkept++] = n;
+	gs->next = 0;
+	gs->counters.counts[GROUPS_COUNT_GROUPS] += gs->ngroups;
+	gs->counters.counts[GROUPS_COUNT_RETURNED] += gs->nkept;
+}
+
+/*
+ * The next group chosen, as the scan's tuple: the grouping value, then each
+ * aggregate's; NULL when they are all out.
+ */
+TupleTableSlot *
+groups_next_tuple(GroupsScanState *gs)
+{
+	TupleTableSlot *slot = gs->css.ss.ss_ScanTupleSlot;
+	MemoryContext old;
+	uint32		n;
+
+	if (gs->next >= gs->nkept)
+		return NULL;
+	n = gs->kept[gs->next++];
+	ExecClearTuple(slot);
+	slot->tts_values[0] = gs->values[n];
+	slot->tts_isnull[0] = n == gs->null_group;
+	/* numeric results live until the next tuple */
+	old = MemoryContextSwitchTo(gs->css.ss.ps.ps_ExprContext->ecxt_per_tuple_memory);
+	for (int i = 0; i < gs->naggs; i++)
+		slot->tts_values[i + 1] = groups_agg_result(&gs->aggs[i], cells_of(gs, n),
+													&slot->tts_isnull[i + 1]);
+	MemoryContextSwitchTo(old);
+	return ExecStoreVirtualTuple(slot);
+}
