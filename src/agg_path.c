@@ -600,8 +600,8 @@ record_function(Oid funcid, void *context)
  * WHERE clause, which it does not see: the functions it calls and the
  * relations it names, so that a cached plan is invalidated when they change.
  */
-bool
-agg_path_record_dependencies(Node *node, PlannerInfo *root)
+static bool
+record_dependencies(Node *node, PlannerInfo *root)
 {
 	if (node == NULL)
 		return false;
@@ -610,37 +610,48 @@ agg_path_record_dependencies(Node *node, PlannerInfo *root)
 		!((Const *) node)->constisnull)
 		root->glob->relationOids = lappend_oid(root->glob->relationOids,
 											   DatumGetObjectId(((Const *) node)->constvalue));
-	return expression_tree_walker(node, agg_path_record_dependencies, root);
+	return expression_tree_walker(node, record_dependencies, root);
 }
 
-static Plan *
-plan_topk_agg_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
-				   List *tlist, List *clauses, List *custom_plans)
+/*
+ * The plan of a path whose custom_private is nfields fields, the WHERE
+ * clause and the scan's expressions (its custom_scan_tlist): the plan's
+ * custom_private is the fields and the WHERE clause.
+ */
+Plan *
+agg_path_plan_scan(PlannerInfo *root, CustomPath *best_path, List *tlist, int nfields,
+				   const CustomScanMethods *methods)
 {
 	CustomScan *cscan = makeNode(CustomScan);
 	List	   *private = best_path->custom_private;
-	List	   *where = copyObject(list_nth(private, AGG_FIELDS));
-	List	   *scan_exprs = llast(private);
+	List	   *where = copyObject(list_nth(private, nfields));
 	List	   *scan_tlist = NIL;
 	ListCell   *lc;
 
-	foreach(lc, scan_exprs)
+	foreach(lc, (List *) llast(private))
 		scan_tlist = lappend(scan_tlist, makeTargetEntry(copyObject(lfirst(lc)),
 														 list_length(scan_tlist) + 1,
 														 NULL, false));
 	/* the WHERE clause is not seen by set_plan_references: what it does is done here */
 	fix_opfuncids((Node *) where);
-	agg_path_record_dependencies((Node *) where, root);
+	record_dependencies((Node *) where, root);
 	cscan->scan.plan.targetlist = tlist;
 	cscan->scan.plan.qual = NIL;
 	cscan->scan.scanrelid = bms_singleton_member(root->all_baserels);
 	cscan->flags = best_path->flags;
 	cscan->custom_plans = NIL;
 	cscan->custom_exprs = NIL;
-	cscan->custom_private = lappend(list_copy_head(private, AGG_FIELDS), where);
+	cscan->custom_private = lappend(list_copy_head(private, nfields), where);
 	cscan->custom_scan_tlist = scan_tlist;
-	cscan->methods = &agg_scan_methods;
+	cscan->methods = methods;
 	return &cscan->scan.plan;
+}
+
+static Plan *
+plan_topk_agg_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+				   List *tlist, List *clauses, List *custom_plans)
+{
+	return agg_path_plan_scan(root, best_path, tlist, AGG_FIELDS, &agg_scan_methods);
 }
 
 void

@@ -23,8 +23,12 @@ extern RangeTblEntry *agg_path_heap_table_of(PlannerInfo *root, RelOptInfo *inpu
 extern bool agg_path_group_column(PlannerInfo *root, Index relid, AttrNumber *attno);
 extern bool agg_path_where_is_plain(RelOptInfo *rel);
 
-/* Record the functions and relations the WHERE clause names as the plan's dependencies. */
-extern bool agg_path_record_dependencies(Node *node, PlannerInfo *root);
+/*
+ * The plan of a GpuTopKAgg or GpuTopKGroups path whose custom_private is
+ * nfields fields, the WHERE clause and the scan's expressions.
+ */
+extern Plan *agg_path_plan_scan(PlannerInfo *root, CustomPath *best_path, List *tlist,
+								int nfields, const CustomScanMethods *methods);
 
 /* Install the planner hook (at _PG_init). */
 extern void agg_path_init(void);

@@ -45,6 +45,7 @@
 #include "optimizer/restrictinfo.h"
 #include "optimizer/tlist.h"
 #include "parser/parsetree.h"
+#include "utils/guc.h"
 #include "utils/selfuncs.h"
 #include "utils/spccache.h"
 #include "utils/typcache.h"
@@ -347,29 +348,7 @@ static Plan *
 plan_groups_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tlist,
 				 List *clauses, List *custom_plans)
 {
-	CustomScan *cscan = makeNode(CustomScan);
-	List	   *private = best_path->custom_private;
-	List	   *where = copyObject(list_nth(private, GROUPS_FIELDS));
-	List	   *scan_tlist = NIL;
-	ListCell   *lc;
-
-	foreach(lc, (List *) llast(private))
-		scan_tlist = lappend(scan_tlist, makeTargetEntry(copyObject(lfirst(lc)),
-														 list_length(scan_tlist) + 1,
-														 NULL, false));
-	/* the WHERE clause is not seen by set_plan_references: what it does is done here */
-	fix_opfuncids((Node *) where);
-	agg_path_record_dependencies((Node *) where, root);
-	cscan->scan.plan.targetlist = tlist;
-	cscan->scan.plan.qual = NIL;
-	cscan->scan.scanrelid = bms_singleton_member(root->all_baserels);
-	cscan->flags = best_path->flags;
-	cscan->custom_plans = NIL;
-	cscan->custom_exprs = NIL;
-	cscan->custom_private = lappend(list_copy_head(private, GROUPS_FIELDS), where);
-	cscan->custom_scan_tlist = scan_tlist;
-	cscan->methods = &groups_scan_methods;
-	return &cscan->scan.plan;
+	return agg_path_plan_scan(root, best_path, tlist, GROUPS_FIELDS, &groups_scan_methods);
 }
 
 void
