@@ -32,7 +32,12 @@ SELECT i AS id,
             ELSE timestamptz '2000-01-01 UTC' + random() * interval '10000 days' END AS tz,
        md5(i::text) AS name,
        CASE WHEN random() < 0.05 THEN NULL ELSE random() * 2e6 - 1e6 END AS x8,
-       CASE WHEN random() < 0.05 THEN NULL ELSE random()::float4 END AS x4
+       CASE WHEN random() < 0.05 THEN NULL ELSE random()::float4 END AS x4,
+       CASE WHEN random() < 0.02 THEN NULL
+            ELSE 'user ' || floor(300 * power(random(), 2)) END AS gname,
+       (CASE WHEN random() < 0.02 THEN NULL ELSE 'v' || i % 23 END)::varchar(8) AS gv,
+       -- compressed in line, and short
+       CASE WHEN i % 4 = 0 THEN repeat('long', 1000) || i % 3 ELSE 'short ' || i % 5 END AS glong
 FROM generate_series(1, 20000) i;
 -- extremes: sums past int8 (sum(int8) is numeric), NaN, infinities, -0 and 0,
 -- a group of NULL values only
@@ -99,7 +104,8 @@ WHERE line !~ 'Memory';
 SELECT g8, count(*) AS n FROM gt GROUP BY g8 ORDER BY n DESC, g8 LIMIT 5;
 
 -- not offered: HAVING, avg of integers first, an aggregate it does not compute, a grouping
--- it does not take, LIMIT not a constant, no LIMIT, DISTINCT, window functions
+-- it does not take (char(n): its equality ignores trailing spaces), LIMIT not a
+-- constant, no LIMIT, DISTINCT
 EXPLAIN (COSTS OFF)
 SELECT g8, count(*) FROM gt GROUP BY g8 HAVING count(*) > 1 ORDER BY count(*) DESC LIMIT 5;
 EXPLAIN (COSTS OFF)
@@ -107,7 +113,7 @@ SELECT g8, avg(i4) FROM gt GROUP BY g8 ORDER BY avg(i4) DESC LIMIT 5;
 EXPLAIN (COSTS OFF)
 SELECT g8, string_agg(name, ',') FROM gt GROUP BY g8 ORDER BY count(*) DESC LIMIT 5;
 EXPLAIN (COSTS OFF)
-SELECT name, count(*) FROM gt GROUP BY name ORDER BY count(*) DESC LIMIT 5;
+SELECT name::char(40), count(*) FROM gt GROUP BY 1 ORDER BY count(*) DESC LIMIT 5;
 PREPARE groups_param(int8) AS
 SELECT g8, count(*) FROM gt GROUP BY g8 ORDER BY count(*) DESC LIMIT $1;
 EXPLAIN (COSTS OFF) EXECUTE groups_param(5);
@@ -122,21 +128,27 @@ SELECT g8, count(*) FROM gt WHERE i4 > 0 GROUP BY g8 ORDER BY count(*) LIMIT 1;
 -- every aggregate as the rank, each direction and NULLS placement, with the
 -- grouping column breaking ties (a total order), an OFFSET, other aggregates
 -- along, over every grouping type
+-- (an aggregate ranked, as shown: min and max of floats + 0)
+CREATE FUNCTION groups_queries(groups text[], aggs text[], shown text[], ords text[])
+RETURNS SETOF text LANGUAGE sql AS $$
+SELECT format('SELECT %s, %s, count(*), min(i4), max(f4) + 0, avg(i2) FROM gt%s GROUP BY %s ORDER BY %s %s, %s LIMIT %s%s',
+              g, a.shown, filter, g, a.agg, ord, g, k, offset_clause)
+FROM unnest(groups) g,
+     unnest(aggs, shown) a(agg, shown),
+     unnest(ords) ord,
+     unnest(ARRAY['', ' WHERE i4 > 0']) filter,
+     unnest(ARRAY[1, 1000], ARRAY['', ' OFFSET 3']) l(k, offset_clause)
+$$;
 CREATE TEMP TABLE groups_checks AS
 SELECT q, groups_check(q) AS result
-FROM (SELECT format('SELECT %s, %s, count(*), min(i4), max(f4) + 0, avg(i2) FROM gt%s GROUP BY %s ORDER BY %s %s, %s LIMIT %s%s',
-                    g, shown, filter, g, agg, ord, g, k, offset_clause) AS q
-      FROM unnest(ARRAY['g8', 'g4', 'g2', 'gb', 'gd', 'gts', 'gtz']) g,
-           unnest(ARRAY['count(*)', 'count(i8)', 'sum(i2)', 'sum(i4)', 'sum(i8)', 'min(i2)',
-                        'max(i4)', 'min(i8)', 'max(f4)', 'min(f8)', 'max(d)', 'min(ts)',
-                        'max(tz)', 'sum(x8)', 'sum(x4)', 'avg(x8)', 'avg(f4)'],
-                  ARRAY['count(*)', 'count(i8)', 'sum(i2)', 'sum(i4)', 'sum(i8)', 'min(i2)',
-                        'max(i4)', 'min(i8)', 'max(f4) + 0', 'min(f8) + 0', 'max(d)', 'min(ts)',
-                        'max(tz)', 'sum(x8)', 'sum(x4)', 'avg(x8)', 'avg(f4)']) a(agg, shown),
-           unnest(ARRAY['DESC', 'ASC', 'DESC NULLS LAST', 'ASC NULLS FIRST']) ord,
-           unnest(ARRAY['', ' WHERE i4 > 0']) filter,
-           unnest(ARRAY[1, 1000]) k,
-           unnest(ARRAY['', ' OFFSET 3']) offset_clause) queries;
+FROM groups_queries(ARRAY['g8', 'g4', 'g2', 'gb', 'gd', 'gts', 'gtz', 'gname', 'gv', 'glong'],
+                    ARRAY['count(*)', 'count(i8)', 'sum(i2)', 'sum(i4)', 'sum(i8)', 'min(i2)',
+                          'max(i4)', 'min(i8)', 'max(f4)', 'min(f8)', 'max(d)', 'min(ts)',
+                          'max(tz)', 'sum(x8)', 'sum(x4)', 'avg(x8)', 'avg(f4)'],
+                    ARRAY['count(*)', 'count(i8)', 'sum(i2)', 'sum(i4)', 'sum(i8)', 'min(i2)',
+                          'max(i4)', 'min(i8)', 'max(f4) + 0', 'min(f8) + 0', 'max(d)', 'min(ts)',
+                          'max(tz)', 'sum(x8)', 'sum(x4)', 'avg(x8)', 'avg(f4)'],
+                    ARRAY['DESC', 'ASC', 'DESC NULLS LAST', 'ASC NULLS FIRST']) q;
 SELECT result, count(*) FROM groups_checks GROUP BY result ORDER BY result;
 SELECT q FROM groups_checks WHERE result = 'MISMATCH' LIMIT 5;
 
@@ -145,6 +157,10 @@ SELECT q FROM groups_checks WHERE result = 'MISMATCH' LIMIT 5;
 SELECT groups_check('SELECT n FROM (SELECT g2, count(*) AS n FROM gt GROUP BY g2 ORDER BY n DESC LIMIT 3) s');
 SELECT groups_check('SELECT * FROM (SELECT gd, count(*) AS n FROM gt GROUP BY gd ORDER BY n DESC FETCH FIRST 2 ROWS WITH TIES) s ORDER BY gd');
 SELECT groups_check('SELECT * FROM (SELECT gd, max(i2) AS m FROM gt GROUP BY gd ORDER BY m DESC OFFSET 1 FETCH FIRST 1 ROW WITH TIES) s ORDER BY gd');
+-- text groups: the plan, and values compressed in the table
+EXPLAIN (COSTS OFF)
+SELECT gname, count(*) AS n FROM gt GROUP BY gname ORDER BY n DESC LIMIT 3;
+SELECT length(glong), right(glong, 5), count(*) AS n FROM gt GROUP BY glong ORDER BY n, glong LIMIT 4;
 -- the answers themselves: sums past int8, NaN on top, the NULL-only group
 SELECT g8, sum(i8), sum(i4), count(i8), max(f8), min(f4) + 0 FROM gt
 GROUP BY g8 ORDER BY sum(i8) DESC NULLS LAST, g8 LIMIT 3;
@@ -187,17 +203,12 @@ EXPLAIN (COSTS OFF)
 SELECT g8, sum(x8) FROM gt GROUP BY g8 ORDER BY sum(x8) DESC LIMIT 5;
 CREATE TEMP TABLE groups_parallel AS
 SELECT q, groups_check(q) AS result
-FROM (SELECT format('SELECT %s, %s, count(*), min(i4), max(f4) + 0, avg(i2) FROM gt%s GROUP BY %s ORDER BY %s %s, %s LIMIT %s%s',
-                    g, shown, filter, g, agg, ord, g, k, offset_clause) AS q
-      FROM unnest(ARRAY['g8', 'g4', 'g2', 'gb', 'gd', 'gts', 'gtz']) g,
-           unnest(ARRAY['count(*)', 'count(i8)', 'sum(i4)', 'sum(i8)', 'min(i2)', 'max(f4)',
-                        'max(tz)'],
-                  ARRAY['count(*)', 'count(i8)', 'sum(i4)', 'sum(i8)', 'min(i2)', 'max(f4) + 0',
-                        'max(tz)']) a(agg, shown),
-           unnest(ARRAY['DESC', 'ASC NULLS FIRST']) ord,
-           unnest(ARRAY['', ' WHERE i4 > 0']) filter,
-           unnest(ARRAY[1, 1000]) k,
-           unnest(ARRAY['', ' OFFSET 3']) offset_clause) queries;
+FROM groups_queries(ARRAY['g8', 'g4', 'g2', 'gb', 'gd', 'gts', 'gtz', 'gname'],
+                    ARRAY['count(*)', 'count(i8)', 'sum(i4)', 'sum(i8)', 'min(i2)', 'max(f4)',
+                          'max(tz)'],
+                    ARRAY['count(*)', 'count(i8)', 'sum(i4)', 'sum(i8)', 'min(i2)', 'max(f4) + 0',
+                          'max(tz)'],
+                    ARRAY['DESC', 'ASC NULLS FIRST']) q;
 SELECT result, count(*) FROM groups_parallel GROUP BY result ORDER BY result;
 SELECT q FROM groups_parallel WHERE result = 'MISMATCH' LIMIT 5;
 -- the partitioned form in one process, through the same files: outside

@@ -29,6 +29,7 @@
 
 #include "access/parallel.h"
 #include "access/tableam.h"
+#include "catalog/pg_type_d.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
@@ -119,8 +120,14 @@ begin_groups_scan(CustomScanState *node, EState *estate, int eflags)
 	gs->hash_mem = get_hash_memory_limit();
 	gs->record_bytes = 2 * sizeof(uint64) + gs->cell_bytes;
 	gs->record = palloc(gs->record_bytes);
+	gs->group_by_text = TupleDescAttr(RelationGetDescr(node->ss.ss_currentRelation),
+									  gs->group_attno - 1)->atttypid == TEXTOID ||
+		TupleDescAttr(RelationGetDescr(node->ss.ss_currentRelation),
+					  gs->group_attno - 1)->atttypid == VARCHAROID;
 	gs->groups_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuTopKGroups groups",
 										   ALLOCSET_DEFAULT_SIZES);
+	gs->page_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuTopKGroups page",
+										 ALLOCSET_DEFAULT_SIZES);
 
 	gs->reader.rel = node->ss.ss_currentRelation;
 	gs->reader.econtext = node->ss.ps.ps_ExprContext;
@@ -260,7 +267,8 @@ next_group(ScanState *ss)
 
 	for (;;)
 	{
-		if (gs->table != NULL)
+		/* a set chosen from, whose groups are being returned */
+		if (gs->kept != NULL)
 		{
 			if ((slot = groups_next_tuple(gs)) != NULL)
 				return slot;
@@ -288,6 +296,7 @@ static void
 reset_scan(GroupsScanState *gs)
 {
 	groups_reset(gs);
+	MemoryContextReset(gs->page_cxt);
 	agg_exchange_end(gs->exchange);
 	gs->exchange = NULL;
 	gs->exhausted = false;

@@ -12,9 +12,10 @@
  * key and every group tied with the last of them; the Sort orders those by
  * the whole ORDER BY and the Limit cuts them, WITH TIES too, so that the
  * answer is PostgreSQL's.  Offered when:
- *	 - the query reads one heap table and groups it by one column, as
- *	   GpuTopKAgg does (agg_path.c), with no HAVING, grouping sets,
- *	   DISTINCT, window functions or set-returning functions;
+ *	 - the query reads one heap table and groups it by one column, of a
+ *	   type GpuTopKAgg groups by (agg_path.c) or text or varchar under a
+ *	   deterministic collation, with no HAVING, grouping sets, DISTINCT,
+ *	   window functions or set-returning functions;
  *	 - LIMIT is a constant above 0, and OFFSET a constant or absent;
  *	 - the first ORDER BY key is one of the aggregates the scan computes
  *	   (groups_aggs.c) but avg, in its type's default order; and every
@@ -46,6 +47,7 @@
 #include "optimizer/tlist.h"
 #include "parser/parsetree.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
 #include "utils/spccache.h"
 #include "utils/typcache.h"
@@ -98,6 +100,7 @@ typedef struct GroupsQuery
 	int			naggs;
 	int			cell_bytes;		/* a group's cells */
 	bool		combinable;		/* every aggregate's cells combine */
+	bool		by_text;		/* the grouping column is text or varchar */
 	int			rank;
 	bool		desc;
 	bool		nulls_first;
@@ -176,6 +179,30 @@ scan_exprs_of(PlannerInfo *root, GroupsQuery *q)
 		q->naggs++;
 	}
 	return q->rank >= 0;
+}
+
+/*
+ * Whether the grouping (one column) is one the scan takes: a column of a
+ * type GpuTopKAgg groups by, or of text or varchar under a deterministic
+ * collation (*by_text), whose equality is that of the bytes.
+ */
+static bool
+group_column_of(PlannerInfo *root, Index relid, bool *by_text)
+{
+	SortGroupClause *sgc = linitial_node(SortGroupClause, root->parse->groupClause);
+	Var		   *var = (Var *) get_sortgroupclause_expr(sgc, root->processed_tlist);
+	AttrNumber	attno;
+
+	*by_text = false;
+	if (agg_path_group_column(root, relid, &attno))
+		return true;
+	if (!IsA(var, Var) || var->varno != relid || var->varlevelsup != 0 || var->varattno <= 0 ||
+		(var->vartype != TEXTOID && var->vartype != VARCHAROID) ||
+		!OidIsValid(var->varcollid) || !get_collation_isdeterministic(var->varcollid) ||
+		sgc->eqop != lookup_type_cache(var->vartype, TYPECACHE_EQ_OPR)->eq_opr)
+		return false;
+	*by_text = true;
+	return true;
 }
 
 /* The direction of the first ORDER BY key: false unless its type's default order. */
@@ -275,8 +302,9 @@ add_sorted_path(PlannerInfo *root, RelOptInfo *ordered_rel, Path *path)
  * process, which keeps each of its partitions' first groups.  Enough
  * partitions, at least four a process, that each one's groups fit in
  * hash_mem; none if more than GROUP_EXCHANGE_MAX_PARTITIONS would be
- * needed, if the records might not fit in temp_file_limit, or if an
- * aggregate's cells do not combine (a float sum's).
+ * needed, if the records might not fit in temp_file_limit, if an
+ * aggregate's cells do not combine (a float sum's), or for text groups
+ * (the records are of a fixed size).
  */
 static void
 add_partitioned_path(PlannerInfo *root, const GroupsQuery *q, RelOptInfo *ordered_rel)
@@ -287,7 +315,7 @@ add_partitioned_path(PlannerInfo *root, const GroupsQuery *q, RelOptInfo *ordere
 	int			workers;
 	CustomPath *path;
 
-	if (!q->combinable || !q->scan_rel->consider_parallel ||
+	if (!q->combinable || q->by_text || !q->scan_rel->consider_parallel ||
 		!q->grouped_rel->consider_parallel ||
 		(workers = scan_parallel_workers(q->scan_rel, q->scan_rel->pages)) <= 0)
 		return;
@@ -311,7 +339,7 @@ groups_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo
 {
 	Query	   *parse = root->parse;
 	GroupsQuery q = {.grouped_rel = input_rel};
-	AttrNumber	group_attno;
+	double		group_bytes;
 	EstimationInfo estimate;
 
 	if (prev_create_upper_paths_hook)
@@ -329,7 +357,7 @@ groups_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo
 		agg_path_heap_table_of(root, q.scan_rel) == NULL ||
 		planner_rt_fetch(q.scan_rel->relid, root)->securityQuals != NIL ||
 		!agg_path_where_is_plain(q.scan_rel) ||
-		!agg_path_group_column(root, q.scan_rel->relid, &group_attno) ||
+		!group_column_of(root, q.scan_rel->relid, &q.by_text) ||
 		!scan_exprs_of(root, &q) || !rank_order_of(root, &q.desc, &q.nulls_first))
 		return;
 
@@ -339,7 +367,13 @@ groups_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo
 								   NULL, &estimate);
 	if (estimate.flags & SELFLAG_USED_DEFAULT)
 		return;
-	if (q.groups * (GROUPS_ENTRY_BYTES + q.cell_bytes) <= (double) get_hash_memory_limit())
+	/* a text group keeps its value too */
+	group_bytes = GROUPS_ENTRY_BYTES + q.cell_bytes;
+	if (q.by_text)
+		group_bytes += MAXALIGN(VARHDRSZ + get_attavgwidth(planner_rt_fetch(q.scan_rel->relid,
+																			root)->relid,
+														   ((Var *) linitial(q.scan_exprs))->varattno));
+	if (q.groups * group_bytes <= (double) get_hash_memory_limit())
 		add_sorted_path(root, output_rel, &make_groups_path(root, &q, 0, 0)->path);
 	add_partitioned_path(root, &q, output_rel);
 }

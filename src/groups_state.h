@@ -34,6 +34,25 @@ typedef struct GroupSlot
 #define SH_DECLARE
 #include "lib/simplehash.h"
 
+/*
+ * A group of a text or varchar grouping column (a deterministic collation,
+ * whose equality is that of the bytes): its value, copied, and its number.
+ */
+typedef struct TextGroupSlot
+{
+	Datum		value;
+	uint32		hash;
+	uint32		number;
+	char		status;			/* simplehash's */
+} TextGroupSlot;
+
+#define SH_PREFIX groups_text_table
+#define SH_ELEMENT_TYPE TextGroupSlot
+#define SH_KEY_TYPE Datum
+#define SH_SCOPE extern
+#define SH_DECLARE
+#include "lib/simplehash.h"
+
 /* no group has this number */
 #define NO_GROUP PG_UINT32_MAX
 
@@ -72,6 +91,7 @@ typedef struct GroupsScanState
 
 	/* as planned */
 	AttrNumber	group_attno;
+	bool		group_by_text;	/* the column is text or varchar, by reference */
 	int			naggs;
 	GroupAgg   *aggs;
 	int			cell_bytes;		/* a group's cells, for every aggregate */
@@ -95,7 +115,9 @@ typedef struct GroupsScanState
 
 	/* a set of groups: the table's (or this process's share's), or a partition's */
 	MemoryContext groups_cxt;
-	groups_table_hash *table;
+	groups_table_hash *table;	/* by the grouping value's Datum */
+	groups_text_table_hash *text_table; /* or by its bytes */
+	MemoryContext page_cxt;		/* a page's detoasted text values */
 	uint32		ngroups;
 	uint32		capacity;		/* of the arrays below, in groups */
 	Datum	   *values;			/* each group's grouping value */

@@ -5,9 +5,11 @@
  *	  another process's records into it, its groups out as records, the
  *	  groups chosen and their tuples.
  *
- * Groups live in a hash table keyed by the grouping column's Datum (every
- * grouping type the planner accepts is passed by value, and its equality
- * is equality of that word), and the NULL group has its own place.  Each
+ * Groups live in a hash table keyed by the grouping column's Datum (the
+ * types passed by value the planner accepts have the equality of that
+ * word), or for text and varchar under a deterministic collation by the
+ * value's bytes (their equality then), the value copied once per group;
+ * the NULL group has its own place.  Each
  * group has a number, in order of appearance; its grouping value and its
  * aggregates' cells (groups_aggs.c) are in arrays by that number, grown as
  * groups come.
@@ -24,6 +26,8 @@
 #include "common/hashfn.h"
 #include "lib/binaryheap.h"
 #include "miscadmin.h"
+#include "fmgr.h"
+#include "utils/datum.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -46,6 +50,35 @@ hash_group(uint64 group)
 #define SH_DEFINE
 #include "lib/simplehash.h"
 
+/* The bytes of a text value (detoasted; its header short or not) and their hash. */
+static inline uint32
+hash_text(Datum value)
+{
+	return hash_bytes((const unsigned char *) VARDATA_ANY(DatumGetPointer(value)),
+					  VARSIZE_ANY_EXHDR(DatumGetPointer(value)));
+}
+
+static inline bool
+text_equal(Datum a, Datum b)
+{
+	Size		length = VARSIZE_ANY_EXHDR(DatumGetPointer(a));
+
+	return length == VARSIZE_ANY_EXHDR(DatumGetPointer(b)) &&
+		memcmp(VARDATA_ANY(DatumGetPointer(a)), VARDATA_ANY(DatumGetPointer(b)), length) == 0;
+}
+
+#define SH_PREFIX groups_text_table
+#define SH_ELEMENT_TYPE TextGroupSlot
+#define SH_KEY_TYPE Datum
+#define SH_KEY value
+#define SH_HASH_KEY(tb, key) hash_text(key)
+#define SH_EQUAL(tb, a, b) text_equal(a, b)
+#define SH_STORE_HASH
+#define SH_GET_HASH(tb, a) ((a)->hash)
+#define SH_SCOPE extern
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
 /* start bringing an address's cache line in (a hint: gcc and clang have it) */
 #ifdef __GNUC__
 #define prefetch_line(address) __builtin_prefetch(address)
@@ -62,7 +95,10 @@ groups_begin(GroupsScanState *gs)
 {
 	MemoryContext old = MemoryContextSwitchTo(gs->groups_cxt);
 
-	gs->table = groups_table_create(gs->groups_cxt, 1024, NULL);
+	if (gs->group_by_text)
+		gs->text_table = groups_text_table_create(gs->groups_cxt, 1024, NULL);
+	else
+		gs->table = groups_table_create(gs->groups_cxt, 1024, NULL);
 	gs->values = palloc(sizeof(Datum));
 	gs->cells = palloc(Max(gs->cell_bytes, 1));
 	gs->ngroups = gs->capacity = 0;
@@ -79,6 +115,7 @@ groups_reset(GroupsScanState *gs)
 	gs->memory_used = Max(gs->memory_used, MemoryContextMemAllocated(gs->groups_cxt, true));
 	MemoryContextReset(gs->groups_cxt);
 	gs->table = NULL;
+	gs->text_table = NULL;
 	gs->values = NULL;
 	gs->cells = NULL;
 	gs->kept = NULL;
@@ -128,6 +165,19 @@ group_number(GroupsScanState *gs, Datum group, bool isnull, uint32 hash)
 			gs->null_group = new_group(gs, (Datum) 0);
 		return gs->null_group;
 	}
+	if (gs->group_by_text)
+	{
+		TextGroupSlot *text_slot = groups_text_table_insert_hash(gs->text_table, group, hash,
+																 &found);
+
+		/* a new group's value, a page's until now, is copied */
+		if (!found)
+		{
+			text_slot->value = datumCopy(group, false, -1);
+			text_slot->number = new_group(gs, text_slot->value);
+		}
+		return text_slot->number;
+	}
 	slot = groups_table_insert_hash(gs->table, (uint64) group, hash, &found);
 	if (!found)
 		slot->number = new_group(gs, group);
@@ -150,11 +200,24 @@ groups_add_page(GroupsScanState *gs)
 	PageRows   *rows = &gs->rows;
 	int			n = 0;
 
+	MemoryContext old = MemoryContextSwitchTo(gs->page_cxt);
+
+	MemoryContextReset(gs->page_cxt);
 	while (scan_row_reader_next_row(&gs->reader))
 	{
 		rows->groups[n] = scan_row_reader_column(&gs->reader, gs->group_attno, desc,
 												 &rows->group_isnull[n]);
-		if (!rows->group_isnull[n])
+		if (rows->group_isnull[n])
+			;
+		else if (gs->group_by_text)
+		{
+			/* compressed or out of line: detoasted in the page's context */
+			rows->groups[n] = PointerGetDatum(pg_detoast_datum_packed((struct varlena *)
+																	  DatumGetPointer(rows->groups[n])));
+			rows->hashes[n] = hash_text(rows->groups[n]);
+			prefetch_line(&gs->text_table->data[rows->hashes[n] & gs->text_table->sizemask]);
+		}
+		else
 		{
 			rows->hashes[n] = hash_group(rows->groups[n]);
 			prefetch_line(&gs->table->data[rows->hashes[n] & gs->table->sizemask]);
@@ -165,12 +228,15 @@ groups_add_page(GroupsScanState *gs)
 															desc, &rows->isnull[i][n]);
 		n++;
 	}
+	/* new groups' values are copied into the groups' context */
+	MemoryContextSwitchTo(gs->groups_cxt);
 	for (int j = 0; j < n; j++)
 	{
 		rows->numbers[j] = group_number(gs, rows->groups[j], rows->group_isnull[j],
 										rows->hashes[j]);
 		prefetch_line(cells_of(gs, rows->numbers[j]));
 	}
+	MemoryContextSwitchTo(old);
 	for (int j = 0; j < n; j++)
 	{
 		char	   *cells = cells_of(gs, rows->numbers[j]);
