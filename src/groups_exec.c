@@ -253,8 +253,12 @@ next_set(GroupsScanState *gs)
 		return false;
 	}
 	groups_begin(gs);
-	while ((record = agg_exchange_next_row(gs->exchange)) != NULL)
+	for (uint64 n = 0; (record = agg_exchange_next_row(gs->exchange)) != NULL; n++)
+	{
+		if ((n & 0xffff) == 0)
+			CHECK_FOR_INTERRUPTS();
 		groups_merge_record(gs, record);
+	}
 	choose(gs);
 	return true;
 }

@@ -273,6 +273,9 @@ groups_write_records(GroupsScanState *gs)
 	{
 		uint64		group = n == gs->null_group ? 0 : (uint64) gs->values[n];
 
+		if ((n & 0xffff) == 0)
+			CHECK_FOR_INTERRUPTS();
+
 		memset(record, 0, RECORD_CELLS_OFFSET);
 		memcpy(record, &group, sizeof(group));
 		record[sizeof(uint64)] = n == gs->null_group;
