@@ -104,8 +104,8 @@ WHERE line !~ 'Memory';
 SELECT g8, count(*) AS n FROM gt GROUP BY g8 ORDER BY n DESC, g8 LIMIT 5;
 
 -- not offered: HAVING, avg of integers first, an aggregate it does not compute, a grouping
--- it does not take (char(n): its equality ignores trailing spaces), LIMIT not a
--- constant, no LIMIT, DISTINCT
+-- it does not take (char(n): its equality ignores trailing spaces; text with
+-- another column; three columns), LIMIT not a constant, no LIMIT, DISTINCT
 EXPLAIN (COSTS OFF)
 SELECT g8, count(*) FROM gt GROUP BY g8 HAVING count(*) > 1 ORDER BY count(*) DESC LIMIT 5;
 EXPLAIN (COSTS OFF)
@@ -114,6 +114,10 @@ EXPLAIN (COSTS OFF)
 SELECT g8, string_agg(name, ',') FROM gt GROUP BY g8 ORDER BY count(*) DESC LIMIT 5;
 EXPLAIN (COSTS OFF)
 SELECT name::char(40), count(*) FROM gt GROUP BY 1 ORDER BY count(*) DESC LIMIT 5;
+EXPLAIN (COSTS OFF)
+SELECT gname, g2, count(*) FROM gt GROUP BY gname, g2 ORDER BY count(*) DESC LIMIT 5;
+EXPLAIN (COSTS OFF)
+SELECT g2, gb, gd, count(*) FROM gt GROUP BY g2, gb, gd ORDER BY count(*) DESC LIMIT 5;
 PREPARE groups_param(int8) AS
 SELECT g8, count(*) FROM gt GROUP BY g8 ORDER BY count(*) DESC LIMIT $1;
 EXPLAIN (COSTS OFF) EXECUTE groups_param(5);
@@ -141,7 +145,8 @@ FROM unnest(groups) g,
 $$;
 CREATE TEMP TABLE groups_checks AS
 SELECT q, groups_check(q) AS result
-FROM groups_queries(ARRAY['g8', 'g4', 'g2', 'gb', 'gd', 'gts', 'gtz', 'gname', 'gv', 'glong'],
+FROM groups_queries(ARRAY['g8', 'g4', 'g2', 'gb', 'gd', 'gts', 'gtz', 'gname', 'gv', 'glong',
+                          'g2, gb', 'gd, g8'],
                     ARRAY['count(*)', 'count(i8)', 'sum(i2)', 'sum(i4)', 'sum(i8)', 'min(i2)',
                           'max(i4)', 'min(i8)', 'max(f4)', 'min(f8)', 'max(d)', 'min(ts)',
                           'max(tz)', 'sum(x8)', 'sum(x4)', 'avg(x8)', 'avg(f4)'],
@@ -157,6 +162,10 @@ SELECT q FROM groups_checks WHERE result = 'MISMATCH' LIMIT 5;
 SELECT groups_check('SELECT n FROM (SELECT g2, count(*) AS n FROM gt GROUP BY g2 ORDER BY n DESC LIMIT 3) s');
 SELECT groups_check('SELECT * FROM (SELECT gd, count(*) AS n FROM gt GROUP BY gd ORDER BY n DESC FETCH FIRST 2 ROWS WITH TIES) s ORDER BY gd');
 SELECT groups_check('SELECT * FROM (SELECT gd, max(i2) AS m FROM gt GROUP BY gd ORDER BY m DESC OFFSET 1 FETCH FIRST 1 ROW WITH TIES) s ORDER BY gd');
+-- two grouping columns, NULLs in either
+EXPLAIN (COSTS OFF)
+SELECT g2, gb, count(*) AS n FROM gt GROUP BY g2, gb ORDER BY n DESC LIMIT 3;
+SELECT g2, gb, count(*) AS n FROM gt GROUP BY gb, g2 ORDER BY n, g2, gb LIMIT 4;
 -- text groups: the plan, and values compressed in the table
 EXPLAIN (COSTS OFF)
 SELECT gname, count(*) AS n FROM gt GROUP BY gname ORDER BY n DESC LIMIT 3;
@@ -203,7 +212,7 @@ EXPLAIN (COSTS OFF)
 SELECT g8, sum(x8) FROM gt GROUP BY g8 ORDER BY sum(x8) DESC LIMIT 5;
 CREATE TEMP TABLE groups_parallel AS
 SELECT q, groups_check(q) AS result
-FROM groups_queries(ARRAY['g8', 'g4', 'g2', 'gb', 'gd', 'gts', 'gtz', 'gname'],
+FROM groups_queries(ARRAY['g8', 'g4', 'g2', 'gb', 'gd', 'gts', 'gtz', 'gname', 'g2, gb'],
                     ARRAY['count(*)', 'count(i8)', 'sum(i4)', 'sum(i8)', 'min(i2)', 'max(f4)',
                           'max(tz)'],
                     ARRAY['count(*)', 'count(i8)', 'sum(i4)', 'sum(i8)', 'min(i2)', 'max(f4) + 0',

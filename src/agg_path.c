@@ -135,26 +135,17 @@ agg_path_heap_table_of(PlannerInfo *root, RelOptInfo *input_rel)
 }
 
 /*
- * The grouping column: 0 for no GROUP BY; false if the grouping is not one
- * column whose equality is the equality of its stored values.
+ * The column a GROUP BY item is, if it is a column of the table relid whose
+ * equality is that of its stored values (a type passed by value); else 0.
  */
-bool
-agg_path_group_column(PlannerInfo *root, Index relid, AttrNumber *attno)
+AttrNumber
+agg_path_group_clause_column(PlannerInfo *root, SortGroupClause *sgc, Index relid)
 {
-	Query	   *parse = root->parse;
-	SortGroupClause *sgc;
-	Expr	   *expr;
+	Expr	   *expr = (Expr *) get_sortgroupclause_expr(sgc, root->processed_tlist);
+	AttrNumber	attno = column_of(expr, relid);
 
-	*attno = 0;
-	if (parse->groupClause == NIL)
-		return true;
-	if (list_length(parse->groupClause) != 1)
-		return false;
-	sgc = linitial_node(SortGroupClause, parse->groupClause);
-	expr = (Expr *) get_sortgroupclause_expr(sgc, root->processed_tlist);
-	*attno = column_of(expr, relid);
-	if (*attno == 0)
-		return false;
+	if (attno == 0)
+		return 0;
 	switch (exprType((Node *) expr))
 	{
 		case BOOLOID:
@@ -166,9 +157,29 @@ agg_path_group_column(PlannerInfo *root, Index relid, AttrNumber *attno)
 		case TIMESTAMPTZOID:
 			break;
 		default:
-			return false;
+			return 0;
 	}
-	return sgc->eqop == lookup_type_cache(exprType((Node *) expr), TYPECACHE_EQ_OPR)->eq_opr;
+	return sgc->eqop == lookup_type_cache(exprType((Node *) expr), TYPECACHE_EQ_OPR)->eq_opr ?
+		attno : 0;
+}
+
+/*
+ * The grouping column: 0 for no GROUP BY; false if the grouping is not one
+ * column whose equality is the equality of its stored values.
+ */
+bool
+agg_path_group_column(PlannerInfo *root, Index relid, AttrNumber *attno)
+{
+	Query	   *parse = root->parse;
+
+	*attno = 0;
+	if (parse->groupClause == NIL)
+		return true;
+	if (list_length(parse->groupClause) != 1)
+		return false;
+	*attno = agg_path_group_clause_column(root, linitial_node(SortGroupClause,
+															  parse->groupClause), relid);
+	return *attno != 0;
 }
 
 /*

@@ -17,10 +17,13 @@ extern const CustomScanMethods agg_scan_methods;
  * What GpuTopKAgg and GpuTopKGroups (groups_path.c) ask of a query: the
  * one table it reads, as a heap relation's RTE (NULL if not); its grouping
  * column (0 for no GROUP BY; false unless one column whose equality is that
- * of its stored values); whether the node can run its WHERE clause itself.
+ * of its stored values), or the column of one GROUP BY item (0 if none
+ * such); whether the node can run its WHERE clause itself.
  */
 extern RangeTblEntry *agg_path_heap_table_of(PlannerInfo *root, RelOptInfo *input_rel);
 extern bool agg_path_group_column(PlannerInfo *root, Index relid, AttrNumber *attno);
+extern AttrNumber agg_path_group_clause_column(PlannerInfo *root, SortGroupClause *sgc,
+											   Index relid);
 extern bool agg_path_where_is_plain(RelOptInfo *rel);
 
 /*

@@ -90,13 +90,21 @@ begin_groups_scan(CustomScanState *node, EState *estate, int eflags)
 	bool		fixed = node->ss.ps.scanopsfixed;
 	ListCell   *lc;
 
+	/* the grouping columns, then the aggregates */
 	gs->group_attno = castNode(Var, linitial_node(TargetEntry,
 												  cscan->custom_scan_tlist)->expr)->varattno;
-	gs->naggs = list_length(cscan->custom_scan_tlist) - 1;
-	gs->aggs = palloc(sizeof(GroupAgg) * gs->naggs);
-	for_each_from(lc, cscan->custom_scan_tlist, 1)
+	gs->ngroup_columns = 1;
+	if (IsA(lsecond_node(TargetEntry, cscan->custom_scan_tlist)->expr, Var))
 	{
-		GroupAgg   *agg = &gs->aggs[foreach_current_index(lc) - 1];
+		gs->second_attno = castNode(Var, lsecond_node(TargetEntry,
+													  cscan->custom_scan_tlist)->expr)->varattno;
+		gs->ngroup_columns = 2;
+	}
+	gs->naggs = list_length(cscan->custom_scan_tlist) - gs->ngroup_columns;
+	gs->aggs = palloc(sizeof(GroupAgg) * gs->naggs);
+	for_each_from(lc, cscan->custom_scan_tlist, gs->ngroup_columns)
+	{
+		GroupAgg   *agg = &gs->aggs[foreach_current_index(lc) - gs->ngroup_columns];
 
 		if (!groups_agg_of(castNode(Aggref, lfirst_node(TargetEntry, lc)->expr),
 						   cscan->scan.scanrelid, agg))
@@ -118,7 +126,7 @@ begin_groups_scan(CustomScanState *node, EState *estate, int eflags)
 	gs->keep = DatumGetInt64(castNode(Const, list_nth(private, GROUPS_FIELD_KEEP))->constvalue);
 	gs->partitions = linitial_int(list_nth(private, GROUPS_FIELD_PARTITIONS));
 	gs->hash_mem = get_hash_memory_limit();
-	gs->record_bytes = 2 * sizeof(uint64) + gs->cell_bytes;
+	gs->record_bytes = GROUPS_RECORD_HEADER_BYTES + gs->cell_bytes;
 	gs->record = palloc(gs->record_bytes);
 	gs->group_by_text = TupleDescAttr(RelationGetDescr(node->ss.ss_currentRelation),
 									  gs->group_attno - 1)->atttypid == TEXTOID ||

@@ -29,17 +29,22 @@ groups_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 												   ancestors);
 	bool		prefix = compat_explain_prefix(es);
 	const uint64 *count = gs->counters.counts;
+	List	   *keys = NIL;
 	List	   *aggs = NIL;
 	ListCell   *lc;
 	StringInfoData rank;
 
-	ExplainPropertyText("Group Key",
-						deparse_expression((Node *) linitial_node(TargetEntry,
-																  cscan->custom_scan_tlist)->expr,
-										   context, prefix, false), es);
-	for_each_from(lc, cscan->custom_scan_tlist, 1)
-		aggs = lappend(aggs, deparse_expression((Node *) lfirst_node(TargetEntry, lc)->expr,
-												context, prefix, false));
+	foreach(lc, cscan->custom_scan_tlist)
+	{
+		char	   *expr = deparse_expression((Node *) lfirst_node(TargetEntry, lc)->expr,
+											  context, prefix, false);
+
+		if (foreach_current_index(lc) < gs->ngroup_columns)
+			keys = lappend(keys, expr);
+		else
+			aggs = lappend(aggs, expr);
+	}
+	ExplainPropertyList("Group Key", keys, es);
 	ExplainPropertyList("Aggregates", aggs, es);
 	/* as EXPLAIN shows a sort key: NULLS only where not the direction's default */
 	initStringInfo(&rank);

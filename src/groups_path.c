@@ -12,10 +12,10 @@
  * key and every group tied with the last of them; the Sort orders those by
  * the whole ORDER BY and the Limit cuts them, WITH TIES too, so that the
  * answer is PostgreSQL's.  Offered when:
- *	 - the query reads one heap table and groups it by one column, of a
- *	   type GpuTopKAgg groups by (agg_path.c) or text or varchar under a
- *	   deterministic collation, with no HAVING, grouping sets, DISTINCT,
- *	   window functions or set-returning functions;
+ *	 - the query reads one heap table and groups it by one or two columns
+ *	   of types GpuTopKAgg groups by (agg_path.c), or by one text or
+ *	   varchar column under a deterministic collation, with no HAVING,
+ *	   grouping sets, DISTINCT, window functions or set-returning functions;
  *	 - LIMIT is a constant above 0, and OFFSET a constant or absent;
  *	 - the first ORDER BY key is one of the aggregates the scan computes
  *	   (groups_aggs.c) but avg, in its type's default order; and every
@@ -73,8 +73,8 @@
 /* a partitioned plan's group, per word: written to a file and read back */
 #define GROUPS_EXCHANGE_COST_FACTOR 0.5
 
-/* a group's bytes in the hash table beside its cells (groups_exec.c) */
-#define GROUPS_ENTRY_BYTES 24.0
+/* a group's bytes in the hash table beside its cells (groups_table.c) */
+#define GROUPS_ENTRY_BYTES 32.0
 
 static create_upper_paths_hook_type prev_create_upper_paths_hook = NULL;
 
@@ -152,8 +152,7 @@ scan_exprs_of(PlannerInfo *root, GroupsQuery *q)
 	List	   *vars;
 	ListCell   *lc;
 
-	q->scan_exprs = list_make1(get_sortgroupclause_expr(linitial(root->parse->groupClause),
-														root->processed_tlist));
+	q->scan_exprs = get_sortgrouplist_exprs(root->parse->groupClause, root->processed_tlist);
 	q->naggs = 0;
 	q->cell_bytes = 0;
 	q->combinable = true;
@@ -182,21 +181,29 @@ scan_exprs_of(PlannerInfo *root, GroupsQuery *q)
 }
 
 /*
- * Whether the grouping (one column) is one the scan takes: a column of a
- * type GpuTopKAgg groups by, or of text or varchar under a deterministic
- * collation (*by_text), whose equality is that of the bytes.
+ * Whether the grouping is one the scan takes: one column of a type
+ * GpuTopKAgg groups by, or of text or varchar under a deterministic
+ * collation (*by_text), whose equality is that of the bytes; or two columns
+ * of types GpuTopKAgg groups by.
  */
 static bool
-group_column_of(PlannerInfo *root, Index relid, bool *by_text)
+group_columns_of(PlannerInfo *root, Index relid, bool *by_text)
 {
-	SortGroupClause *sgc = linitial_node(SortGroupClause, root->parse->groupClause);
+	List	   *clauses = root->parse->groupClause;
+	SortGroupClause *sgc = linitial_node(SortGroupClause, clauses);
 	Var		   *var = (Var *) get_sortgroupclause_expr(sgc, root->processed_tlist);
-	AttrNumber	attno;
+	ListCell   *lc;
 
 	*by_text = false;
-	if (agg_path_group_column(root, relid, &attno))
+	if (list_length(clauses) > 2)
+		return false;
+	foreach(lc, clauses)
+		if (agg_path_group_clause_column(root, lfirst_node(SortGroupClause, lc), relid) == 0)
+			break;
+	if (lc == NULL)
 		return true;
-	if (!IsA(var, Var) || var->varno != relid || var->varlevelsup != 0 || var->varattno <= 0 ||
+	if (list_length(clauses) != 1 || !IsA(var, Var) || var->varno != relid ||
+		var->varlevelsup != 0 || var->varattno <= 0 ||
 		(var->vartype != TEXTOID && var->vartype != VARCHAROID) ||
 		!OidIsValid(var->varcollid) || !get_collation_isdeterministic(var->varcollid) ||
 		sgc->eqop != lookup_type_cache(var->vartype, TYPECACHE_EQ_OPR)->eq_opr)
@@ -240,7 +247,7 @@ cost_groups_path(PlannerInfo *root, const GroupsQuery *q, Path *path, int partit
 	get_tablespace_page_costs(scan_rel->reltablespace, NULL, &spc_seq_page_cost);
 	cost_qual_eval(&where, scan_rel->baserestrictinfo, root);
 	if (partitions > 0)
-		per_group += GROUPS_EXCHANGE_COST_FACTOR * (2.0 + q->cell_bytes / sizeof(uint64)) *
+		per_group += GROUPS_EXCHANGE_COST_FACTOR * (3.0 + q->cell_bytes / sizeof(uint64)) *
 			(workers + 1);
 	run = spc_seq_page_cost * scan_rel->pages +
 		((GROUPS_TUPLE_COST_FACTOR * cpu_tuple_cost + where.per_tuple) * scan_rel->tuples +
@@ -324,7 +331,7 @@ add_partitioned_path(PlannerInfo *root, const GroupsQuery *q, RelOptInfo *ordere
 	if (partitions > GROUP_EXCHANGE_MAX_PARTITIONS ||
 		(temp_file_limit >= 0 &&
 		 Min(q->groups * (workers + 1), q->scan_rel->rows) *
-		 (2 * sizeof(uint64) + q->cell_bytes) > (double) temp_file_limit * 1024.0))
+		 (GROUPS_RECORD_HEADER_BYTES + q->cell_bytes) > (double) temp_file_limit * 1024.0))
 		return;
 	path = make_groups_path(root, q, (int) partitions, workers);
 	rows = Min(q->groups, (double) q->keep * partitions);
@@ -347,7 +354,7 @@ groups_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo
 
 	if (stage != UPPERREL_ORDERED || !gputopk_enabled || device_gpu_demanded() ||
 		parse->commandType != CMD_SELECT || parse->groupingSets != NIL ||
-		list_length(parse->groupClause) != 1 || parse->havingQual != NULL ||
+		parse->groupClause == NIL || parse->havingQual != NULL ||
 		parse->hasWindowFuncs || parse->hasTargetSRFs || parse->distinctClause != NIL ||
 		parse->sortClause == NIL || !groups_to_keep(parse, &q.keep) ||
 		bms_membership(root->all_baserels) != BMS_SINGLETON)
@@ -357,14 +364,15 @@ groups_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo
 		agg_path_heap_table_of(root, q.scan_rel) == NULL ||
 		planner_rt_fetch(q.scan_rel->relid, root)->securityQuals != NIL ||
 		!agg_path_where_is_plain(q.scan_rel) ||
-		!group_column_of(root, q.scan_rel->relid, &q.by_text) ||
+		!group_columns_of(root, q.scan_rel->relid, &q.by_text) ||
 		!scan_exprs_of(root, &q) || !rank_order_of(root, &q.desc, &q.nulls_first))
 		return;
 
 	/* the scan keeps groups in memory: it needs the column's statistics */
 	estimate.flags = 0;
-	q.groups = estimate_num_groups(root, list_make1(linitial(q.scan_exprs)), q.scan_rel->rows,
-								   NULL, &estimate);
+	q.groups = estimate_num_groups(root, list_copy_head(q.scan_exprs,
+														list_length(parse->groupClause)),
+								   q.scan_rel->rows, NULL, &estimate);
 	if (estimate.flags & SELFLAG_USED_DEFAULT)
 		return;
 	/* a text group keeps its value too */

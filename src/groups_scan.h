@@ -29,4 +29,11 @@ typedef enum GroupsField
 
 #define GROUPS_SCAN_NAME "GpuTopKGroups"
 
+/*
+ * A group's record, as the partitioned form's processes exchange it: its
+ * grouping value, a second column's (or 0), a word of NULL flags, then its
+ * aggregates' cells (groups_table.c).
+ */
+#define GROUPS_RECORD_HEADER_BYTES (3 * sizeof(uint64))
+
 #endif							/* GROUPS_SCAN_H */

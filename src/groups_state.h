@@ -53,6 +53,29 @@ typedef struct TextGroupSlot
 #define SH_DECLARE
 #include "lib/simplehash.h"
 
+/* a group of two grouping columns: their Datums (0 where NULL), which are NULL */
+typedef struct PairKey
+{
+	uint64		a;
+	uint64		b;
+	uint32		nulls;			/* bit 0: the first is NULL; bit 1: the second */
+} PairKey;
+
+typedef struct PairGroupSlot
+{
+	PairKey		key;
+	uint32		hash;
+	uint32		number;
+	char		status;			/* simplehash's */
+} PairGroupSlot;
+
+#define SH_PREFIX groups_pair_table
+#define SH_ELEMENT_TYPE PairGroupSlot
+#define SH_KEY_TYPE PairKey
+#define SH_SCOPE extern
+#define SH_DECLARE
+#include "lib/simplehash.h"
+
 /* no group has this number */
 #define NO_GROUP PG_UINT32_MAX
 
@@ -72,6 +95,8 @@ typedef struct PageRows
 {
 	Datum		groups[MaxHeapTuplesPerPage];
 	bool		group_isnull[MaxHeapTuplesPerPage];
+	Datum		seconds[MaxHeapTuplesPerPage];	/* the second grouping column's */
+	bool		second_isnull[MaxHeapTuplesPerPage];
 	uint32		hashes[MaxHeapTuplesPerPage];
 	uint32		numbers[MaxHeapTuplesPerPage];
 	Datum	  **values;			/* per aggregate, a value per row */
@@ -91,6 +116,8 @@ typedef struct GroupsScanState
 
 	/* as planned */
 	AttrNumber	group_attno;
+	AttrNumber	second_attno;	/* a second grouping column's, or 0 */
+	int			ngroup_columns; /* 1 or 2 */
 	bool		group_by_text;	/* the column is text or varchar, by reference */
 	int			naggs;
 	GroupAgg   *aggs;
@@ -117,10 +144,13 @@ typedef struct GroupsScanState
 	MemoryContext groups_cxt;
 	groups_table_hash *table;	/* by the grouping value's Datum */
 	groups_text_table_hash *text_table; /* or by its bytes */
+	groups_pair_table_hash *pair_table; /* or by two columns' */
 	MemoryContext page_cxt;		/* a page's detoasted text values */
 	uint32		ngroups;
 	uint32		capacity;		/* of the arrays below, in groups */
 	Datum	   *values;			/* each group's grouping value */
+	Datum	   *seconds;		/* and of two columns, its second's */
+	uint8	   *nulls;			/* and which are NULL (PairKey's) */
 	char	   *cells;			/* each group's cells */
 	uint32		null_group;		/* the NULL group's number, or NO_GROUP */
 	uint32	   *kept;			/* once chosen, the numbers of the groups returned */

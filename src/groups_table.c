@@ -31,6 +31,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+#include "groups_scan.h"
 #include "groups_state.h"
 
 /* The hash of a grouping value's Datum: integers' Datums are not random. */
@@ -79,6 +80,40 @@ text_equal(Datum a, Datum b)
 #define SH_DEFINE
 #include "lib/simplehash.h"
 
+static inline uint32
+hash_pair(PairKey key)
+{
+	return hash_combine(hash_group(key.a), hash_group(key.b) ^ key.nulls);
+}
+
+static inline bool
+pair_equal(PairKey x, PairKey y)
+{
+	return x.a == y.a && x.b == y.b && x.nulls == y.nulls;
+}
+
+#define SH_PREFIX groups_pair_table
+#define SH_ELEMENT_TYPE PairGroupSlot
+#define SH_KEY_TYPE PairKey
+#define SH_KEY key
+#define SH_HASH_KEY(tb, key) hash_pair(key)
+#define SH_EQUAL(tb, a, b) pair_equal(a, b)
+#define SH_STORE_HASH
+#define SH_GET_HASH(tb, a) ((a)->hash)
+#define SH_SCOPE extern
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+/* A row's grouping values as a pair's key. */
+static inline PairKey
+pair_of(Datum a, bool a_isnull, Datum b, bool b_isnull)
+{
+	PairKey		key = {.a = a_isnull ? 0 : (uint64) a, .b = b_isnull ? 0 : (uint64) b,
+	.nulls = (a_isnull ? 1 : 0) | (b_isnull ? 2 : 0)};
+
+	return key;
+}
+
 /* start bringing an address's cache line in (a hint: gcc and clang have it) */
 #ifdef __GNUC__
 #define prefetch_line(address) __builtin_prefetch(address)
@@ -86,8 +121,8 @@ text_equal(Datum a, Datum b)
 #define prefetch_line(address) ((void) (address))
 #endif
 
-/* where a record's cells start: after the grouping value and its NULL flag */
-#define RECORD_CELLS_OFFSET (2 * sizeof(uint64))
+/* a record's cells (groups_scan.h); its NULL flags are PairKey's, bit 0 alone for one column */
+#define RECORD_CELLS_OFFSET GROUPS_RECORD_HEADER_BYTES
 
 /* An empty set of groups. */
 void
@@ -95,11 +130,15 @@ groups_begin(GroupsScanState *gs)
 {
 	MemoryContext old = MemoryContextSwitchTo(gs->groups_cxt);
 
-	if (gs->group_by_text)
+	if (gs->second_attno != 0)
+		gs->pair_table = groups_pair_table_create(gs->groups_cxt, 1024, NULL);
+	else if (gs->group_by_text)
 		gs->text_table = groups_text_table_create(gs->groups_cxt, 1024, NULL);
 	else
 		gs->table = groups_table_create(gs->groups_cxt, 1024, NULL);
 	gs->values = palloc(sizeof(Datum));
+	gs->seconds = palloc(sizeof(Datum));
+	gs->nulls = palloc(1);
 	gs->cells = palloc(Max(gs->cell_bytes, 1));
 	gs->ngroups = gs->capacity = 0;
 	gs->null_group = NO_GROUP;
@@ -116,7 +155,10 @@ groups_reset(GroupsScanState *gs)
 	MemoryContextReset(gs->groups_cxt);
 	gs->table = NULL;
 	gs->text_table = NULL;
+	gs->pair_table = NULL;
 	gs->values = NULL;
+	gs->seconds = NULL;
+	gs->nulls = NULL;
 	gs->cells = NULL;
 	gs->kept = NULL;
 	gs->ngroups = gs->capacity = gs->nkept = gs->next = 0;
@@ -145,6 +187,11 @@ new_group(GroupsScanState *gs, Datum value)
 		gs->capacity = n == 0 ? 1024 : (uint32) Min((uint64) n * 2, (uint64) NO_GROUP - 1);
 		gs->values = repalloc_huge(gs->values, sizeof(Datum) * gs->capacity);
 		gs->cells = repalloc_huge(gs->cells, (Size) gs->cell_bytes * gs->capacity);
+		if (gs->second_attno != 0)
+		{
+			gs->seconds = repalloc_huge(gs->seconds, sizeof(Datum) * gs->capacity);
+			gs->nulls = repalloc_huge(gs->nulls, gs->capacity);
+		}
 	}
 	gs->values[n] = value;
 	for (int i = 0; i < gs->naggs; i++)
@@ -184,6 +231,22 @@ group_number(GroupsScanState *gs, Datum group, bool isnull, uint32 hash)
 	return slot->number;
 }
 
+/* The number of the group of two grouping columns' values, made if new; hash is key's. */
+static inline uint32
+pair_number(GroupsScanState *gs, PairKey key, uint32 hash)
+{
+	bool		found;
+	PairGroupSlot *slot = groups_pair_table_insert_hash(gs->pair_table, key, hash, &found);
+
+	if (!found)
+	{
+		slot->number = new_group(gs, (Datum) key.a);
+		gs->seconds[slot->number] = (Datum) key.b;
+		gs->nulls[slot->number] = (uint8) key.nulls;
+	}
+	return slot->number;
+}
+
 /*
  * The reader's page's rows that pass the WHERE clause to their groups'
  * cells, in three passes over them, each of which brings into the CPU's
@@ -207,7 +270,15 @@ groups_add_page(GroupsScanState *gs)
 	{
 		rows->groups[n] = scan_row_reader_column(&gs->reader, gs->group_attno, desc,
 												 &rows->group_isnull[n]);
-		if (rows->group_isnull[n])
+		if (gs->second_attno != 0)
+		{
+			rows->seconds[n] = scan_row_reader_column(&gs->reader, gs->second_attno, desc,
+													  &rows->second_isnull[n]);
+			rows->hashes[n] = hash_pair(pair_of(rows->groups[n], rows->group_isnull[n],
+												rows->seconds[n], rows->second_isnull[n]));
+			prefetch_line(&gs->pair_table->data[rows->hashes[n] & gs->pair_table->sizemask]);
+		}
+		else if (rows->group_isnull[n])
 			;
 		else if (gs->group_by_text)
 		{
@@ -232,8 +303,10 @@ groups_add_page(GroupsScanState *gs)
 	MemoryContextSwitchTo(gs->groups_cxt);
 	for (int j = 0; j < n; j++)
 	{
-		rows->numbers[j] = group_number(gs, rows->groups[j], rows->group_isnull[j],
-										rows->hashes[j]);
+		rows->numbers[j] = gs->second_attno != 0 ?
+			pair_number(gs, pair_of(rows->groups[j], rows->group_isnull[j],
+									rows->seconds[j], rows->second_isnull[j]), rows->hashes[j]) :
+			group_number(gs, rows->groups[j], rows->group_isnull[j], rows->hashes[j]);
 		prefetch_line(cells_of(gs, rows->numbers[j]));
 	}
 	MemoryContextSwitchTo(old);
@@ -250,12 +323,18 @@ groups_add_page(GroupsScanState *gs)
 void
 groups_merge_record(GroupsScanState *gs, const char *record)
 {
-	uint64		group;
-	bool		isnull = record[sizeof(uint64)] != 0;
+	PairKey		key;
+	uint64		nulls;
 	uint32		n;
 
-	memcpy(&group, record, sizeof(group));
-	n = group_number(gs, (Datum) group, isnull, isnull ? 0 : hash_group(group));
+	memcpy(&key.a, record, sizeof(uint64));
+	memcpy(&key.b, record + sizeof(uint64), sizeof(uint64));
+	memcpy(&nulls, record + 2 * sizeof(uint64), sizeof(uint64));
+	key.nulls = (uint32) nulls;
+	if (gs->second_attno != 0)
+		n = pair_number(gs, key, hash_pair(key));
+	else
+		n = group_number(gs, (Datum) key.a, nulls != 0, nulls != 0 ? 0 : hash_group(key.a));
 	for (int i = 0; i < gs->naggs; i++)
 		groups_agg_combine(&gs->aggs[i], cells_of(gs, n), record + RECORD_CELLS_OFFSET);
 }
@@ -271,16 +350,26 @@ groups_write_records(GroupsScanState *gs)
 
 	for (uint32 n = 0; n < gs->ngroups; n++)
 	{
-		uint64		group = n == gs->null_group ? 0 : (uint64) gs->values[n];
+		PairKey		key = {.a = (uint64) gs->values[n]};
+		uint64		nulls;
 
 		if ((n & 0xffff) == 0)
 			CHECK_FOR_INTERRUPTS();
-
-		memset(record, 0, RECORD_CELLS_OFFSET);
-		memcpy(record, &group, sizeof(group));
-		record[sizeof(uint64)] = n == gs->null_group;
+		if (gs->second_attno != 0)
+		{
+			key.b = (uint64) gs->seconds[n];
+			key.nulls = gs->nulls[n];
+		}
+		else if (n == gs->null_group)
+			key.a = 0, key.nulls = 1;
+		nulls = key.nulls;
+		memcpy(record, &key.a, sizeof(uint64));
+		memcpy(record + sizeof(uint64), &key.b, sizeof(uint64));
+		memcpy(record + 2 * sizeof(uint64), &nulls, sizeof(uint64));
 		memcpy(record + RECORD_CELLS_OFFSET, cells_of(gs, n), gs->cell_bytes);
-		agg_exchange_put(gs->exchange, n == gs->null_group ? 0 : hash_group(group), record);
+		/* a group's records all go to one partition */
+		agg_exchange_put(gs->exchange, gs->second_attno != 0 ? hash_pair(key) :
+						 key.nulls != 0 ? 0 : hash_group(key.a), record);
 	}
 	gs->counters.counts[GROUPS_COUNT_RECORDS] += gs->ngroups;
 	gs->counters.counts[GROUPS_COUNT_BYTES] += (uint64) gs->ngroups * gs->record_bytes;
@@ -359,12 +448,20 @@ groups_next_tuple(GroupsScanState *gs)
 	n = gs->kept[gs->next++];
 	ExecClearTuple(slot);
 	slot->tts_values[0] = gs->values[n];
-	slot->tts_isnull[0] = n == gs->null_group;
+	if (gs->second_attno != 0)
+	{
+		slot->tts_isnull[0] = (gs->nulls[n] & 1) != 0;
+		slot->tts_values[1] = gs->seconds[n];
+		slot->tts_isnull[1] = (gs->nulls[n] & 2) != 0;
+	}
+	else
+		slot->tts_isnull[0] = n == gs->null_group;
 	/* numeric results live until the next tuple */
 	old = MemoryContextSwitchTo(gs->css.ss.ps.ps_ExprContext->ecxt_per_tuple_memory);
 	for (int i = 0; i < gs->naggs; i++)
-		slot->tts_values[i + 1] = groups_agg_result(&gs->aggs[i], cells_of(gs, n),
-													&slot->tts_isnull[i + 1]);
+		slot->tts_values[gs->ngroup_columns + i] =
+			groups_agg_result(&gs->aggs[i], cells_of(gs, n),
+							  &slot->tts_isnull[gs->ngroup_columns + i]);
 	MemoryContextSwitchTo(old);
 	return ExecStoreVirtualTuple(slot);
 }
