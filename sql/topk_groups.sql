@@ -195,6 +195,40 @@ SELECT groups_check('SELECT g2, count(*) FROM gt WHERE id < 0 GROUP BY g2 ORDER 
 SELECT groups_check('SELECT s.g4, s.n, t.id FROM (SELECT g4, count(*) AS n FROM gt GROUP BY g4 ORDER BY n DESC, g4 LIMIT 2) s JOIN gt t ON t.g4 = s.g4 AND t.id < 300 ORDER BY 1, 3');
 SELECT groups_check('SELECT x, (SELECT n FROM (SELECT g2, count(*) AS n FROM gt WHERE i2 < x GROUP BY g2 ORDER BY n DESC, g2 LIMIT 1) s) FROM generate_series(-50, 50, 25) x');
 
+-- groups that outgrow hash_mem as the query runs (planned with more memory):
+-- in one process they spill to files and are read back by partition; with a
+-- float sum, whose cells do not combine, or text groups, they grow in memory
+PREPARE groups_many AS
+SELECT id, count(*), sum(i8), max(f4) + 0 FROM gt GROUP BY id ORDER BY sum(i8) DESC NULLS LAST, id LIMIT 4;
+PREPARE groups_many_float AS
+SELECT id, sum(x8), count(*) FROM gt GROUP BY id ORDER BY sum(x8) DESC NULLS LAST, id LIMIT 2;
+PREPARE groups_many_text AS
+SELECT name, count(*), max(i4) FROM gt GROUP BY name ORDER BY max(i4) DESC NULLS LAST, name LIMIT 2;
+SET gputopk.enabled = off;
+PREPARE groups_many_plain AS
+SELECT id, count(*), sum(i8), max(f4) + 0 FROM gt GROUP BY id ORDER BY sum(i8) DESC NULLS LAST, id LIMIT 4;
+RESET gputopk.enabled;
+-- the plans are made at the first EXECUTE, with this memory
+SELECT bool_and(true) FROM (SELECT pg_temp.explain_analyze('EXECUTE ' || p)
+                            FROM unnest(ARRAY['groups_many', 'groups_many_float',
+                                              'groups_many_text', 'groups_many_plain']) p) e;
+SET work_mem = '64kB';
+-- (the partitions, and so the groups kept in all, depend on the memory taken)
+SELECT regexp_replace(line, '(Spill Partitions|Groups Returned): [0-9]+', '\1: N')
+FROM pg_temp.explain_analyze('EXECUTE groups_many') line
+WHERE line ~ '^ *(Spill Partitions|Groups|Groups Returned):';
+SELECT line FROM pg_temp.explain_analyze('EXECUTE groups_many_float') line
+WHERE line ~ '^ *(Spill Partitions|Groups|Groups Returned):';
+EXECUTE groups_many;
+EXECUTE groups_many_plain;
+EXECUTE groups_many_float;
+EXECUTE groups_many_text;
+SET work_mem = '64MB';
+DEALLOCATE groups_many;
+DEALLOCATE groups_many_float;
+DEALLOCATE groups_many_text;
+DEALLOCATE groups_many_plain;
+
 -- the partitioned form, in parallel plans priced so that they win: its
 -- processes exchange their groups' cells by partition and each keeps its
 -- partitions' first groups (float sums, whose cells do not combine, stay in

@@ -10,8 +10,10 @@
  * groups_explain.c's.
  *
  * In one process the whole table goes into one set of groups, whose groups
- * are chosen and returned; the set stays in memory (the planner offers
- * this form where its estimate fits in hash_mem).  The partitioned form
+ * are chosen and returned (the planner offers this form where its estimate
+ * fits in hash_mem); a set that outgrows hash_mem all the same spills to
+ * files, as the partitioned form writes them, unless an aggregate's cells
+ * do not combine (a float sum's: the set then grows).  The partitioned form
  * runs in a parallel plan's processes, or in one outside parallel mode:
  * each process reads its share of the table's blocks into a set of groups,
  * and writes the set's groups, a record each, to the exchange's file of its
@@ -26,6 +28,8 @@
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include <math.h>
 
 #include "access/parallel.h"
 #include "access/tableam.h"
@@ -132,6 +136,10 @@ begin_groups_scan(CustomScanState *node, EState *estate, int eflags)
 									  gs->group_attno - 1)->atttypid == TEXTOID ||
 		TupleDescAttr(RelationGetDescr(node->ss.ss_currentRelation),
 					  gs->group_attno - 1)->atttypid == VARCHAROID;
+	/* records carry values passed by value, and cells that combine */
+	gs->spillable = !gs->group_by_text;
+	for (int i = 0; i < gs->naggs; i++)
+		gs->spillable &= groups_agg_can_combine(gs->aggs[i].kind);
 	gs->groups_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuTopKGroups groups",
 										   ALLOCSET_DEFAULT_SIZES);
 	gs->page_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuTopKGroups page",
@@ -154,14 +162,43 @@ begin_groups_scan(CustomScanState *node, EState *estate, int eflags)
 }
 
 /*
+ * In one process, a set of groups that outgrows hash_mem while the table is
+ * read spills: from then on it goes to an exchange of this process alone
+ * (the partitioned form's, outside parallel mode) whenever it outgrows
+ * hash_mem, and at the end, and its partitions are read back one at a time.
+ * Its partitions are enough for twice the memory the groups would take at
+ * the end if they kept coming as they have over the pages read so far.
+ */
+static void
+start_spill(GroupsScanState *gs, BlockNumber pages_read)
+{
+	MemoryContext old = MemoryContextSwitchTo(gs->css.ss.ps.state->es_query_cxt);
+
+	if (gs->local_exchange == NULL)
+	{
+		double		share = (double) Max(pages_read, 1) / Max(gs->reader.scan->rs_nblocks, 1);
+		double		bytes = (double) MemoryContextMemAllocated(gs->groups_cxt, true) / share;
+
+		gs->local_exchange = palloc0(sizeof(GroupExchangeShared));
+		agg_exchange_init(gs->local_exchange, NULL, 1,
+						  (int) Min(GROUP_EXCHANGE_MAX_PARTITIONS,
+									Max(4.0, ceil(2.0 * bytes / gs->hash_mem))));
+	}
+	gs->spill_partitions = gs->local_exchange->partitions;
+	gs->exchange = agg_exchange_begin(gs->local_exchange, gs->record_bytes);
+	MemoryContextSwitchTo(old);
+}
+
+/*
  * The table, or this process's share of its blocks, into the set of
- * groups; in the partitioned form the set goes to the exchange whenever it
- * outgrows hash_mem, and at the end.
+ * groups; in the partitioned form, or once it spills, the set goes to the
+ * exchange whenever it outgrows hash_mem, and at the end.
  */
 static void
 scan_table(GroupsScanState *gs)
 {
 	BlockNumber block;
+	BlockNumber pages_read = 0;
 	instr_time	start;
 	instr_time	end;
 
@@ -178,8 +215,14 @@ scan_table(GroupsScanState *gs)
 		scan_row_reader_read_page(&gs->reader, block);
 		groups_add_page(gs);
 		gs->counters.counts[GROUPS_COUNT_ROWS_SCANNED] += gs->reader.scan->rs_ntuples;
-		if (gs->exchange && MemoryContextMemAllocated(gs->groups_cxt, true) > gs->hash_mem)
-			groups_write_records(gs);
+		pages_read++;
+		if (MemoryContextMemAllocated(gs->groups_cxt, true) > gs->hash_mem)
+		{
+			if (gs->exchange == NULL && gs->partitions == 0 && gs->spillable)
+				start_spill(gs, pages_read);
+			if (gs->exchange)
+				groups_write_records(gs);
+		}
 	}
 	scan_row_reader_end(&gs->reader);
 	if (gs->exchange)
@@ -244,15 +287,21 @@ next_set(GroupsScanState *gs)
 
 	if (gs->exhausted)
 		return false;
-	if (gs->partitions == 0)
+	if (gs->partitions == 0 && gs->exchange == NULL)
 	{
 		groups_begin(gs);
 		scan_table(gs);
-		choose(gs);
-		gs->exhausted = true;
-		return true;
+		if (gs->exchange == NULL)
+		{
+			choose(gs);
+			gs->exhausted = true;
+			return true;
+		}
+		/* it spilled: its groups are read back by partition */
+		groups_reset(gs);
+		agg_exchange_finish_writing(gs->exchange);
 	}
-	if (gs->exchange == NULL)
+	else if (gs->exchange == NULL)
 		start_exchange(gs);
 	if (!agg_exchange_next_partition(gs->exchange, !IsParallelWorker()))
 	{

@@ -71,7 +71,9 @@ groups_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyUInteger("Rows Scanned", NULL, count[GROUPS_COUNT_ROWS_SCANNED], es);
 	ExplainPropertyUInteger("Groups", NULL, count[GROUPS_COUNT_GROUPS], es);
 	ExplainPropertyUInteger("Groups Returned", NULL, count[GROUPS_COUNT_RETURNED], es);
-	if (gs->partitions > 0)
+	if (gs->spill_partitions > 0)
+		ExplainPropertyInteger("Spill Partitions", NULL, gs->spill_partitions, es);
+	if (gs->partitions > 0 || gs->spill_partitions > 0)
 	{
 		ExplainPropertyUInteger("Records Exchanged", NULL, count[GROUPS_COUNT_RECORDS], es);
 		ExplainPropertyInteger("Exchange Disk", "kB",

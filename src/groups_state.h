@@ -127,6 +127,9 @@ typedef struct GroupsScanState
 	bool		nulls_first;
 	int64		keep;
 	int			partitions;		/* of the partitioned form; 0 for one process */
+	bool		spillable;		/* in one process, may the set go to files (every
+								 * aggregate's cells combine) */
+	int			spill_partitions;	/* once it did, its exchange's partitions */
 	List	   *interpreted;	/* the WHERE clauses that did not compile */
 	RowReader	reader;
 	PageRows	rows;
