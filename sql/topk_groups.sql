@@ -157,6 +157,23 @@ FROM groups_queries(ARRAY['g8', 'g4', 'g2', 'gb', 'gd', 'gts', 'gtz', 'gname', '
 SELECT result, count(*) FROM groups_checks GROUP BY result ORDER BY result;
 SELECT q FROM groups_checks WHERE result = 'MISMATCH' LIMIT 5;
 
+-- ranked by a grouping column (of a type with keys: not bool); of two
+-- columns, the other orders the groups tied on the first
+EXPLAIN (COSTS OFF)
+SELECT gd, count(*) FROM gt GROUP BY gd ORDER BY gd DESC LIMIT 3;
+CREATE TEMP TABLE groups_by_key AS
+SELECT q, groups_check(q) AS result
+FROM (SELECT format('SELECT %s, count(*), sum(i4) FROM gt%s GROUP BY %s ORDER BY %s %s%s LIMIT %s',
+                    g, filter, g, r, ord, rest, k) AS q
+      FROM unnest(ARRAY['g8', 'g4', 'g2', 'gd', 'gts', 'gtz', 'gb', 'g2, gb', 'gd, g8'],
+                  ARRAY['g8', 'g4', 'g2', 'gd', 'gts', 'gtz', 'gb', 'g2', 'g8'],
+                  ARRAY['', '', '', '', '', '', '', ', gb', ', gd']) p(g, r, rest),
+           unnest(ARRAY['DESC', 'ASC', 'DESC NULLS LAST', 'ASC NULLS FIRST']) ord,
+           unnest(ARRAY['', ' WHERE i4 > 0']) filter,
+           unnest(ARRAY[1, 5, 1000]) k) queries;
+SELECT result, count(*) FROM groups_by_key GROUP BY result ORDER BY result;
+SELECT q FROM groups_by_key WHERE result = 'MISMATCH' LIMIT 5;
+
 -- ties at the boundary: only the ranked values are determined, and WITH TIES
 -- takes them all
 SELECT groups_check('SELECT n FROM (SELECT g2, count(*) AS n FROM gt GROUP BY g2 ORDER BY n DESC LIMIT 3) s');

@@ -44,6 +44,7 @@
 #include "groups_exec.h"
 #include "groups_scan.h"
 #include "groups_state.h"
+#include "scan_datum_key.h"
 #include "scan_filter_program.h"
 
 /* the table's parallel scan, in the shared memory after GroupsShared */
@@ -124,7 +125,17 @@ begin_groups_scan(CustomScanState *node, EState *estate, int eflags)
 		gs->rows.values[i] = palloc0(sizeof(Datum) * MaxHeapTuplesPerPage);
 		gs->rows.isnull[i] = palloc0(sizeof(bool) * MaxHeapTuplesPerPage);
 	}
-	gs->rank = &gs->aggs[linitial_int(rank)];
+	if (linitial_int(rank) >= 0)
+		gs->rank = &gs->aggs[linitial_int(rank)];
+	else
+	{
+		gs->rank_column = -1 - linitial_int(rank);
+		if (!key_type_of(TupleDescAttr(RelationGetDescr(node->ss.ss_currentRelation),
+									   (gs->rank_column == 0 ? gs->group_attno :
+										gs->second_attno) - 1)->atttypid,
+						 &gs->rank_key_type))
+			elog(ERROR, "gputopk: a grouping column without keys ranks GpuTopKGroups");
+	}
 	gs->desc = lsecond_int(rank) != 0;
 	gs->nulls_first = lthird_int(rank) != 0;
 	gs->keep = DatumGetInt64(castNode(Const, list_nth(private, GROUPS_FIELD_KEEP))->constvalue);

@@ -48,7 +48,8 @@ groups_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyList("Aggregates", aggs, es);
 	/* as EXPLAIN shows a sort key: NULLS only where not the direction's default */
 	initStringInfo(&rank);
-	appendStringInfo(&rank, "%s %s%s", (char *) list_nth(aggs, gs->rank - gs->aggs),
+	appendStringInfo(&rank, "%s %s%s", gs->rank ? (char *) list_nth(aggs, gs->rank - gs->aggs) :
+					 (char *) list_nth(keys, gs->rank_column),
 					 gs->desc ? "DESC" : "ASC",
 					 gs->nulls_first == gs->desc ? "" :
 					 (gs->nulls_first ? " NULLS FIRST" : " NULLS LAST"));

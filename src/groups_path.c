@@ -18,9 +18,10 @@
  *	   grouping sets, DISTINCT, window functions or set-returning functions;
  *	 - LIMIT is a constant above 0, and OFFSET a constant or absent;
  *	 - the first ORDER BY key is one of the aggregates the scan computes
- *	   (groups_aggs.c) but avg, in its type's default order; and every
- *	   aggregate of the target list is one of those, over the table's
- *	   columns;
+ *	   (groups_aggs.c) but avg of integers, or a grouping column of a type
+ *	   with keys (not bool), in its type's default order; and every
+ *	   aggregate of the target list (one at least) is one of those, over the
+ *	   table's columns;
  *	 - the WHERE clause is one the scan can run (agg_path_where_is_plain);
  *	 - the groups, as estimated from the column's statistics, fit in
  *	   hash_mem (work_mem times hash_mem_multiplier): larger groupings, and
@@ -59,6 +60,7 @@
 #include "groups_exec.h"
 #include "groups_path.h"
 #include "groups_scan.h"
+#include "scan_datum_key.h"
 #include "scan_parallel_policy.h"
 #include "settings.h"
 
@@ -101,7 +103,7 @@ typedef struct GroupsQuery
 	int			cell_bytes;		/* a group's cells */
 	bool		combinable;		/* every aggregate's cells combine */
 	bool		by_text;		/* the grouping column is text or varchar */
-	int			rank;
+	int			rank;			/* GROUPS_FIELD_RANK's */
 	bool		desc;
 	bool		nulls_first;
 	int64		keep;
@@ -141,8 +143,10 @@ groups_to_keep(Query *parse, int64 *keep)
 /*
  * The grouping column and the aggregates of the grouped relation's target,
  * in the scan's order, with how many aggregates, the bytes of their cells,
- * whether they combine, and which the groups are ranked by.  False if the
- * scan cannot compute the target or rank by the first ORDER BY key.
+ * whether they combine, and what the groups are ranked by: an aggregate
+ * (its place among them) or a grouping column of a type with keys (-1 -
+ * its place).  False if the scan cannot compute the target or rank by the
+ * first ORDER BY key.
  */
 static bool
 scan_exprs_of(PlannerInfo *root, GroupsQuery *q)
@@ -156,7 +160,7 @@ scan_exprs_of(PlannerInfo *root, GroupsQuery *q)
 	q->naggs = 0;
 	q->cell_bytes = 0;
 	q->combinable = true;
-	q->rank = -1;
+	q->rank = -1 - GROUPS_MAX_COLUMNS;	/* none yet */
 	vars = pull_var_clause((Node *) q->grouped_rel->reltarget->exprs,
 						   PVC_INCLUDE_AGGREGATES | PVC_RECURSE_WINDOWFUNCS |
 						   PVC_RECURSE_PLACEHOLDERS);
@@ -177,7 +181,16 @@ scan_exprs_of(PlannerInfo *root, GroupsQuery *q)
 		q->combinable &= groups_agg_can_combine(agg.kind);
 		q->naggs++;
 	}
-	return q->rank >= 0;
+	/* or a grouping column of a type with keys, -1 - its place */
+	for (int c = 0; q->rank < 0 && c < list_length(root->parse->groupClause); c++)
+	{
+		KeyType		key_type;
+
+		if (equal(list_nth(q->scan_exprs, c), rank_expr) &&
+			key_type_of(exprType(rank_expr), &key_type))
+			q->rank = -1 - c;
+	}
+	return q->rank != -1 - GROUPS_MAX_COLUMNS && q->naggs > 0;
 }
 
 /*

@@ -17,8 +17,9 @@ typedef enum GroupsField
 {
 	GROUPS_FIELD_RELID,			/* IntList of one: the table's range table index
 								 * as planned (the WHERE clause's Vars') */
-	GROUPS_FIELD_RANK,			/* IntList: the aggregate the groups are chosen
-								 * by (its place among the aggregates), whether
+	GROUPS_FIELD_RANK,			/* IntList: what the groups are chosen by (an
+								 * aggregate's place among the aggregates, or -1
+								 * minus a grouping column's place), whether
 								 * descending, whether NULLs first */
 	GROUPS_FIELD_KEEP,			/* Const of int8: the groups to keep, LIMIT plus
 								 * OFFSET, before those tied with the last */
@@ -28,6 +29,9 @@ typedef enum GroupsField
 } GroupsField;
 
 #define GROUPS_SCAN_NAME "GpuTopKGroups"
+
+/* grouping columns at most */
+#define GROUPS_MAX_COLUMNS 2
 
 /*
  * A group's record, as the partitioned form's processes exchange it: its

@@ -122,7 +122,9 @@ typedef struct GroupsScanState
 	int			naggs;
 	GroupAgg   *aggs;
 	int			cell_bytes;		/* a group's cells, for every aggregate */
-	const GroupAgg *rank;		/* the aggregate the groups are chosen by */
+	const GroupAgg *rank;		/* the aggregate the groups are chosen by, or NULL: */
+	int			rank_column;	/* the grouping column (0 or 1), */
+	KeyType		rank_key_type;	/* of this key type */
 	bool		desc;
 	bool		nulls_first;
 	int64		keep;

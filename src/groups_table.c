@@ -14,8 +14,8 @@
  * aggregates' cells (groups_aggs.c) are in arrays by that number, grown as
  * groups come.
  *
- * Once the set's rows are in, the groups are chosen by the aggregate of
- * the first ORDER BY key: a binary heap of the best LIMIT + OFFSET so far,
+ * Once the set's rows are in, the groups are chosen by the first ORDER BY
+ * key, an aggregate or a grouping column: a binary heap of the best LIMIT + OFFSET so far,
  * worst on top, finds the last one kept; then every group at least as good
  * as that one is returned, ties included, in no order.
  *
@@ -33,6 +33,7 @@
 
 #include "groups_scan.h"
 #include "groups_state.h"
+#include "scan_datum_key.h"
 
 /* The hash of a grouping value's Datum: integers' Datums are not random. */
 static inline uint32
@@ -377,12 +378,38 @@ groups_write_records(GroupsScanState *gs)
 	groups_begin(gs);
 }
 
+/* Whether group n's value of grouping column c is NULL. */
+static inline bool
+group_value_isnull(GroupsScanState *gs, uint32 n, int c)
+{
+	if (gs->second_attno == 0)
+		return n == gs->null_group;
+	return (gs->nulls[n] & (c == 0 ? 1 : 2)) != 0;
+}
+
 /* > 0 where group a comes before group b in the ORDER BY. */
 static int
 compare_groups(GroupsScanState *gs, uint32 a, uint32 b)
 {
-	return groups_agg_compare(gs->rank, cells_of(gs, a), cells_of(gs, b), gs->desc,
-							  gs->nulls_first);
+	int			c = gs->rank_column;
+	bool		a_isnull;
+	bool		b_isnull;
+	uint64		x;
+	uint64		y;
+	int			larger;
+
+	if (gs->rank)
+		return groups_agg_compare(gs->rank, cells_of(gs, a), cells_of(gs, b), gs->desc,
+								  gs->nulls_first);
+	/* by a grouping column's value; NULL first or last whatever the direction */
+	a_isnull = group_value_isnull(gs, a, c);
+	b_isnull = group_value_isnull(gs, b, c);
+	if (a_isnull || b_isnull)
+		return a_isnull == b_isnull ? 0 : (a_isnull == gs->nulls_first ? 1 : -1);
+	x = key_of_datum(gs->rank_key_type, c == 0 ? gs->values[a] : gs->seconds[a], true);
+	y = key_of_datum(gs->rank_key_type, c == 0 ? gs->values[b] : gs->seconds[b], true);
+	larger = x > y ? 1 : (x < y ? -1 : 0);
+	return gs->desc ? larger : -larger;
 }
 
 /* binaryheap's order: the worst group kept on top */
