@@ -34,6 +34,7 @@
 
 #include "gpu_error.h"
 #include "gpu_heap.h"
+#include "gpu_groups.cuh"
 #include "gpu_program.cuh"
 
 #define PAGE_THREADS 256
@@ -219,19 +220,99 @@ struct HeapRow
 };
 
 /*
- * Every page's rows that pass, compacted into keys and TIDs; counts[0]
- * gets their number, counts[1] the tuples read.
+ * What the top-k's kernel does with a line pointer's row (tuple, or NULL
+ * for none): the key of a row that passes goes, with its TID, into arrays
+ * compacted by a block-wide scan; counts[0] gets their number.  Every
+ * thread of the block calls it at once.
  */
 template <typename K>
+struct TopkRows
+{
+	typedef cub::BlockScan<uint32_t, PAGE_THREADS> Scan;
+	struct Shared
+	{
+		typename Scan::TempStorage scan;
+		uint32_t	base;
+	};
+
+	K		   *keys;
+	uint64_t   *tids;
+	unsigned long long *counts;
+
+	__device__ void row(Shared &shared, const GpuHeapQuery *q, const uint8_t *tuple,
+						uint32_t block, int line, ProgramState *state) const
+	{
+		uint64_t	key = 0;
+		uint32_t	pass = tuple != NULL &&
+			program_row_key(&q->program, HeapRow(q, tuple), state, &key);
+		uint32_t	offset;
+		uint32_t	total;
+
+		Scan(shared.scan).ExclusiveSum(pass, offset, total);
+		if (threadIdx.x == 0 && total > 0)
+			shared.base = (uint32_t) atomicAdd(&counts[0], (unsigned long long) total);
+		__syncthreads();
+		if (pass)
+		{
+			keys[shared.base + offset] = (K) key;
+			tids[shared.base + offset] = (uint64_t) block << 16 | (uint64_t) (line + 1);
+		}
+		__syncthreads();
+	}
+};
+
+/*
+ * What the grouped kernel does with a row: one that passes goes to its
+ * group.  counts[0] gets the rows that pass, and groups.ngroups the groups
+ * made, a warp's at a time.
+ */
+struct GroupRows
+{
+	struct Shared
+	{
+	};
+
+	GroupsView	groups;
+	unsigned long long *counts;
+
+	__device__ void row(Shared &shared, const GpuHeapQuery *q, const uint8_t *tuple,
+						uint32_t block, int line, ProgramState *state) const
+	{
+		bool		pass = false;
+		bool		made = false;
+		uint32_t	passed;
+		uint32_t	new_groups;
+
+		if (tuple != NULL)
+		{
+			HeapRow		heap_row(q, tuple);
+
+			pass = program_row_passes(&q->program, heap_row, state);
+			if (pass)
+				made = groups_add_row(groups, heap_row);
+		}
+		passed = __ballot_sync(0xFFFFFFFFu, pass);
+		new_groups = __ballot_sync(0xFFFFFFFFu, made);
+		if ((threadIdx.x & 31) == 0 && passed != 0)
+			atomicAdd(&counts[0], (unsigned long long) __popc(passed));
+		if ((threadIdx.x & 31) == 0 && new_groups != 0)
+			atomicAdd(groups.ngroups, (unsigned long long) __popc(new_groups));
+	}
+};
+
+/*
+ * Every page's rows, each normal line pointer's to rows.row (and every
+ * other line pointer's as NULL, so that a block's threads call it
+ * together); counts[1] gets the tuples read.
+ */
+template <typename Rows>
 __global__ void
 __launch_bounds__(PAGE_THREADS)
 pages_kernel(const char *buffers, const GpuHeapPage *pages, size_t npages, uint4 *cache,
-			 const uint32_t *slots, const GpuHeapQuery *q, K *keys, uint64_t *tids,
+			 const uint32_t *slots, const GpuHeapQuery *q, Rows rows,
 			 unsigned long long *counts)
 {
-	typedef cub::BlockScan<uint32_t, PAGE_THREADS> Scan;
-	__shared__ typename Scan::TempStorage scan;
-	__shared__ uint32_t base;
+	__shared__ typename Rows::Shared shared;
 	extern __shared__ uint4 page_words[];
 	const uint8_t *page = (const uint8_t *) page_words;
 	int			nwords = q->page_size / (int) sizeof(uint4);
@@ -267,10 +348,7 @@ pages_kernel(const char *buffers, const GpuHeapPage *pages, size_t npages, uint4
 		for (int first = 0; first < lines; first += PAGE_THREADS)
 		{
 			int			line = first + threadIdx.x;
-			uint64_t	key = 0;
-			uint32_t	pass = 0;
-			uint32_t	offset;
-			uint32_t	total;
+			const uint8_t *tuple = NULL;
 
 			if (line < lines)
 			{
@@ -280,21 +358,13 @@ pages_kernel(const char *buffers, const GpuHeapPage *pages, size_t npages, uint4
 					(!d.masked || (d.normal[line >> 5] >> (line & 31)) & 1))
 				{
 					read++;
-					pass = program_row_key(&q->program, HeapRow(q, page + (item & 0x7FFF)),
-										   &state, &key);
+					tuple = page + (item & 0x7FFF);
 				}
 			}
-			Scan(scan).ExclusiveSum(pass, offset, total);
-			if (threadIdx.x == 0 && total > 0)
-				base = (uint32_t) atomicAdd(&counts[0], (unsigned long long) total);
-			__syncthreads();
-			if (pass)
-			{
-				keys[base + offset] = (K) key;
-				tids[base + offset] = (uint64_t) d.block << 16 | (uint64_t) (line + 1);
-			}
-			__syncthreads();
+			rows.row(shared, q, tuple, d.block, line, &state);
 		}
+		/* the page's words are read: the next page may replace them */
+		__syncthreads();
 	}
 	if (read > 0)
 		atomicAdd(&counts[1], read);
@@ -621,29 +691,47 @@ gpu_heap_set_query(GpuHeapReader *r, const GpuHeapQuery *query, const uint64_t *
 	return GPU_OK;
 }
 
-/* The kernel over a batch whose descriptions (and slots) are on the device. */
+/*
+ * The kernel over a batch whose descriptions (and slots) are on the
+ * device: its rows' keys into r->keys and r->tids, or with groups its rows
+ * into them.
+ */
 static GpuStatus
-launch_pages_kernel(GpuHeapReader *r, GpuPageCache *cache, const char *buffers, size_t n)
+launch_pages_kernel(GpuHeapReader *r, GpuPageCache *cache, const char *buffers, size_t n,
+					GpuGroups *groups)
 {
 	int			grid = (int) std::min<size_t>(n, (size_t) r->multiprocessors * 8);
 	uint4	   *slots = cache ? cache->slots : NULL;
 
-	if (r->key_width == 4)
-		pages_kernel<uint32_t><<<grid, PAGE_THREADS, r->page_size, cudaStreamPerThread>>>(
-			buffers, r->pages, n, slots, r->slots, r->query, (uint32_t *) r->keys, r->tids,
-			r->counts);
+	if (groups)
+	{
+		GroupRows	rows = {gpu_groups_view(groups), r->counts};
+
+		pages_kernel<<<grid, PAGE_THREADS, r->page_size, cudaStreamPerThread>>>(
+			buffers, r->pages, n, slots, r->slots, r->query, rows, r->counts);
+	}
+	else if (r->key_width == 4)
+	{
+		TopkRows<uint32_t> rows = {(uint32_t *) r->keys, r->tids, r->counts};
+
+		pages_kernel<<<grid, PAGE_THREADS, r->page_size, cudaStreamPerThread>>>(
+			buffers, r->pages, n, slots, r->slots, r->query, rows, r->counts);
+	}
 	else
-		pages_kernel<uint64_t><<<grid, PAGE_THREADS, r->page_size, cudaStreamPerThread>>>(
-			buffers, r->pages, n, slots, r->slots, r->query, (uint64_t *) r->keys, r->tids,
-			r->counts);
+	{
+		TopkRows<uint64_t> rows = {(uint64_t *) r->keys, r->tids, r->counts};
+
+		pages_kernel<<<grid, PAGE_THREADS, r->page_size, cudaStreamPerThread>>>(
+			buffers, r->pages, n, slots, r->slots, r->query, rows, r->counts);
+	}
 	GPU_CHECK(cudaGetLastError(), "Launching the heap page reader");
 	return GPU_OK;
 }
 
-/* The batch read into r->keys and r->tids, its counts in r->host_counts. */
+/* The batch read (see launch_pages_kernel), its counts in r->host_counts. */
 static GpuStatus
 read_batch(GpuHeapReader *r, GpuPageCache *cache, const char *buffers, const GpuHeapPage *pages,
-		   size_t n, double *kernel_ms)
+		   size_t n, GpuGroups *groups, double *kernel_ms)
 {
 	float		ms = 0;
 
@@ -656,7 +744,7 @@ read_batch(GpuHeapReader *r, GpuPageCache *cache, const char *buffers, const Gpu
 	GPU_CHECK(cudaMemsetAsync(r->counts, 0, 2 * sizeof(unsigned long long), cudaStreamPerThread),
 			  "Clearing a batch's counts");
 	GPU_CHECK(cudaEventRecord(r->begun, cudaStreamPerThread), "Recording an event");
-	GPU_TRY(launch_pages_kernel(r, cache, buffers, n));
+	GPU_TRY(launch_pages_kernel(r, cache, buffers, n, groups));
 	GPU_CHECK(cudaEventRecord(r->ended, cudaStreamPerThread), "Recording an event");
 	GPU_CHECK(cudaMemcpyAsync(r->host_counts, r->counts, 2 * sizeof(unsigned long long),
 							  cudaMemcpyDeviceToHost, cudaStreamPerThread),
@@ -667,21 +755,44 @@ read_batch(GpuHeapReader *r, GpuPageCache *cache, const char *buffers, const Gpu
 	return GPU_OK;
 }
 
-extern "C" GpuStatus
-gpu_heap_read(GpuHeapReader *r, GpuPageCache *cache, const char *buffers, GpuHeapPage *pages,
-			  size_t n, GpuTopk *t, uint32_t *missed, size_t *nmissed, GpuHeapCounts *counts)
+/* The most rows n pages (the batch's kept ones) can hold. */
+static uint64_t
+rows_bound(const GpuHeapReader *r, const GpuHeapPage *pages, size_t n)
+{
+	uint64_t	rows = 0;
+
+	for (size_t p = 0; p < n; p++)
+		rows += pages[p].buffer == GPU_HEAP_UNPINNED ? (uint64_t) r->max_lines :
+			std::min<uint64_t>(pages[p].lines, (uint64_t) r->max_lines);
+	return rows;
+}
+
+/*
+ * Read a batch: the pages with a copy or pinned, into the top-k's arrays
+ * or into groups; the blocks of the others into missed.  *kept: the pages
+ * read.
+ */
+static GpuStatus
+read_pages(GpuHeapReader *r, GpuPageCache *cache, const char *buffers, GpuHeapPage *pages,
+		   size_t n, GpuGroups *groups, uint32_t *missed, size_t *nmissed, GpuHeapCounts *counts,
+		   size_t *kept)
 {
 	GpuStatus	status = GPU_OK;
-	size_t		kept;
 
 	*nmissed = 0;
+	*kept = 0;
 	if (n == 0)
 		return GPU_OK;
 	GPU_TRY(ensure((void **) &r->pages, &r->pages_cap, n, sizeof(GpuHeapPage)));
 	GPU_TRY(ensure((void **) &r->slots, &r->slots_cap, n, sizeof(uint32_t)));
-	/* keys of up to 8 bytes */
-	GPU_TRY(ensure((void **) &r->keys, &r->keys_cap, n * (size_t) r->max_lines, sizeof(uint64_t)));
-	GPU_TRY(ensure((void **) &r->tids, &r->tids_cap, n * (size_t) r->max_lines, sizeof(uint64_t)));
+	if (groups == NULL)
+	{
+		/* keys of up to 8 bytes */
+		GPU_TRY(ensure((void **) &r->keys, &r->keys_cap, n * (size_t) r->max_lines,
+					   sizeof(uint64_t)));
+		GPU_TRY(ensure((void **) &r->tids, &r->tids_cap, n * (size_t) r->max_lines,
+					   sizeof(uint64_t)));
+	}
 	try
 	{
 		r->missed.clear();
@@ -693,19 +804,44 @@ gpu_heap_read(GpuHeapReader *r, GpuPageCache *cache, const char *buffers, GpuHea
 	{
 		return gpu_fail(cudaErrorMemoryAllocation, "Allocating host memory");
 	}
-	kept = cache ? cache_acquire(r, cache, pages, n, counts) : split_unpinned(r, pages, n);
-	if (kept > 0)
+	*kept = cache ? cache_acquire(r, cache, pages, n, counts) : split_unpinned(r, pages, n);
+	if (*kept > 0)
 	{
-		status = read_batch(r, cache, buffers, pages, kept, &counts->kernel_ms);
+		if (groups)
+			status = gpu_groups_reserve(groups, rows_bound(r, pages, *kept));
+		if (status == GPU_OK)
+			status = read_batch(r, cache, buffers, pages, *kept, groups, &counts->kernel_ms);
 		if (cache)
-			cache_release(r, cache, kept, status == GPU_OK);
+			cache_release(r, cache, *kept, status == GPU_OK);
 	}
 	GPU_TRY(status);
 	memcpy(missed, r->missed.data(), r->missed.size() * sizeof(uint32_t));
 	*nmissed = r->missed.size();
-	if (kept == 0)
+	if (*kept == 0)
 		return GPU_OK;
 	counts->rows_keyed += r->host_counts[0];
 	counts->rows_read += r->host_counts[1];
+	return GPU_OK;
+}
+
+extern "C" GpuStatus
+gpu_heap_read(GpuHeapReader *r, GpuPageCache *cache, const char *buffers, GpuHeapPage *pages,
+			  size_t n, GpuTopk *t, uint32_t *missed, size_t *nmissed, GpuHeapCounts *counts)
+{
+	size_t		kept;
+
+	GPU_TRY(read_pages(r, cache, buffers, pages, n, NULL, missed, nmissed, counts, &kept));
+	if (kept == 0)
+		return GPU_OK;
 	return gpu_topk_push_device(t, r->keys, r->tids, r->host_counts[0]);
+}
+
+extern "C" GpuStatus
+gpu_heap_read_groups(GpuHeapReader *r, GpuPageCache *cache, const char *buffers,
+					 GpuHeapPage *pages, size_t n, GpuGroups *groups, uint32_t *missed,
+					 size_t *nmissed, GpuHeapCounts *counts)
+{
+	size_t		kept;
+
+	return read_pages(r, cache, buffers, pages, n, groups, missed, nmissed, counts, &kept);
 }

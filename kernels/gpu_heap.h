@@ -22,6 +22,7 @@
 #define GPU_HEAP_H
 
 #include "gpu_api.h"
+#include "gpu_groups.h"
 #include "gpu_program.h"
 #include "gpu_topk.h"
 
@@ -123,6 +124,15 @@ typedef struct GpuHeapCounts
 extern GpuStatus gpu_heap_read(GpuHeapReader *r, GpuPageCache *cache, const char *buffers,
 							   GpuHeapPage *pages, size_t n, GpuTopk *t, uint32_t *missed,
 							   size_t *nmissed, GpuHeapCounts *counts);
+
+/*
+ * The same, but the rows that pass go to their groups in groups
+ * (gpu_groups.h), grown first for every row the pages could hold.
+ */
+extern GpuStatus gpu_heap_read_groups(GpuHeapReader *r, GpuPageCache *cache,
+									  const char *buffers, GpuHeapPage *pages, size_t n,
+									  GpuGroups *groups, uint32_t *missed, size_t *nmissed,
+									  GpuHeapCounts *counts);
 
 #ifdef __cplusplus
 }

@@ -86,6 +86,26 @@ sum_of_terms(const GpuRowProgram *p, const Row &row, double *value)
 	return !suspect;
 }
 
+/* Whether the filter (if any) accepts the row. */
+template <typename Row>
+static __device__ bool
+program_row_passes(const GpuRowProgram *p, const Row &row, ProgramState *s)
+{
+	if (p->nsteps == 0)
+		return true;
+	for (int i = 0; i < p->nloads; i++)
+	{
+		const GpuLoad *load = &p->loads[i];
+		FilterRegister *reg = &s->regs[load->reg];
+		const void *v = row.value(load->column, &reg->isnull);
+
+		if (!reg->isnull && load->value_needed)
+			reg->value = filter_value_key((FilterValueKind) load->column.kind, v,
+										  load->to_float8);
+	}
+	return filter_steps_run(p->steps, p->nsteps, s->regs, p->sets, s->truths);
+}
+
 /* The row's key, or false when the filter rejects the row. */
 template <typename Row>
 static __device__ bool
@@ -94,21 +114,8 @@ program_row_key(const GpuRowProgram *p, const Row &row, ProgramState *s, uint64_
 	bool		isnull;
 	const void *v;
 
-	if (p->nsteps > 0)
-	{
-		for (int i = 0; i < p->nloads; i++)
-		{
-			const GpuLoad *load = &p->loads[i];
-			FilterRegister *reg = &s->regs[load->reg];
-
-			v = row.value(load->column, &reg->isnull);
-			if (!reg->isnull && load->value_needed)
-				reg->value = filter_value_key((FilterValueKind) load->column.kind, v,
-											  load->to_float8);
-		}
-		if (!filter_steps_run(p->steps, p->nsteps, s->regs, p->sets, s->truths))
-			return false;
-	}
+	if (!program_row_passes(p, row, s))
+		return false;
 	if (!p->key_is_program)
 	{
 		v = row.value(p->key_column, &isnull);

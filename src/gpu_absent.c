@@ -13,6 +13,7 @@
  */
 #include "gpu_api.h"
 #include "gpu_grouped.h"
+#include "gpu_groups.h"
 #include "gpu_heap.h"
 #include "gpu_index.h"
 #include "gpu_topk.h"
@@ -260,6 +261,47 @@ GpuStatus
 gpu_heap_read(GpuHeapReader *r, GpuPageCache *cache, const char *buffers, GpuHeapPage *pages,
 			  size_t n, GpuTopk *t, uint32_t *missed, size_t *nmissed, GpuHeapCounts *counts)
 {
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_heap_read_groups(GpuHeapReader *r, GpuPageCache *cache, const char *buffers,
+					 GpuHeapPage *pages, size_t n, GpuGroups *groups, uint32_t *missed,
+					 size_t *nmissed, GpuHeapCounts *counts)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_groups_create(const GpuGroupsSpec *spec, uint64_t expected, GpuGroups **out)
+{
+	*out = NULL;
+	return GPU_NOT_BUILT;
+}
+
+void
+gpu_groups_destroy(GpuGroups *g)
+{
+}
+
+GpuStatus
+gpu_groups_reserve(GpuGroups *g, uint64_t rows)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_groups_merge(GpuGroups *g, const char *records, size_t n)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
+gpu_groups_choose(GpuGroups *g, const char **records, size_t *count, uint64_t *groups,
+				  double *kernel_ms)
+{
+	*records = NULL;
+	*count = 0;
 	return GPU_NOT_BUILT;
 }
 

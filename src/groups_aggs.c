@@ -37,6 +37,7 @@
 #include "utils/fmgroids.h"
 #include "utils/numeric.h"
 
+#include "gpu_groups.h"
 #include "groups_aggs.h"
 #include "scan_datum_key.h"
 
@@ -84,6 +85,14 @@ typedef struct BestCell
 	Datum		value;
 	int64		rows;
 } BestCell;
+
+/* the cells the GPU adds to are these, byte for byte (gpu_groups.h) */
+StaticAssertDecl(sizeof(SumCell) == 16, "sum's cell is not the GPU's");
+#ifdef HAVE_INT128
+StaticAssertDecl(offsetof(WideSumCell, rows) == 16, "a 128-bit sum's cell is not the GPU's");
+#endif
+StaticAssertDecl(offsetof(BestCell, value) == 8 && offsetof(BestCell, rows) == 16,
+				 "min's and max's cell is not the GPU's");
 
 /* The value column's type of the aggregate function, for those of min and max; else 0. */
 static Oid
@@ -204,6 +213,33 @@ groups_agg_of(Aggref *aggref, Index relid, GroupAgg *agg)
 	/* avg's input: float4's values are widened */
 	agg->key_type = aggref->aggfnoid == F_AVG_FLOAT4 ? KEY_FLOAT4 : KEY_FLOAT8;
 	return true;
+}
+
+bool
+groups_agg_gpu_kind(const GroupAgg *agg, int *kind)
+{
+	switch (agg->kind)
+	{
+		case GROUP_AGG_COUNT_STAR:
+			*kind = GPU_GROUPS_COUNT_STAR;
+			return true;
+		case GROUP_AGG_COUNT:
+			*kind = GPU_GROUPS_COUNT;
+			return true;
+		case GROUP_AGG_SUM_INT:
+			*kind = GPU_GROUPS_SUM;
+			return true;
+		case GROUP_AGG_SUM_INT8:
+		case GROUP_AGG_AVG_INT:
+			*kind = GPU_GROUPS_WIDE_SUM;
+			return true;
+		case GROUP_AGG_MIN:
+		case GROUP_AGG_MAX:
+			*kind = agg->kind == GROUP_AGG_MIN ? GPU_GROUPS_MIN : GPU_GROUPS_MAX;
+			return agg->key_type != KEY_FLOAT4 && agg->key_type != KEY_FLOAT8;
+		default:
+			return false;
+	}
 }
 
 bool

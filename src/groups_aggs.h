@@ -43,6 +43,14 @@ typedef struct GroupAgg
  */
 extern bool groups_agg_of(Aggref *aggref, Index relid, GroupAgg *agg);
 
+/*
+ * The aggregate's kind on the GPU (a GpuGroupsAggKind, gpu_groups.h);
+ * false where the GPU does not compute it: a float sum or avg, whose value
+ * depends on the order of its additions, and min or max of floats, whose
+ * -0 and 0 depend on the order of the rows.
+ */
+extern bool groups_agg_gpu_kind(const GroupAgg *agg, int *kind);
+
 /* Whether a GpuTopKGroups scan can choose its groups by the aggregate's value. */
 extern bool groups_agg_can_rank(GroupAggKind kind);
 

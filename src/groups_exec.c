@@ -42,6 +42,7 @@
 #include "utils/rel.h"
 
 #include "groups_exec.h"
+#include "groups_gpu.h"
 #include "groups_scan.h"
 #include "groups_state.h"
 #include "scan_datum_key.h"
@@ -140,6 +141,9 @@ begin_groups_scan(CustomScanState *node, EState *estate, int eflags)
 	gs->nulls_first = lthird_int(rank) != 0;
 	gs->keep = DatumGetInt64(castNode(Const, list_nth(private, GROUPS_FIELD_KEEP))->constvalue);
 	gs->partitions = linitial_int(list_nth(private, GROUPS_FIELD_PARTITIONS));
+	gs->gpu_planned = lsecond_int(list_nth(private, GROUPS_FIELD_PARTITIONS)) != 0;
+	gs->expected_groups =
+		DatumGetFloat8(castNode(Const, list_nth(private, GROUPS_FIELD_ESTIMATE))->constvalue);
 	gs->hash_mem = get_hash_memory_limit();
 	gs->record_bytes = GROUPS_RECORD_HEADER_BYTES + gs->cell_bytes;
 	gs->record = palloc(gs->record_bytes);
@@ -203,7 +207,9 @@ start_spill(GroupsScanState *gs, BlockNumber pages_read)
 /*
  * The table, or this process's share of its blocks, into the set of
  * groups; in the partitioned form, or once it spills, the set goes to the
- * exchange whenever it outgrows hash_mem, and at the end.
+ * exchange whenever it outgrows hash_mem, and at the end.  In the GPU form
+ * the pages the GPU can read whole go to it (groups_gpu.c), and the set
+ * ends as the groups it chose; the set of the other pages does not spill.
  */
 static void
 scan_table(GroupsScanState *gs)
@@ -212,6 +218,7 @@ scan_table(GroupsScanState *gs)
 	BlockNumber pages_read = 0;
 	instr_time	start;
 	instr_time	end;
+	PageSink   *sink;
 
 	INSTR_TIME_SET_CURRENT(start);
 	scan_counters_count_process(&gs->counters, false);
@@ -220,14 +227,28 @@ scan_table(GroupsScanState *gs)
 	gs->reader.parallel = gs->shared ?
 		(ParallelTableScanDesc) ((char *) gs->shared + GROUPS_SHARED_SCAN_OFFSET) : NULL;
 	scan_row_reader_begin(&gs->reader, gs->css.ss.ps.state->es_snapshot);
-	while ((block = scan_row_reader_next_read_block(&gs->reader)) != InvalidBlockNumber)
+	sink = gs->partitions == 0 && gs->exchange == NULL ? groups_gpu_sink(gs) : NULL;
+	while ((block = sink ? scan_page_sink_next_block(sink, &gs->reader) :
+			scan_row_reader_next_read_block(&gs->reader)) != InvalidBlockNumber)
 	{
+		WholePage	whole;
+
 		CHECK_FOR_INTERRUPTS();
-		scan_row_reader_read_page(&gs->reader, block);
+		gs->pages_read++;
+		if (sink == NULL)
+			scan_row_reader_read_page(&gs->reader, block);
+		else if (scan_row_reader_read_or_pin(&gs->reader, block, &whole))
+		{
+			scan_page_sink_add(sink, block, &whole);
+			gs->pages_on_gpu++;
+			if (scan_page_sink_failed(sink))
+				sink = groups_gpu_fall_back(gs, sink);
+			continue;
+		}
 		groups_add_page(gs);
 		gs->counters.counts[GROUPS_COUNT_ROWS_SCANNED] += gs->reader.scan->rs_ntuples;
 		pages_read++;
-		if (MemoryContextMemAllocated(gs->groups_cxt, true) > gs->hash_mem)
+		if (sink == NULL && MemoryContextMemAllocated(gs->groups_cxt, true) > gs->hash_mem)
 		{
 			if (gs->exchange == NULL && gs->partitions == 0 && gs->spillable)
 				start_spill(gs, pages_read);
@@ -235,6 +256,8 @@ scan_table(GroupsScanState *gs)
 				groups_write_records(gs);
 		}
 	}
+	if (sink)
+		groups_gpu_finish(gs, sink);
 	scan_row_reader_end(&gs->reader);
 	if (gs->exchange)
 		groups_write_records(gs);

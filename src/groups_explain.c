@@ -64,12 +64,22 @@ groups_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 							es);
 	if (gs->partitions > 0)
 		ExplainPropertyInteger("Partitions", NULL, gs->partitions, es);
-	ExplainPropertyText("Backend", device_backend_name(BACKEND_CPU), es);
+	/* the GPU form's backend: the GPU as planned, or where the leader's ran */
+	ExplainPropertyText("Backend", device_backend_name(gs->gpu_planned &&
+													   (!es->analyze || gs->ran_on_gpu) ?
+													   BACKEND_GPU : BACKEND_CPU), es);
 	if (!(es->analyze && gs->counters.processes > 0))
 		return;
 	if (node->ss.ps.plan->parallel_aware)
 		ExplainPropertyInteger("Scan Processes", NULL, gs->counters.processes, es);
 	ExplainPropertyUInteger("Rows Scanned", NULL, count[GROUPS_COUNT_ROWS_SCANNED], es);
+	if (gs->ran_on_gpu)
+	{
+		scan_gpu_stats_explain_pages(gs->pages_read, gs->pages_on_gpu,
+									 gs->gpu_pages.pages_cached, gs->gpu_pages.pages_unpinned,
+									 es->timing ? gs->scan_ms : 0, es);
+		scan_gpu_stats_explain_shipped(&gs->gpu, es);
+	}
 	ExplainPropertyUInteger("Groups", NULL, count[GROUPS_COUNT_GROUPS], es);
 	ExplainPropertyUInteger("Groups Returned", NULL, count[GROUPS_COUNT_RETURNED], es);
 	if (gs->spill_partitions > 0)
@@ -87,5 +97,7 @@ groups_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	{
 		ExplainPropertyFloat("Scan Time", "ms", gs->scan_ms, 3, es);
 		ExplainPropertyFloat("Choose Time", "ms", gs->choose_ms, 3, es);
+		if (gs->ran_on_gpu)
+			scan_gpu_stats_explain_times(&gs->gpu, es);
 	}
 }

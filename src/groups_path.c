@@ -23,10 +23,16 @@
  *	   aggregate of the target list (one at least) is one of those, over the
  *	   table's columns;
  *	 - the WHERE clause is one the scan can run (agg_path_where_is_plain);
- *	 - the groups, as estimated from the column's statistics, fit in
- *	   hash_mem (work_mem times hash_mem_multiplier): larger groupings, and
- *	   those of a column not yet analyzed, stay with PostgreSQL;
- *	 - gputopk.device is not gpu: the scan runs on the CPU backend.
+ *	 - the grouping column has statistics: a column not yet analyzed
+ *	   stays with PostgreSQL.
+ * Three forms: in one process, where the estimated groups fit in hash_mem
+ * (work_mem times hash_mem_multiplier); partitioned, in a parallel plan;
+ * and the GPU form, in one process, where the GPU can group the table's
+ * pages (groups_gpu.h): the GPU is the backend, gputopk.gpu_pages is on,
+ * the service has mapped shared_buffers, half of the table's pages are
+ * all-visible by its statistics, every WHERE clause compiles, the grouping
+ * is by value, and the GPU computes every aggregate and ranks by the first
+ * ORDER BY key.  Under gputopk.device = gpu only the GPU form is offered.
  *
  *-------------------------------------------------------------------------
  */
@@ -53,6 +59,9 @@
 #include "utils/spccache.h"
 #include "utils/typcache.h"
 
+#include "access/xact.h"
+#include "access/xlog.h"
+
 #include "agg_exchange.h"
 #include "agg_path.h"
 #include "device.h"
@@ -60,8 +69,11 @@
 #include "groups_exec.h"
 #include "groups_path.h"
 #include "groups_scan.h"
+#include "gpu_groups.h"
 #include "scan_datum_key.h"
+#include "scan_filter_program.h"
 #include "scan_parallel_policy.h"
+#include "service_client.h"
 #include "settings.h"
 
 /*
@@ -74,6 +86,8 @@
 #define GROUPS_ADD_COST_FACTOR 0.25
 /* a partitioned plan's group, per word: written to a file and read back */
 #define GROUPS_EXCHANGE_COST_FACTOR 0.5
+/* a page the GPU groups: the scan's work on it, in cpu_tuple_costs (as GpuTopK's) */
+#define GROUPS_GPU_PAGE_COST_FACTOR 4.0
 
 /* a group's bytes in the hash table beside its cells (groups_table.c) */
 #define GROUPS_ENTRY_BYTES 32.0
@@ -102,6 +116,7 @@ typedef struct GroupsQuery
 	int			naggs;
 	int			cell_bytes;		/* a group's cells */
 	bool		combinable;		/* every aggregate's cells combine */
+	bool		gpu_computable; /* the GPU computes every aggregate, and ranks */
 	bool		by_text;		/* the grouping column is text or varchar */
 	int			rank;			/* GROUPS_FIELD_RANK's */
 	bool		desc;
@@ -160,6 +175,7 @@ scan_exprs_of(PlannerInfo *root, GroupsQuery *q)
 	q->naggs = 0;
 	q->cell_bytes = 0;
 	q->combinable = true;
+	q->gpu_computable = q->naggs <= GPU_GROUPS_MAX_AGGS;
 	q->rank = -1 - GROUPS_MAX_COLUMNS;	/* none yet */
 	vars = pull_var_clause((Node *) q->grouped_rel->reltarget->exprs,
 						   PVC_INCLUDE_AGGREGATES | PVC_RECURSE_WINDOWFUNCS |
@@ -168,6 +184,7 @@ scan_exprs_of(PlannerInfo *root, GroupsQuery *q)
 	{
 		Node	   *node = lfirst(lc);
 		GroupAgg	agg;
+		int			gpu_kind;
 
 		if (list_member(q->scan_exprs, node))
 			continue;
@@ -176,6 +193,8 @@ scan_exprs_of(PlannerInfo *root, GroupsQuery *q)
 			return false;
 		if (equal(node, rank_expr) && groups_agg_can_rank(agg.kind))
 			q->rank = q->naggs;
+		q->gpu_computable &= groups_agg_gpu_kind(&agg, &gpu_kind) &&
+			!(q->rank == q->naggs && gpu_kind == GPU_GROUPS_WIDE_SUM);
 		q->scan_exprs = lappend(q->scan_exprs, node);
 		q->cell_bytes += groups_agg_cell_bytes(agg.kind);
 		q->combinable &= groups_agg_can_combine(agg.kind);
@@ -190,7 +209,29 @@ scan_exprs_of(PlannerInfo *root, GroupsQuery *q)
 			key_type_of(exprType(rank_expr), &key_type))
 			q->rank = -1 - c;
 	}
+	q->gpu_computable &= q->naggs <= GPU_GROUPS_MAX_AGGS;
 	return q->rank != -1 - GROUPS_MAX_COLUMNS && q->naggs > 0;
+}
+
+/*
+ * The share of the table's pages the GPU form would group on the GPU: the
+ * all-visible share by the statistics where the GPU can take the query
+ * (see the header comment), else 0.
+ */
+static double
+gpu_pages_share(const GroupsQuery *q)
+{
+	ListCell   *lc;
+
+	if (!q->gpu_computable || q->by_text || !gputopk_gpu_pages || !service_buffers_mapped() ||
+		q->scan_rel->allvisfrac < 0.5 || IsolationIsSerializable() || RecoveryInProgress() ||
+		device_selected_backend() != BACKEND_GPU)
+		return 0.0;
+	foreach(lc, q->scan_rel->baserestrictinfo)
+		if (!scan_filter_program_compiles((Node *) lfirst_node(RestrictInfo, lc)->clause,
+										  q->scan_rel->relid))
+			return 0.0;
+	return q->scan_rel->allvisfrac;
 }
 
 /*
@@ -244,10 +285,13 @@ rank_order_of(PlannerInfo *root, bool *desc, bool *nulls_first)
  * and a HashAggregate cost, and the WHERE clause, each process its share;
  * per group a comparison with the groups kept, in each process that holds
  * it, and in the partitioned form its records written and read back; per
- * group returned its output.  Nothing comes out before the scan ends.
+ * group returned its output.  Nothing comes out before the scan ends.  In
+ * the GPU form, the gpu_share of the pages that the GPU groups costs
+ * instead the scan's work per page, as for GpuTopK.
  */
 static void
-cost_groups_path(PlannerInfo *root, const GroupsQuery *q, Path *path, int partitions)
+cost_groups_path(PlannerInfo *root, const GroupsQuery *q, Path *path, int partitions,
+				 double gpu_share)
 {
 	RelOptInfo *scan_rel = q->scan_rel;
 	int			workers = path->parallel_workers;
@@ -265,15 +309,20 @@ cost_groups_path(PlannerInfo *root, const GroupsQuery *q, Path *path, int partit
 	run = spc_seq_page_cost * scan_rel->pages +
 		((GROUPS_TUPLE_COST_FACTOR * cpu_tuple_cost + where.per_tuple) * scan_rel->tuples +
 		 GROUPS_ADD_COST_FACTOR * cpu_operator_cost * (1 + q->naggs) * scan_rel->rows +
-		 cpu_operator_cost * q->groups * per_group) / divisor +
+		 cpu_operator_cost * q->groups * per_group) * (1.0 - gpu_share) / divisor +
+		gpu_share * scan_rel->pages * GROUPS_GPU_PAGE_COST_FACTOR * cpu_tuple_cost +
 		(cpu_tuple_cost + path->pathtarget->cost.per_tuple) * path->rows;
 	path->startup_cost = where.startup + path->pathtarget->cost.startup + run;
 	path->total_cost = path->startup_cost;
 }
 
-/* A GpuTopKGroups path: in one process, or partitioned (parallel with workers). */
+/*
+ * A GpuTopKGroups path: in one process (on the GPU where gpu_share > 0),
+ * or partitioned (parallel with workers).
+ */
 static CustomPath *
-make_groups_path(PlannerInfo *root, const GroupsQuery *q, int partitions, int workers)
+make_groups_path(PlannerInfo *root, const GroupsQuery *q, int partitions, int workers,
+				 double gpu_share)
 {
 	CustomPath *path = makeNode(CustomPath);
 	double		returned = Min(q->groups, (double) q->keep * Max(partitions, 1));
@@ -292,12 +341,16 @@ make_groups_path(PlannerInfo *root, const GroupsQuery *q, int partitions, int wo
 				   list_make3_int(q->rank, q->desc, q->nulls_first),
 				   makeConst(INT8OID, -1, InvalidOid, sizeof(int64), Int64GetDatum(q->keep),
 							 false, FLOAT8PASSBYVAL),
-				   list_make1_int(partitions),
-				   list_concat(extract_actual_clauses(q->scan_rel->baserestrictinfo, true),
-							   extract_actual_clauses(q->scan_rel->baserestrictinfo, false)));
+				   list_make2_int(partitions, gpu_share > 0),
+				   makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8), Float8GetDatum(q->groups),
+							 false, FLOAT8PASSBYVAL));
+	path->custom_private =
+		lappend(path->custom_private,
+				list_concat(extract_actual_clauses(q->scan_rel->baserestrictinfo, true),
+							extract_actual_clauses(q->scan_rel->baserestrictinfo, false)));
 	path->custom_private = lappend(path->custom_private, q->scan_exprs);
 	path->methods = &groups_path_methods;
-	cost_groups_path(root, q, &path->path, partitions);
+	cost_groups_path(root, q, &path->path, partitions, gpu_share);
 	return path;
 }
 
@@ -346,7 +399,7 @@ add_partitioned_path(PlannerInfo *root, const GroupsQuery *q, RelOptInfo *ordere
 		 Min(q->groups * (workers + 1), q->scan_rel->rows) *
 		 (GROUPS_RECORD_HEADER_BYTES + q->cell_bytes) > (double) temp_file_limit * 1024.0))
 		return;
-	path = make_groups_path(root, q, (int) partitions, workers);
+	path = make_groups_path(root, q, (int) partitions, workers, 0.0);
 	rows = Min(q->groups, (double) q->keep * partitions);
 	add_sorted_path(root, ordered_rel,
 					(Path *) create_gather_path(root, q->grouped_rel, &path->path,
@@ -360,12 +413,13 @@ groups_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo
 	Query	   *parse = root->parse;
 	GroupsQuery q = {.grouped_rel = input_rel};
 	double		group_bytes;
+	double		gpu_share;
 	EstimationInfo estimate;
 
 	if (prev_create_upper_paths_hook)
 		prev_create_upper_paths_hook(root, stage, input_rel, output_rel, extra);
 
-	if (stage != UPPERREL_ORDERED || !gputopk_enabled || device_gpu_demanded() ||
+	if (stage != UPPERREL_ORDERED || !gputopk_enabled ||
 		parse->commandType != CMD_SELECT || parse->groupingSets != NIL ||
 		parse->groupClause == NIL || parse->havingQual != NULL ||
 		parse->hasWindowFuncs || parse->hasTargetSRFs || parse->distinctClause != NIL ||
@@ -394,8 +448,13 @@ groups_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo
 		group_bytes += MAXALIGN(VARHDRSZ + get_attavgwidth(planner_rt_fetch(q.scan_rel->relid,
 																			root)->relid,
 														   ((Var *) linitial(q.scan_exprs))->varattno));
+	gpu_share = gpu_pages_share(&q);
+	if (gpu_share > 0)
+		add_sorted_path(root, output_rel, &make_groups_path(root, &q, 0, 0, gpu_share)->path);
+	if (device_gpu_demanded())
+		return;
 	if (q.groups * group_bytes <= (double) get_hash_memory_limit())
-		add_sorted_path(root, output_rel, &make_groups_path(root, &q, 0, 0)->path);
+		add_sorted_path(root, output_rel, &make_groups_path(root, &q, 0, 0, 0.0)->path);
 	add_partitioned_path(root, &q, output_rel);
 }
 

@@ -23,8 +23,11 @@ typedef enum GroupsField
 								 * descending, whether NULLs first */
 	GROUPS_FIELD_KEEP,			/* Const of int8: the groups to keep, LIMIT plus
 								 * OFFSET, before those tied with the last */
-	GROUPS_FIELD_PARTITIONS,	/* IntList of one: the partitioned form's
-								 * partitions, or 0 for the form in one process */
+	GROUPS_FIELD_PARTITIONS,	/* IntList: the partitioned form's partitions, or
+								 * 0 for the form in one process; and whether
+								 * that one is the GPU form (groups_gpu.h) */
+	GROUPS_FIELD_ESTIMATE,		/* Const of float8: the groups the planner
+								 * expects */
 	GROUPS_FIELDS
 } GroupsField;
 

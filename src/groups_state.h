@@ -17,6 +17,8 @@
 #include "agg_exchange.h"
 #include "groups_aggs.h"
 #include "scan_counters.h"
+#include "scan_gpu_stats.h"
+#include "scan_page_sink.h"
 #include "scan_row_reader.h"
 
 /* a group in the hash table: its grouping value's Datum and its number */
@@ -129,6 +131,8 @@ typedef struct GroupsScanState
 	bool		nulls_first;
 	int64		keep;
 	int			partitions;		/* of the partitioned form; 0 for one process */
+	bool		gpu_planned;	/* the GPU form: its all-visible pages on the GPU */
+	double		expected_groups;	/* the planner's estimate */
 	bool		spillable;		/* in one process, may the set go to files (every
 								 * aggregate's cells combine) */
 	int			spill_partitions;	/* once it did, its exchange's partitions */
@@ -165,6 +169,11 @@ typedef struct GroupsScanState
 
 	/* for EXPLAIN ANALYZE */
 	ScanCounters counters;
+	bool		ran_on_gpu;		/* the GPU form's job gave its answer */
+	uint64		pages_read;		/* by the scan in one process, */
+	uint64		pages_on_gpu;	/* of them read on the GPU */
+	ScanGpuStats gpu;
+	PageSinkStats gpu_pages;
 	Size		memory_used;	/* the most a set of groups of this process took */
 	double		scan_ms;
 	double		choose_ms;
@@ -175,6 +184,7 @@ extern void groups_begin(GroupsScanState *gs);
 extern void groups_reset(GroupsScanState *gs);
 extern void groups_add_page(GroupsScanState *gs);
 extern void groups_merge_record(GroupsScanState *gs, const char *record);
+extern void groups_record_of(GroupsScanState *gs, uint32 n, char *record);
 extern void groups_write_records(GroupsScanState *gs);
 extern void groups_choose(GroupsScanState *gs);
 extern TupleTableSlot *groups_next_tuple(GroupsScanState *gs);

@@ -340,6 +340,35 @@ groups_merge_record(GroupsScanState *gs, const char *record)
 		groups_agg_combine(&gs->aggs[i], cells_of(gs, n), record + RECORD_CELLS_OFFSET);
 }
 
+/* Group number n's key: its grouping values and which are NULL. */
+static PairKey
+key_of_group(GroupsScanState *gs, uint32 n)
+{
+	PairKey		key = {.a = (uint64) gs->values[n]};
+
+	if (gs->second_attno != 0)
+	{
+		key.b = (uint64) gs->seconds[n];
+		key.nulls = gs->nulls[n];
+	}
+	else if (n == gs->null_group)
+		key.a = 0, key.nulls = 1;
+	return key;
+}
+
+/* Group number n as a record (groups_scan.h), into record. */
+void
+groups_record_of(GroupsScanState *gs, uint32 n, char *record)
+{
+	PairKey		key = key_of_group(gs, n);
+	uint64		nulls = key.nulls;
+
+	memcpy(record, &key.a, sizeof(uint64));
+	memcpy(record + sizeof(uint64), &key.b, sizeof(uint64));
+	memcpy(record + 2 * sizeof(uint64), &nulls, sizeof(uint64));
+	memcpy(record + RECORD_CELLS_OFFSET, cells_of(gs, n), gs->cell_bytes);
+}
+
 /*
  * Every group of the set to the exchange, a record each in the partition
  * of its hash, then the set emptied.
@@ -347,30 +376,16 @@ groups_merge_record(GroupsScanState *gs, const char *record)
 void
 groups_write_records(GroupsScanState *gs)
 {
-	char	   *record = gs->record;
-
 	for (uint32 n = 0; n < gs->ngroups; n++)
 	{
-		PairKey		key = {.a = (uint64) gs->values[n]};
-		uint64		nulls;
+		PairKey		key = key_of_group(gs, n);
 
 		if ((n & 0xffff) == 0)
 			CHECK_FOR_INTERRUPTS();
-		if (gs->second_attno != 0)
-		{
-			key.b = (uint64) gs->seconds[n];
-			key.nulls = gs->nulls[n];
-		}
-		else if (n == gs->null_group)
-			key.a = 0, key.nulls = 1;
-		nulls = key.nulls;
-		memcpy(record, &key.a, sizeof(uint64));
-		memcpy(record + sizeof(uint64), &key.b, sizeof(uint64));
-		memcpy(record + 2 * sizeof(uint64), &nulls, sizeof(uint64));
-		memcpy(record + RECORD_CELLS_OFFSET, cells_of(gs, n), gs->cell_bytes);
+		groups_record_of(gs, n, gs->record);
 		/* a group's records all go to one partition */
 		agg_exchange_put(gs->exchange, gs->second_attno != 0 ? hash_pair(key) :
-						 key.nulls != 0 ? 0 : hash_group(key.a), record);
+						 key.nulls != 0 ? 0 : hash_group(key.a), gs->record);
 	}
 	gs->counters.counts[GROUPS_COUNT_RECORDS] += gs->ngroups;
 	gs->counters.counts[GROUPS_COUNT_BYTES] += (uint64) gs->ngroups * gs->record_bytes;

@@ -6,8 +6,11 @@
  *	  unread on the visibility map's word.
  *
  * The job is described once: the table's attributes up to the last one
- * the filter or the key reads (their widths and alignments, for deforming
- * tuples) and the program (scan_gpu_program.c).  Then batches of page
+ * the filter, the key or the groups read (their widths and alignments, for
+ * deforming tuples) and the program (scan_gpu_program.c).  A top-k job
+ * selects the best rows; a groups job (GpuTopKGroups) adds the rows to
+ * groups on the GPU, takes the groups of the pages the scan read itself
+ * as records once the pages are in, and sends back the best groups.  Then batches of page
  * descriptions (buffer, block, line pointers) fill the job's two staging
  * buffers in turn: while the GPU reads one batch's pages over the bus,
  * the scan pins the next one's.  A batch's pins are released once the
@@ -99,6 +102,12 @@ struct PageSink
 	size_t		next_returned;
 	size_t		returned_cap;
 	bool		reader_done;	/* the reader has no more blocks */
+
+	/* a groups job's records being filled */
+	char	   *records;
+	size_t		nrecords;
+	size_t		records_cap;
+	size_t		record_bytes;
 };
 
 /* A column of the table as the kernel reads it: by value, of fixed width, or text. */
@@ -138,16 +147,34 @@ last_attno(const GpuRowProgram *p)
 	return last;
 }
 
-/* The tuples' layout up to the last attribute read; false if the kernel cannot walk it. */
+/* The last attribute the groups read (none: 0). */
+static int
+last_group_attno(const GpuGroupsSpec *groups)
+{
+	int			last = 0;
+
+	if (groups == NULL)
+		return 0;
+	for (int i = 0; i < groups->ncolumns; i++)
+		last = Max(last, groups->columns[i].attno);
+	for (int i = 0; i < groups->naggs; i++)
+		last = Max(last, groups->aggs[i].column.attno);
+	return last;
+}
+
+/*
+ * The tuples' layout up to the last attribute read (the program's or the
+ * groups'); false if the kernel cannot walk it.
+ */
 static bool
-describe_layout(TupleDesc desc, GpuHeapQuery *q)
+describe_layout(TupleDesc desc, const GpuGroupsSpec *groups, GpuHeapQuery *q)
 {
 	int32		offset = 0;
 	bool		fixed = true;
 
 	q->page_size = BLCKSZ;
 	q->max_lines = MaxHeapTuplesPerPage;
-	q->natts = last_attno(&q->program);
+	q->natts = Max(last_attno(&q->program), last_group_attno(groups));
 	q->fixed_natts = 0;
 	for (int i = 0; i < q->natts; i++)
 	{
@@ -193,17 +220,15 @@ mostly_all_visible(RowReader *reader)
 	return (uint64) all_visible * 2 >= reader->scan->rs_nblocks;
 }
 
-PageSink *
-scan_page_sink_create(RowReader *reader, const GpuProgramSource *program, uint64 k, TopkMode mode)
+/*
+ * A sink whose job spec describes, for the program and (a groups job) the
+ * groups; NULL where the GPU cannot read the table's pages.
+ */
+static PageSink *
+create_sink(RowReader *reader, const GpuProgramSource *program, ServiceJobSpec *spec,
+			const GpuGroupsSpec *groups, uint64 expected_groups)
 {
 	Relation	rel = reader->rel;
-	ServiceJobSpec spec = {
-		.kind = SERVICE_JOB_PAGES,
-		.key_width = key_width(program->key_type),
-		.k = k,
-		.mode = mode,
-		.algorithm = (GpuTopkAlgorithm) gputopk_algorithm,
-	};
 	GpuProgramSource source = *program;
 	ServicePagesRequest request;
 	uint64	   *set_values;
@@ -217,24 +242,32 @@ scan_page_sink_create(RowReader *reader, const GpuProgramSource *program, uint64
 		return NULL;
 	source.column_of = heap_column;
 	source.arg = RelationGetDescr(rel);
+	memset(&request, 0, sizeof(request));
 	/* the request fills the job's two buffers at most */
 	if (!scan_gpu_program_describe(&source, &request.query.program, &set_values, &nset_values) ||
-		!describe_layout(RelationGetDescr(rel), &request.query) ||
+		!describe_layout(RelationGetDescr(rel), groups, &request.query) ||
 		!service_request_fits(sizeof(request) + sizeof(uint64) * nset_values))
 		return NULL;
 	request.nset_values = nset_values;
 	request.query.relation[0] = compat_locator_spc(compat_rel_locator(rel));
 	request.query.relation[1] = compat_locator_db(compat_rel_locator(rel));
 	request.query.relation[2] = compat_locator_rel(compat_rel_locator(rel));
+	if (groups)
+	{
+		request.groups = *groups;
+		request.expected_groups = expected_groups;
+		spec->record_bytes = GPU_GROUPS_HEADER_BYTES + groups->cell_bytes;
+	}
 
 	/* released with the current memory context, errors included (service_client.h) */
 	sink = palloc0(sizeof(PageSink));
-	sink->job = device_start_job(&spec, true);
+	sink->job = device_start_job(spec, true);
 	if (sink->job == NULL)
 		return NULL;
 	sink->rel = rel;
 	sink->pins_cap = batch_pins();
 	sink->batch_cap = Min(SERVICE_HEAP_PAGES(service_buffer_bytes()), BATCH_UNPINNED_MAX);
+	sink->record_bytes = spec->record_bytes;
 	service_job_pages_query(sink->job, &request, set_values);
 	for (int i = 0; i < 2; i++)
 		sink->pins[i] = palloc(sizeof(Buffer) * sink->pins_cap);
@@ -248,6 +281,38 @@ scan_page_sink_create(RowReader *reader, const GpuProgramSource *program, uint64
 	/* the blocks to read again on the CPU if the GPU fails the job */
 	scan_row_reader_remember_blocks(reader);
 	return sink;
+}
+
+PageSink *
+scan_page_sink_create(RowReader *reader, const GpuProgramSource *program, uint64 k, TopkMode mode)
+{
+	ServiceJobSpec spec = {
+		.kind = SERVICE_JOB_PAGES,
+		.key_width = key_width(program->key_type),
+		.k = k,
+		.mode = mode,
+		.algorithm = (GpuTopkAlgorithm) gputopk_algorithm,
+	};
+
+	return create_sink(reader, program, &spec, NULL, 0);
+}
+
+PageSink *
+scan_page_sink_create_groups(RowReader *reader, const GpuGroupsSpec *groups,
+							 uint64 expected_groups)
+{
+	ServiceJobSpec spec = {
+		.kind = SERVICE_JOB_PAGE_GROUPS,
+		.k = groups->keep,
+	};
+	/* the filter alone: the key, a grouping column, is not computed */
+	GpuProgramSource program = {
+		.key_type = KEY_INT8,
+		.key_attno = groups->columns[0].attno,
+		.filter = reader->filter,
+	};
+
+	return create_sink(reader, &program, &spec, groups, expected_groups);
 }
 
 static void
@@ -444,6 +509,22 @@ release_all_pins(PageSink *sink)
 	sink->vm_buffer = InvalidBuffer;
 }
 
+char *
+scan_page_sink_record(PageSink *sink)
+{
+	if (sink->records == NULL)
+	{
+		/* the last pages first: records follow them */
+		if (sink->nbatch > 0)
+			post_batch(sink);
+		sink->records = service_job_buffer(sink->job);
+		sink->records_cap = service_buffer_bytes() / sink->record_bytes;
+	}
+	else if (sink->nrecords == sink->records_cap)
+		sink->records = service_job_post_records(sink->job, &sink->nrecords);
+	return sink->records + sink->nrecords++ * sink->record_bytes;
+}
+
 bool
 scan_page_sink_failed(PageSink *sink)
 {
@@ -462,6 +543,20 @@ scan_page_sink_abandon(PageSink *sink)
 	pfree(sink);
 }
 
+/* The job's counts into *gpu and *stats; the job released. */
+static void
+finish_job(PageSink *sink, ScanGpuStats *gpu, PageSinkStats *stats)
+{
+	scan_gpu_stats_add_job(gpu, sink->job);
+	stats->rows_read += service_job_stats(sink->job)->rows_read;
+	stats->rows_keyed += service_job_stats(sink->job)->rows_keyed;
+	stats->pages_cached += service_job_stats(sink->job)->pages_cached;
+	stats->pages_unpinned += service_job_stats(sink->job)->pages_unpinned;
+	stats->plan = service_job_stats(sink->job)->plan;
+	stats->groups += service_job_stats(sink->job)->groups;
+	service_job_release(sink->job);
+}
+
 void
 scan_page_sink_result(PageSink *sink, TopkResult *result, ScanGpuStats *gpu, PageSinkStats *stats)
 {
@@ -469,11 +564,18 @@ scan_page_sink_result(PageSink *sink, TopkResult *result, ScanGpuStats *gpu, Pag
 		post_batch(sink);
 	service_job_topk_answer(sink->job, result);
 	release_all_pins(sink);
-	scan_gpu_stats_add_job(gpu, sink->job);
-	stats->rows_read += service_job_stats(sink->job)->rows_read;
-	stats->rows_keyed += service_job_stats(sink->job)->rows_keyed;
-	stats->pages_cached += service_job_stats(sink->job)->pages_cached;
-	stats->pages_unpinned += service_job_stats(sink->job)->pages_unpinned;
-	stats->plan = service_job_stats(sink->job)->plan;
-	service_job_release(sink->job);
+	finish_job(sink, gpu, stats);
+}
+
+void
+scan_page_sink_groups(PageSink *sink, char **records, size_t *count, ScanGpuStats *gpu,
+					  PageSinkStats *stats)
+{
+	if (sink->nbatch > 0)
+		post_batch(sink);
+	if (sink->nrecords > 0)
+		service_job_post_records(sink->job, &sink->nrecords);
+	service_job_groups_answer(sink->job, records, count);
+	release_all_pins(sink);
+	finish_job(sink, gpu, stats);
 }

@@ -20,6 +20,7 @@
 #include "storage/off.h"
 #include "utils/relcache.h"
 
+#include "gpu_groups.h"
 #include "scan_gpu_program.h"
 #include "gpu_topk.h"
 #include "scan_gpu_stats.h"
@@ -36,6 +37,7 @@ typedef struct PageSinkStats
 	uint64		pages_cached;	/* pages read from the GPU's page cache, */
 	uint64		pages_unpinned; /* of them those the scan did not read */
 	GpuTopkPlan plan;			/* the top-k's last selection */
+	uint64		groups;			/* a groups job's groups */
 } PageSinkStats;
 
 /*
@@ -50,6 +52,14 @@ typedef struct PageSinkStats
  */
 extern PageSink *scan_page_sink_create(RowReader *reader, const GpuProgramSource *program, uint64 k,
 									   TopkMode mode);
+
+/*
+ * The same for a groups job: the rows of the pages the GPU reads that pass
+ * the reader's filter go to their groups there (gpu_groups.h), a table
+ * sized at first for expected_groups.
+ */
+extern PageSink *scan_page_sink_create_groups(RowReader *reader, const GpuGroupsSpec *groups,
+											  uint64 expected_groups);
 
 /*
  * The next block for the scan to read itself, InvalidBlockNumber at the
@@ -71,6 +81,12 @@ extern void scan_page_sink_add(PageSink *sink, BlockNumber block, const WholePag
  */
 extern bool scan_page_sink_failed(PageSink *sink);
 
+/*
+ * A groups job's next record to fill (of the job's record bytes), once the
+ * scan is over: the groups of the pages it read itself go to the GPU's.
+ */
+extern char *scan_page_sink_record(PageSink *sink);
+
 /* After a failure: every pin, the job and the sink released. */
 extern void scan_page_sink_abandon(PageSink *sink);
 
@@ -81,5 +97,13 @@ extern void scan_page_sink_abandon(PageSink *sink);
  */
 extern void scan_page_sink_result(PageSink *sink, TopkResult *result, ScanGpuStats *gpu,
 								  PageSinkStats *stats);
+
+/*
+ * A groups job's answer: the records of the groups chosen, in the current
+ * memory context, and their count (0 where the GPU failed the job).
+ * Every pin is released.
+ */
+extern void scan_page_sink_groups(PageSink *sink, char **records, size_t *count,
+								  ScanGpuStats *gpu, PageSinkStats *stats);
 
 #endif							/* SCAN_PAGE_SINK_H */

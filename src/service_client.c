@@ -252,6 +252,8 @@ job_action(ServiceJobKind kind)
 			return "select each group's top k on the GPU";
 		case SERVICE_JOB_PAGES:
 			return "read table pages on the GPU";
+		case SERVICE_JOB_PAGE_GROUPS:
+			return "group table pages on the GPU";
 		case SERVICE_JOB_INDEX:
 			break;
 	}
@@ -490,6 +492,7 @@ row_bytes(ServiceJob *job)
 			return sizeof(GroupedKey) + sizeof(uint64);
 		case SERVICE_JOB_INDEX:
 		case SERVICE_JOB_PAGES:
+		case SERVICE_JOB_PAGE_GROUPS:
 			break;
 	}
 	/* a page: an index's page copied, or a table's read in place */
@@ -501,7 +504,7 @@ service_job_batch_rows(ServiceJob *job)
 {
 	if (job->kind == SERVICE_JOB_INDEX)
 		return SERVICE_INDEX_PAGES(service->buffer_bytes);
-	if (job->kind == SERVICE_JOB_PAGES)
+	if (job->kind == SERVICE_JOB_PAGES || job->kind == SERVICE_JOB_PAGE_GROUPS)
 		return SERVICE_HEAP_PAGES(service->buffer_bytes);
 	return service->buffer_bytes / row_bytes(job);
 }
@@ -528,19 +531,32 @@ post_order(ServiceJob *job, SlotCommand command, uint64 rows)
 	service_wake_job(job->slot);
 }
 
-char *
-service_job_post(ServiceJob *job, size_t *rows)
+/* Post the filled buffer's rows of row_bytes each; the buffer to fill next, once it may be. */
+static char *
+post_buffer(ServiceJob *job, SlotCommand command, size_t *rows, size_t bytes)
 {
 	if (*rows > 0)
 	{
-		post_order(job, SLOT_BATCH, *rows);
-		job->stats.bytes_posted += *rows * row_bytes(job);
+		post_order(job, command, *rows);
+		job->stats.bytes_posted += *rows * bytes;
 		*rows = 0;
 		job->filling = 1 - job->filling;
 		/* the batch before this one used the buffer to fill next */
 		wait_done(job, job->posted - 1);
 	}
 	return service_job_buffer(job);
+}
+
+char *
+service_job_post(ServiceJob *job, size_t *rows)
+{
+	return post_buffer(job, SLOT_BATCH, rows, row_bytes(job));
+}
+
+char *
+service_job_post_records(ServiceJob *job, size_t *rows)
+{
+	return post_buffer(job, SLOT_RECORDS, rows, job->slot->spec.record_bytes);
 }
 
 const char *
@@ -578,6 +594,7 @@ first_chunk(ServiceJob *job, SlotCommand command, uint64 *rows)
 	job->stats.rows_keyed = slot->rows_keyed;
 	job->stats.pages_cached = slot->pages_cached;
 	job->stats.pages_unpinned = slot->pages_unpinned;
+	job->stats.groups = slot->groups;
 	*rows = slot->chunk_rows;
 	return slot->answer_rows;
 }
@@ -689,6 +706,32 @@ service_job_grouped_answer(ServiceJob *job, GroupedKey **keys, uint64 **payloads
 	{
 		memcpy(*keys + got, chunk, rows * sizeof(GroupedKey));
 		memcpy(*payloads + got, chunk + cap * sizeof(GroupedKey), rows * sizeof(uint64));
+		got += rows;
+		if (got >= total)
+			break;
+		rows = next_chunk(job);
+		if (job->failed)
+		{
+			*count = 0;
+			break;
+		}
+	}
+}
+
+void
+service_job_groups_answer(ServiceJob *job, char **records, size_t *count)
+{
+	const char *chunk = service_buffer(job->index, 0);
+	size_t		bytes = job->slot->spec.record_bytes;
+	uint64		rows;
+	uint64		total = first_chunk(job, SLOT_RESULT, &rows);
+	uint64		got = 0;
+
+	*count = total;
+	*records = palloc_extended(bytes * Max(total, 1), MCXT_ALLOC_HUGE);
+	for (;;)
+	{
+		memcpy(*records + got * bytes, chunk, rows * bytes);
 		got += rows;
 		if (got >= total)
 			break;

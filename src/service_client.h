@@ -37,6 +37,7 @@ typedef struct ServiceJobStats
 	uint64		rows_keyed;		/* and rows that passed the filter, */
 	uint64		pages_cached;	/* and pages read from the GPU's page cache, */
 	uint64		pages_unpinned; /* of them those not pinned */
+	uint64		groups;			/* a page groups job's: the groups found */
 } ServiceJobStats;
 
 /*
@@ -97,6 +98,9 @@ extern uint64 *service_job_payloads(ServiceJob *job, char *buffer);
  */
 extern char *service_job_post(ServiceJob *job, size_t *rows);
 
+/* The same for a page groups job's buffer of *rows groups' records. */
+extern char *service_job_post_records(ServiceJob *job, size_t *rows);
+
 /*
  * What the service wrote back into the last batch posted in a buffer once
  * done with it (a pages job's blocks it did not read), at the buffer's
@@ -113,6 +117,8 @@ extern void service_job_wait_batches(ServiceJob *job);
 extern void service_job_topk_answer(ServiceJob *job, TopkResult *result);
 extern void service_job_grouped_answer(ServiceJob *job, GroupedKey **keys,
 									   uint64 **payloads, size_t *count);
+/* A page groups job's: the chosen groups' records (spec.record_bytes each). */
+extern void service_job_groups_answer(ServiceJob *job, char **records, size_t *count);
 
 /*
  * An index job's round: its request, with request->nset_values set values

@@ -80,6 +80,8 @@ typedef struct JobThread
 	ResidentIndex *resident;	/* an index job's copy of its index */
 	GpuHeapReader *readers[SERVICE_MAX_DEVICES];	/* pages jobs', kept */
 	GpuHeapCounts pages;		/* a pages job's */
+	GpuGroups  *groups;			/* a page groups job's groups */
+	const char *group_records;	/* and the records of those chosen */
 	bool		faults_checked; /* injected faults looked at, at the first batch */
 	bool		answered;		/* the engine gave its answer: the object is reusable */
 	TopkResult	answer;			/* a top-k's answer */
@@ -266,7 +268,8 @@ take_object(JobThread *jt)
 	{
 		if (attempt > 0)
 			pool_drain(jt->device);
-		status = spec->kind == SERVICE_JOB_GROUPED ? take_grouped(jt, spec) : take_topk(jt, spec);
+		status = spec->kind == SERVICE_JOB_GROUPED ? take_grouped(jt, spec) :
+			spec->kind == SERVICE_JOB_PAGE_GROUPS ? GPU_OK : take_topk(jt, spec);
 	}
 	if (status != GPU_OK)
 		strlcpy(jt->slot->message, gpu_last_error(), sizeof(jt->slot->message));
@@ -298,6 +301,9 @@ put_object(JobThread *jt, bool reusable)
 	pool_put(jt->device, jt->topk, jt->grouped, reusable);
 	jt->topk = NULL;
 	jt->grouped = NULL;
+	/* a job's groups are its own: their table is sized for its query */
+	gpu_groups_destroy(jt->groups);
+	jt->groups = NULL;
 	service_index_release(jt->resident);
 	jt->resident = NULL;
 }
@@ -343,13 +349,18 @@ inject_faults(JobThread *jt)
 	return GPU_OK;
 }
 
-/* A pages job's query, from the slot's buffers, for the batches that follow. */
+/*
+ * A pages job's query, from the slot's buffers, for the batches that
+ * follow; a page groups job's table of groups made.
+ */
 static GpuStatus
 set_pages_query(JobThread *jt)
 {
 	const ServicePagesRequest *request =
 		(const ServicePagesRequest *) service_buffer(jt->index, 0);
 
+	if (jt->slot->spec.kind == SERVICE_JOB_PAGE_GROUPS && jt->groups == NULL)
+		GPU_TRY(gpu_groups_create(&request->groups, request->expected_groups, &jt->groups));
 	if (jt->readers[jt->device] == NULL)
 		GPU_TRY(gpu_heap_reader_create(&jt->readers[jt->device]));
 	return gpu_heap_set_query(jt->readers[jt->device], &request->query,
@@ -363,15 +374,29 @@ push_batch(JobThread *jt, const SlotOrder *order)
 	ServiceDevice *dev = &service->devices[jt->device];
 
 	GPU_TRY(inject_faults(jt));
-	if (jt->slot->spec.kind == SERVICE_JOB_PAGES)
+	if (order->command == SLOT_RECORDS)
+	{
+		GPU_TRY(gpu_groups_merge(jt->groups, buffer, order->rows));
+		pg_atomic_fetch_add_u64(&dev->bytes_received,
+								order->rows * jt->slot->spec.record_bytes);
+	}
+	else if (jt->slot->spec.kind == SERVICE_JOB_PAGES ||
+			 jt->slot->spec.kind == SERVICE_JOB_PAGE_GROUPS)
 	{
 		uint64		cached = jt->pages.pages_cached;
 		size_t		missed;
 
 		/* the blocks of unpinned pages it could not read go back in the buffer */
-		GPU_TRY(gpu_heap_read(jt->readers[jt->device], pools[jt->device].page_cache,
-							  buffers_on_device[jt->device], (GpuHeapPage *) buffer,
-							  order->rows, jt->topk, (uint32 *) buffer, &missed, &jt->pages));
+		if (jt->groups)
+			GPU_TRY(gpu_heap_read_groups(jt->readers[jt->device], pools[jt->device].page_cache,
+										 buffers_on_device[jt->device], (GpuHeapPage *) buffer,
+										 order->rows, jt->groups, (uint32 *) buffer, &missed,
+										 &jt->pages));
+		else
+			GPU_TRY(gpu_heap_read(jt->readers[jt->device], pools[jt->device].page_cache,
+								  buffers_on_device[jt->device], (GpuHeapPage *) buffer,
+								  order->rows, jt->topk, (uint32 *) buffer, &missed,
+								  &jt->pages));
 		jt->slot->returned[order->buffer] = missed;
 		/* the pages that came over the bus, not from the page cache */
 		pg_atomic_fetch_add_u64(&dev->bytes_received,
@@ -410,7 +435,18 @@ finish_answer(JobThread *jt)
 	ServiceDevice *dev = &service->devices[jt->device];
 	size_t		count;
 
-	if (jt->topk)
+	if (jt->groups)
+	{
+		slot->kernel_ms = jt->pages.kernel_ms;
+		GPU_TRY(gpu_groups_choose(jt->groups, &jt->group_records, &count, &slot->groups,
+								  &slot->kernel_ms));
+		slot->rows_read = jt->pages.rows_read;
+		slot->rows_keyed = jt->pages.rows_keyed;
+		slot->pages_cached = jt->pages.pages_cached;
+		slot->pages_unpinned = jt->pages.pages_unpinned;
+		jt->answer_rows = count;
+	}
+	else if (jt->topk)
 	{
 		GPU_TRY(gpu_topk_result(jt->topk, &jt->answer));
 		gpu_topk_stream_times(jt->topk, &slot->copy_ms, &slot->kernel_ms);
@@ -458,7 +494,8 @@ select_candidates(JobThread *jt)
 
 /*
  * The answer's next chunk into the slot's two buffers, which lie one after
- * the other: top-k items, or a grouped top-k's keys then its payloads.
+ * the other: top-k items, groups' records, or a grouped top-k's keys then
+ * its payloads.
  */
 static void
 send_chunk(JobThread *jt)
@@ -467,7 +504,14 @@ send_chunk(JobThread *jt)
 	uint64		left = jt->answer_rows - jt->answer_sent;
 	uint64		n;
 
-	if (jt->topk)
+	if (jt->groups)
+	{
+		uint64		bytes = jt->slot->spec.record_bytes;
+
+		n = Min(left, 2 * service->buffer_bytes / bytes);
+		memcpy(to, jt->group_records + jt->answer_sent * bytes, n * bytes);
+	}
+	else if (jt->topk)
 	{
 		n = Min(left, 2 * service->buffer_bytes / sizeof(TopkItem));
 		memcpy(to, jt->answer.items + jt->answer_sent, n * sizeof(TopkItem));
@@ -491,6 +535,7 @@ execute(JobThread *jt, const SlotOrder *order)
 	switch (order->command)
 	{
 		case SLOT_BATCH:
+		case SLOT_RECORDS:
 			return push_batch(jt, order);
 		case SLOT_PAGES_QUERY:
 			return set_pages_query(jt);
@@ -552,6 +597,7 @@ accept_job(JobThread *jt)
 	slot->index_epoch = 0;
 	memset(&slot->index_counts, 0, sizeof(slot->index_counts));
 	slot->rows_read = slot->rows_keyed = slot->pages_cached = slot->pages_unpinned = 0;
+	slot->groups = 0;
 	slot->returned[0] = slot->returned[1] = 0;
 	INSTR_TIME_SET_CURRENT(now);
 	INSTR_TIME_SUBTRACT(now, slot->submitted_at);
@@ -564,7 +610,8 @@ accept_job(JobThread *jt)
 	else if (slot->spec.kind == SERVICE_JOB_INDEX)
 		status = service_index_acquire(&slot->spec, &jt->device, &jt->resident,
 									   &slot->index_epoch, slot->message);
-	else if (slot->spec.kind == SERVICE_JOB_PAGES && buffers_on_device[jt->device] == NULL)
+	else if ((slot->spec.kind == SERVICE_JOB_PAGES || slot->spec.kind == SERVICE_JOB_PAGE_GROUPS) &&
+			 buffers_on_device[jt->device] == NULL)
 	{
 		strlcpy(slot->message, "shared_buffers are not yet mapped for the GPU.",
 				sizeof(slot->message));

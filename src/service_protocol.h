@@ -12,6 +12,7 @@
 
 
 #include "compat.h"
+#include "gpu_groups.h"
 #include "gpu_heap.h"
 #include "gpu_index.h"
 #include "gpu_topk.h"
@@ -34,8 +35,11 @@ typedef enum ServiceJobKind
 								 * group's top k out (gpu_grouped.h) */
 	SERVICE_JOB_INDEX,			/* a column index's changed pages in, each
 								 * round's candidates out (gpu_index.h) */
-	SERVICE_JOB_PAGES			/* pinned heap pages of shared_buffers in, the
+	SERVICE_JOB_PAGES,			/* pinned heap pages of shared_buffers in, the
 								 * k best rows' keys and TIDs out (gpu_heap.h) */
+	SERVICE_JOB_PAGE_GROUPS		/* the same pages in, and groups' records (the
+								 * backend's own), the best groups' records out
+								 * (gpu_groups.h) */
 } ServiceJobKind;
 
 typedef struct ServiceJobSpec
@@ -48,6 +52,7 @@ typedef struct ServiceJobSpec
 	RelFileLocator index_node; /* index: the index's relfilenode, */
 	uint32		index_generation;	/* its entry in colindex_changes.c, */
 	uint32		index_blocks;	/* and its size when the job starts */
+	uint32		record_bytes;	/* page groups: a group's record */
 } ServiceJobSpec;
 
 /*
@@ -72,7 +77,8 @@ typedef struct ServiceIndexRequest
  * GpuHeapPages, each page pinned by the backend until the batch is done,
  * or unpinned, vouched for by the visibility map: the blocks of those the
  * GPU's page cache has no current copy of come back at the buffer's start
- * (returned).
+ * (returned).  A page groups job's request has its groups too (its
+ * program's key is unused); its SLOT_RECORDS batches are groups' records.
  */
 #define SERVICE_HEAP_PAGES(buffer_bytes) ((buffer_bytes) / sizeof(GpuHeapPage))
 
@@ -80,6 +86,8 @@ typedef struct ServicePagesRequest
 {
 	uint64		nset_values;
 	GpuHeapQuery query;
+	GpuGroupsSpec groups;		/* page groups: */
+	uint64		expected_groups;	/* and the planner's estimate of them */
 } ServicePagesRequest;
 
 /* a GPU the service opened, as it tells backends (gputopk_devices()) */

@@ -77,6 +77,7 @@ typedef enum SlotCommand
 	SLOT_BATCH,					/* rows in a buffer (index: pages; pages:
 								 * GpuHeapPages) */
 	SLOT_PAGES_QUERY,			/* pages: the ServicePagesRequest in the buffers */
+	SLOT_RECORDS,				/* page groups: groups' records in a buffer */
 	SLOT_INDEX_SELECT,			/* index: a round's ServiceIndexRequest in the
 								 * buffers; the answer's first chunk back */
 	SLOT_RESULT,				/* the answer's first chunk into the buffers */
@@ -125,6 +126,7 @@ typedef struct ServiceSlot
 	uint64		rows_keyed;		/* and the rows that passed the filter */
 	uint64		pages_cached;	/* and the pages read from the GPU's page cache, */
 	uint64		pages_unpinned; /* of them those the backend did not pin */
+	uint64		groups;			/* page groups: the groups found, from SLOT_RESULT */
 	uint64		returned[2];	/* pages: rows written back into each buffer by
 								 * its last batch, the unpinned pages' blocks
 								 * it did not read */

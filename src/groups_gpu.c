@@ -1,0 +1,154 @@
+/*-------------------------------------------------------------------------
+ *
+ * groups_gpu.c
+ *	  GpuTopKGroups on the GPU: the table's all-visible pages are grouped
+ *	  there (kernels/gpu_groups.h), in place in shared_buffers or from the
+ *	  GPU's page cache, through a page sink's groups job (scan_page_sink.h).
+ *
+ * The scan in one process reads each block as GpuTopK's page scan does:
+ * a page the GPU can read whole goes to it, pinned or, where the page
+ * cache stands for it, unread; the other pages' rows go to the process's
+ * own set of groups.  Once the table is read, that set's groups go to the
+ * GPU as records, where they add to the GPU's groups, and the GPU sends
+ * back the groups it chose (the first LIMIT + OFFSET by the ranking value
+ * and those tied with the last): they become the set that the scan chooses
+ * from and returns, as on the CPU.  Only aggregates whose cells add up in
+ * any order run there, so the answer is the CPU's to the bit.
+ *
+ * Should the GPU fail the job (under gputopk.device = auto), every block
+ * taken so far is read again on the CPU into an empty set, and the scan
+ * goes on there.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/rel.h"
+
+#include "groups_gpu.h"
+#include "groups_scan.h"
+
+/* A by-value column of the table as the GPU reads it; false where it cannot. */
+static bool
+gpu_column(GroupsScanState *gs, AttrNumber attno, GpuColumn *column)
+{
+	Form_pg_attribute attr = TupleDescAttr(RelationGetDescr(gs->css.ss.ss_currentRelation),
+										   attno - 1);
+
+	/* a default for rows written before the column was added is not in the tuple */
+	if (!attr->attbyval || attr->attlen <= 0 || attr->atthasmissing || attr->attisdropped)
+		return false;
+	memset(column, 0, sizeof(GpuColumn));
+	column->attno = attno;
+	column->width = attr->attlen;
+	return true;
+}
+
+bool
+groups_gpu_describe(GroupsScanState *gs, GpuGroupsSpec *spec)
+{
+	int			kind;
+
+	memset(spec, 0, sizeof(GpuGroupsSpec));
+	if (gs->group_by_text || gs->naggs > GPU_GROUPS_MAX_AGGS)
+		return false;
+	spec->ncolumns = gs->ngroup_columns;
+	if (!gpu_column(gs, gs->group_attno, &spec->columns[0]) ||
+		(gs->ngroup_columns == 2 && !gpu_column(gs, gs->second_attno, &spec->columns[1])))
+		return false;
+	spec->naggs = gs->naggs;
+	for (int i = 0; i < gs->naggs; i++)
+	{
+		GpuGroupsAgg *agg = &spec->aggs[i];
+
+		if (!groups_agg_gpu_kind(&gs->aggs[i], &kind) ||
+			(gs->aggs[i].attno != 0 && !gpu_column(gs, gs->aggs[i].attno, &agg->column)))
+			return false;
+		agg->kind = kind;
+		agg->offset = gs->aggs[i].offset;
+		agg->key_type = gs->aggs[i].key_type;
+	}
+	spec->cell_bytes = gs->cell_bytes;
+	spec->rank = gs->rank ? (int32) (gs->rank - gs->aggs) : -1 - gs->rank_column;
+	/* a 128-bit sum is not ranked on the GPU */
+	if (gs->rank && spec->aggs[spec->rank].kind == GPU_GROUPS_WIDE_SUM)
+		return false;
+	spec->desc = gs->desc;
+	spec->nulls_first = gs->nulls_first;
+	spec->keep = (uint64) gs->keep;
+	return true;
+}
+
+PageSink *
+groups_gpu_sink(GroupsScanState *gs)
+{
+	GpuGroupsSpec spec;
+
+	if (!gs->gpu_planned || !groups_gpu_describe(gs, &spec))
+		return NULL;
+	return scan_page_sink_create_groups(&gs->reader, &spec, (uint64) gs->expected_groups);
+}
+
+/*
+ * Every block the scan has taken read again on the CPU into an empty set:
+ * the GPU failed the job, and the groups it held are gone.
+ */
+static void
+read_again_on_cpu(GroupsScanState *gs)
+{
+	groups_reset(gs);
+	groups_begin(gs);
+	gs->counters.counts[GROUPS_COUNT_ROWS_SCANNED] = 0;
+	gs->pages_on_gpu = 0;
+	/* the blocks read below are taken already */
+	gs->reader.remember_blocks = false;
+	for (size_t i = 0; i < gs->reader.ntaken; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		scan_row_reader_read_page(&gs->reader, gs->reader.taken[i]);
+		groups_add_page(gs);
+		gs->counters.counts[GROUPS_COUNT_ROWS_SCANNED] += gs->reader.scan->rs_ntuples;
+	}
+}
+
+PageSink *
+groups_gpu_fall_back(GroupsScanState *gs, PageSink *sink)
+{
+	scan_page_sink_abandon(sink);
+	read_again_on_cpu(gs);
+	return NULL;
+}
+
+void
+groups_gpu_finish(GroupsScanState *gs, PageSink *sink)
+{
+	char	   *records;
+	size_t		count;
+
+	for (uint32 n = 0; n < gs->ngroups; n++)
+	{
+		if ((n & 0xffff) == 0)
+			CHECK_FOR_INTERRUPTS();
+		groups_record_of(gs, n, scan_page_sink_record(sink));
+	}
+	scan_page_sink_groups(sink, &records, &count, &gs->gpu, &gs->gpu_pages);
+	if (scan_page_sink_failed(sink))
+	{
+		read_again_on_cpu(gs);
+		return;
+	}
+	groups_reset(gs);
+	groups_begin(gs);
+	for (size_t i = 0; i < count; i++)
+	{
+		if ((i & 0xffff) == 0)
+			CHECK_FOR_INTERRUPTS();
+		groups_merge_record(gs, records + i * gs->record_bytes);
+	}
+	pfree(records);
+	gs->counters.counts[GROUPS_COUNT_ROWS_SCANNED] += gs->gpu_pages.rows_read;
+	/* the groups chosen from are the GPU's; the set holds those it chose */
+	gs->counters.counts[GROUPS_COUNT_GROUPS] += gs->gpu_pages.groups - count;
+	gs->ran_on_gpu = true;
+}

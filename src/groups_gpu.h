@@ -1,0 +1,45 @@
+/*-------------------------------------------------------------------------
+ *
+ * groups_gpu.h
+ *	  GpuTopKGroups on the GPU (groups_gpu.c): the scan's all-visible pages
+ *	  grouped there, its other pages' groups sent to join them, and the
+ *	  groups the GPU chose brought back as the scan's set.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GROUPS_GPU_H
+#define GROUPS_GPU_H
+
+#include "gpu_groups.h"
+#include "groups_state.h"
+#include "scan_page_sink.h"
+
+/*
+ * The scan's groups as the GPU computes them; false where it cannot: a
+ * text grouping, a column it cannot read, an aggregate it does not compute
+ * (groups_agg_gpu_kind), or a 128-bit sum to rank by.
+ */
+extern bool groups_gpu_describe(GroupsScanState *gs, GpuGroupsSpec *spec);
+
+/*
+ * A groups job for the scan in one process, its reader begun; NULL where
+ * the plan is not the GPU form or the GPU cannot take it
+ * (scan_page_sink_create_groups), for the CPU to do the work.
+ */
+extern PageSink *groups_gpu_sink(GroupsScanState *gs);
+
+/*
+ * The GPU failed the job (under auto): the job given up, and every block
+ * taken so far read again on the CPU into an empty set.  Returns NULL, the
+ * scan's sink from then on.
+ */
+extern PageSink *groups_gpu_fall_back(GroupsScanState *gs, PageSink *sink);
+
+/*
+ * Once every block is read: the set's groups sent to the GPU, and the
+ * groups it chose made the set; or, should it fail now, every block read
+ * again on the CPU.
+ */
+extern void groups_gpu_finish(GroupsScanState *gs, PageSink *sink);
+
+#endif							/* GROUPS_GPU_H */
