@@ -1,0 +1,67 @@
+-- pgTAP, GPU machines only, under gputopk.device = gpu: GpuTopKGroups groups
+-- a table's all-visible pages on the GPU (groups_gpu.c) and answers as
+-- PostgreSQL does: every aggregate the GPU computes, one and two grouping
+-- columns, NULL groups, ranking by an aggregate or a grouping column in
+-- either direction, OFFSET and WITH TIES, compiled filters, ties by the
+-- hundred thousand, pages left to the CPU after writes, and the queries
+-- that stay with PostgreSQL.
+SET gputopk.min_table_rows = 1000;
+SET gputopk.device = gpu;
+SELECT plan(25);
+
+\set pages_table gg
+\ir lib/pages.sql
+
+CREATE TABLE queries (n serial, q text);
+INSERT INTO queries (q) VALUES
+  ('SELECT b, count(*) AS n FROM gg GROUP BY b ORDER BY n DESC, b LIMIT 10'),
+  ('SELECT s, count(*) AS n, sum(a), min(a), max(ts) FROM gg GROUP BY s ORDER BY sum(a) DESC NULLS LAST, s LIMIT 20'),
+  ('SELECT a, count(*) AS n FROM gg GROUP BY a ORDER BY n DESC, a NULLS FIRST LIMIT 50'),
+  ('SELECT d, min(ts) AS first, sum(id), avg(b) FROM gg GROUP BY d ORDER BY first, d LIMIT 15'),
+  ('SELECT s, flag, count(*) AS n, max(a) FROM gg GROUP BY s, flag ORDER BY n DESC, s, flag NULLS FIRST LIMIT 25'),
+  ('SELECT b, count(*) FROM gg GROUP BY b ORDER BY b DESC LIMIT 5'),
+  ('SELECT s, count(*) AS n FROM gg WHERE ts > now() - interval ''100 days'' AND b < 500 GROUP BY s ORDER BY n DESC, s LIMIT 10'),
+  ('SELECT s, count(*) AS n FROM gg GROUP BY s ORDER BY n DESC, s OFFSET 5 FETCH FIRST 3 ROWS WITH TIES'),
+  ('SELECT late, count(*) AS n, sum(s) FROM gg GROUP BY late ORDER BY sum(s) NULLS FIRST, late LIMIT 7'),
+  ('SELECT b, count(a) AS n FROM gg GROUP BY b ORDER BY n, b LIMIT 10'),
+  ('SELECT s, sum(id), avg(a), avg(id), count(*) AS n FROM gg GROUP BY s ORDER BY n DESC, s LIMIT 10'),
+  ('SELECT ts, count(*) AS n FROM gg GROUP BY ts ORDER BY n DESC, ts LIMIT 3'),
+  ('SELECT a, count(*) FROM gg GROUP BY a ORDER BY a DESC NULLS FIRST LIMIT 4'),
+  ('SELECT a, count(*) FROM gg GROUP BY a ORDER BY a NULLS FIRST LIMIT 4'),
+  ('SELECT late, b, min(d), max(s) AS m FROM gg WHERE flag GROUP BY late, b ORDER BY m DESC, late NULLS FIRST, b LIMIT 30'),
+  ('SELECT b, max(late) AS m FROM gg GROUP BY b ORDER BY m NULLS FIRST, b LIMIT 12'),
+  ('SELECT s, count(*) AS n FROM gg WHERE b = -1 GROUP BY s ORDER BY n DESC LIMIT 10'),
+  ('SELECT b % 7 AS g, count(*) FROM gg GROUP BY b % 7 ORDER BY 2 DESC LIMIT 3');
+
+SELECT is(pg_temp.same_on_gpu(q), 'same', 'GPU groups: ' || q) FROM queries WHERE n <> 18 ORDER BY n;
+
+-- an expression to group by stays with PostgreSQL
+SELECT is(pg_temp.explained(q, 'Custom Plan Provider'), NULL, 'not grouped on the GPU: ' || q)
+  FROM queries WHERE n = 18;
+
+-- every group is counted, and the GPU's page cache or the pages themselves read
+SELECT is(pg_temp.explained('SELECT a, count(*) FROM gg GROUP BY a ORDER BY 2 DESC LIMIT 5', 'Groups')::bigint,
+          (SELECT count(DISTINCT a) + 1 FROM gg), 'every group of the table, the NULL one too');
+SELECT is(pg_temp.explained('SELECT b, count(*) FROM gg GROUP BY b ORDER BY 2 DESC LIMIT 5', 'Backend'),
+          'gpu', 'EXPLAIN says the GPU grouped the pages');
+
+-- aggregates the GPU does not compute stay with PostgreSQL under gpu
+SELECT is(pg_temp.explained('SELECT s, sum(score) FROM gg GROUP BY s ORDER BY 2 DESC LIMIT 5',
+                            'Custom Plan Provider'), NULL, 'a float sum stays with PostgreSQL');
+SELECT is(pg_temp.explained('SELECT s, max(v) FROM gg GROUP BY s ORDER BY 2 DESC LIMIT 5',
+                            'Custom Plan Provider'), NULL, 'max of a float stays with PostgreSQL');
+
+-- pages written since the VACUUM are read on the CPU; their groups join the GPU's
+UPDATE gg SET b = b + 1, s = s + 1 WHERE id % 1000 = 0;
+SELECT is(pg_temp.same_on_gpu('SELECT b, count(*) AS n, sum(s), max(a) FROM gg GROUP BY b ORDER BY n DESC, b LIMIT 10', true),
+          'same', 'pages after writes: the CPU''s groups merged into the GPU''s');
+SELECT is(pg_temp.same_on_gpu('SELECT s, flag, count(*) AS n FROM gg GROUP BY s, flag ORDER BY n, s, flag LIMIT 10', true),
+          'same', 'pages after writes: two grouping columns');
+
+-- under auto too
+SET gputopk.device = auto;
+SELECT is(pg_temp.same_on_gpu('SELECT b, count(*) AS n FROM gg GROUP BY b ORDER BY n DESC, b LIMIT 10'),
+          'same', 'GPU groups under auto');
+RESET gputopk.device;
+
+SELECT * FROM finish();
