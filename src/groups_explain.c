@@ -76,7 +76,7 @@ groups_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	if (gs->ran_on_gpu)
 	{
 		scan_gpu_stats_explain_pages(gs->pages_read, gs->pages_on_gpu,
-									 gs->gpu_pages.pages_cached, gs->gpu_pages.pages_unpinned,
+									 gs->pages_cached, gs->pages_unpinned,
 									 es->timing ? gs->scan_ms : 0, es);
 		scan_gpu_stats_explain_shipped(&gs->gpu, es);
 	}

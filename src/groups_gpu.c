@@ -125,6 +125,7 @@ groups_gpu_finish(GroupsScanState *gs, PageSink *sink)
 {
 	char	   *records;
 	size_t		count;
+	PageSinkStats stats = {0};
 
 	for (uint32 n = 0; n < gs->ngroups; n++)
 	{
@@ -132,7 +133,7 @@ groups_gpu_finish(GroupsScanState *gs, PageSink *sink)
 			CHECK_FOR_INTERRUPTS();
 		groups_record_of(gs, n, scan_page_sink_record(sink));
 	}
-	scan_page_sink_groups(sink, &records, &count, &gs->gpu, &gs->gpu_pages);
+	scan_page_sink_groups(sink, &records, &count, &gs->gpu, &stats);
 	if (scan_page_sink_failed(sink))
 	{
 		read_again_on_cpu(gs);
@@ -147,8 +148,13 @@ groups_gpu_finish(GroupsScanState *gs, PageSink *sink)
 		groups_merge_record(gs, records + i * gs->record_bytes);
 	}
 	pfree(records);
-	gs->counters.counts[GROUPS_COUNT_ROWS_SCANNED] += gs->gpu_pages.rows_read;
+	gs->counters.counts[GROUPS_COUNT_ROWS_SCANNED] += stats.rows_read;
 	/* the groups chosen from are the GPU's; the set holds those it chose */
-	gs->counters.counts[GROUPS_COUNT_GROUPS] += gs->gpu_pages.groups - count;
+	gs->counters.counts[GROUPS_COUNT_GROUPS] += stats.groups - count;
+	/* pages the scan did not read, as the visibility map vouched for them */
+	gs->pages_read += stats.pages_unpinned;
+	gs->pages_on_gpu += stats.pages_unpinned;
+	gs->pages_cached += stats.pages_cached;
+	gs->pages_unpinned += stats.pages_unpinned;
 	gs->ran_on_gpu = true;
 }

@@ -171,9 +171,10 @@ typedef struct GroupsScanState
 	ScanCounters counters;
 	bool		ran_on_gpu;		/* the GPU form's job gave its answer */
 	uint64		pages_read;		/* by the scan in one process, */
-	uint64		pages_on_gpu;	/* of them read on the GPU */
+	uint64		pages_on_gpu;	/* of them read on the GPU, */
+	uint64		pages_cached;	/* of those from its page cache, */
+	uint64		pages_unpinned; /* of those vouched for by the visibility map */
 	ScanGpuStats gpu;
-	PageSinkStats gpu_pages;
 	Size		memory_used;	/* the most a set of groups of this process took */
 	double		scan_ms;
 	double		choose_ms;
