@@ -12,7 +12,7 @@ SELECT plan(26);
 \set pages_table gg
 \ir lib/pages.sql
 
-CREATE TABLE queries (n serial, q text);
+CREATE TEMP TABLE queries (n serial, q text);
 INSERT INTO queries (q) VALUES
   ('SELECT b, count(*) AS n FROM gg GROUP BY b ORDER BY n DESC, b LIMIT 10'),
   ('SELECT s, count(*) AS n, sum(a), min(a), max(ts) FROM gg GROUP BY s ORDER BY sum(a) DESC NULLS LAST, s LIMIT 20'),
@@ -87,7 +87,7 @@ VACUUM (FREEZE, ANALYZE) gr;
 CREATE TEMP TABLE groups_random AS
 SELECT q, pg_temp.same_on_gpu(q) AS result
   FROM (SELECT format('SELECT %s, %s AS r, count(i4), max(i8), sum(i8), avg(i2), min(ts) FROM gr%s GROUP BY %s ORDER BY r %s, %s LIMIT %s OFFSET %s',
-                      g, agg, filter, g, agg, ord, g, k, m) AS q
+                      g, agg, filter, g, ord, g, k, m) AS q
           FROM (SELECT (ARRAY['g8', 'g4', 'g2', 'gb', 'gd', 'gtz', 'g2, gb', 'g8, gd', 'gtz, g4'])[1 + floor(random() * 9)::int] AS g,
                        (ARRAY['count(*)', 'count(i2)', 'sum(i2)', 'sum(i4)', 'min(i4)', 'max(i8)',
                               'min(i8)', 'max(i2)', 'min(ts)', 'max(gd)'])[1 + floor(random() * 10)::int] AS agg,
@@ -107,3 +107,4 @@ SELECT is(pg_temp.same_on_gpu('SELECT b, count(*) AS n FROM gg GROUP BY b ORDER 
 RESET gputopk.device;
 
 SELECT * FROM finish();
+DROP TABLE gg, gr;
