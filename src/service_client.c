@@ -606,6 +606,19 @@ next_chunk(ServiceJob *job)
 	return wait_done(job, job->posted) ? job->slot->chunk_rows : 0;
 }
 
+/*
+ * Whether the answer goes on after the got rows of total taken so far: its
+ * next chunk's rows in *rows; false at its end, or where the job failed.
+ */
+static bool
+more_chunks(ServiceJob *job, uint64 got, uint64 total, uint64 *rows)
+{
+	if (got >= total)
+		return false;
+	*rows = next_chunk(job);
+	return !job->failed;
+}
+
 /* The top-k items a command computes, chunk by chunk. */
 static void
 topk_items(ServiceJob *job, SlotCommand command, TopkResult *result)
@@ -617,19 +630,13 @@ topk_items(ServiceJob *job, SlotCommand command, TopkResult *result)
 
 	result->count = total;
 	result->items = palloc_extended(sizeof(TopkItem) * Max(total, 1), MCXT_ALLOC_HUGE);
-	for (;;)
+	do
 	{
 		memcpy(result->items + got, chunk, rows * sizeof(TopkItem));
 		got += rows;
-		if (got >= total)
-			break;
-		rows = next_chunk(job);
-		if (job->failed)
-		{
-			result->count = 0;
-			break;
-		}
-	}
+	} while (more_chunks(job, got, total, &rows));
+	if (job->failed)
+		result->count = 0;
 }
 
 void
@@ -702,20 +709,14 @@ service_job_grouped_answer(ServiceJob *job, GroupedKey **keys, uint64 **payloads
 	*count = total;
 	*keys = palloc_extended(sizeof(GroupedKey) * Max(total, 1), MCXT_ALLOC_HUGE);
 	*payloads = palloc_extended(sizeof(uint64) * Max(total, 1), MCXT_ALLOC_HUGE);
-	for (;;)
+	do
 	{
 		memcpy(*keys + got, chunk, rows * sizeof(GroupedKey));
 		memcpy(*payloads + got, chunk + cap * sizeof(GroupedKey), rows * sizeof(uint64));
 		got += rows;
-		if (got >= total)
-			break;
-		rows = next_chunk(job);
-		if (job->failed)
-		{
-			*count = 0;
-			break;
-		}
-	}
+	} while (more_chunks(job, got, total, &rows));
+	if (job->failed)
+		*count = 0;
 }
 
 void
@@ -729,19 +730,13 @@ service_job_groups_answer(ServiceJob *job, char **records, size_t *count)
 
 	*count = total;
 	*records = palloc_extended(bytes * Max(total, 1), MCXT_ALLOC_HUGE);
-	for (;;)
+	do
 	{
 		memcpy(*records + got * bytes, chunk, rows * bytes);
 		got += rows;
-		if (got >= total)
-			break;
-		rows = next_chunk(job);
-		if (job->failed)
-		{
-			*count = 0;
-			break;
-		}
-	}
+	} while (more_chunks(job, got, total, &rows));
+	if (job->failed)
+		*count = 0;
 }
 
 const ServiceJobStats *
