@@ -3,11 +3,11 @@
 -- PostgreSQL does: every aggregate the GPU computes, one and two grouping
 -- columns, NULL groups, ranking by an aggregate or a grouping column in
 -- either direction, OFFSET and WITH TIES, compiled filters, ties by the
--- hundred thousand, pages left to the CPU after writes, random queries, and
--- the queries that stay with PostgreSQL.
+-- hundred thousand, pages left to the CPU after writes, random queries,
+-- injected faults, and the queries that stay with PostgreSQL.
 SET gputopk.min_table_rows = 1000;
 SET gputopk.device = gpu;
-SELECT plan(26);
+SELECT plan(30);
 
 \set pages_table gg
 \ir lib/pages.sql
@@ -104,6 +104,23 @@ SELECT is((SELECT count(*) FROM groups_random WHERE result <> 'same'), 0::bigint
 SET gputopk.device = auto;
 SELECT is(pg_temp.same_on_gpu('SELECT b, count(*) AS n FROM gg GROUP BY b ORDER BY n DESC, b LIMIT 10'),
           'same', 'GPU groups under auto');
+
+-- device memory running out: an error under gpu, the CPU under auto; a
+-- sticky error during the scan under auto: every page grouped again on the CPU
+SET gputopk.device = gpu;
+SELECT gputopk_service_inject_fault('out_of_memory');
+SELECT throws_ok('SELECT b, count(*) FROM gg GROUP BY b ORDER BY 2 DESC LIMIT 5', '53200', NULL,
+                 'out of device memory, a GpuTopKGroups query fails with out_of_memory');
+SET gputopk.device = auto;
+SELECT gputopk_service_inject_fault('out_of_memory');
+SELECT is(pg_temp.answer('SELECT b, count(*) AS n, max(a) FROM gg GROUP BY b ORDER BY n DESC, b LIMIT 10', true),
+          pg_temp.answer('SELECT b, count(*) AS n, max(a) FROM gg GROUP BY b ORDER BY n DESC, b LIMIT 10', false),
+          'under auto, a groups job without device memory runs on the CPU instead');
+SELECT gputopk_service_inject_fault('device_error');
+SELECT is(pg_temp.answer('SELECT s, flag, sum(a) AS t FROM gg GROUP BY s, flag ORDER BY t DESC, s, flag LIMIT 10', true),
+          pg_temp.answer('SELECT s, flag, sum(a) AS t FROM gg GROUP BY s, flag ORDER BY t DESC, s, flag LIMIT 10', false),
+          'under auto, a sticky CUDA error during the scan leaves every page to the CPU');
+SELECT is(pg_temp.await_service(), 'ready', 'the service restarts');
 RESET gputopk.device;
 
 SELECT * FROM finish();

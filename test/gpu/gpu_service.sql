@@ -11,18 +11,6 @@ SELECT i AS id, (random() * 1e6)::float8 AS v, i % 100 AS g
   FROM generate_series(1, 2000000) i;
 ANALYZE svc;
 
--- the service back to ready (after a fault), or its state after 60 s
-CREATE FUNCTION pg_temp.await_service() RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-  FOR i IN 1..600 LOOP
-    IF EXISTS (SELECT FROM gputopk_service WHERE state = 'ready') THEN
-      RETURN 'ready';
-    END IF;
-    PERFORM pg_sleep(0.1);
-  END LOOP;
-  RETURN coalesce((SELECT string_agg(DISTINCT state, ',') FROM gputopk_service), 'absent');
-END $$;
-
 -- the jobs the service has finished or failed, on all GPUs
 CREATE FUNCTION pg_temp.jobs() RETURNS bigint LANGUAGE sql AS
 $$ SELECT coalesce(sum(jobs_done + jobs_failed), 0)::bigint FROM gputopk_service $$;

@@ -1,6 +1,7 @@
 -- test/gpu/lib/compare.sql: what the GPU pgTAP files compare, included
--- with \ir lib/compare.sql: a query's answer with gputopk on and off, and a
--- property of its custom scan in EXPLAIN ANALYZE.  Temporary functions, as
+-- with \ir lib/compare.sql: a query's answer with gputopk on and off, a
+-- property of its custom scan in EXPLAIN ANALYZE, and the service's return
+-- after a fault.  Temporary functions, as
 -- each file runs in a session of its own.
 
 -- a query's rows with gputopk and without, as text
@@ -25,4 +26,16 @@ BEGIN
             UNION ALL
             SELECT child FROM nodes, json_array_elements(node -> 'Plans') child)
           SELECT node ->> property FROM nodes WHERE node ->> 'Node Type' = 'Custom Scan' LIMIT 1);
+END $$;
+
+-- the service back to ready (after a fault), or its state after 60 s
+CREATE FUNCTION pg_temp.await_service() RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  FOR i IN 1..600 LOOP
+    IF EXISTS (SELECT FROM gputopk_service WHERE state = 'ready') THEN
+      RETURN 'ready';
+    END IF;
+    PERFORM pg_sleep(0.1);
+  END LOOP;
+  RETURN coalesce((SELECT string_agg(DISTINCT state, ',') FROM gputopk_service), 'absent');
 END $$;
