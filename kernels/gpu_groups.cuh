@@ -1,9 +1,9 @@
 /*
  * gpu_groups.cuh
  *	  A GpuGroups table (gpu_groups.h) as kernels use it: a group found or
- *	  made for a row's grouping values, and a row's or a record's values
- *	  added to its cells, with atomics, so that any number of threads add at
- *	  once.
+ *	  made for a row's grouping values, and a warp's rows' or a record's
+ *	  values added to its cells, with atomics, so that any number of threads
+ *	  add at once.
  *
  * A slot is a record (gpu_groups.h) whose NULL-flags word also holds the
  * slot's state in its high half: empty, being made, or made.  A thread
@@ -148,44 +148,6 @@ stored_datum(const void *p, int width)
 	}
 }
 
-/* One row's value (unused by count(*)) added to an aggregate's cell. */
-static __device__ __forceinline__ void
-groups_add_value(const GpuGroupsAgg &agg, char *cell, const void *value, bool isnull)
-{
-	int64_t		x;
-
-	if (agg.kind == GPU_GROUPS_COUNT_STAR)
-	{
-		add_u64(cell, 1);
-		return;
-	}
-	if (isnull)
-		return;
-	x = stored_datum(value, agg.column.width);
-	switch (agg.kind)
-	{
-		case GPU_GROUPS_COUNT:
-			add_u64(cell, 1);
-			break;
-		case GPU_GROUPS_SUM:
-			add_u64(cell, (uint64_t) x);
-			add_u64(cell + 8, 1);
-			break;
-		case GPU_GROUPS_WIDE_SUM:
-			add_u128(cell, (uint64_t) x, x < 0 ? ~0ULL : 0);
-			add_u64(cell + 16, 1);
-			break;
-		case GPU_GROUPS_MIN:
-			atomicMin((long long *) (cell + 8), (long long) x);
-			add_u64(cell + 16, 1);
-			break;
-		case GPU_GROUPS_MAX:
-			atomicMax((long long *) (cell + 8), (long long) x);
-			add_u64(cell + 16, 1);
-			break;
-	}
-}
-
 /* Another set's cell of a group added to this one's. */
 static __device__ __forceinline__ void
 groups_combine_cell(const GpuGroupsAgg &agg, char *cell, const char *from)
@@ -217,24 +179,77 @@ groups_combine_cell(const GpuGroupsAgg &agg, char *cell, const char *from)
 	}
 }
 
+/* The sum over the peers (lanes of one group, this one among them) of x: each gets it. */
+static __device__ __forceinline__ int64_t
+peers_sum(unsigned peers, int64_t x)
+{
+	int64_t		sum = 0;
+
+	for (unsigned m = peers; m != 0; m &= m - 1)
+		sum += __shfl_sync(peers, x, __ffs(m) - 1);
+	return sum;
+}
+
+/* The same as a 128-bit sum, in *lo and *hi. */
+static __device__ __forceinline__ void
+peers_wide_sum(unsigned peers, int64_t x, uint64_t *lo, uint64_t *hi)
+{
+	*lo = 0;
+	*hi = 0;
+	for (unsigned m = peers; m != 0; m &= m - 1)
+	{
+		int64_t		y = __shfl_sync(peers, x, __ffs(m) - 1);
+		uint64_t	before = *lo;
+
+		*lo += (uint64_t) y;
+		*hi += (y < 0 ? ~0ULL : 0) + (*lo < before);
+	}
+}
+
+/* The least (or largest) of the peers' x that have a value; INT64_MAX (INT64_MIN) if none. */
+static __device__ __forceinline__ int64_t
+peers_best(unsigned peers, unsigned valued, int64_t x, bool largest)
+{
+	int64_t		best = largest ? INT64_MIN : INT64_MAX;
+
+	for (unsigned m = peers; m != 0; m &= m - 1)
+	{
+		int			lane = __ffs(m) - 1;
+		int64_t		y = __shfl_sync(peers, x, lane);
+
+		if ((valued >> lane) & 1)
+			best = largest ? max(best, y) : min(best, y);
+	}
+	return best;
+}
+
 /*
- * A row that passed the filter added to its group; row.value(column,
- * &isnull) as for the programs (gpu_program.cuh).  Whether its group is new.
+ * A row that passed the filter (row, or NULL where this lane has none)
+ * added to its group; row->value(column, &isnull) as for the programs
+ * (gpu_program.cuh).  Every lane of a warp calls it at once: the lanes of
+ * one group (its peers) add up their values by shuffles, and one of them
+ * adds the sums to the cells, so that a group many rows of a warp share
+ * takes one atomic, not one a row.  Whether this lane's group is new.
  */
 template <typename Row>
 static __device__ bool
-groups_add_row(const GroupsView &v, const Row &row)
+groups_add_row(const GroupsView &v, const Row *row)
 {
 	const GpuGroupsSpec *spec = v.spec;
+	unsigned	lanes = __ballot_sync(0xFFFFFFFFu, row != NULL);
 	uint64_t	values[2] = {0, 0};
 	uint32_t	nulls = 0;
 	char	   *cells;
 	bool		made;
+	unsigned	peers;
+	bool		leader;
 
+	if (row == NULL)
+		return false;
 	for (int c = 0; c < spec->ncolumns; c++)
 	{
 		bool		isnull;
-		const void *p = row.value(spec->columns[c], &isnull);
+		const void *p = row->value(spec->columns[c], &isnull);
 
 		if (isnull)
 			nulls |= 1u << c;
@@ -242,14 +257,56 @@ groups_add_row(const GroupsView &v, const Row &row)
 			values[c] = (uint64_t) stored_datum(p, spec->columns[c].width);
 	}
 	cells = groups_find(v, values[0], values[1], nulls, &made) + GPU_GROUPS_HEADER_BYTES;
+	peers = __match_any_sync(lanes, (unsigned long long) cells);
+	leader = (threadIdx.x & 31) == __ffs(peers) - 1;
 	for (int i = 0; i < spec->naggs; i++)
 	{
 		const GpuGroupsAgg &agg = spec->aggs[i];
+		char	   *cell = cells + agg.offset;
 		bool		isnull = false;
 		const void *p = agg.kind == GPU_GROUPS_COUNT_STAR ? NULL :
-			row.value(agg.column, &isnull);
+			row->value(agg.column, &isnull);
+		int64_t		x = isnull || p == NULL ? 0 : stored_datum(p, agg.column.width);
+		unsigned	valued = __ballot_sync(peers, !isnull) & peers;
+		uint64_t	lo;
+		uint64_t	hi;
 
-		groups_add_value(agg, cells + agg.offset, p, isnull);
+		switch (agg.kind)
+		{
+			case GPU_GROUPS_COUNT_STAR:
+			case GPU_GROUPS_COUNT:
+				if (leader && valued != 0)
+					add_u64(cell, __popc(valued));
+				break;
+			case GPU_GROUPS_SUM:
+				x = peers_sum(peers, x);
+				if (leader && valued != 0)
+				{
+					add_u64(cell, (uint64_t) x);
+					add_u64(cell + 8, __popc(valued));
+				}
+				break;
+			case GPU_GROUPS_WIDE_SUM:
+				peers_wide_sum(peers, x, &lo, &hi);
+				if (leader && valued != 0)
+				{
+					add_u128(cell, lo, hi);
+					add_u64(cell + 16, __popc(valued));
+				}
+				break;
+			case GPU_GROUPS_MIN:
+			case GPU_GROUPS_MAX:
+				x = peers_best(peers, valued, x, agg.kind == GPU_GROUPS_MAX);
+				if (leader && valued != 0)
+				{
+					if (agg.kind == GPU_GROUPS_MIN)
+						atomicMin((long long *) (cell + 8), (long long) x);
+					else
+						atomicMax((long long *) (cell + 8), (long long) x);
+					add_u64(cell + 16, __popc(valued));
+				}
+				break;
+		}
 	}
 	return made;
 }

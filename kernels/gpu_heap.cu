@@ -178,10 +178,11 @@ struct HeapRow
 	int			natts;
 	bool		hasnull;
 
+	/* t may be NULL for a row not to be read */
 	__device__ HeapRow(const GpuHeapQuery *query, const uint8_t *t)
-		: q(query), tuple(t), data(t + t[TUPLE_HOFF]),
-		  natts((t[TUPLE_INFOMASK2] | t[TUPLE_INFOMASK2 + 1] << 8) & HEAP_NATTS_MASK),
-		  hasnull(t[TUPLE_INFOMASK] & HEAP_HASNULL)
+		: q(query), tuple(t), data(t ? t + t[TUPLE_HOFF] : NULL),
+		  natts(t ? (t[TUPLE_INFOMASK2] | t[TUPLE_INFOMASK2 + 1] << 8) & HEAP_NATTS_MASK : 0),
+		  hasnull(t && (t[TUPLE_INFOMASK] & HEAP_HASNULL))
 	{
 	}
 
@@ -279,18 +280,14 @@ struct GroupRows
 						uint32_t block, int line, ProgramState *state) const
 	{
 		bool		pass = false;
-		bool		made = false;
+		bool		made;
 		uint32_t	passed;
 		uint32_t	new_groups;
+		HeapRow		heap_row(q, tuple);
 
 		if (tuple != NULL)
-		{
-			HeapRow		heap_row(q, tuple);
-
 			pass = program_row_passes(&q->program, heap_row, state);
-			if (pass)
-				made = groups_add_row(groups, heap_row);
-		}
+		made = groups_add_row(groups, pass ? &heap_row : (const HeapRow *) NULL);
 		passed = __ballot_sync(0xFFFFFFFFu, pass);
 		new_groups = __ballot_sync(0xFFFFFFFFu, made);
 		if ((threadIdx.x & 31) == 0 && passed != 0)
