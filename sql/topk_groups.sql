@@ -309,4 +309,26 @@ FROM (SELECT format('SELECT %s, %s + 0, count(i4), max(i8), sum(x8), avg(x4) FRO
             FROM generate_series(1, 200)) p) queries;
 SELECT result, count(*) FROM groups_random GROUP BY result ORDER BY result;
 SELECT q FROM groups_random WHERE result = 'MISMATCH' LIMIT 5;
+
+-- numeric: sum, avg, min and max over NaN, infinities, NULLs, and scales
+-- that compare equal (1.0 and 1.00: min and max keep the later one)
+CREATE TABLE gn AS
+SELECT id, g8, g4, gts,
+       CASE WHEN id % 53 = 0 THEN NULL
+            WHEN id % 997 = 0 THEN 'NaN'::numeric
+            WHEN id % 1999 = 0 THEN 'Infinity'::numeric
+            WHEN id % 2999 = 0 THEN '-Infinity'::numeric
+            ELSE round(i4::numeric / 1e8, (id % 4)::int) END AS nm
+  FROM gt;
+ANALYZE gn;
+SELECT q, groups_check(q) FROM (VALUES
+  ('SELECT g8, sum(nm) AS s, avg(nm), count(nm) FROM gn GROUP BY g8 ORDER BY s DESC, g8 LIMIT 7'),
+  ('SELECT g4, max(nm) AS m, min(nm) FROM gn GROUP BY g4 ORDER BY m, g4 LIMIT 5 OFFSET 3'),
+  ('SELECT gts, min(nm) AS m FROM gn GROUP BY gts ORDER BY m DESC NULLS LAST, gts LIMIT 10'),
+  ('SELECT g8, g4, sum(nm) AS s FROM gn GROUP BY g8, g4 ORDER BY s NULLS FIRST, g8, g4 LIMIT 10'),
+  ('SELECT g4, max(nm) AS m, count(*) FROM gn WHERE g8 < 20 GROUP BY g4 ORDER BY m DESC, g4 LIMIT 8')) v(q);
+-- avg of numerics does not rank
+EXPLAIN (COSTS OFF)
+SELECT g8, avg(nm) FROM gn GROUP BY g8 ORDER BY 2 DESC LIMIT 5;
+DROP TABLE gn;
 DROP TABLE gt;

@@ -20,7 +20,13 @@
  *	 - min and max: the value and its key (keys.h).  Where a row's value
  *	   equals the cell's, the row's is kept, as the types' larger and
  *	   smaller functions keep their second argument; so -0 and 0 come out
- *	   as from PostgreSQL's aggregate over the same rows in the same order.
+ *	   as from PostgreSQL's aggregate over the same rows in the same order;
+ *	 - sum, avg, min and max of numeric: the value (a numeric of the set's
+ *	   memory, replaced at each row) and the rows with a value.  numeric_add
+ *	   gives the exact sum of PostgreSQL's accumulator, its display scale,
+ *	   NaN and infinities alike; avg is numeric_div of the sum by the
+ *	   count, as numeric_avg; min and max keep the later of equal values
+ *	   (1.0 and 1.00 are equal), as numeric_smaller and numeric_larger.
  * A cell with no value (no row, or only NULLs) gives NULL, but count's 0.
  * A float sum depends on the order of the additions: the scan adds a
  * group's rows in the table's order, as PostgreSQL's plan without parallel
@@ -33,6 +39,7 @@
 #include "catalog/pg_aggregate_d.h"
 #include "catalog/pg_type_d.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/float.h"
 #include "utils/fmgroids.h"
 #include "utils/numeric.h"
@@ -77,6 +84,13 @@ typedef struct FloatAvgCell
 	double		sx;
 	double		sxx;
 } FloatAvgCell;
+
+/* numeric's: a numeric Datum, valid where rows > 0 */
+typedef struct NumericCell
+{
+	Datum		value;
+	int64		rows;
+} NumericCell;
 
 /* min and max's */
 typedef struct BestCell
@@ -152,6 +166,18 @@ kind_of(Oid aggfnoid, GroupAggKind *kind)
 		case F_COUNT_:
 			*kind = GROUP_AGG_COUNT_STAR;
 			return true;
+		case F_SUM_NUMERIC:
+			*kind = GROUP_AGG_SUM_NUMERIC;
+			return true;
+		case F_AVG_NUMERIC:
+			*kind = GROUP_AGG_AVG_NUMERIC;
+			return true;
+		case F_MIN_NUMERIC:
+			*kind = GROUP_AGG_MIN_NUMERIC;
+			return true;
+		case F_MAX_NUMERIC:
+			*kind = GROUP_AGG_MAX_NUMERIC;
+			return true;
 		case F_COUNT_ANY:
 			*kind = GROUP_AGG_COUNT;
 			return true;
@@ -208,6 +234,8 @@ groups_agg_of(Aggref *aggref, Index relid, GroupAgg *agg)
 	if (!IsA(var, Var) || var->varno != relid || var->varlevelsup != 0 || var->varattno <= 0)
 		return false;
 	agg->attno = var->varattno;
+	if (groups_agg_reads_numeric(agg->kind))
+		return true;
 	if (agg->kind == GROUP_AGG_MIN || agg->kind == GROUP_AGG_MAX)
 		return key_type_of(best_value_type(aggref->aggfnoid, &largest), &agg->key_type);
 	/* avg's input: float4's values are widened */
@@ -243,10 +271,17 @@ groups_agg_gpu_kind(const GroupAgg *agg, int *kind)
 }
 
 bool
+groups_agg_reads_numeric(GroupAggKind kind)
+{
+	return kind == GROUP_AGG_SUM_NUMERIC || kind == GROUP_AGG_AVG_NUMERIC ||
+		kind == GROUP_AGG_MIN_NUMERIC || kind == GROUP_AGG_MAX_NUMERIC;
+}
+
+bool
 groups_agg_can_rank(GroupAggKind kind)
 {
-	/* avg of integers orders as numerics rounded by numeric_div: not computed here */
-	return kind != GROUP_AGG_AVG_INT;
+	/* avg of integers or numerics orders as numerics rounded by numeric_div: not computed here */
+	return kind != GROUP_AGG_AVG_INT && kind != GROUP_AGG_AVG_NUMERIC;
 }
 
 int
@@ -269,6 +304,11 @@ groups_agg_cell_bytes(GroupAggKind kind)
 		case GROUP_AGG_AVG_INT:
 			return MAXALIGN(sizeof(WideSumCell));
 #endif
+		case GROUP_AGG_SUM_NUMERIC:
+		case GROUP_AGG_AVG_NUMERIC:
+		case GROUP_AGG_MIN_NUMERIC:
+		case GROUP_AGG_MAX_NUMERIC:
+			return MAXALIGN(sizeof(NumericCell));
 		default:
 			return MAXALIGN(sizeof(BestCell));
 	}
@@ -306,6 +346,30 @@ add_to_avg(FloatAvgCell *avg, float8 x)
 	avg->n = n;
 	avg->sx = sx;
 	avg->sxx = sxx;
+}
+
+/* The order of two numerics, as numeric_cmp gives it (NaN above every number). */
+static int
+numeric_order(Datum a, Datum b)
+{
+	return DatumGetInt32(DirectFunctionCall2(numeric_cmp, a, b));
+}
+
+/* A row's numeric value x into a numeric aggregate's cell. */
+static void
+add_numeric(GroupAggKind kind, NumericCell *cell, Datum x)
+{
+	Datum		old = cell->value;
+
+	if (cell->rows++ == 0)
+		cell->value = datumCopy(x, false, -1);
+	else if (kind == GROUP_AGG_SUM_NUMERIC || kind == GROUP_AGG_AVG_NUMERIC)
+		cell->value = DirectFunctionCall2(numeric_add, old, x);
+	else if (kind == GROUP_AGG_MAX_NUMERIC ? numeric_order(x, old) >= 0 :
+			 numeric_order(x, old) <= 0)
+		cell->value = datumCopy(x, false, -1);
+	if (cell->value != old && old != (Datum) 0)
+		pfree(DatumGetPointer(old));
 }
 
 void
@@ -371,6 +435,12 @@ groups_agg_add(const GroupAgg *agg, char *cells, Datum value, bool isnull)
 			add_to_avg((FloatAvgCell *) cell, agg->key_type == KEY_FLOAT4 ?
 					   (float8) DatumGetFloat4(value) : DatumGetFloat8(value));
 			return;
+		case GROUP_AGG_SUM_NUMERIC:
+		case GROUP_AGG_AVG_NUMERIC:
+		case GROUP_AGG_MIN_NUMERIC:
+		case GROUP_AGG_MAX_NUMERIC:
+			add_numeric(agg->kind, (NumericCell *) cell, value);
+			return;
 		default:
 			{
 				BestCell   *best = (BestCell *) cell;
@@ -392,7 +462,7 @@ bool
 groups_agg_can_combine(GroupAggKind kind)
 {
 	return kind != GROUP_AGG_SUM_FLOAT4 && kind != GROUP_AGG_SUM_FLOAT8 &&
-		kind != GROUP_AGG_AVG_FLOAT;
+		kind != GROUP_AGG_AVG_FLOAT && !groups_agg_reads_numeric(kind);
 }
 
 void
@@ -437,7 +507,7 @@ groups_agg_combine(const GroupAgg *agg, char *cells, const char *other)
 				return;
 			}
 		default:
-			elog(ERROR, "gputopk: a float sum's cells do not combine");
+			elog(ERROR, "gputopk: a float sum's or a numeric's cells do not combine");
 	}
 }
 
@@ -471,6 +541,11 @@ cell_rows(GroupAggKind kind, const char *cell)
 		case GROUP_AGG_AVG_INT:
 			return ((const WideSumCell *) cell)->rows;
 #endif
+		case GROUP_AGG_SUM_NUMERIC:
+		case GROUP_AGG_AVG_NUMERIC:
+		case GROUP_AGG_MIN_NUMERIC:
+		case GROUP_AGG_MAX_NUMERIC:
+			return ((const NumericCell *) cell)->rows;
 		default:
 			return ((const BestCell *) cell)->rows;
 	}
@@ -531,6 +606,16 @@ groups_agg_compare(const GroupAgg *agg, const char *a, const char *b, bool desc,
 				uint64		q = key_from_float8(float_value(agg->kind, y), true);
 
 				larger = p > q ? 1 : (p < q ? -1 : 0);
+				break;
+			}
+		case GROUP_AGG_SUM_NUMERIC:
+		case GROUP_AGG_MIN_NUMERIC:
+		case GROUP_AGG_MAX_NUMERIC:
+			{
+				int			order = numeric_order(((const NumericCell *) x)->value,
+												  ((const NumericCell *) y)->value);
+
+				larger = order > 0 ? 1 : (order < 0 ? -1 : 0);
 				break;
 			}
 		default:
@@ -605,6 +690,13 @@ groups_agg_result(const GroupAgg *agg, const char *cells, bool *isnull)
 										   NumericGetDatum(int64_to_numeric(sum->rows)));
 			}
 #endif
+		case GROUP_AGG_SUM_NUMERIC:
+		case GROUP_AGG_MIN_NUMERIC:
+		case GROUP_AGG_MAX_NUMERIC:
+			return ((const NumericCell *) cell)->value;
+		case GROUP_AGG_AVG_NUMERIC:
+			return DirectFunctionCall2(numeric_div, ((const NumericCell *) cell)->value,
+									   NumericGetDatum(int64_to_numeric(((const NumericCell *) cell)->rows)));
 		default:
 			return ((const BestCell *) cell)->value;
 	}

@@ -25,7 +25,11 @@ typedef enum GroupAggKind
 	GROUP_AGG_SUM_FLOAT8,		/* sum(float8): float8 */
 	GROUP_AGG_AVG_FLOAT,		/* avg(float4), avg(float8): float8 */
 	GROUP_AGG_MIN,				/* min of a type with keys (keys.h): that type */
-	GROUP_AGG_MAX
+	GROUP_AGG_MAX,
+	GROUP_AGG_SUM_NUMERIC,		/* sum(numeric): numeric */
+	GROUP_AGG_AVG_NUMERIC,		/* avg(numeric): numeric */
+	GROUP_AGG_MIN_NUMERIC,		/* min(numeric), max(numeric): numeric */
+	GROUP_AGG_MAX_NUMERIC
 } GroupAggKind;
 
 /* one aggregate of a GpuTopKGroups scan */
@@ -60,17 +64,22 @@ extern int	groups_agg_cell_bytes(GroupAggKind kind);
 /* An empty cell: that of a group before its first row. */
 extern void groups_agg_init(const GroupAgg *agg, char *cells);
 
+/* Whether the aggregate reads numeric values (detoasted, for groups_agg_add). */
+extern bool groups_agg_reads_numeric(GroupAggKind kind);
+
 /*
  * A row's value of the aggregate's column (unused by count(*)) into its
  * cell; raises PostgreSQL's error where its transition function would (a
- * float sum that overflows).
+ * float sum that overflows).  A numeric value comes detoasted; the cell's
+ * own numeric is made in the current memory context, which must hold it
+ * as long as the cell.
  */
 extern void groups_agg_add(const GroupAgg *agg, char *cells, Datum value, bool isnull);
 
 /*
  * Whether two processes' cells of a group combine into what one process's
  * would hold: all but a float sum's or avg's, whose value depends on the
- * order of its additions.
+ * order of its additions, and a numeric's, which points to its value.
  */
 extern bool groups_agg_can_combine(GroupAggKind kind);
 

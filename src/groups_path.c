@@ -18,7 +18,7 @@
  *	   grouping sets, DISTINCT, window functions or set-returning functions;
  *	 - LIMIT is a constant above 0, and OFFSET a constant or absent;
  *	 - the first ORDER BY key is one of the aggregates the scan computes
- *	   (groups_aggs.c) but avg of integers, or a grouping column of a type
+ *	   (groups_aggs.c) but avg of integers or numerics, or a grouping column of a type
  *	   with keys (not bool), in its type's default order; and every
  *	   aggregate of the target list (one at least) is one of those, over the
  *	   table's columns;

@@ -295,9 +295,15 @@ groups_add_page(GroupsScanState *gs)
 			prefetch_line(&gs->table->data[rows->hashes[n] & gs->table->sizemask]);
 		}
 		for (int i = 0; i < gs->naggs; i++)
-			if (gs->aggs[i].attno != 0)
-				rows->values[i][n] = scan_row_reader_column(&gs->reader, gs->aggs[i].attno,
-															desc, &rows->isnull[i][n]);
+		{
+			if (gs->aggs[i].attno == 0)
+				continue;
+			rows->values[i][n] = scan_row_reader_column(&gs->reader, gs->aggs[i].attno,
+														desc, &rows->isnull[i][n]);
+			/* a numeric as its functions take it, in the page's context */
+			if (groups_agg_reads_numeric(gs->aggs[i].kind) && !rows->isnull[i][n])
+				rows->values[i][n] = PointerGetDatum(PG_DETOAST_DATUM(rows->values[i][n]));
+		}
 		n++;
 	}
 	/* new groups' values are copied into the groups' context */
@@ -310,7 +316,7 @@ groups_add_page(GroupsScanState *gs)
 			group_number(gs, rows->groups[j], rows->group_isnull[j], rows->hashes[j]);
 		prefetch_line(cells_of(gs, rows->numbers[j]));
 	}
-	MemoryContextSwitchTo(old);
+	/* a numeric cell's value is made in the groups' context */
 	for (int j = 0; j < n; j++)
 	{
 		char	   *cells = cells_of(gs, rows->numbers[j]);
@@ -318,6 +324,7 @@ groups_add_page(GroupsScanState *gs)
 		for (int i = 0; i < gs->naggs; i++)
 			groups_agg_add(&gs->aggs[i], cells, rows->values[i][j], rows->isnull[i][j]);
 	}
+	MemoryContextSwitchTo(old);
 }
 
 /* Another process's record of a group (groups_write_records) into the set. */
