@@ -166,20 +166,27 @@ on_exit() {
 
 # time_config INDEX: configuration INDEX (CONFIG_SETTINGS, named in
 # CONFIG_NAMES) over each of QUERIES (named in QUERY_NAMES): once untimed,
-# REPS times timed (psql's \timing), then under EXPLAIN ANALYZE, marked
-# "== CONFIG QUERY" in $LOG, where psql's output goes; prints "QUERY MEDIAN
+# its rows kept in $WORK/answer_INDEX_QUERY (unaligned, |-separated), REPS
+# times timed (psql's \timing), then under EXPLAIN ANALYZE, marked "==
+# CONFIG QUERY" in $LOG, where psql's output goes; prints "QUERY MEDIAN
 # BEST" lines.
 time_config() {
 	local c=$1 q r
 	{
 		echo "${CONFIG_SETTINGS[$c]}"
 		for q in "${!QUERIES[@]}"; do
-			echo '\o /dev/null'
+			echo '\pset format unaligned'
+			echo '\pset tuples_only on'
+			echo "\\o $WORK/answer_${c}_$q"
 			echo '\timing on'
 			echo "\\echo @@ $q"
-			for ((r = 0; r <= REPS; r++)); do
+			echo "${QUERIES[$q]};"
+			echo '\o /dev/null'
+			for ((r = 1; r <= REPS; r++)); do
 				echo "${QUERIES[$q]};"
 			done
+			echo '\pset format aligned'
+			echo '\pset tuples_only off'
 			echo '\timing off'
 			echo '\o'
 			echo "\\echo == ${CONFIG_NAMES[$c]} ${QUERY_NAMES[$q]}"
