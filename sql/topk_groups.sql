@@ -311,16 +311,24 @@ SELECT result, count(*) FROM groups_random GROUP BY result ORDER BY result;
 SELECT q FROM groups_random WHERE result = 'MISMATCH' LIMIT 5;
 
 -- numeric: sum, avg, min and max over NaN, infinities, NULLs, and scales
--- that compare equal (1.0 and 1.00: min and max keep the later one)
+-- that compare equal (1.0 and 1.00: min and max keep the later one); min
+-- and max of other ordered types: text and varchar (long ones compressed,
+-- another collation), interval
 CREATE TABLE gn AS
-SELECT id, g8, g4, gts,
+SELECT id, g8, g4, gts, gname, gv, glong,
        CASE WHEN id % 53 = 0 THEN NULL
             WHEN id % 997 = 0 THEN 'NaN'::numeric
             WHEN id % 1999 = 0 THEN 'Infinity'::numeric
             WHEN id % 2999 = 0 THEN '-Infinity'::numeric
-            ELSE round(i4::numeric / 1e8, (id % 4)::int) END AS nm
+            ELSE round(i4::numeric / 1e8, (id % 4)::int) END AS nm,
+       CASE WHEN id % 41 = 0 THEN NULL ELSE make_interval(days => id % 37, secs => id % 1009) END AS iv
   FROM gt;
 ANALYZE gn;
+SELECT q, groups_check(q) FROM (VALUES
+  ('SELECT g8, max(gname) AS m, min(gv), count(*) FROM gn GROUP BY g8 ORDER BY m DESC, g8 LIMIT 6'),
+  ('SELECT g4, min(glong) AS m, max(glong) FROM gn GROUP BY g4 ORDER BY m, g4 LIMIT 5'),
+  ('SELECT g8, max(gname COLLATE "C") AS m FROM gn GROUP BY g8 ORDER BY m NULLS FIRST, g8 LIMIT 9'),
+  ('SELECT gts, max(iv) AS m, min(iv) FROM gn GROUP BY gts ORDER BY m DESC NULLS LAST, gts LIMIT 7')) v(q);
 SELECT q, groups_check(q) FROM (VALUES
   ('SELECT g8, sum(nm) AS s, avg(nm), count(nm) FROM gn GROUP BY g8 ORDER BY s DESC, g8 LIMIT 7'),
   ('SELECT g4, max(nm) AS m, min(nm) FROM gn GROUP BY g4 ORDER BY m, g4 LIMIT 5 OFFSET 3'),

@@ -21,12 +21,16 @@
  *	   equals the cell's, the row's is kept, as the types' larger and
  *	   smaller functions keep their second argument; so -0 and 0 come out
  *	   as from PostgreSQL's aggregate over the same rows in the same order;
- *	 - sum, avg, min and max of numeric: the value (a numeric of the set's
- *	   memory, replaced at each row) and the rows with a value.  numeric_add
- *	   gives the exact sum of PostgreSQL's accumulator, its display scale,
- *	   NaN and infinities alike; avg is numeric_div of the sum by the
- *	   count, as numeric_avg; min and max keep the later of equal values
- *	   (1.0 and 1.00 are equal), as numeric_smaller and numeric_larger.
+ *	 - sum and avg of numeric: the value (a numeric of the set's memory,
+ *	   replaced at each row) and the rows with a value.  numeric_add gives
+ *	   the exact sum of PostgreSQL's accumulator, its display scale, NaN
+ *	   and infinities alike; avg is numeric_div of the sum by the count, as
+ *	   numeric_avg;
+ *	 - min and max of a type without keys but with a btree order (numeric,
+ *	   text and varchar under their collation, interval, ...): the value,
+ *	   copied, and the rows with a value; compared by the order's comparison
+ *	   function, the later of equal values kept (1.0 and 1.00 are equal), as
+ *	   the built-in smaller and larger functions keep them.
  * A cell with no value (no row, or only NULLs) gives NULL, but count's 0.
  * A float sum depends on the order of the additions: the scan adds a
  * group's rows in the table's order, as PostgreSQL's plan without parallel
@@ -36,13 +40,19 @@
  */
 #include "postgres.h"
 
-#include "catalog/pg_aggregate_d.h"
+#include "access/htup_details.h"
+#include "access/transam.h"
+#include "catalog/pg_aggregate.h"
 #include "catalog/pg_type_d.h"
+#include "nodes/nodeFuncs.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/float.h"
 #include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
 #include "utils/numeric.h"
+#include "utils/syscache.h"
+#include "utils/typcache.h"
 
 #include "gpu_groups.h"
 #include "groups_aggs.h"
@@ -85,7 +95,7 @@ typedef struct FloatAvgCell
 	double		sxx;
 } FloatAvgCell;
 
-/* numeric's: a numeric Datum, valid where rows > 0 */
+/* a value kept whole (numeric's, ordered min's and max's): valid where rows > 0 */
 typedef struct NumericCell
 {
 	Datum		value;
@@ -155,6 +165,39 @@ best_value_type(Oid aggfnoid, bool *largest)
 	return InvalidOid;
 }
 
+/*
+ * Whether aggref is a built-in min or max (it has a sort operator, the
+ * less-than or greater-than of its input type's btree order) of a type
+ * without keys: its kind if so.  Those keep the later of equal values.
+ */
+static bool
+ordered_kind_of(Aggref *aggref, GroupAggKind *kind)
+{
+	HeapTuple	tuple;
+	Oid			sortop;
+	Oid			type;
+	TypeCacheEntry *typcache;
+	KeyType		key_type;
+
+	if (aggref->aggfnoid >= FirstGenbkiObjectId || list_length(aggref->args) != 1)
+		return false;
+	type = exprType((Node *) linitial_node(TargetEntry, aggref->args)->expr);
+	if (key_type_of(type, &key_type))
+		return false;
+	tuple = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggref->aggfnoid));
+	if (!HeapTupleIsValid(tuple))
+		return false;
+	sortop = ((Form_pg_aggregate) GETSTRUCT(tuple))->aggsortop;
+	ReleaseSysCache(tuple);
+	typcache = lookup_type_cache(type, TYPECACHE_LT_OPR | TYPECACHE_GT_OPR |
+								 TYPECACHE_CMP_PROC);
+	if (!OidIsValid(sortop) || !OidIsValid(typcache->cmp_proc) ||
+		(sortop != typcache->lt_opr && sortop != typcache->gt_opr))
+		return false;
+	*kind = sortop == typcache->gt_opr ? GROUP_AGG_MAX_ORDERED : GROUP_AGG_MIN_ORDERED;
+	return true;
+}
+
 /* The kind of aggregate function aggfnoid; false if it is none of ours. */
 static bool
 kind_of(Oid aggfnoid, GroupAggKind *kind)
@@ -171,12 +214,6 @@ kind_of(Oid aggfnoid, GroupAggKind *kind)
 			return true;
 		case F_AVG_NUMERIC:
 			*kind = GROUP_AGG_AVG_NUMERIC;
-			return true;
-		case F_MIN_NUMERIC:
-			*kind = GROUP_AGG_MIN_NUMERIC;
-			return true;
-		case F_MAX_NUMERIC:
-			*kind = GROUP_AGG_MAX_NUMERIC;
 			return true;
 		case F_COUNT_ANY:
 			*kind = GROUP_AGG_COUNT;
@@ -219,9 +256,11 @@ groups_agg_of(Aggref *aggref, Index relid, GroupAgg *agg)
 	Var		   *var;
 	bool		largest;
 
+	memset(agg, 0, sizeof(GroupAgg));
 	if (aggref->aggdistinct != NIL || aggref->aggorder != NIL || aggref->aggfilter != NULL ||
 		aggref->agglevelsup != 0 || aggref->aggkind != AGGKIND_NORMAL ||
-		aggref->aggsplit != AGGSPLIT_SIMPLE || !kind_of(aggref->aggfnoid, &agg->kind))
+		aggref->aggsplit != AGGSPLIT_SIMPLE ||
+		!(kind_of(aggref->aggfnoid, &agg->kind) || ordered_kind_of(aggref, &agg->kind)))
 		return false;
 	agg->attno = 0;
 	agg->offset = 0;
@@ -231,11 +270,19 @@ groups_agg_of(Aggref *aggref, Index relid, GroupAgg *agg)
 		return false;
 	arg = linitial_node(TargetEntry, aggref->args);
 	var = (Var *) arg->expr;
+	/* a binary-compatible cast (varchar to text) reads the column as it is */
+	if (groups_agg_keeps_value(agg->kind) && IsA(var, RelabelType))
+		var = (Var *) ((RelabelType *) var)->arg;
 	if (!IsA(var, Var) || var->varno != relid || var->varlevelsup != 0 || var->varattno <= 0)
 		return false;
 	agg->attno = var->varattno;
-	if (groups_agg_reads_numeric(agg->kind))
+	if (groups_agg_keeps_value(agg->kind))
+	{
+		agg->value_type = exprType((Node *) arg->expr);
+		agg->collation = aggref->inputcollid;
+		get_typlenbyval(agg->value_type, &agg->typlen, &agg->typbyval);
 		return true;
+	}
 	if (agg->kind == GROUP_AGG_MIN || agg->kind == GROUP_AGG_MAX)
 		return key_type_of(best_value_type(aggref->aggfnoid, &largest), &agg->key_type);
 	/* avg's input: float4's values are widened */
@@ -271,10 +318,19 @@ groups_agg_gpu_kind(const GroupAgg *agg, int *kind)
 }
 
 bool
-groups_agg_reads_numeric(GroupAggKind kind)
+groups_agg_keeps_value(GroupAggKind kind)
 {
 	return kind == GROUP_AGG_SUM_NUMERIC || kind == GROUP_AGG_AVG_NUMERIC ||
-		kind == GROUP_AGG_MIN_NUMERIC || kind == GROUP_AGG_MAX_NUMERIC;
+		kind == GROUP_AGG_MIN_ORDERED || kind == GROUP_AGG_MAX_ORDERED;
+}
+
+void
+groups_agg_prepare(GroupAgg *agg)
+{
+	if (agg->kind != GROUP_AGG_MIN_ORDERED && agg->kind != GROUP_AGG_MAX_ORDERED)
+		return;
+	agg->order = palloc(sizeof(FmgrInfo));
+	fmgr_info(lookup_type_cache(agg->value_type, TYPECACHE_CMP_PROC)->cmp_proc, agg->order);
 }
 
 bool
@@ -306,8 +362,8 @@ groups_agg_cell_bytes(GroupAggKind kind)
 #endif
 		case GROUP_AGG_SUM_NUMERIC:
 		case GROUP_AGG_AVG_NUMERIC:
-		case GROUP_AGG_MIN_NUMERIC:
-		case GROUP_AGG_MAX_NUMERIC:
+		case GROUP_AGG_MIN_ORDERED:
+		case GROUP_AGG_MAX_ORDERED:
 			return MAXALIGN(sizeof(NumericCell));
 		default:
 			return MAXALIGN(sizeof(BestCell));
@@ -348,27 +404,27 @@ add_to_avg(FloatAvgCell *avg, float8 x)
 	avg->sxx = sxx;
 }
 
-/* The order of two numerics, as numeric_cmp gives it (NaN above every number). */
+/* The order of two values of an ordered min's or max's type, as its btree sorts them. */
 static int
-numeric_order(Datum a, Datum b)
+value_order(const GroupAgg *agg, Datum a, Datum b)
 {
-	return DatumGetInt32(DirectFunctionCall2(numeric_cmp, a, b));
+	return DatumGetInt32(FunctionCall2Coll(agg->order, agg->collation, a, b));
 }
 
-/* A row's numeric value x into a numeric aggregate's cell. */
+/* A row's value x into the cell of an aggregate that keeps its value whole. */
 static void
-add_numeric(GroupAggKind kind, NumericCell *cell, Datum x)
+add_whole_value(const GroupAgg *agg, NumericCell *cell, Datum x)
 {
 	Datum		old = cell->value;
 
 	if (cell->rows++ == 0)
-		cell->value = datumCopy(x, false, -1);
-	else if (kind == GROUP_AGG_SUM_NUMERIC || kind == GROUP_AGG_AVG_NUMERIC)
+		cell->value = datumCopy(x, agg->typbyval, agg->typlen);
+	else if (agg->kind == GROUP_AGG_SUM_NUMERIC || agg->kind == GROUP_AGG_AVG_NUMERIC)
 		cell->value = DirectFunctionCall2(numeric_add, old, x);
-	else if (kind == GROUP_AGG_MAX_NUMERIC ? numeric_order(x, old) >= 0 :
-			 numeric_order(x, old) <= 0)
-		cell->value = datumCopy(x, false, -1);
-	if (cell->value != old && old != (Datum) 0)
+	else if (agg->kind == GROUP_AGG_MAX_ORDERED ? value_order(agg, x, old) >= 0 :
+			 value_order(agg, x, old) <= 0)
+		cell->value = datumCopy(x, agg->typbyval, agg->typlen);
+	if (cell->value != old && !agg->typbyval && old != (Datum) 0)
 		pfree(DatumGetPointer(old));
 }
 
@@ -437,9 +493,9 @@ groups_agg_add(const GroupAgg *agg, char *cells, Datum value, bool isnull)
 			return;
 		case GROUP_AGG_SUM_NUMERIC:
 		case GROUP_AGG_AVG_NUMERIC:
-		case GROUP_AGG_MIN_NUMERIC:
-		case GROUP_AGG_MAX_NUMERIC:
-			add_numeric(agg->kind, (NumericCell *) cell, value);
+		case GROUP_AGG_MIN_ORDERED:
+		case GROUP_AGG_MAX_ORDERED:
+			add_whole_value(agg, (NumericCell *) cell, value);
 			return;
 		default:
 			{
@@ -462,7 +518,7 @@ bool
 groups_agg_can_combine(GroupAggKind kind)
 {
 	return kind != GROUP_AGG_SUM_FLOAT4 && kind != GROUP_AGG_SUM_FLOAT8 &&
-		kind != GROUP_AGG_AVG_FLOAT && !groups_agg_reads_numeric(kind);
+		kind != GROUP_AGG_AVG_FLOAT && !groups_agg_keeps_value(kind);
 }
 
 void
@@ -543,8 +599,8 @@ cell_rows(GroupAggKind kind, const char *cell)
 #endif
 		case GROUP_AGG_SUM_NUMERIC:
 		case GROUP_AGG_AVG_NUMERIC:
-		case GROUP_AGG_MIN_NUMERIC:
-		case GROUP_AGG_MAX_NUMERIC:
+		case GROUP_AGG_MIN_ORDERED:
+		case GROUP_AGG_MAX_ORDERED:
 			return ((const NumericCell *) cell)->rows;
 		default:
 			return ((const BestCell *) cell)->rows;
@@ -609,11 +665,19 @@ groups_agg_compare(const GroupAgg *agg, const char *a, const char *b, bool desc,
 				break;
 			}
 		case GROUP_AGG_SUM_NUMERIC:
-		case GROUP_AGG_MIN_NUMERIC:
-		case GROUP_AGG_MAX_NUMERIC:
 			{
-				int			order = numeric_order(((const NumericCell *) x)->value,
-												  ((const NumericCell *) y)->value);
+				int			order = DatumGetInt32(DirectFunctionCall2(numeric_cmp,
+																	  ((const NumericCell *) x)->value,
+																	  ((const NumericCell *) y)->value));
+
+				larger = order > 0 ? 1 : (order < 0 ? -1 : 0);
+				break;
+			}
+		case GROUP_AGG_MIN_ORDERED:
+		case GROUP_AGG_MAX_ORDERED:
+			{
+				int			order = value_order(agg, ((const NumericCell *) x)->value,
+												((const NumericCell *) y)->value);
 
 				larger = order > 0 ? 1 : (order < 0 ? -1 : 0);
 				break;
@@ -691,8 +755,8 @@ groups_agg_result(const GroupAgg *agg, const char *cells, bool *isnull)
 			}
 #endif
 		case GROUP_AGG_SUM_NUMERIC:
-		case GROUP_AGG_MIN_NUMERIC:
-		case GROUP_AGG_MAX_NUMERIC:
+		case GROUP_AGG_MIN_ORDERED:
+		case GROUP_AGG_MAX_ORDERED:
 			return ((const NumericCell *) cell)->value;
 		case GROUP_AGG_AVG_NUMERIC:
 			return DirectFunctionCall2(numeric_div, ((const NumericCell *) cell)->value,

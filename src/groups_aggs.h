@@ -10,6 +10,7 @@
 #ifndef GROUPS_AGGS_H
 #define GROUPS_AGGS_H
 
+#include "fmgr.h"
 #include "nodes/primnodes.h"
 
 #include "keys.h"
@@ -28,8 +29,9 @@ typedef enum GroupAggKind
 	GROUP_AGG_MAX,
 	GROUP_AGG_SUM_NUMERIC,		/* sum(numeric): numeric */
 	GROUP_AGG_AVG_NUMERIC,		/* avg(numeric): numeric */
-	GROUP_AGG_MIN_NUMERIC,		/* min(numeric), max(numeric): numeric */
-	GROUP_AGG_MAX_NUMERIC
+	GROUP_AGG_MIN_ORDERED,		/* min and max of another type with a btree
+								 * order (numeric, text, interval, ...) */
+	GROUP_AGG_MAX_ORDERED
 } GroupAggKind;
 
 /* one aggregate of a GpuTopKGroups scan */
@@ -39,6 +41,13 @@ typedef struct GroupAgg
 	AttrNumber	attno;			/* the column it reads; 0 for count(*) */
 	KeyType		key_type;		/* min and max: the column's */
 	int			offset;			/* of its cell among a group's cells */
+	/* a column of a value kept whole (numeric, or min and max ordered) */
+	Oid			value_type;
+	Oid			collation;		/* the aggregate's input collation */
+	int16		typlen;
+	bool		typbyval;
+	FmgrInfo   *order;			/* min and max ordered: the type's btree
+								 * comparison (groups_agg_prepare) */
 } GroupAgg;
 
 /*
@@ -64,8 +73,14 @@ extern int	groups_agg_cell_bytes(GroupAggKind kind);
 /* An empty cell: that of a group before its first row. */
 extern void groups_agg_init(const GroupAgg *agg, char *cells);
 
-/* Whether the aggregate reads numeric values (detoasted, for groups_agg_add). */
-extern bool groups_agg_reads_numeric(GroupAggKind kind);
+/*
+ * Whether the aggregate keeps a value whole, a numeric or another type's
+ * (varlena values come detoasted, for groups_agg_add).
+ */
+extern bool groups_agg_keeps_value(GroupAggKind kind);
+
+/* The executor's look-ups for the aggregate (a btree comparison), in the current context. */
+extern void groups_agg_prepare(GroupAgg *agg);
 
 /*
  * A row's value of the aggregate's column (unused by count(*)) into its

@@ -117,6 +117,7 @@ begin_groups_scan(CustomScanState *node, EState *estate, int eflags)
 			elog(ERROR, "gputopk: an aggregate GpuTopKGroups does not compute");
 		agg->offset = gs->cell_bytes;
 		gs->cell_bytes += groups_agg_cell_bytes(agg->kind);
+		groups_agg_prepare(agg);
 	}
 	gs->rows.values = palloc(sizeof(Datum *) * gs->naggs);
 	gs->rows.isnull = palloc(sizeof(bool *) * gs->naggs);

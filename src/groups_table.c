@@ -300,8 +300,9 @@ groups_add_page(GroupsScanState *gs)
 				continue;
 			rows->values[i][n] = scan_row_reader_column(&gs->reader, gs->aggs[i].attno,
 														desc, &rows->isnull[i][n]);
-			/* a numeric as its functions take it, in the page's context */
-			if (groups_agg_reads_numeric(gs->aggs[i].kind) && !rows->isnull[i][n])
+			/* a varlena kept whole as its functions take it, in the page's context */
+			if (groups_agg_keeps_value(gs->aggs[i].kind) && gs->aggs[i].typlen == -1 &&
+				!rows->isnull[i][n])
 				rows->values[i][n] = PointerGetDatum(PG_DETOAST_DATUM(rows->values[i][n]));
 		}
 		n++;
