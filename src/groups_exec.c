@@ -93,6 +93,7 @@ begin_groups_scan(CustomScanState *node, EState *estate, int eflags)
 	List	   *private = cscan->custom_private;
 	List	   *rank = list_nth(private, GROUPS_FIELD_RANK);
 	List	   *where;
+	Oid			group_type;
 	bool		fixed = node->ss.ps.scanopsfixed;
 	ListCell   *lc;
 
@@ -148,10 +149,9 @@ begin_groups_scan(CustomScanState *node, EState *estate, int eflags)
 	gs->hash_mem = get_hash_memory_limit();
 	gs->record_bytes = GROUPS_RECORD_HEADER_BYTES + gs->cell_bytes;
 	gs->record = palloc(gs->record_bytes);
-	gs->group_by_text = TupleDescAttr(RelationGetDescr(node->ss.ss_currentRelation),
-									  gs->group_attno - 1)->atttypid == TEXTOID ||
-		TupleDescAttr(RelationGetDescr(node->ss.ss_currentRelation),
-					  gs->group_attno - 1)->atttypid == VARCHAROID;
+	group_type = TupleDescAttr(RelationGetDescr(node->ss.ss_currentRelation),
+							   gs->group_attno - 1)->atttypid;
+	gs->group_by_text = group_type == TEXTOID || group_type == VARCHAROID;
 	/* records carry values passed by value, and cells that combine */
 	gs->spillable = !gs->group_by_text;
 	for (int i = 0; i < gs->naggs; i++)
