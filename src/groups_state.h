@@ -12,6 +12,7 @@
 #ifndef GROUPS_STATE_H
 #define GROUPS_STATE_H
 
+#include "lib/binaryheap.h"
 #include "nodes/execnodes.h"
 
 #include "agg_exchange.h"
@@ -130,6 +131,12 @@ typedef struct GroupsScanState
 	bool		desc;
 	bool		nulls_first;
 	int64		keep;
+	/*
+	 * Ranked by a grouping column, with a bounded keep: the keys (larger for
+	 * better) of the best keep groups made by the scan so far, worst on top;
+	 * rows strictly worse than all of them are dropped as they are read.
+	 */
+	binaryheap *best_keys;
 	int			partitions;		/* of the partitioned form; 0 for one process */
 	bool		gpu_planned;	/* the GPU form: its all-visible pages on the GPU */
 	double		expected_groups;	/* the planner's estimate */

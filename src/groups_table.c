@@ -172,6 +172,38 @@ cells_of(GroupsScanState *gs, uint32 n)
 	return gs->cells + (Size) n * gs->cell_bytes;
 }
 
+/*
+ * Ranked by a grouping column: a new group's value of it (not NULL) among
+ * the best keys of the groups made so far.
+ */
+static void
+note_rank_value(GroupsScanState *gs, Datum value)
+{
+	Datum		key = UInt64GetDatum(key_of_datum(gs->rank_key_type, value, gs->desc));
+
+	if (gs->best_keys->bh_size < gs->keep)
+		binaryheap_add(gs->best_keys, key);
+	else if (DatumGetUInt64(key) > DatumGetUInt64(binaryheap_first(gs->best_keys)))
+		binaryheap_replace_first(gs->best_keys, key);
+}
+
+/*
+ * Ranked by a grouping column: whether a row whose value of it is value
+ * (or NULL) cannot be among the groups returned, as LIMIT + OFFSET groups
+ * made so far come strictly before it; then it is not read further.  A
+ * NULL comes last unless NULLs come first, where it is always read.
+ */
+static inline bool
+cannot_come_first(GroupsScanState *gs, Datum value, bool isnull)
+{
+	if (gs->best_keys->bh_size < gs->keep)
+		return false;
+	if (isnull)
+		return !gs->nulls_first;
+	return key_of_datum(gs->rank_key_type, value, gs->desc) <
+		DatumGetUInt64(binaryheap_first(gs->best_keys));
+}
+
 /* A new group of grouping value value: its number, its cells empty. */
 static uint32
 new_group(GroupsScanState *gs, Datum value)
@@ -228,7 +260,11 @@ group_number(GroupsScanState *gs, Datum group, bool isnull, uint32 hash)
 	}
 	slot = groups_table_insert_hash(gs->table, (uint64) group, hash, &found);
 	if (!found)
+	{
 		slot->number = new_group(gs, group);
+		if (gs->best_keys != NULL)
+			note_rank_value(gs, group);
+	}
 	return slot->number;
 }
 
@@ -244,6 +280,8 @@ pair_number(GroupsScanState *gs, PairKey key, uint32 hash)
 		slot->number = new_group(gs, (Datum) key.a);
 		gs->seconds[slot->number] = (Datum) key.b;
 		gs->nulls[slot->number] = (uint8) key.nulls;
+		if (gs->best_keys != NULL && !(key.nulls & (gs->rank_column == 0 ? 1 : 2)))
+			note_rank_value(gs, (Datum) (gs->rank_column == 0 ? key.a : key.b));
 	}
 	return slot->number;
 }
@@ -272,9 +310,15 @@ groups_add_page(GroupsScanState *gs)
 		rows->groups[n] = scan_row_reader_column(&gs->reader, gs->group_attno, desc,
 												 &rows->group_isnull[n]);
 		if (gs->second_attno != 0)
-		{
 			rows->seconds[n] = scan_row_reader_column(&gs->reader, gs->second_attno, desc,
 													  &rows->second_isnull[n]);
+		if (gs->best_keys != NULL &&
+			(gs->rank_column == 0 ?
+			 cannot_come_first(gs, rows->groups[n], rows->group_isnull[n]) :
+			 cannot_come_first(gs, rows->seconds[n], rows->second_isnull[n])))
+			continue;
+		if (gs->second_attno != 0)
+		{
 			rows->hashes[n] = hash_pair(pair_of(rows->groups[n], rows->group_isnull[n],
 												rows->seconds[n], rows->second_isnull[n]));
 			prefetch_line(&gs->pair_table->data[rows->hashes[n] & gs->pair_table->sizemask]);
