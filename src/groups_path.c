@@ -115,6 +115,7 @@ typedef struct GroupsQuery
 	List	   *scan_exprs;		/* the grouping column, then the aggregates */
 	int			naggs;
 	int			cell_bytes;		/* a group's cells */
+	double		value_bytes;	/* and the values they keep whole (numeric, text, ...) */
 	bool		combinable;		/* every aggregate's cells combine */
 	bool		gpu_computable; /* the GPU computes every aggregate, and ranks */
 	bool		by_text;		/* the grouping column is text or varchar */
@@ -174,6 +175,7 @@ scan_exprs_of(PlannerInfo *root, GroupsQuery *q)
 	q->scan_exprs = get_sortgrouplist_exprs(root->parse->groupClause, root->processed_tlist);
 	q->naggs = 0;
 	q->cell_bytes = 0;
+	q->value_bytes = 0;
 	q->combinable = true;
 	q->gpu_computable = q->naggs <= GPU_GROUPS_MAX_AGGS;
 	q->rank = -1 - GROUPS_MAX_COLUMNS;	/* none yet */
@@ -197,6 +199,12 @@ scan_exprs_of(PlannerInfo *root, GroupsQuery *q)
 			!(q->rank == q->naggs && gpu_kind == GPU_GROUPS_WIDE_SUM);
 		q->scan_exprs = lappend(q->scan_exprs, node);
 		q->cell_bytes += groups_agg_cell_bytes(agg.kind);
+		/* a value kept whole is a palloc'd copy (its chunk header and width) */
+		if (groups_agg_keeps_value(agg.kind))
+			q->value_bytes += MAXALIGN(2 * sizeof(void *) +
+									   get_attavgwidth(planner_rt_fetch(q->scan_rel->relid,
+																		root)->relid,
+													   agg.attno));
 		q->combinable &= groups_agg_can_combine(agg.kind);
 		q->naggs++;
 	}
@@ -443,7 +451,7 @@ groups_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo
 	if (estimate.flags & SELFLAG_USED_DEFAULT)
 		return;
 	/* a text group keeps its value too */
-	group_bytes = GROUPS_ENTRY_BYTES + q.cell_bytes;
+	group_bytes = GROUPS_ENTRY_BYTES + q.cell_bytes + q.value_bytes;
 	if (q.by_text)
 		group_bytes += MAXALIGN(VARHDRSZ + get_attavgwidth(planner_rt_fetch(q.scan_rel->relid,
 																			root)->relid,
