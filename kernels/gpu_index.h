@@ -12,6 +12,10 @@
  * come back as TopkItems whose ref is the entry's position, block <<
  * slot_bits | slot, as src/colindex.h numbers them.
  *
+ * Grouping (gpu_index_groups.cu) reads every data page too: the entries
+ * whose table rows are known visible, by a bitmap of the table's blocks,
+ * that pass the filter go to a table of groups (gpu_groups.h).
+ *
  * Like the rest of kernels/: no PostgreSQL headers, GpuStatus results.
  * An object is used by one thread at a time, with its device current.
  */
@@ -19,6 +23,7 @@
 #define GPU_INDEX_H
 
 #include "gpu_api.h"
+#include "gpu_groups.h"
 #include "gpu_program.h"
 #include "gpu_topk.h"
 
@@ -39,6 +44,7 @@ typedef struct GpuIndexQuery
 	int32_t		slot_bits;		/* a position is block << slot_bits | slot */
 	int32_t		live_offset;	/* bitmaps of the slots in use, and marked dead */
 	int32_t		killed_offset;
+	int32_t		tid_offset;		/* the slots' table TIDs, 6 bytes each */
 	int32_t		summary_offset; /* a data page's summary (page_bounds.h), or 0 */
 	bool		skip_killed;
 
@@ -98,6 +104,21 @@ extern GpuStatus gpu_index_select(GpuIndexPages *p, const GpuIndexQuery *query,
 								  const uint64_t *set_values, size_t nset_values,
 								  const uint64_t *tied, size_t ntied, GpuTopk *t,
 								  TopkResult *result, GpuIndexCounts *counts, double *kernel_ms);
+
+/*
+ * Group the entries: every entry in use (and not marked dead) of a data
+ * page whose table block is set in vouched (a bit per block of the first
+ * heap_blocks, 64 a word) and that passes the query's filter is added to
+ * g, a new table of groups (gpu_groups.h) whose grouping columns and
+ * aggregates read the entries' columns.  The query's key, threshold and
+ * count are unused.  counts->scanned gets the entries vouched for,
+ * counts->pages_skipped the data pages whose summaries show that no entry
+ * passes, *passed the entries grouped.
+ */
+extern GpuStatus gpu_index_group(GpuIndexPages *p, const GpuIndexQuery *query,
+								 const uint64_t *set_values, size_t nset_values,
+								 const uint64_t *vouched, uint32_t heap_blocks, GpuGroups *g,
+								 GpuIndexCounts *counts, uint64_t *passed, double *kernel_ms);
 
 #ifdef __cplusplus
 }

@@ -55,16 +55,15 @@ typedef struct IndexColumns
 	const AttrNumber *attnos;
 } IndexColumns;
 
-/* Where the index column that holds a table column is, or false if none does. */
-static bool
-index_column(void *arg, AttrNumber attno, GpuColumn *column)
+bool
+colindex_gpu_column(const ColIndexLayout *layout, const AttrNumber *attnos, AttrNumber attno,
+					GpuColumn *column)
 {
-	IndexColumns *columns = arg;
-	const ColIndexLayout *layout = columns->layout;
-	int			i = colindex_column_of(layout, columns->attnos, attno);
+	int			i = colindex_column_of(layout, attnos, attno);
 
 	if (i < 0)
 		return false;
+	memset(column, 0, sizeof(GpuColumn));
 	column->attno = attno;
 	column->null_offset = layout->null_offsets[i];
 	column->value_offset = layout->value_offsets[i];
@@ -74,24 +73,18 @@ index_column(void *arg, AttrNumber attno, GpuColumn *column)
 	return true;
 }
 
-/* The rounds' common part of the query: the pages, the key, the filter. */
+/* colindex_gpu_column as scan_gpu_program_describe asks for a column */
 static bool
-describe_query(IndexGpu *g, const IndexSelectSpec *spec, const ColIndexLayout *layout,
-			   const AttrNumber *attnos, bool skip_killed)
+index_column(void *arg, AttrNumber attno, GpuColumn *column)
 {
-	GpuIndexQuery *q = &g->request.query;
-	IndexColumns columns = {layout, attnos};
-	GpuProgramSource source = {
-		.key_type = spec->key_type,
-		.desc = spec->desc,
-		.nulls_first = spec->nulls_first,
-		.key_attno = spec->key_attno,
-		.key_program = spec->key_program,
-		.filter = spec->filter,
-		.column_of = index_column,
-		.arg = &columns,
-	};
+	IndexColumns *columns = arg;
 
+	return colindex_gpu_column(columns->layout, columns->attnos, attno, column);
+}
+
+void
+colindex_gpu_describe_pages(const ColIndexLayout *layout, bool skip_killed, GpuIndexQuery *q)
+{
 	q->page_size = BLCKSZ;
 	q->kind_offset = BLCKSZ - MAXALIGN(sizeof(ColIndexPageOpaque)) +
 		offsetof(ColIndexPageOpaque, kind);
@@ -101,30 +94,64 @@ describe_query(IndexGpu *g, const IndexSelectSpec *spec, const ColIndexLayout *l
 	q->slot_bits = COLINDEX_SLOT_BITS;
 	q->live_offset = layout->live_offset;
 	q->killed_offset = layout->killed_offset;
+	q->tid_offset = layout->tid_offset;
 	q->summary_offset = layout->summary_offset;
 	q->skip_killed = skip_killed;
+}
+
+bool
+colindex_gpu_describe_program(const GpuProgramSource *source, const ColIndexLayout *layout,
+							  const AttrNumber *attnos, GpuRowProgram *program,
+							  uint64 **set_values, size_t *nset_values)
+{
+	IndexColumns columns = {layout, attnos};
+	GpuProgramSource over_index = *source;
+
+	over_index.column_of = index_column;
+	over_index.arg = &columns;
+	return scan_gpu_program_describe(&over_index, program, set_values, nset_values);
+}
+
+/* The rounds' common part of the query: the pages, the key, the filter. */
+static bool
+describe_query(IndexGpu *g, const IndexSelectSpec *spec, const ColIndexLayout *layout,
+			   const AttrNumber *attnos, bool skip_killed)
+{
+	GpuIndexQuery *q = &g->request.query;
+	GpuProgramSource source = {
+		.key_type = spec->key_type,
+		.desc = spec->desc,
+		.nulls_first = spec->nulls_first,
+		.key_attno = spec->key_attno,
+		.key_program = spec->key_program,
+		.filter = spec->filter,
+	};
+
+	colindex_gpu_describe_pages(layout, skip_killed, q);
 	q->exact = spec->exact;
 	q->exact_if_no_errors = spec->exact_if_no_errors;
-	return scan_gpu_program_describe(&source, &q->program, &g->set_values, &g->nset_values);
+	return colindex_gpu_describe_program(&source, layout, attnos, &q->program, &g->set_values,
+										 &g->nset_values);
 }
 
 /*
  * Send the pages changed since the copy's epoch, or all; false when the
- * index's changes are no longer recorded.
+ * index's changes are no longer recorded.  *epoch: as of when the copy is
+ * then current.
  */
 static bool
-send_changed_pages(IndexGpu *g, Relation index, uint32 generation, IndexSelectStats *stats)
+send_changed_pages(ServiceJob *job, Relation index, uint32 generation, uint64 *epoch,
+				   uint64 *pages_sent)
 {
-	ServiceJob *job = g->job;
 	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKREAD);
 	BlockNumber *blocks;
 	int			nchanged;
-	uint64		epoch;
 	BlockNumber nblocks;
 	size_t		per_buffer = service_job_batch_rows(job);
 	size_t		rows = 0;
 	char	   *buffer = service_job_buffer(job);
-	ChangesSince since = colindex_changes_since(index, generation, service_job_stats(job)->index_epoch, &epoch,
+	ChangesSince since = colindex_changes_since(index, generation,
+												service_job_stats(job)->index_epoch, epoch,
 												&blocks, &nchanged);
 
 	if (since == CHANGES_UNTRACKED)
@@ -143,15 +170,36 @@ send_changed_pages(IndexGpu *g, Relation index, uint32 generation, IndexSelectSt
 		memcpy(buffer + rows * BLCKSZ, BufferGetPage(buf), BLCKSZ);
 		UnlockReleaseBuffer(buf);
 		((uint32 *) (buffer + per_buffer * BLCKSZ))[rows++] = block;
-		stats->pages_sent++;
+		(*pages_sent)++;
 		if (rows == per_buffer)
 			buffer = service_job_post(job, &rows);
 	}
 	if (rows > 0)
 		(void) service_job_post(job, &rows);
 	FreeAccessStrategy(strategy);
-	g->request.epoch = epoch;
 	return !service_job_failed(job);
+}
+
+ServiceJob *
+colindex_gpu_start(Relation index, ServiceJobSpec *spec, uint64 *epoch, uint64 *pages_sent)
+{
+	ServiceJob *job;
+
+	if (!service_preloaded() || !RelationNeedsWAL(index) || RecoveryInProgress() ||
+		device_selected_backend() != BACKEND_GPU ||
+		!colindex_changes_track(index, &spec->index_generation))
+		return NULL;
+	spec->index_node = compat_rel_locator(index);
+	spec->index_blocks = RelationGetNumberOfBlocks(index);
+	job = device_start_job(spec, true);
+	if (job == NULL)
+		return NULL;
+	if (!send_changed_pages(job, index, spec->index_generation, epoch, pages_sent))
+	{
+		service_job_release(job);
+		return NULL;
+	}
+	return job;
 }
 
 IndexGpu *
@@ -165,27 +213,15 @@ colindex_gpu_begin(const IndexSelectSpec *spec, const ColIndexLayout *layout,
 		.k = 1,
 		.mode = spec->exact ? TOPK_EXACT : TOPK_WITH_TIES,
 		.algorithm = GPU_TOPK_AUTO,
-		.index_node = compat_rel_locator(index),
-		.index_blocks = RelationGetNumberOfBlocks(index),
 	};
-	IndexGpu   *g;
+	IndexGpu   *g = palloc0(sizeof(IndexGpu));
 
-	if (!service_preloaded() || !RelationNeedsWAL(index) || RecoveryInProgress() ||
-		device_selected_backend() != BACKEND_GPU)
-		return NULL;
-	g = palloc0(sizeof(IndexGpu));
 	g->index = index;
-	if (!describe_query(g, spec, layout, attnos, skip_killed) ||
-		!colindex_changes_track(index, &job_spec.index_generation))
+	if (!describe_query(g, spec, layout, attnos, skip_killed))
 		return NULL;
-	g->job = device_start_job(&job_spec, true);
+	g->job = colindex_gpu_start(index, &job_spec, &g->request.epoch, &stats->pages_sent);
 	if (g->job == NULL)
 		return NULL;
-	if (!send_changed_pages(g, index, job_spec.index_generation, stats))
-	{
-		service_job_release(g->job);
-		return NULL;
-	}
 	stats->on_gpu = true;
 	return g;
 }

@@ -11,6 +11,8 @@
 
 #include "colindex.h"
 #include "colindex_query.h"
+#include "scan_gpu_program.h"
+#include "service_client.h"
 #include "topk.h"
 
 typedef struct IndexGpu IndexGpu;
@@ -38,5 +40,32 @@ extern bool colindex_gpu_round(IndexGpu *g, uint64 count, bool have_threshold, u
 							   TopkResult *result, IndexSelectStats *stats);
 
 extern void colindex_gpu_end(IndexGpu *g);
+
+/*
+ * An index job of spec's kind over index, its copy brought up to date
+ * (the pages sent counted in *pages_sent, *epoch set to as of when the
+ * copy is current); NULL where the GPU does not read the index (see
+ * colindex_gpu.c) or, without demand, is not at hand.  Sets the spec's
+ * index fields.
+ */
+extern ServiceJob *colindex_gpu_start(Relation index, ServiceJobSpec *spec, uint64 *epoch,
+									  uint64 *pages_sent);
+
+/* A GpuIndexQuery's description of the index's pages. */
+extern void colindex_gpu_describe_pages(const ColIndexLayout *layout, bool skip_killed,
+										GpuIndexQuery *q);
+
+/*
+ * Where the index column that holds table column attno is, as the GPU
+ * reads an entry; false if none does.
+ */
+extern bool colindex_gpu_column(const ColIndexLayout *layout, const AttrNumber *attnos,
+								AttrNumber attno, GpuColumn *column);
+
+/* scan_gpu_program_describe over the index's columns (source's column_of is ignored). */
+extern bool colindex_gpu_describe_program(const GpuProgramSource *source,
+										  const ColIndexLayout *layout,
+										  const AttrNumber *attnos, GpuRowProgram *program,
+										  uint64 **set_values, size_t *nset_values);
 
 #endif							/* COLINDEX_GPU_H */

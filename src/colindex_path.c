@@ -90,9 +90,8 @@ index_has_key(RelOptInfo *rel, List *private, Bitmapset *columns)
 		colindex_coverage_reads_only((Node *) linitial(llast(private)), rel->relid, columns);
 }
 
-/* Whether the GPU would read the index: see colindex_gpu.c. */
-static bool
-index_read_on_gpu(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index)
+bool
+colindex_path_read_on_gpu(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index)
 {
 	return service_preloaded() && device_selected_backend() == BACKEND_GPU &&
 		get_rel_persistence(planner_rt_fetch(rel->relid, root)->relid) ==
@@ -268,7 +267,7 @@ colindex_path_add(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost wh
 
 		if (!OidIsValid(am) || index->relam != am || index->indpred != NIL)
 			continue;
-		on_gpu = index_read_on_gpu(root, rel, index);
+		on_gpu = colindex_path_read_on_gpu(root, rel, index);
 		/* not read on the CPU where the GPU is demanded */
 		if (!on_gpu && gputopk_device == DEVICE_SETTING_GPU)
 			continue;

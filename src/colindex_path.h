@@ -14,4 +14,7 @@
 extern void colindex_path_add(PlannerInfo *root, RelOptInfo *rel, List *private,
 							  QualCost where);
 
+/* Whether the GPU would read the index: see colindex_gpu.c. */
+extern bool colindex_path_read_on_gpu(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index);
+
 #endif							/* COLINDEX_PATH_H */

@@ -43,6 +43,7 @@
 
 #include "groups_exec.h"
 #include "groups_gpu.h"
+#include "groups_index.h"
 #include "groups_scan.h"
 #include "groups_state.h"
 #include "scan_datum_key.h"
@@ -157,6 +158,7 @@ begin_groups_scan(CustomScanState *node, EState *estate, int eflags)
 	gs->keep = DatumGetInt64(castNode(Const, list_nth(private, GROUPS_FIELD_KEEP))->constvalue);
 	gs->partitions = linitial_int(list_nth(private, GROUPS_FIELD_PARTITIONS));
 	gs->gpu_planned = lsecond_int(list_nth(private, GROUPS_FIELD_PARTITIONS)) != 0;
+	gs->index_oid = (Oid) lthird_int(list_nth(private, GROUPS_FIELD_PARTITIONS));
 	gs->expected_groups =
 		DatumGetFloat8(castNode(Const, list_nth(private, GROUPS_FIELD_ESTIMATE))->constvalue);
 	gs->hash_mem = get_hash_memory_limit();
@@ -222,31 +224,19 @@ start_spill(GroupsScanState *gs, BlockNumber pages_read)
 }
 
 /*
- * The table, or this process's share of its blocks, into the set of
+ * The table's blocks, or this process's share of them, into the set of
  * groups; in the partitioned form, or once it spills, the set goes to the
- * exchange whenever it outgrows hash_mem, and at the end.  In the GPU form
- * the pages the GPU can read whole go to it (groups_gpu.c), and the set
- * ends as the groups it chose; the set of the other pages does not spill.
+ * exchange whenever it outgrows hash_mem.  In the GPU form the pages the
+ * GPU can read whole go to it (groups_gpu.c), and the set ends as the
+ * groups it chose; the set of the other pages does not spill.
  */
 static void
-scan_table(GroupsScanState *gs)
+read_blocks(GroupsScanState *gs)
 {
 	BlockNumber block;
 	BlockNumber pages_read = 0;
-	instr_time	start;
-	instr_time	end;
-	PageSink   *sink;
+	PageSink   *sink = gs->partitions == 0 && gs->exchange == NULL ? groups_gpu_sink(gs) : NULL;
 
-	INSTR_TIME_SET_CURRENT(start);
-	scan_counters_count_process(&gs->counters, false);
-	if (gs->reader.filter)
-		scan_filter_program_bind(gs->reader.filter, gs->css.ss.ps.ps_ExprContext);
-	gs->reader.parallel = gs->shared ?
-		(ParallelTableScanDesc) ((char *) gs->shared + GROUPS_SHARED_SCAN_OFFSET) : NULL;
-	scan_row_reader_begin(&gs->reader, gs->css.ss.ps.state->es_snapshot);
-	if (gs->best_keys != NULL)
-		binaryheap_reset(gs->best_keys);
-	sink = gs->partitions == 0 && gs->exchange == NULL ? groups_gpu_sink(gs) : NULL;
 	while ((block = sink ? scan_page_sink_next_block(sink, &gs->reader) :
 			scan_row_reader_next_read_block(&gs->reader)) != InvalidBlockNumber)
 	{
@@ -277,6 +267,32 @@ scan_table(GroupsScanState *gs)
 	}
 	if (sink)
 		groups_gpu_finish(gs, sink);
+}
+
+/*
+ * The table, or this process's share of it, into the set of groups: in
+ * the GPU form over a column index, its entries (groups_index.c), else its
+ * blocks; in the partitioned form, or once it spilled, the set then goes
+ * to the exchange.
+ */
+static void
+scan_table(GroupsScanState *gs)
+{
+	instr_time	start;
+	instr_time	end;
+
+	INSTR_TIME_SET_CURRENT(start);
+	scan_counters_count_process(&gs->counters, false);
+	if (gs->reader.filter)
+		scan_filter_program_bind(gs->reader.filter, gs->css.ss.ps.ps_ExprContext);
+	gs->reader.parallel = gs->shared ?
+		(ParallelTableScanDesc) ((char *) gs->shared + GROUPS_SHARED_SCAN_OFFSET) : NULL;
+	scan_row_reader_begin(&gs->reader, gs->css.ss.ps.state->es_snapshot);
+	if (gs->best_keys != NULL)
+		binaryheap_reset(gs->best_keys);
+	if (!(OidIsValid(gs->index_oid) && gs->partitions == 0 && gs->exchange == NULL &&
+		  groups_index_scan(gs)))
+		read_blocks(gs);
 	scan_row_reader_end(&gs->reader);
 	if (gs->exchange)
 		groups_write_records(gs);

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * groups_explain.c
- *	  EXPLAIN of a GpuTopKGroups scan: its grouping, aggregates, ranking
- *	  and filters, and with ANALYZE what it counted and timed.
+ *	  EXPLAIN of a GpuTopKGroups scan: its grouping, aggregates, ranking,
+ *	  filters and column index, and with ANALYZE what it counted and timed.
  *
  * The counts are the leader's, summed over all processes of a parallel
  * scan (scan_counters.h); the memory and times are the leader's own.
@@ -13,12 +13,37 @@
 
 #include "commands/explain.h"
 #include "nodes/makefuncs.h"
+#include "utils/lsyscache.h"
 #include "utils/ruleutils.h"
 
 #include "compat.h"
 #include "device.h"
 #include "groups_state.h"
 #include "scan_filter_program.h"
+
+/*
+ * What the GPU form over a column index read: the index's pages sent to
+ * bring its copy up to date, the entries of vouched blocks it grouped (the
+ * last grouping's) and the pages their summaries let it skip; the table's
+ * blocks the visibility map vouched for, and those read on the CPU; and
+ * how many groupings it took (more than one where blocks were written to
+ * meanwhile).
+ */
+static void
+explain_index(GroupsScanState *gs, ExplainState *es)
+{
+	ExplainPropertyText("Data Path", gs->ran_on_gpu ?
+						"column index entries grouped on the GPU, other pages' rows on the CPU" :
+						"heap rows read on the CPU", es);
+	ExplainPropertyUInteger("Index Pages Sent to GPU", NULL, gs->index_pages_sent, es);
+	ExplainPropertyUInteger("Index Entries Scanned", NULL, gs->index_entries, es);
+	ExplainPropertyUInteger("Index Pages Skipped", NULL, gs->index_pages_skipped, es);
+	ExplainPropertyUInteger("Heap Pages Vouched by Visibility Map", NULL, gs->blocks_vouched, es);
+	ExplainPropertyUInteger("Heap Pages Read on CPU", NULL, gs->pages_read, es);
+	ExplainPropertyInteger("Groupings on GPU", NULL, gs->index_rounds, es);
+	if (gs->ran_on_gpu)
+		scan_gpu_stats_explain_shipped(&gs->gpu, es);
+}
 
 void
 groups_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
@@ -64,6 +89,8 @@ groups_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 							es);
 	if (gs->partitions > 0)
 		ExplainPropertyInteger("Partitions", NULL, gs->partitions, es);
+	if (OidIsValid(gs->index_oid))
+		ExplainPropertyText("Column Index", get_rel_name(gs->index_oid), es);
 	/* the GPU form's backend: the GPU as planned, or where the leader's ran */
 	ExplainPropertyText("Backend", device_backend_name(gs->gpu_planned &&
 													   (!es->analyze || gs->ran_on_gpu) ?
@@ -73,7 +100,9 @@ groups_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	if (node->ss.ps.plan->parallel_aware)
 		ExplainPropertyInteger("Scan Processes", NULL, gs->counters.processes, es);
 	ExplainPropertyUInteger("Rows Scanned", NULL, count[GROUPS_COUNT_ROWS_SCANNED], es);
-	if (gs->ran_on_gpu)
+	if (gs->index_used)
+		explain_index(gs, es);
+	else if (gs->ran_on_gpu)
 	{
 		scan_gpu_stats_explain_pages(gs->pages_read, gs->pages_on_gpu,
 									 gs->pages_cached, gs->pages_unpinned,

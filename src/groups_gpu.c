@@ -29,10 +29,11 @@
 #include "groups_gpu.h"
 #include "groups_scan.h"
 
-/* A by-value column of the table as the GPU reads it; false where it cannot. */
+/* A by-value column of the table as the GPU reads it in a heap page; false where it cannot. */
 static bool
-gpu_column(GroupsScanState *gs, AttrNumber attno, GpuColumn *column)
+heap_column(void *arg, AttrNumber attno, GpuColumn *column)
 {
+	GroupsScanState *gs = arg;
 	Form_pg_attribute attr = TupleDescAttr(RelationGetDescr(gs->css.ss.ss_currentRelation),
 										   attno - 1);
 
@@ -46,7 +47,7 @@ gpu_column(GroupsScanState *gs, AttrNumber attno, GpuColumn *column)
 }
 
 bool
-groups_gpu_describe(GroupsScanState *gs, GpuGroupsSpec *spec)
+groups_gpu_describe(GroupsScanState *gs, GpuColumnOf column_of, void *arg, GpuGroupsSpec *spec)
 {
 	int			kind;
 
@@ -54,8 +55,8 @@ groups_gpu_describe(GroupsScanState *gs, GpuGroupsSpec *spec)
 	if (gs->group_by_text || gs->naggs > GPU_GROUPS_MAX_AGGS)
 		return false;
 	spec->ncolumns = gs->ngroup_columns;
-	if (!gpu_column(gs, gs->group_attno, &spec->columns[0]) ||
-		(gs->ngroup_columns == 2 && !gpu_column(gs, gs->second_attno, &spec->columns[1])))
+	if (!column_of(arg, gs->group_attno, &spec->columns[0]) ||
+		(gs->ngroup_columns == 2 && !column_of(arg, gs->second_attno, &spec->columns[1])))
 		return false;
 	spec->naggs = gs->naggs;
 	for (int i = 0; i < gs->naggs; i++)
@@ -63,7 +64,7 @@ groups_gpu_describe(GroupsScanState *gs, GpuGroupsSpec *spec)
 		GpuGroupsAgg *agg = &spec->aggs[i];
 
 		if (!groups_agg_gpu_kind(&gs->aggs[i], &kind) ||
-			(gs->aggs[i].attno != 0 && !gpu_column(gs, gs->aggs[i].attno, &agg->column)))
+			(gs->aggs[i].attno != 0 && !column_of(arg, gs->aggs[i].attno, &agg->column)))
 			return false;
 		agg->kind = kind;
 		agg->offset = gs->aggs[i].offset;
@@ -80,12 +81,29 @@ groups_gpu_describe(GroupsScanState *gs, GpuGroupsSpec *spec)
 	return true;
 }
 
+void
+groups_gpu_adopt(GroupsScanState *gs, char *records, size_t count, uint64 gpu_groups)
+{
+	groups_reset(gs);
+	groups_begin(gs);
+	for (size_t i = 0; i < count; i++)
+	{
+		if ((i & 0xffff) == 0)
+			CHECK_FOR_INTERRUPTS();
+		groups_merge_record(gs, records + i * gs->record_bytes);
+	}
+	pfree(records);
+	/* the groups chosen from are the GPU's; the set holds those it chose */
+	gs->counters.counts[GROUPS_COUNT_GROUPS] += gpu_groups - count;
+	gs->ran_on_gpu = true;
+}
+
 PageSink *
 groups_gpu_sink(GroupsScanState *gs)
 {
 	GpuGroupsSpec spec;
 
-	if (!gs->gpu_planned || !groups_gpu_describe(gs, &spec))
+	if (!gs->gpu_planned || !groups_gpu_describe(gs, heap_column, gs, &spec))
 		return NULL;
 	return scan_page_sink_create_groups(&gs->reader, &spec, (uint64) gs->expected_groups);
 }
@@ -141,22 +159,11 @@ groups_gpu_finish(GroupsScanState *gs, PageSink *sink)
 		read_again_on_cpu(gs);
 		return;
 	}
-	groups_reset(gs);
-	groups_begin(gs);
-	for (size_t i = 0; i < count; i++)
-	{
-		if ((i & 0xffff) == 0)
-			CHECK_FOR_INTERRUPTS();
-		groups_merge_record(gs, records + i * gs->record_bytes);
-	}
-	pfree(records);
+	groups_gpu_adopt(gs, records, count, stats.groups);
 	gs->counters.counts[GROUPS_COUNT_ROWS_SCANNED] += stats.rows_read;
-	/* the groups chosen from are the GPU's; the set holds those it chose */
-	gs->counters.counts[GROUPS_COUNT_GROUPS] += stats.groups - count;
 	/* pages the scan did not read, as the visibility map vouched for them */
 	gs->pages_read += stats.pages_unpinned;
 	gs->pages_on_gpu += stats.pages_unpinned;
 	gs->pages_cached += stats.pages_cached;
 	gs->pages_unpinned += stats.pages_unpinned;
-	gs->ran_on_gpu = true;
 }

@@ -12,14 +12,24 @@
 
 #include "gpu_groups.h"
 #include "groups_state.h"
+#include "scan_gpu_program.h"
 #include "scan_page_sink.h"
 
 /*
- * The scan's groups as the GPU computes them; false where it cannot: a
- * text grouping, a column it cannot read, an aggregate it does not compute
- * (groups_agg_gpu_kind), or a 128-bit sum to rank by.
+ * The scan's groups as the GPU computes them, each column where column_of
+ * says (in a heap page, or in a column index's entry); false where it
+ * cannot: a text grouping, a column it cannot read, an aggregate it does
+ * not compute (groups_agg_gpu_kind), or a 128-bit sum to rank by.
  */
-extern bool groups_gpu_describe(GroupsScanState *gs, GpuGroupsSpec *spec);
+extern bool groups_gpu_describe(GroupsScanState *gs, GpuColumnOf column_of, void *arg,
+								GpuGroupsSpec *spec);
+
+/*
+ * The groups the GPU chose (count records, pfree'd here, of gpu_groups it
+ * held) made the scan's set, in place of the set's own.
+ */
+extern void groups_gpu_adopt(GroupsScanState *gs, char *records, size_t count,
+							 uint64 gpu_groups);
 
 /*
  * A groups job for the scan in one process, its reader begun; NULL where

@@ -32,7 +32,11 @@
  * the service has mapped shared_buffers, half of the table's pages are
  * all-visible by its statistics, every WHERE clause compiles, the grouping
  * is by value, and the GPU computes every aggregate and ranks by the first
- * ORDER BY key.  Under gputopk.device = gpu only the GPU form is offered.
+ * ORDER BY key.  Where a column index the GPU reads holds the grouping and
+ * aggregated columns and checks every WHERE clause, the GPU form over its
+ * entries is offered too (groups_index.h), its GPU's work costed by the
+ * index's pages instead of the table's.  Under gputopk.device = gpu only
+ * the GPU forms are offered.
  *
  *-------------------------------------------------------------------------
  */
@@ -40,6 +44,7 @@
 
 #include <math.h>
 
+#include "access/genam.h"
 #include "catalog/pg_type_d.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
@@ -64,6 +69,9 @@
 
 #include "agg_exchange.h"
 #include "agg_path.h"
+#include "colindex.h"
+#include "colindex_coverage.h"
+#include "colindex_path.h"
 #include "device.h"
 #include "groups_aggs.h"
 #include "groups_exec.h"
@@ -242,6 +250,71 @@ gpu_pages_share(const GroupsQuery *q)
 	return q->scan_rel->allvisfrac;
 }
 
+/* Whether a clause reads a text or varchar column. */
+static bool
+reads_text(Node *clause)
+{
+	ListCell   *lc;
+
+	foreach(lc, pull_var_clause(clause, PVC_RECURSE_AGGREGATES | PVC_RECURSE_PLACEHOLDERS))
+	{
+		Oid			type = exprType(lfirst(lc));
+
+		if (type == TEXTOID || type == VARCHAROID)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The column index of the table whose entries the GPU form would group
+ * instead of the table's pages, or InvalidOid: one that the GPU reads
+ * (colindex_path.h), that holds the grouping columns and the aggregates'
+ * columns, and checks every WHERE clause (none over text, whose entries
+ * hold dictionary codes); of those the one of fewest pages.  *index_pages:
+ * its pages.
+ */
+static Oid
+gpu_index_of(PlannerInfo *root, const GroupsQuery *q, double *index_pages)
+{
+	Oid			am = colindex_am_oid();
+	Oid			best = InvalidOid;
+	ListCell   *lc;
+
+	if (!gputopk_enable_column_index || !OidIsValid(am))
+		return InvalidOid;
+	foreach(lc, q->scan_rel->indexlist)
+	{
+		IndexOptInfo *index = lfirst_node(IndexOptInfo, lc);
+		Bitmapset  *columns;
+		Relation	irel;
+		ListCell   *rc;
+
+		if (index->relam != am || index->indpred != NIL ||
+			!colindex_path_read_on_gpu(root, q->scan_rel, index) ||
+			(OidIsValid(best) && index->pages >= *index_pages))
+			continue;
+		irel = index_open(index->indexoid, NoLock);
+		columns = colindex_coverage_columns(irel);
+		index_close(irel, NoLock);
+		if (!colindex_coverage_reads_only((Node *) q->scan_exprs, q->scan_rel->relid, columns))
+			continue;
+		foreach(rc, q->scan_rel->baserestrictinfo)
+		{
+			Node	   *clause = (Node *) lfirst_node(RestrictInfo, rc)->clause;
+
+			if (reads_text(clause) ||
+				!colindex_coverage_checks(clause, q->scan_rel->relid, columns))
+				break;
+		}
+		if (rc != NULL)
+			continue;
+		best = index->indexoid;
+		*index_pages = index->pages;
+	}
+	return best;
+}
+
 /*
  * Whether the grouping is one the scan takes: one column of a type
  * GpuTopKAgg groups by, or of text or varchar under a deterministic
@@ -295,11 +368,12 @@ rank_order_of(PlannerInfo *root, bool *desc, bool *nulls_first)
  * it, and in the partitioned form its records written and read back; per
  * group returned its output.  Nothing comes out before the scan ends.  In
  * the GPU form, the gpu_share of the pages that the GPU groups costs
- * instead the scan's work per page, as for GpuTopK.
+ * instead the scan's work per page, as for GpuTopK, over gpu_pages: the
+ * table's pages, or its column index's.
  */
 static void
 cost_groups_path(PlannerInfo *root, const GroupsQuery *q, Path *path, int partitions,
-				 double gpu_share)
+				 double gpu_share, double gpu_pages)
 {
 	RelOptInfo *scan_rel = q->scan_rel;
 	int			workers = path->parallel_workers;
@@ -318,19 +392,20 @@ cost_groups_path(PlannerInfo *root, const GroupsQuery *q, Path *path, int partit
 		((GROUPS_TUPLE_COST_FACTOR * cpu_tuple_cost + where.per_tuple) * scan_rel->tuples +
 		 GROUPS_ADD_COST_FACTOR * cpu_operator_cost * (1 + q->naggs) * scan_rel->rows +
 		 cpu_operator_cost * q->groups * per_group) * (1.0 - gpu_share) / divisor +
-		gpu_share * scan_rel->pages * GROUPS_GPU_PAGE_COST_FACTOR * cpu_tuple_cost +
+		gpu_share * gpu_pages * GROUPS_GPU_PAGE_COST_FACTOR * cpu_tuple_cost +
 		(cpu_tuple_cost + path->pathtarget->cost.per_tuple) * path->rows;
 	path->startup_cost = where.startup + path->pathtarget->cost.startup + run;
 	path->total_cost = path->startup_cost;
 }
 
 /*
- * A GpuTopKGroups path: in one process (on the GPU where gpu_share > 0),
- * or partitioned (parallel with workers).
+ * A GpuTopKGroups path: in one process (on the GPU where gpu_share > 0,
+ * over the column index index where valid), or partitioned (parallel with
+ * workers).
  */
 static CustomPath *
 make_groups_path(PlannerInfo *root, const GroupsQuery *q, int partitions, int workers,
-				 double gpu_share)
+				 double gpu_share, Oid index, double index_pages)
 {
 	CustomPath *path = makeNode(CustomPath);
 	double		returned = Min(q->groups, (double) q->keep * Max(partitions, 1));
@@ -349,7 +424,7 @@ make_groups_path(PlannerInfo *root, const GroupsQuery *q, int partitions, int wo
 				   list_make3_int(q->rank, q->desc, q->nulls_first),
 				   makeConst(INT8OID, -1, InvalidOid, sizeof(int64), Int64GetDatum(q->keep),
 							 false, FLOAT8PASSBYVAL),
-				   list_make2_int(partitions, gpu_share > 0),
+				   list_make3_int(partitions, gpu_share > 0, (int) index),
 				   makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8), Float8GetDatum(q->groups),
 							 false, FLOAT8PASSBYVAL));
 	path->custom_private =
@@ -358,7 +433,8 @@ make_groups_path(PlannerInfo *root, const GroupsQuery *q, int partitions, int wo
 							extract_actual_clauses(q->scan_rel->baserestrictinfo, false)));
 	path->custom_private = lappend(path->custom_private, q->scan_exprs);
 	path->methods = &groups_path_methods;
-	cost_groups_path(root, q, &path->path, partitions, gpu_share);
+	cost_groups_path(root, q, &path->path, partitions, gpu_share,
+					 OidIsValid(index) ? index_pages : q->scan_rel->pages);
 	return path;
 }
 
@@ -407,7 +483,7 @@ add_partitioned_path(PlannerInfo *root, const GroupsQuery *q, RelOptInfo *ordere
 		 Min(q->groups * (workers + 1), q->scan_rel->rows) *
 		 (GROUPS_RECORD_HEADER_BYTES + q->cell_bytes) > (double) temp_file_limit * 1024.0))
 		return;
-	path = make_groups_path(root, q, (int) partitions, workers, 0.0);
+	path = make_groups_path(root, q, (int) partitions, workers, 0.0, InvalidOid, 0.0);
 	rows = Min(q->groups, (double) q->keep * partitions);
 	add_sorted_path(root, ordered_rel,
 					(Path *) create_gather_path(root, q->grouped_rel, &path->path,
@@ -422,6 +498,8 @@ groups_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo
 	GroupsQuery q = {.grouped_rel = input_rel};
 	double		group_bytes;
 	double		gpu_share;
+	Oid			index;
+	double		index_pages = 0;
 	EstimationInfo estimate;
 
 	if (prev_create_upper_paths_hook)
@@ -458,11 +536,20 @@ groups_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo
 														   ((Var *) linitial(q.scan_exprs))->varattno));
 	gpu_share = gpu_pages_share(&q);
 	if (gpu_share > 0)
-		add_sorted_path(root, output_rel, &make_groups_path(root, &q, 0, 0, gpu_share)->path);
+	{
+		add_sorted_path(root, output_rel,
+						&make_groups_path(root, &q, 0, 0, gpu_share, InvalidOid, 0.0)->path);
+		index = gpu_index_of(root, &q, &index_pages);
+		if (OidIsValid(index))
+			add_sorted_path(root, output_rel,
+							&make_groups_path(root, &q, 0, 0, gpu_share, index,
+											  index_pages)->path);
+	}
 	if (device_gpu_demanded())
 		return;
 	if (q.groups * group_bytes <= (double) get_hash_memory_limit())
-		add_sorted_path(root, output_rel, &make_groups_path(root, &q, 0, 0, 0.0)->path);
+		add_sorted_path(root, output_rel,
+						&make_groups_path(root, &q, 0, 0, 0.0, InvalidOid, 0.0)->path);
 	add_partitioned_path(root, &q, output_rel);
 }
 

@@ -24,8 +24,10 @@ typedef enum GroupsField
 	GROUPS_FIELD_KEEP,			/* Const of int8: the groups to keep, LIMIT plus
 								 * OFFSET, before those tied with the last */
 	GROUPS_FIELD_PARTITIONS,	/* IntList: the partitioned form's partitions, or
-								 * 0 for the form in one process; and whether
-								 * that one is the GPU form (groups_gpu.h) */
+								 * 0 for the form in one process; whether that
+								 * one is the GPU form (groups_gpu.h); and the
+								 * OID of the column index it reads there
+								 * (groups_index.h), or 0 */
 	GROUPS_FIELD_ESTIMATE,		/* Const of float8: the groups the planner
 								 * expects */
 	GROUPS_FIELDS

@@ -138,7 +138,8 @@ typedef struct GroupsScanState
 	 */
 	binaryheap *best_keys;
 	int			partitions;		/* of the partitioned form; 0 for one process */
-	bool		gpu_planned;	/* the GPU form: its all-visible pages on the GPU */
+	bool		gpu_planned;	/* the GPU form: its all-visible pages on the GPU, */
+	Oid			index_oid;		/* or its column index's entries, or InvalidOid */
 	double		expected_groups;	/* the planner's estimate */
 	bool		spillable;		/* in one process, may the set go to files (every
 								 * aggregate's cells combine) */
@@ -182,6 +183,13 @@ typedef struct GroupsScanState
 	uint64		pages_cached;	/* of those from its page cache, */
 	uint64		pages_unpinned; /* of those vouched for by the visibility map */
 	ScanGpuStats gpu;
+	/* the GPU form over a column index (groups_index.c) */
+	bool		index_used;		/* its job started */
+	uint64		index_pages_sent;	/* to bring the index's copy up to date */
+	uint64		index_entries;	/* entries of vouched blocks, the last grouping's */
+	uint64		index_pages_skipped;	/* by their summaries */
+	uint64		blocks_vouched; /* left to the GPU by the visibility map */
+	int			index_rounds;	/* groupings asked for */
 	Size		memory_used;	/* the most a set of groups of this process took */
 	double		scan_ms;
 	double		choose_ms;

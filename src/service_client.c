@@ -254,6 +254,8 @@ job_action(ServiceJobKind kind)
 			return "read table pages on the GPU";
 		case SERVICE_JOB_PAGE_GROUPS:
 			return "group table pages on the GPU";
+		case SERVICE_JOB_INDEX_GROUPS:
+			return "group a column index's entries on the GPU";
 		case SERVICE_JOB_INDEX:
 			break;
 	}
@@ -491,6 +493,7 @@ row_bytes(ServiceJob *job)
 		case SERVICE_JOB_GROUPED:
 			return sizeof(GroupedKey) + sizeof(uint64);
 		case SERVICE_JOB_INDEX:
+		case SERVICE_JOB_INDEX_GROUPS:
 		case SERVICE_JOB_PAGES:
 		case SERVICE_JOB_PAGE_GROUPS:
 			break;
@@ -502,7 +505,7 @@ row_bytes(ServiceJob *job)
 size_t
 service_job_batch_rows(ServiceJob *job)
 {
-	if (job->kind == SERVICE_JOB_INDEX)
+	if (job->kind == SERVICE_JOB_INDEX || job->kind == SERVICE_JOB_INDEX_GROUPS)
 		return SERVICE_INDEX_PAGES(service->buffer_bytes);
 	if (job->kind == SERVICE_JOB_PAGES || job->kind == SERVICE_JOB_PAGE_GROUPS)
 		return SERVICE_HEAP_PAGES(service->buffer_bytes);
@@ -693,6 +696,23 @@ service_job_index_round(ServiceJob *job, const ServiceIndexRequest *request,
 				  tied, request->ntied);
 	topk_items(job, SLOT_INDEX_SELECT, result);
 	*counts = job->slot->index_counts;
+	return true;
+}
+
+bool
+service_job_index_groups(ServiceJob *job, const ServiceIndexGroupsRequest *request,
+						 const uint64 *set_values, const uint64 *vouched, GpuIndexCounts *counts)
+{
+	Size		words = ((Size) request->heap_blocks + 63) / 64;
+
+	memset(counts, 0, sizeof(*counts));
+	if (!service_request_fits(sizeof(*request) + sizeof(uint64) * (request->nset_values + words)))
+		return false;
+	write_request(job, request, sizeof(*request), set_values, request->nset_values,
+				  vouched, words);
+	post_order(job, SLOT_INDEX_GROUPS, 0);
+	if (wait_done(job, job->posted))
+		*counts = job->slot->index_counts;
 	return true;
 }
 

@@ -98,7 +98,7 @@ extern uint64 *service_job_payloads(ServiceJob *job, char *buffer);
  */
 extern char *service_job_post(ServiceJob *job, size_t *rows);
 
-/* The same for a page groups job's buffer of *rows groups' records. */
+/* The same for a page or index groups job's buffer of *rows groups' records. */
 extern char *service_job_post_records(ServiceJob *job, size_t *rows);
 
 /*
@@ -117,7 +117,7 @@ extern void service_job_wait_batches(ServiceJob *job);
 extern void service_job_topk_answer(ServiceJob *job, TopkResult *result);
 extern void service_job_grouped_answer(ServiceJob *job, GroupedKey **keys,
 									   uint64 **payloads, size_t *count);
-/* A page groups job's: the chosen groups' records (spec.record_bytes each). */
+/* A page or index groups job's: the chosen groups' records (spec.record_bytes each). */
 extern void service_job_groups_answer(ServiceJob *job, char **records, size_t *count);
 
 /*
@@ -129,6 +129,18 @@ extern void service_job_groups_answer(ServiceJob *job, char **records, size_t *c
 extern bool service_job_index_round(ServiceJob *job, const ServiceIndexRequest *request,
 									const uint64 *set_values, const uint64 *tied,
 									TopkResult *result, GpuIndexCounts *counts);
+
+/*
+ * An index groups job's entries grouped, for its request with
+ * request->nset_values set values and the bitmap of request->heap_blocks
+ * vouched blocks after it, once every changed page is sent; what the GPU
+ * read in *counts.  The groups' records and the answer follow, as for a
+ * page groups job.  False, with nothing sent, where the request does not
+ * fit the slot's buffers.
+ */
+extern bool service_job_index_groups(ServiceJob *job, const ServiceIndexGroupsRequest *request,
+									 const uint64 *set_values, const uint64 *vouched,
+									 GpuIndexCounts *counts);
 
 /*
  * A pages job's query, with request->nset_values set values after it, sent

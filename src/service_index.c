@@ -3,15 +3,16 @@
  * service_index.c
  *	  The GPU service's copies of column indexes in device memory: found or
  *	  made for a job, brought up to date with the pages a job sends, and
- *	  read by its rounds' selections.
+ *	  read by its rounds' selections and its groupings.
  *
  * A copy belongs to an index's relfilenode and to the generation of its
  * entry in colindex_changes.c, and says as of which epoch of that entry it
  * is current; a copy of an older generation is dropped.  Pages are stored
  * only when they are at least as new as the copy's (their LSN: every
  * change of a page in a WAL-logged index moves it), so jobs may send the
- * same page in any order.  Selections share a copy (a read lock), storing
- * pages takes it alone (a write lock).
+ * same page in any order.  Selections and groupings share a copy (a read
+ * lock), storing pages takes it alone (a write lock): a copy does not
+ * change while a kernel reads it.
  *
  * All copies together stay within gputopk.gpu_cache_size: making room
  * drops the copies used longest ago that no job holds.  A copy that cannot
@@ -322,6 +323,16 @@ service_index_store(ResidentIndex *r, const char *buffer, uint64 npages, char *m
 	return status;
 }
 
+/* Every page of the job is stored: the copy is current as of its epoch. */
+static void
+mark_current(ResidentIndex *r, uint64 epoch)
+{
+	pthread_mutex_lock(&cache_lock);
+	r->epoch = Max(r->epoch, epoch);
+	r->last_used = ++clock_ticks;
+	pthread_mutex_unlock(&cache_lock);
+}
+
 GpuStatus
 service_index_select(ResidentIndex *r, const char *request_buffer, GpuTopk *t,
 					 TopkResult *answer, GpuIndexCounts *counts, double *ms)
@@ -330,16 +341,32 @@ service_index_select(ResidentIndex *r, const char *request_buffer, GpuTopk *t,
 	const uint64 *set_values = (const uint64 *) (request + 1);
 	GpuStatus	status;
 
-	/* every page of the job is stored: the copy is current as of the request's epoch */
-	pthread_mutex_lock(&cache_lock);
-	r->epoch = Max(r->epoch, request->epoch);
-	r->last_used = ++clock_ticks;
-	pthread_mutex_unlock(&cache_lock);
-
+	mark_current(r, request->epoch);
 	pthread_rwlock_rdlock(&r->lock);
 	status = gpu_index_select(r->pages, &request->query, set_values, request->nset_values,
 							  set_values + request->nset_values, request->ntied, t,
 							  answer, counts, ms);
+	pthread_rwlock_unlock(&r->lock);
+	return status;
+}
+
+GpuStatus
+service_index_group(ResidentIndex *r, const char *request_buffer, GpuGroups **groups,
+					GpuIndexCounts *counts, uint64 *passed, double *ms)
+{
+	const ServiceIndexGroupsRequest *request = (const ServiceIndexGroupsRequest *) request_buffer;
+	const uint64 *set_values = (const uint64 *) (request + 1);
+	GpuStatus	status;
+
+	mark_current(r, request->epoch);
+	/* a request groups anew: the groups of one before it are dropped */
+	gpu_groups_destroy(*groups);
+	*groups = NULL;
+	GPU_TRY(gpu_groups_create(&request->groups, request->expected_groups, groups));
+	pthread_rwlock_rdlock(&r->lock);
+	status = gpu_index_group(r->pages, &request->query, set_values, request->nset_values,
+							 set_values + request->nset_values, request->heap_blocks, *groups,
+							 counts, passed, ms);
 	pthread_rwlock_unlock(&r->lock);
 	return status;
 }

@@ -33,4 +33,12 @@ extern GpuStatus service_index_select(ResidentIndex *r, const char *request_buff
 									  GpuTopk *t, TopkResult *answer, GpuIndexCounts *counts,
 									  double *ms);
 
+/*
+ * The entries grouped for the ServiceIndexGroupsRequest in request_buffer
+ * into a new table of groups in *groups (one there before is destroyed).
+ */
+extern GpuStatus service_index_group(ResidentIndex *r, const char *request_buffer,
+									 GpuGroups **groups, GpuIndexCounts *counts, uint64 *passed,
+									 double *ms);
+
 #endif							/* SERVICE_INDEX_H */

@@ -269,7 +269,8 @@ take_object(JobThread *jt)
 		if (attempt > 0)
 			pool_drain(jt->device);
 		status = spec->kind == SERVICE_JOB_GROUPED ? take_grouped(jt, spec) :
-			spec->kind == SERVICE_JOB_PAGE_GROUPS ? GPU_OK : take_topk(jt, spec);
+			spec->kind == SERVICE_JOB_PAGE_GROUPS ||
+			spec->kind == SERVICE_JOB_INDEX_GROUPS ? GPU_OK : take_topk(jt, spec);
 	}
 	if (status != GPU_OK)
 		strlcpy(jt->slot->message, gpu_last_error(), sizeof(jt->slot->message));
@@ -493,6 +494,24 @@ select_candidates(JobThread *jt)
 }
 
 /*
+ * An index groups job's entries grouped anew, for the groups' records and
+ * the answer that follow; the rows read are the entries vouched for.
+ */
+static GpuStatus
+group_entries(JobThread *jt)
+{
+	ServiceSlot *slot = jt->slot;
+
+	GPU_TRY(inject_faults(jt));
+	/* the last grouping's counts and time: SLOT_RESULT reports them */
+	GPU_TRY(service_index_group(jt->resident, service_buffer(jt->index, 0), &jt->groups,
+								&slot->index_counts, &jt->pages.rows_keyed,
+								&jt->pages.kernel_ms));
+	jt->pages.rows_read = slot->index_counts.scanned;
+	return GPU_OK;
+}
+
+/*
  * The answer's next chunk into the slot's two buffers, which lie one after
  * the other: top-k items, groups' records, or a grouped top-k's keys then
  * its payloads.
@@ -547,6 +566,8 @@ execute(JobThread *jt, const SlotOrder *order)
 			GPU_TRY(select_candidates(jt));
 			send_chunk(jt);
 			return GPU_OK;
+		case SLOT_INDEX_GROUPS:
+			return group_entries(jt);
 		case SLOT_NEXT_CHUNK:
 			send_chunk(jt);
 			return GPU_OK;
@@ -607,7 +628,7 @@ accept_job(JobThread *jt)
 
 	if (service_jobs_fatal(slot->message, sizeof(slot->message)))
 		status = GPU_FAILED;
-	else if (slot->spec.kind == SERVICE_JOB_INDEX)
+	else if (slot->spec.kind == SERVICE_JOB_INDEX || slot->spec.kind == SERVICE_JOB_INDEX_GROUPS)
 		status = service_index_acquire(&slot->spec, &jt->device, &jt->resident,
 									   &slot->index_epoch, slot->message);
 	else if ((slot->spec.kind == SERVICE_JOB_PAGES || slot->spec.kind == SERVICE_JOB_PAGE_GROUPS) &&

@@ -37,9 +37,12 @@ typedef enum ServiceJobKind
 								 * round's candidates out (gpu_index.h) */
 	SERVICE_JOB_PAGES,			/* pinned heap pages of shared_buffers in, the
 								 * k best rows' keys and TIDs out (gpu_heap.h) */
-	SERVICE_JOB_PAGE_GROUPS		/* the same pages in, and groups' records (the
+	SERVICE_JOB_PAGE_GROUPS,	/* the same pages in, and groups' records (the
 								 * backend's own), the best groups' records out
 								 * (gpu_groups.h) */
+	SERVICE_JOB_INDEX_GROUPS	/* a column index's changed pages in, its
+								 * entries grouped (gpu_index.h), then as a
+								 * page groups job */
 } ServiceJobKind;
 
 typedef struct ServiceJobSpec
@@ -70,6 +73,22 @@ typedef struct ServiceIndexRequest
 	uint64		ntied;
 	GpuIndexQuery query;
 } ServiceIndexRequest;
+
+/*
+ * An index groups job's SLOT_INDEX_GROUPS request, at the start of the
+ * slot's two buffers: this header, then the filter's set values, then the
+ * bitmap of the table's blocks whose rows are all visible (64 a word).
+ * Each such request groups the entries anew.
+ */
+typedef struct ServiceIndexGroupsRequest
+{
+	uint64		epoch;			/* the copy is current as of this epoch */
+	uint64		nset_values;
+	uint32		heap_blocks;	/* the bitmap's blocks */
+	GpuIndexQuery query;		/* the pages and the filter */
+	GpuGroupsSpec groups;		/* over the index's columns */
+	uint64		expected_groups;	/* the planner's estimate */
+} ServiceIndexGroupsRequest;
 
 /*
  * A pages job's SLOT_PAGES_QUERY request, at the start of the slot's two

@@ -77,9 +77,12 @@ typedef enum SlotCommand
 	SLOT_BATCH,					/* rows in a buffer (index: pages; pages:
 								 * GpuHeapPages) */
 	SLOT_PAGES_QUERY,			/* pages: the ServicePagesRequest in the buffers */
-	SLOT_RECORDS,				/* page groups: groups' records in a buffer */
+	SLOT_RECORDS,				/* page and index groups: groups' records in a
+								 * buffer */
 	SLOT_INDEX_SELECT,			/* index: a round's ServiceIndexRequest in the
 								 * buffers; the answer's first chunk back */
+	SLOT_INDEX_GROUPS,			/* index groups: a ServiceIndexGroupsRequest
+								 * in the buffers */
 	SLOT_RESULT,				/* the answer's first chunk into the buffers */
 	SLOT_NEXT_CHUNK				/* its next chunk */
 } SlotCommand;

@@ -1,0 +1,131 @@
+/*
+ * gpu_index.cuh
+ *	  A column index's pages in device memory as kernels read them: the
+ *	  pages object, an entry's columns, a page's bound from its summary,
+ *	  and scratch memory from the device's pool (gpu_index.cu's selections,
+ *	  gpu_index_groups.cu's grouping).
+ */
+#ifndef GPU_INDEX_CUH
+#define GPU_INDEX_CUH
+
+#include "gpu_error.h"
+#include "gpu_index.h"
+#include "gpu_program.cuh"
+#include "page_bounds.h"
+
+struct GpuIndexPages
+{
+	int			page_size;
+	char	   *pages;			/* blocks 0 to nblocks - 1 */
+	uint32_t	nblocks;
+	char	   *staging;		/* a batch of pages on its way */
+	size_t		staging_pages;
+	uint32_t   *blocks;			/* their blocks */
+	/* entries_kernel's thread blocks the device runs at once, by key width 4 and 8 */
+	int			resident_grid[2];
+};
+
+static __device__ __forceinline__ bool
+bit_set(const char *page, int offset, int slot)
+{
+	return (((const uint8_t *) page)[offset + (slot >> 3)] >> (slot & 7)) & 1;
+}
+
+/* an entry's columns on a data page, for program_row_key */
+struct IndexEntry
+{
+	const char *page;
+	int			slot;
+
+	__device__ const void *value(const GpuColumn &c, bool *isnull) const
+	{
+		*isnull = bit_set(page, c.null_offset, slot);
+		return page + c.value_offset + (size_t) slot * c.width;
+	}
+};
+
+/*
+ * Whether some entry of a page with this summary may pass the program's
+ * filter, and the largest key such an entry can have (page_bounds.h), as
+ * colindex_page_eval_skips reads a page on the CPU.
+ */
+static __device__ bool
+program_page_bound(const GpuRowProgram *p, const char *summary, uint64_t *bound)
+{
+	ValueRange	regs[GPU_PROGRAM_MAX_REGISTERS];
+	uint8_t		truths[GPU_PROGRAM_MAX_STEPS];
+	KeyRange	stack[GPU_PROGRAM_MAX_KEY_STEPS];
+	uint64_t	null_key = key_null((KeyType) p->key_type, p->nulls_first);
+	ValueRange	range;
+	int			top = 0;
+
+	if (p->nsteps > 0)
+	{
+		for (int r = 0; r < p->nregisters; r++)
+		{
+			regs[r].lo = regs[r].hi = p->registers[r].value;
+			regs[r].may_null = p->registers[r].isnull;
+			regs[r].may_value = !p->registers[r].isnull;
+		}
+		for (int i = 0; i < p->nloads; i++)
+		{
+			range = page_summary_range(summary, p->loads[i].column.column);
+			regs[p->loads[i].reg] = p->loads[i].to_float8 ? range_to_float8(range) : range;
+		}
+		if (!filter_range_may_pass(p->steps, p->nsteps, regs, p->sets, truths))
+			return false;
+	}
+	if (!p->key_is_program)
+	{
+		range = page_summary_range(summary, p->key_column.column);
+		*bound = key_column_bound((KeyType) p->key_type, &range, p->desc, null_key);
+		return true;
+	}
+	for (int i = 0; i < p->nkey_steps; i++)
+	{
+		const GpuKeyStep *ks = &p->key_steps[i];
+
+		if (!key_step_is_column(&ks->step))
+		{
+			if (!key_range_apply(&ks->step, stack, &top))
+			{
+				*bound = KEY_PROGRAM_ERROR_KEY;
+				return true;
+			}
+			continue;
+		}
+		range = page_summary_range(summary, ks->column.column);
+		stack[top++] = key_range_of_column(&ks->step, &range);
+	}
+	*bound = key_range_bound(&stack[0], p->desc, null_key);
+	return true;
+}
+
+/*
+ * Scratch memory from the device's pool.  Each job thread's stream reuses
+ * only the memory it freed itself (gpu_index_pages_create), so the pool
+ * keeps every thread's largest selection: out of memory, the pool first
+ * gives back what no stream uses, and the allocation is tried once more.
+ */
+template <typename T>
+static GpuStatus
+scratch_alloc(T **ptr, size_t bytes)
+{
+	size_t		size = bytes > 0 ? bytes : 16;
+	cudaMemPool_t pool;
+	int			device;
+	cudaError_t err = cudaMallocAsync((void **) ptr, size, cudaStreamPerThread);
+
+	if (err == cudaErrorMemoryAllocation)
+	{
+		(void) cudaGetLastError();
+		GPU_CHECK(cudaGetDevice(&device), "Finding the current device");
+		GPU_CHECK(cudaDeviceGetMemPool(&pool, device), "Finding the memory pool");
+		GPU_CHECK(cudaMemPoolTrimTo(pool, 0), "Trimming the memory pool");
+		err = cudaMallocAsync((void **) ptr, size, cudaStreamPerThread);
+	}
+	GPU_CHECK(err, "Allocating device memory for a selection");
+	return GPU_OK;
+}
+
+#endif							/* GPU_INDEX_CUH */

@@ -1,0 +1,273 @@
+/*-------------------------------------------------------------------------
+ *
+ * groups_index.c
+ *	  GpuTopKGroups over a column index's copy on the GPU: the entries of
+ *	  rows the visibility map vouches for grouped there, the other pages'
+ *	  rows on the CPU.
+ *
+ * The GPU service keeps a copy of the index in device memory, brought up
+ * to date at the job's start (colindex_gpu.c).  The scan, in one process,
+ * notes the table's blocks whose all-visible bit is set, after its
+ * snapshot was taken, and asks the GPU to group every entry of the copy
+ * whose TID lies in one of them and that passes the WHERE clause (every
+ * clause is checked on the entries).  The other blocks' rows are read
+ * here into the scan's own set of groups.  Then the set's groups go to the
+ * GPU as records, and the groups it chose become the set the scan chooses
+ * from, as in the page form (groups_gpu.c).
+ *
+ * Why the GPU's groups are those of the rows the snapshot sees.  An entry
+ * is counted only for a block whose bit was set when the scan looked, so:
+ *
+ * - Every row the snapshot sees on such a block has an entry in the copy:
+ *   its transaction inserted the entry before it committed, before the
+ *   snapshot, and the copy holds every change made before then.
+ * - No entry of such a block belongs to a row the snapshot does not see,
+ *   if the bit is still set once the GPU has read the entries.  An insert
+ *   clears the bit of its row's block before it adds the entry, and a bit
+ *   is set again only by VACUUM, once every row of the block is visible
+ *   to every snapshot, ours too; a dead row's entry is gone by then
+ *   (VACUUM removes index entries before it sets the bit).  This is the
+ *   argument of index-only scans, which look at the bit after the entry.
+ *   The copy does not change while the kernel reads it (service_index.c).
+ *
+ * So once the GPU is done the scan looks at the bits again.  A block whose
+ * bit was cleared meanwhile is read here instead, and the entries are
+ * grouped anew without it; after GROUPS_INDEX_MAX_ROUNDS such rounds, the
+ * scan reads every block here and gives the GPU up.  Under auto the scan
+ * gives it up too when the GPU fails the job, reading on the CPU the
+ * blocks it had left to the GPU.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/visibilitymap.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "colindex_gpu.h"
+#include "compat.h"
+#include "groups_gpu.h"
+#include "groups_index.h"
+
+/* the groupings a scan asks for before it reads every block on the CPU */
+#define GROUPS_INDEX_MAX_ROUNDS 3
+
+/* the blocks vouched for, a bit each */
+#define VOUCHED_WORD(block) ((block) / 64)
+#define VOUCHED_BIT(block) (UINT64CONST(1) << ((block) % 64))
+
+/* an index's columns, for colindex_gpu_column as GpuColumnOf */
+typedef struct IndexColumns
+{
+	const ColIndexLayout *layout;
+	AttrNumber	attnos[INDEX_MAX_KEYS];
+} IndexColumns;
+
+static bool
+index_column(void *arg, AttrNumber attno, GpuColumn *column)
+{
+	IndexColumns *columns = arg;
+
+	return colindex_gpu_column(columns->layout, columns->attnos, attno, column);
+}
+
+/* Read a block's rows into the set, on the CPU. */
+static void
+read_block(GroupsScanState *gs, BlockNumber block)
+{
+	CHECK_FOR_INTERRUPTS();
+	scan_row_reader_read_page(&gs->reader, block);
+	groups_add_page(gs);
+	gs->counters.counts[GROUPS_COUNT_ROWS_SCANNED] += gs->reader.scan->rs_ntuples;
+	gs->pages_read++;
+}
+
+/* The blocks whose all-visible bit is set, into vouched; how many. */
+static uint64
+note_vouched(Relation rel, BlockNumber nblocks, uint64 *vouched)
+{
+	Buffer		vm_buffer = InvalidBuffer;
+	uint64		count = 0;
+
+	for (BlockNumber block = 0; block < nblocks; block++)
+	{
+		if ((block & 0xffff) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (VM_ALL_VISIBLE(rel, block, &vm_buffer))
+		{
+			vouched[VOUCHED_WORD(block)] |= VOUCHED_BIT(block);
+			count++;
+		}
+	}
+	if (BufferIsValid(vm_buffer))
+		ReleaseBuffer(vm_buffer);
+	return count;
+}
+
+/*
+ * The vouched blocks whose bit is no longer set taken out of vouched and
+ * read on the CPU; how many.
+ */
+static uint64
+read_those_cleared(GroupsScanState *gs, BlockNumber nblocks, uint64 *vouched)
+{
+	Relation	rel = gs->css.ss.ss_currentRelation;
+	Buffer		vm_buffer = InvalidBuffer;
+	uint64		cleared = 0;
+
+	for (BlockNumber block = 0; block < nblocks; block++)
+	{
+		if (!(vouched[VOUCHED_WORD(block)] & VOUCHED_BIT(block)) ||
+			VM_ALL_VISIBLE(rel, block, &vm_buffer))
+			continue;
+		vouched[VOUCHED_WORD(block)] &= ~VOUCHED_BIT(block);
+		read_block(gs, block);
+		cleared++;
+	}
+	if (BufferIsValid(vm_buffer))
+		ReleaseBuffer(vm_buffer);
+	return cleared;
+}
+
+/* Every block still left to the GPU read on the CPU: the GPU is given up. */
+static void
+read_vouched(GroupsScanState *gs, BlockNumber nblocks, const uint64 *vouched)
+{
+	for (BlockNumber block = 0; block < nblocks; block++)
+		if (vouched[VOUCHED_WORD(block)] & VOUCHED_BIT(block))
+			read_block(gs, block);
+}
+
+/* The set's groups sent to the job as records. */
+static void
+send_records(GroupsScanState *gs, ServiceJob *job)
+{
+	size_t		cap = service_buffer_bytes() / gs->record_bytes;
+	size_t		n = 0;
+	char	   *buffer = service_job_buffer(job);
+
+	for (uint32 group = 0; group < gs->ngroups; group++)
+	{
+		if ((group & 0xffff) == 0)
+			CHECK_FOR_INTERRUPTS();
+		groups_record_of(gs, group, buffer + n++ * gs->record_bytes);
+		if (n == cap)
+			buffer = service_job_post_records(job, &n);
+	}
+	if (n > 0)
+		(void) service_job_post_records(job, &n);
+}
+
+/*
+ * The request's description of the pages, the filter and the groups over
+ * the index's columns; false where the GPU cannot take them.
+ */
+static bool
+describe(GroupsScanState *gs, Relation index, ServiceIndexGroupsRequest *request,
+		 uint64 **set_values)
+{
+	IndexColumns columns = {.layout = colindex_layout(index)};
+	size_t		nset_values = 0;
+	GpuProgramSource source = {
+		.key_type = KEY_INT8,
+		.key_attno = gs->group_attno,
+		.filter = gs->reader.filter,
+	};
+
+	for (int i = 0; i < index->rd_index->indnkeyatts; i++)
+		columns.attnos[i] = index->rd_index->indkey.values[i];
+	colindex_gpu_describe_pages(columns.layout, !TransactionStartedDuringRecovery(),
+								&request->query);
+	if (!groups_gpu_describe(gs, index_column, &columns, &request->groups) ||
+		!colindex_gpu_describe_program(&source, columns.layout, columns.attnos,
+									   &request->query.program, set_values, &nset_values))
+		return false;
+	request->nset_values = nset_values;
+	request->query.nblocks = RelationGetNumberOfBlocks(index);
+	request->expected_groups = (uint64) gs->expected_groups;
+	return true;
+}
+
+bool
+groups_index_scan(GroupsScanState *gs)
+{
+	Relation	rel = gs->css.ss.ss_currentRelation;
+	Relation	index;
+	ServiceIndexGroupsRequest request = {0};
+	ServiceJobSpec spec = {.kind = SERVICE_JOB_INDEX_GROUPS, .k = gs->keep};
+	BlockNumber nblocks = gs->reader.scan->rs_nblocks;
+	uint64	   *set_values = NULL;
+	uint64	   *vouched;
+	ServiceJob *job;
+	GpuIndexCounts counts;
+	char	   *records;
+	size_t		count;
+	uint64		cleared;
+	bool		given_up = false;
+
+	/* a snapshot that can be too old must read the pages (see scan_page_sink.c) */
+	if (gs->interpreted != NIL || compat_snapshots_get_too_old() ||
+		gs->reader.scan->rs_base.rs_snapshot->takenDuringRecovery)
+		return false;
+	index = index_open(gs->index_oid, AccessShareLock);
+	if (!describe(gs, index, &request, &set_values) ||
+		!service_request_fits(sizeof(request) +
+							  sizeof(uint64) * (request.nset_values + nblocks / 64 + 1)))
+	{
+		index_close(index, NoLock);
+		return false;
+	}
+	spec.record_bytes = gs->record_bytes;
+	job = colindex_gpu_start(index, &spec, &request.epoch, &gs->index_pages_sent);
+	if (job == NULL)
+	{
+		index_close(index, NoLock);
+		return false;
+	}
+	gs->index_used = true;
+	vouched = palloc0(sizeof(uint64) * (nblocks / 64 + 1));
+	gs->blocks_vouched = note_vouched(rel, nblocks, vouched);
+	for (BlockNumber block = 0; block < nblocks; block++)
+		if (!(vouched[VOUCHED_WORD(block)] & VOUCHED_BIT(block)))
+			read_block(gs, block);
+	request.heap_blocks = nblocks;
+	for (;;)
+	{
+		(void) service_job_index_groups(job, &request, set_values, vouched, &counts);
+		gs->index_rounds++;
+		if (service_job_failed(job))
+			break;
+		cleared = read_those_cleared(gs, nblocks, vouched);
+		gs->blocks_vouched -= cleared;
+		if (cleared == 0)
+			break;
+		if (gs->index_rounds == GROUPS_INDEX_MAX_ROUNDS)
+		{
+			given_up = true;
+			break;
+		}
+	}
+	gs->index_entries = counts.scanned;
+	gs->index_pages_skipped = counts.pages_skipped;
+	if (!service_job_failed(job) && !given_up)
+	{
+		send_records(gs, job);
+		service_job_groups_answer(job, &records, &count);
+	}
+	if (service_job_failed(job) || given_up)
+		read_vouched(gs, nblocks, vouched);
+	else
+	{
+		groups_gpu_adopt(gs, records, count, service_job_stats(job)->groups);
+		gs->counters.counts[GROUPS_COUNT_ROWS_SCANNED] += service_job_stats(job)->rows_read;
+		scan_gpu_stats_add_job(&gs->gpu, job);
+	}
+	service_job_release(job);
+	pfree(vouched);
+	index_close(index, NoLock);
+	return true;
+}

@@ -1,0 +1,23 @@
+/*-------------------------------------------------------------------------
+ *
+ * groups_index.h
+ *	  GpuTopKGroups over a column index's copy on the GPU (groups_index.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GROUPS_INDEX_H
+#define GROUPS_INDEX_H
+
+#include "groups_state.h"
+
+/*
+ * The scan in one process, its reader begun, over the plan's column index
+ * (gs->index_oid): the entries of all-visible blocks grouped on the GPU,
+ * the other blocks' rows on the CPU, and the groups the GPU chose made the
+ * set (or, should the GPU fail the job under auto, every block read on the
+ * CPU).  False, with nothing read, where the GPU cannot take the query:
+ * the caller reads the table.
+ */
+extern bool groups_index_scan(GroupsScanState *gs);
+
+#endif							/* GROUPS_INDEX_H */
