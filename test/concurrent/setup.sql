@@ -13,12 +13,14 @@ CREATE INDEX tc_ci ON tc USING gputopk (v, g);
 -- all-visible pages, which the page reader takes without a check per tuple
 VACUUM (FREEZE, ANALYZE) tc;
 CREATE TABLE concurrent_checks (q text, used boolean, parallel boolean, indexed boolean,
-                                gpu_pages boolean, vouched boolean, same boolean);
+                                gpu_pages boolean, vouched boolean, index_groups boolean,
+                                same boolean);
 
 -- q's rows with gputopk on and off, in order, as text; whether a gputopk
 -- node ran, in parallel, over the column index, reading pages on the GPU,
--- some of them vouched for by the visibility map (in a run of its own);
--- recorded in concurrent_checks
+-- some of them vouched for by the visibility map, or grouping the column
+-- index's entries on the GPU (in a run of its own); recorded in
+-- concurrent_checks
 CREATE FUNCTION concurrent_check(q text) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
   ours text[];
@@ -28,6 +30,7 @@ DECLARE
   indexed boolean := false;
   gpu_pages boolean := false;
   vouched boolean := false;
+  index_groups boolean := false;
   line text;
 BEGIN
   IF current_setting('transaction_isolation') <> 'repeatable read' THEN
@@ -42,6 +45,7 @@ BEGIN
     FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
       gpu_pages := gpu_pages OR line LIKE '%Pages Read on GPU:%';
       vouched := vouched OR line LIKE '%Pages Vouched by Visibility Map:%';
+      index_groups := index_groups OR line LIKE '%Groupings on GPU:%';
     END LOOP;
   END IF;
   EXECUTE format('SELECT array_agg(r::text) FROM (%s) r', q) INTO ours;
@@ -49,5 +53,5 @@ BEGIN
   EXECUTE format('SELECT array_agg(r::text) FROM (%s) r', q) INTO plain;
   SET LOCAL gputopk.enabled = on;
   INSERT INTO concurrent_checks VALUES (q, used, parallel, indexed, gpu_pages, vouched,
-                                        ours IS NOT DISTINCT FROM plain);
+                                        index_groups, ours IS NOT DISTINCT FROM plain);
 END $$;
