@@ -24,8 +24,10 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "utils/builtins.h"
 #include "utils/rel.h"
 
+#include "colindex_dict.h"
 #include "groups_gpu.h"
 #include "groups_scan.h"
 
@@ -52,7 +54,7 @@ groups_gpu_describe(GroupsScanState *gs, GpuColumnOf column_of, void *arg, GpuGr
 	int			kind;
 
 	memset(spec, 0, sizeof(GpuGroupsSpec));
-	if (gs->group_by_text || gs->naggs > GPU_GROUPS_MAX_AGGS)
+	if (gs->naggs > GPU_GROUPS_MAX_AGGS)
 		return false;
 	spec->ncolumns = gs->ngroup_columns;
 	if (!column_of(arg, gs->group_attno, &spec->columns[0]) ||
@@ -81,17 +83,55 @@ groups_gpu_describe(GroupsScanState *gs, GpuColumnOf column_of, void *arg, GpuGr
 	return true;
 }
 
+/*
+ * A text group's value: its dictionary code's in the column index
+ * dictionary, made in the page's context.
+ */
+static Datum
+text_of_code(GroupsScanState *gs, Relation dictionary, int64 code)
+{
+	const char *bytes;
+	int			length;
+	MemoryContext old;
+	text	   *value;
+
+	if (!colindex_dict_value(dictionary, (int32) code, &bytes, &length))
+		elog(ERROR, "gputopk: code " INT64_FORMAT " is not in the dictionary of index \"%s\"",
+			 code, RelationGetRelationName(dictionary));
+	old = MemoryContextSwitchTo(gs->page_cxt);
+	value = cstring_to_text_with_len(bytes, length);
+	MemoryContextSwitchTo(old);
+	return PointerGetDatum(value);
+}
+
 void
-groups_gpu_adopt(GroupsScanState *gs, char *records, size_t count, uint64 gpu_groups)
+groups_gpu_adopt(GroupsScanState *gs, char *records, size_t count, uint64 gpu_groups,
+				 Relation dictionary)
 {
 	groups_reset(gs);
 	groups_begin(gs);
 	for (size_t i = 0; i < count; i++)
 	{
+		const char *record = records + i * gs->record_bytes;
+		int64		code;
+		uint64		nulls;
+
 		if ((i & 0xffff) == 0)
+		{
 			CHECK_FOR_INTERRUPTS();
-		groups_merge_record(gs, records + i * gs->record_bytes);
+			MemoryContextReset(gs->page_cxt);
+		}
+		if (!gs->group_by_text)
+		{
+			groups_merge_record(gs, record);
+			continue;
+		}
+		memcpy(&code, record, sizeof(int64));
+		memcpy(&nulls, record + 2 * sizeof(uint64), sizeof(uint64));
+		groups_merge_text_record(gs, nulls != 0 ? (Datum) 0 :
+								 text_of_code(gs, dictionary, code), record);
 	}
+	MemoryContextReset(gs->page_cxt);
 	pfree(records);
 	/* the groups chosen from are the GPU's; the set holds those it chose */
 	gs->counters.counts[GROUPS_COUNT_GROUPS] += gpu_groups - count;
@@ -159,7 +199,7 @@ groups_gpu_finish(GroupsScanState *gs, PageSink *sink)
 		read_again_on_cpu(gs);
 		return;
 	}
-	groups_gpu_adopt(gs, records, count, stats.groups);
+	groups_gpu_adopt(gs, records, count, stats.groups, NULL);
 	gs->counters.counts[GROUPS_COUNT_ROWS_SCANNED] += stats.rows_read;
 	/* pages the scan did not read, as the visibility map vouched for them */
 	gs->pages_read += stats.pages_unpinned;

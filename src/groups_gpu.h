@@ -17,19 +17,22 @@
 
 /*
  * The scan's groups as the GPU computes them, each column where column_of
- * says (in a heap page, or in a column index's entry); false where it
- * cannot: a text grouping, a column it cannot read, an aggregate it does
- * not compute (groups_agg_gpu_kind), or a 128-bit sum to rank by.
+ * says (in a heap page, or in a column index's entry, where a text column
+ * holds dictionary codes); false where it cannot: a column it cannot read
+ * (in a heap page, a text one), an aggregate it does not compute
+ * (groups_agg_gpu_kind), or a 128-bit sum to rank by.
  */
 extern bool groups_gpu_describe(GroupsScanState *gs, GpuColumnOf column_of, void *arg,
 								GpuGroupsSpec *spec);
 
 /*
  * The groups the GPU chose (count records, pfree'd here, of gpu_groups it
- * held) made the scan's set, in place of the set's own.
+ * held) made the scan's set, in place of the set's own.  A text grouping
+ * column's values are the codes of dictionary (a column index: see
+ * groups_index.c), turned back into text.
  */
 extern void groups_gpu_adopt(GroupsScanState *gs, char *records, size_t count,
-							 uint64 gpu_groups);
+							 uint64 gpu_groups, Relation dictionary);
 
 /*
  * A groups job for the scan in one process, its reader begun; NULL where

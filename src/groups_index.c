@@ -37,6 +37,15 @@
  * gives it up too when the GPU fails the job, reading on the CPU the
  * blocks it had left to the GPU.
  *
+ * A text grouping column is grouped by its dictionary codes (one per value,
+ * equal codes for equal bytes, which a deterministic collation's equality
+ * is): the entries hold them, the set's own groups go to the GPU with
+ * their values' codes, and the groups the GPU chose come back as the
+ * codes' values.  Every value a visible row holds has its code: the value
+ * was added to the dictionary before the row's entry, and a dictionary
+ * that is full (values without codes of their own) keeps the scan to the
+ * pages.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -48,6 +57,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
+#include "colindex_dict.h"
 #include "colindex_gpu.h"
 #include "compat.h"
 #include "groups_gpu.h"
@@ -142,24 +152,61 @@ read_vouched(GroupsScanState *gs, BlockNumber nblocks, const uint64 *vouched)
 			read_block(gs, block);
 }
 
-/* The set's groups sent to the job as records. */
-static void
-send_records(GroupsScanState *gs, ServiceJob *job)
+/*
+ * The dictionary code of each text group of the set (0 for the NULL
+ * group), palloc'd; NULL if a value has none.
+ */
+static int64 *
+text_codes(GroupsScanState *gs, Relation index)
+{
+	int64	   *codes = palloc0(sizeof(int64) * Max(gs->ngroups, 1));
+
+	for (uint32 group = 0; group < gs->ngroups; group++)
+	{
+		text	   *value = (text *) DatumGetPointer(gs->values[group]);
+
+		if (group == gs->null_group)
+			continue;
+		codes[group] = colindex_dict_code(index, VARDATA_ANY(value), VARSIZE_ANY_EXHDR(value));
+		if (codes[group] <= 0)
+		{
+			pfree(codes);
+			return NULL;
+		}
+	}
+	return codes;
+}
+
+/*
+ * The set's groups sent to the job as records, a text group's value as its
+ * code; false, with none sent, if a text value has no code (it cannot
+ * happen: a row's value is added to the dictionary before its entry).
+ */
+static bool
+send_records(GroupsScanState *gs, ServiceJob *job, Relation index)
 {
 	size_t		cap = service_buffer_bytes() / gs->record_bytes;
 	size_t		n = 0;
 	char	   *buffer = service_job_buffer(job);
+	int64	   *codes = gs->group_by_text ? text_codes(gs, index) : NULL;
 
+	if (gs->group_by_text && codes == NULL)
+		return false;
 	for (uint32 group = 0; group < gs->ngroups; group++)
 	{
+		char	   *record = buffer + n++ * gs->record_bytes;
+
 		if ((group & 0xffff) == 0)
 			CHECK_FOR_INTERRUPTS();
-		groups_record_of(gs, group, buffer + n++ * gs->record_bytes);
+		groups_record_of(gs, group, record);
+		if (codes != NULL)
+			memcpy(record, &codes[group], sizeof(int64));
 		if (n == cap)
 			buffer = service_job_post_records(job, &n);
 	}
 	if (n > 0)
 		(void) service_job_post_records(job, &n);
+	return true;
 }
 
 /*
@@ -214,7 +261,9 @@ groups_index_scan(GroupsScanState *gs)
 		gs->reader.scan->rs_base.rs_snapshot->takenDuringRecovery)
 		return false;
 	index = index_open(gs->index_oid, AccessShareLock);
-	if (!describe(gs, index, &request, &set_values) ||
+	/* a full dictionary no longer gives every value a code of its own */
+	if ((gs->group_by_text && colindex_dict_full(index)) ||
+		!describe(gs, index, &request, &set_values) ||
 		!service_request_fits(sizeof(request) +
 							  sizeof(uint64) * (request.nset_values + nblocks / 64 + 1)))
 	{
@@ -255,14 +304,15 @@ groups_index_scan(GroupsScanState *gs)
 	gs->index_pages_skipped = counts.pages_skipped;
 	if (!service_job_failed(job) && !given_up)
 	{
-		send_records(gs, job);
-		service_job_groups_answer(job, &records, &count);
+		given_up = !send_records(gs, job, index);
+		if (!given_up)
+			service_job_groups_answer(job, &records, &count);
 	}
 	if (service_job_failed(job) || given_up)
 		read_vouched(gs, nblocks, vouched);
 	else
 	{
-		groups_gpu_adopt(gs, records, count, service_job_stats(job)->groups);
+		groups_gpu_adopt(gs, records, count, service_job_stats(job)->groups, index);
 		gs->counters.counts[GROUPS_COUNT_ROWS_SCANNED] += service_job_stats(job)->rows_read;
 		scan_gpu_stats_add_job(&gs->gpu, job);
 	}

@@ -35,8 +35,9 @@
  * ORDER BY key.  Where a column index the GPU reads holds the grouping and
  * aggregated columns and checks every WHERE clause, the GPU form over its
  * entries is offered too (groups_index.h), its GPU's work costed by the
- * index's pages instead of the table's.  Under gputopk.device = gpu only
- * the GPU forms are offered.
+ * index's pages instead of the table's; a text grouping column there is
+ * grouped by the index's dictionary codes.  Under gputopk.device = gpu
+ * only the GPU forms are offered.
  *
  *-------------------------------------------------------------------------
  */
@@ -232,14 +233,15 @@ scan_exprs_of(PlannerInfo *root, GroupsQuery *q)
 /*
  * The share of the table's pages the GPU form would group on the GPU: the
  * all-visible share by the statistics where the GPU can take the query
- * (see the header comment), else 0.
+ * (see the header comment; a text grouping only over a column index),
+ * else 0.
  */
 static double
 gpu_pages_share(const GroupsQuery *q)
 {
 	ListCell   *lc;
 
-	if (!q->gpu_computable || q->by_text || !gputopk_gpu_pages || !service_buffers_mapped() ||
+	if (!q->gpu_computable || !gputopk_gpu_pages || !service_buffers_mapped() ||
 		q->scan_rel->allvisfrac < 0.5 || IsolationIsSerializable() || RecoveryInProgress() ||
 		device_selected_backend() != BACKEND_GPU)
 		return 0.0;
@@ -537,8 +539,10 @@ groups_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo
 	gpu_share = gpu_pages_share(&q);
 	if (gpu_share > 0)
 	{
-		add_sorted_path(root, output_rel,
-						&make_groups_path(root, &q, 0, 0, gpu_share, InvalidOid, 0.0)->path);
+		/* a text value in a page is by reference; in an index entry it is a code */
+		if (!q.by_text)
+			add_sorted_path(root, output_rel,
+							&make_groups_path(root, &q, 0, 0, gpu_share, InvalidOid, 0.0)->path);
 		index = gpu_index_of(root, &q, &index_pages);
 		if (OidIsValid(index))
 			add_sorted_path(root, output_rel,

@@ -200,6 +200,7 @@ extern void groups_begin(GroupsScanState *gs);
 extern void groups_reset(GroupsScanState *gs);
 extern void groups_add_page(GroupsScanState *gs);
 extern void groups_merge_record(GroupsScanState *gs, const char *record);
+extern void groups_merge_text_record(GroupsScanState *gs, Datum value, const char *record);
 extern void groups_record_of(GroupsScanState *gs, uint32 n, char *record);
 extern void groups_write_records(GroupsScanState *gs);
 extern void groups_choose(GroupsScanState *gs);

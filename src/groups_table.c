@@ -392,6 +392,25 @@ groups_merge_record(GroupsScanState *gs, const char *record)
 		groups_agg_combine(&gs->aggs[i], cells_of(gs, n), record + RECORD_CELLS_OFFSET);
 }
 
+/*
+ * A record of a group of the text grouping column into the set, its value
+ * given apart (a text Datum, unread where the record says NULL): the
+ * record's own grouping value is not the text.
+ */
+void
+groups_merge_text_record(GroupsScanState *gs, Datum value, const char *record)
+{
+	uint64		nulls;
+	uint32		n;
+	MemoryContext old = MemoryContextSwitchTo(gs->groups_cxt);
+
+	memcpy(&nulls, record + 2 * sizeof(uint64), sizeof(uint64));
+	n = group_number(gs, value, nulls != 0, nulls != 0 ? 0 : hash_text(value));
+	for (int i = 0; i < gs->naggs; i++)
+		groups_agg_combine(&gs->aggs[i], cells_of(gs, n), record + RECORD_CELLS_OFFSET);
+	MemoryContextSwitchTo(old);
+}
+
 /* Group number n's key: its grouping values and which are NULL. */
 static PairKey
 key_of_group(GroupsScanState *gs, uint32 n)
