@@ -51,8 +51,8 @@
 #include "postgres.h"
 
 #include "access/genam.h"
-#include "access/visibilitymap.h"
 #include "miscadmin.h"
+#include "port/pg_bitutils.h"
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -62,13 +62,10 @@
 #include "compat.h"
 #include "groups_gpu.h"
 #include "groups_index.h"
+#include "visibility_bits.h"
 
 /* the groupings a scan asks for before it reads every block on the CPU */
 #define GROUPS_INDEX_MAX_ROUNDS 3
-
-/* the blocks vouched for, a bit each */
-#define VOUCHED_WORD(block) ((block) / 64)
-#define VOUCHED_BIT(block) (UINT64CONST(1) << ((block) % 64))
 
 /* an index's columns, for colindex_gpu_column as GpuColumnOf */
 typedef struct IndexColumns
@@ -96,26 +93,31 @@ read_block(GroupsScanState *gs, BlockNumber block)
 	gs->pages_read++;
 }
 
-/* The blocks whose all-visible bit is set, into vouched; how many. */
-static uint64
-note_vouched(Relation rel, BlockNumber nblocks, uint64 *vouched)
+/* Every block of the first nblocks whose bit in blocks is set, read on the CPU. */
+static void
+read_blocks_set(GroupsScanState *gs, BlockNumber nblocks, const uint64 *blocks)
 {
-	Buffer		vm_buffer = InvalidBuffer;
-	uint64		count = 0;
-
-	for (BlockNumber block = 0; block < nblocks; block++)
-	{
-		if ((block & 0xffff) == 0)
-			CHECK_FOR_INTERRUPTS();
-		if (VM_ALL_VISIBLE(rel, block, &vm_buffer))
+	for (Size w = 0; w < VISIBILITY_BITS_WORDS(nblocks); w++)
+		for (uint64 left = blocks[w]; left != 0; left &= left - 1)
 		{
-			vouched[VOUCHED_WORD(block)] |= VOUCHED_BIT(block);
-			count++;
+			BlockNumber block = (BlockNumber) (w * 64 + pg_rightmost_one_pos64(left));
+
+			if (block < nblocks)
+				read_block(gs, block);
 		}
-	}
-	if (BufferIsValid(vm_buffer))
-		ReleaseBuffer(vm_buffer);
-	return count;
+}
+
+/* Every block not vouched for read on the CPU. */
+static void
+read_unvouched(GroupsScanState *gs, BlockNumber nblocks, const uint64 *vouched)
+{
+	Size		words = VISIBILITY_BITS_WORDS(nblocks);
+	uint64	   *unvouched = palloc(sizeof(uint64) * words);
+
+	for (Size w = 0; w < words; w++)
+		unvouched[w] = ~vouched[w];
+	read_blocks_set(gs, nblocks, unvouched);
+	pfree(unvouched);
 }
 
 /*
@@ -125,31 +127,20 @@ note_vouched(Relation rel, BlockNumber nblocks, uint64 *vouched)
 static uint64
 read_those_cleared(GroupsScanState *gs, BlockNumber nblocks, uint64 *vouched)
 {
-	Relation	rel = gs->css.ss.ss_currentRelation;
-	Buffer		vm_buffer = InvalidBuffer;
-	uint64		cleared = 0;
+	Size		words = VISIBILITY_BITS_WORDS(nblocks);
+	uint64	   *cleared = palloc(sizeof(uint64) * words);
+	uint64		count = 0;
 
-	for (BlockNumber block = 0; block < nblocks; block++)
+	(void) visibility_bits_read(gs->css.ss.ss_currentRelation, nblocks, cleared);
+	for (Size w = 0; w < words; w++)
 	{
-		if (!(vouched[VOUCHED_WORD(block)] & VOUCHED_BIT(block)) ||
-			VM_ALL_VISIBLE(rel, block, &vm_buffer))
-			continue;
-		vouched[VOUCHED_WORD(block)] &= ~VOUCHED_BIT(block);
-		read_block(gs, block);
-		cleared++;
+		cleared[w] = vouched[w] & ~cleared[w];
+		vouched[w] &= ~cleared[w];
+		count += pg_popcount64(cleared[w]);
 	}
-	if (BufferIsValid(vm_buffer))
-		ReleaseBuffer(vm_buffer);
-	return cleared;
-}
-
-/* Every block still left to the GPU read on the CPU: the GPU is given up. */
-static void
-read_vouched(GroupsScanState *gs, BlockNumber nblocks, const uint64 *vouched)
-{
-	for (BlockNumber block = 0; block < nblocks; block++)
-		if (vouched[VOUCHED_WORD(block)] & VOUCHED_BIT(block))
-			read_block(gs, block);
+	read_blocks_set(gs, nblocks, cleared);
+	pfree(cleared);
+	return count;
 }
 
 /*
@@ -265,7 +256,7 @@ groups_index_scan(GroupsScanState *gs)
 	if ((gs->group_by_text && colindex_dict_full(index)) ||
 		!describe(gs, index, &request, &set_values) ||
 		!service_request_fits(sizeof(request) +
-							  sizeof(uint64) * (request.nset_values + nblocks / 64 + 1)))
+							  sizeof(uint64) * (request.nset_values + VISIBILITY_BITS_WORDS(nblocks))))
 	{
 		index_close(index, NoLock);
 		return false;
@@ -278,11 +269,9 @@ groups_index_scan(GroupsScanState *gs)
 		return false;
 	}
 	gs->index_used = true;
-	vouched = palloc0(sizeof(uint64) * (nblocks / 64 + 1));
-	gs->blocks_vouched = note_vouched(rel, nblocks, vouched);
-	for (BlockNumber block = 0; block < nblocks; block++)
-		if (!(vouched[VOUCHED_WORD(block)] & VOUCHED_BIT(block)))
-			read_block(gs, block);
+	vouched = palloc(sizeof(uint64) * VISIBILITY_BITS_WORDS(nblocks));
+	gs->blocks_vouched = visibility_bits_read(rel, nblocks, vouched);
+	read_unvouched(gs, nblocks, vouched);
 	request.heap_blocks = nblocks;
 	for (;;)
 	{
@@ -308,8 +297,9 @@ groups_index_scan(GroupsScanState *gs)
 		if (!given_up)
 			service_job_groups_answer(job, &records, &count);
 	}
+	/* the GPU given up: the blocks left to it are read here */
 	if (service_job_failed(job) || given_up)
-		read_vouched(gs, nblocks, vouched);
+		read_blocks_set(gs, nblocks, vouched);
 	else
 	{
 		groups_gpu_adopt(gs, records, count, service_job_stats(job)->groups, index);

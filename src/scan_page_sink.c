@@ -63,6 +63,7 @@
 #include "scan_page_sink.h"
 #include "service_client.h"
 #include "settings.h"
+#include "visibility_bits.h"
 
 
 
@@ -71,11 +72,6 @@
 #define BATCH_PAGES_MIN 16
 /* the most pages a batch holds, pinned or not */
 #define BATCH_UNPINNED_MAX 16384
-
-/* the visibility map's layout (visibilitymap.c) */
-#define VM_MAP_BYTES (BLCKSZ - MAXALIGN(SizeOfPageHeaderData))
-#define VM_BLOCKS_PER_BYTE (BITS_PER_BYTE / BITS_PER_HEAPBLOCK)
-#define VM_BLOCKS_PER_PAGE (VM_MAP_BYTES * VM_BLOCKS_PER_BYTE)
 
 struct PageSink
 {
@@ -388,23 +384,16 @@ static void
 load_map_page(PageSink *sink, BlockNumber block)
 {
 	BlockNumber first = block - block % VM_BLOCKS_PER_PAGE;
-	Page		page;
 
 	if (sink->vm_first == first)
 		return;
 	sink->vm_first = first;
-	sink->vm_lsn = InvalidXLogRecPtr;
-	memset(sink->vm_bits, 0, sizeof(sink->vm_bits));
-	/* pins the map page, where it exists */
-	(void) visibilitymap_get_status(sink->rel, block, &sink->vm_buffer);
-	if (!BufferIsValid(sink->vm_buffer) ||
-		BufferGetBlockNumber(sink->vm_buffer) != block / VM_BLOCKS_PER_PAGE)
-		return;
-	LockBuffer(sink->vm_buffer, BUFFER_LOCK_SHARE);
-	page = BufferGetPage(sink->vm_buffer);
-	sink->vm_lsn = PageGetLSN(page);
-	memcpy(sink->vm_bits, PageGetContents(page), sizeof(sink->vm_bits));
-	LockBuffer(sink->vm_buffer, BUFFER_LOCK_UNLOCK);
+	if (!visibility_map_copy_page(sink->rel, block, &sink->vm_buffer, sink->vm_bits,
+								  &sink->vm_lsn))
+	{
+		sink->vm_lsn = InvalidXLogRecPtr;
+		memset(sink->vm_bits, 0, sizeof(sink->vm_bits));
+	}
 }
 
 /* The copied map page's LSN if it has block's all-visible bit set, else 0. */
