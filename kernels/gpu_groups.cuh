@@ -311,4 +311,21 @@ groups_add_row(const GroupsView &v, const Row *row)
 	return made;
 }
 
+/*
+ * A warp's rows counted once groups_add_row has taken them (every lane
+ * calls it at once): those that passed the filter into *passed, the groups
+ * they made into v.ngroups, an atomic of each a warp.
+ */
+static __device__ __forceinline__ void
+groups_count_rows(const GroupsView &v, bool pass, bool made, unsigned long long *passed)
+{
+	uint32_t	passing = __ballot_sync(0xFFFFFFFFu, pass);
+	uint32_t	making = __ballot_sync(0xFFFFFFFFu, made);
+
+	if ((threadIdx.x & 31) == 0 && passing != 0)
+		atomicAdd(passed, (unsigned long long) __popc(passing));
+	if ((threadIdx.x & 31) == 0 && making != 0)
+		atomicAdd(v.ngroups, (unsigned long long) __popc(making));
+}
+
 #endif							/* GPU_GROUPS_CUH */

@@ -281,19 +281,12 @@ struct GroupRows
 	{
 		bool		pass = false;
 		bool		made;
-		uint32_t	passed;
-		uint32_t	new_groups;
 		HeapRow		heap_row(q, tuple);
 
 		if (tuple != NULL)
 			pass = program_row_passes(&q->program, heap_row, state);
 		made = groups_add_row(groups, pass ? &heap_row : (const HeapRow *) NULL);
-		passed = __ballot_sync(0xFFFFFFFFu, pass);
-		new_groups = __ballot_sync(0xFFFFFFFFu, made);
-		if ((threadIdx.x & 31) == 0 && passed != 0)
-			atomicAdd(&counts[0], (unsigned long long) __popc(passed));
-		if ((threadIdx.x & 31) == 0 && new_groups != 0)
-			atomicAdd(groups.ngroups, (unsigned long long) __popc(new_groups));
+		groups_count_rows(groups, pass, made, &counts[0]);
 	}
 };
 

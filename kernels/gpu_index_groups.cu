@@ -74,8 +74,6 @@ group_entries_kernel(const char *pages, const GpuIndexQuery *q, uint32_t first, 
 			bool		pass = false;
 			uint32_t	heap_block;
 			bool		made;
-			uint32_t	passed;
-			uint32_t	new_groups;
 
 			if (slot < high && bit_set(page, q->live_offset, slot) &&
 				!(q->skip_killed && bit_set(page, q->killed_offset, slot)))
@@ -88,12 +86,7 @@ group_entries_kernel(const char *pages, const GpuIndexQuery *q, uint32_t first, 
 				}
 			}
 			made = groups_add_row(groups, pass ? &entry : (const IndexEntry *) NULL);
-			passed = __ballot_sync(0xFFFFFFFFu, pass);
-			new_groups = __ballot_sync(0xFFFFFFFFu, made);
-			if ((threadIdx.x & 31) == 0 && passed != 0)
-				atomicAdd(&counts[0], (unsigned long long) __popc(passed));
-			if ((threadIdx.x & 31) == 0 && new_groups != 0)
-				atomicAdd(groups.ngroups, (unsigned long long) __popc(new_groups));
+			groups_count_rows(groups, pass, made, &counts[0]);
 		}
 	}
 	scanned = __reduce_add_sync(0xFFFFFFFFu, (unsigned int) scanned);

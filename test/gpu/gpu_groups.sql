@@ -61,41 +61,12 @@ SELECT is(pg_temp.same_on_gpu('SELECT s, flag, count(*) AS n FROM gg GROUP BY s,
 -- random queries: every aggregate the GPU computes, ranked or along, over
 -- every grouping type, one or two columns, NULL groups, sums past int8,
 -- random direction, LIMIT, OFFSET and WHERE (the seed is printed)
-SELECT (extract(epoch FROM clock_timestamp())::int8 % 1000000) / 1e6 AS seed \gset
-SELECT diag('random GPU groups queries, seed ' || :seed);
-SELECT setseed(:seed);
-CREATE TABLE gr AS
-SELECT i AS id,
-       CASE WHEN random() < 0.01 THEN NULL ELSE floor(400 * power(random(), 3))::int8 END AS g8,
-       CASE WHEN random() < 0.01 THEN NULL ELSE (i % 97)::int4 END AS g4,
-       CASE WHEN random() < 0.01 THEN NULL ELSE (floor(random() * 7) - 3)::int2 END AS g2,
-       CASE WHEN random() < 0.05 THEN NULL ELSE random() < 0.3 END AS gb,
-       CASE WHEN random() < 0.02 THEN NULL ELSE date '2000-01-01' + i % 50 END AS gd,
-       CASE WHEN random() < 0.02 THEN NULL
-            ELSE timestamptz '2000-01-01 UTC' + i % 61 * interval '1 hour' END AS gtz,
-       CASE WHEN random() < 0.05 THEN NULL ELSE (random() * 200 - 100)::int2 END AS i2,
-       CASE WHEN random() < 0.05 THEN NULL ELSE (random() * 4e9 - 2e9)::int4 END AS i4,
-       CASE WHEN random() < 0.05 THEN NULL ELSE (random() * 9e18 - 4.5e18)::int8 END AS i8,
-       CASE WHEN random() < 0.05 THEN NULL
-            ELSE timestamp '2000-01-01' + random() * interval '10000 days' END AS ts
-  FROM generate_series(1, 50000) i;
-INSERT INTO gr (id, g8, g4, g2, gb, gd, gtz, i2, i4, i8) VALUES
-  (50001, 7, 7, 1, true, '2000-01-08', '2000-01-01 07:00 UTC', 32767, 2147483647, 9223372036854775807),
-  (50002, 7, 7, 1, true, '2000-01-08', '2000-01-01 07:00 UTC', 32767, 2147483647, 9223372036854775807),
-  (50003, 7, 7, 1, true, '2000-01-08', '2000-01-01 07:00 UTC', -32768, -2147483648, -9223372036854775808);
+\set random_table gr
+\ir lib/groups_random.sql
 VACUUM (FREEZE, ANALYZE) gr;
 CREATE TEMP TABLE groups_random AS
 SELECT q, pg_temp.same_on_gpu(q) AS result
-  FROM (SELECT format('SELECT %s, %s AS r, count(i4), max(i8), sum(i8), avg(i2), min(ts) FROM gr%s GROUP BY %s ORDER BY r %s, %s LIMIT %s OFFSET %s',
-                      g, agg, filter, g, ord, g, k, m) AS q
-          FROM (SELECT (ARRAY['g8', 'g4', 'g2', 'gb', 'gd', 'gtz', 'g2, gb', 'g8, gd', 'gtz, g4'])[1 + floor(random() * 9)::int] AS g,
-                       (ARRAY['count(*)', 'count(i2)', 'sum(i2)', 'sum(i4)', 'min(i4)', 'max(i8)',
-                              'min(i8)', 'max(i2)', 'min(ts)', 'max(gd)'])[1 + floor(random() * 10)::int] AS agg,
-                       (ARRAY['DESC', 'ASC', 'DESC NULLS LAST', 'ASC NULLS FIRST'])[1 + floor(random() * 4)::int] AS ord,
-                       (ARRAY['', ' WHERE i2 > 0', ' WHERE i4 < 0 OR ts IS NULL', ' WHERE i8 IS NOT NULL AND g4 <> 3'])[1 + floor(random() * 4)::int] AS filter,
-                       1 + floor(random() * 30)::int AS k,
-                       floor(random() * 5)::int AS m
-                  FROM generate_series(1, 200)) p) queries;
+  FROM pg_temp.random_groups_queries('gr', ARRAY['g8', 'g4', 'g2', 'gb', 'gd', 'gtz', 'g2, gb', 'g8, gd', 'gtz, g4'], 200) q;
 SELECT diag(result || ': ' || q) FROM groups_random WHERE result <> 'same' LIMIT 5;
 SELECT is((SELECT count(*) FROM groups_random WHERE result <> 'same'), 0::bigint,
           '200 random queries grouped on the GPU give PostgreSQL''s answers');
