@@ -31,21 +31,14 @@
 #include "groups_gpu.h"
 #include "groups_scan.h"
 
-/* A by-value column of the table as the GPU reads it in a heap page; false where it cannot. */
+/*
+ * A column of the table as the GPU reads it in a heap page, by value: a
+ * grouping value or an aggregate's; false where it cannot (text too).
+ */
 static bool
 heap_column(void *arg, AttrNumber attno, GpuColumn *column)
 {
-	GroupsScanState *gs = arg;
-	Form_pg_attribute attr = TupleDescAttr(RelationGetDescr(gs->css.ss.ss_currentRelation),
-										   attno - 1);
-
-	/* a default for rows written before the column was added is not in the tuple */
-	if (!attr->attbyval || attr->attlen <= 0 || attr->atthasmissing || attr->attisdropped)
-		return false;
-	memset(column, 0, sizeof(GpuColumn));
-	column->attno = attno;
-	column->width = attr->attlen;
-	return true;
+	return scan_page_sink_column(arg, attno, column) && column->kind != VALUE_TEXT;
 }
 
 bool
@@ -143,7 +136,9 @@ groups_gpu_sink(GroupsScanState *gs)
 {
 	GpuGroupsSpec spec;
 
-	if (!gs->gpu_planned || !groups_gpu_describe(gs, heap_column, gs, &spec))
+	if (!gs->gpu_planned ||
+		!groups_gpu_describe(gs, heap_column, RelationGetDescr(gs->css.ss.ss_currentRelation),
+							 &spec))
 		return NULL;
 	return scan_page_sink_create_groups(&gs->reader, &spec, (uint64) gs->expected_groups);
 }

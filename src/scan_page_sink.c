@@ -106,9 +106,8 @@ struct PageSink
 	size_t		record_bytes;
 };
 
-/* A column of the table as the kernel reads it: by value, of fixed width, or text. */
-static bool
-heap_column(void *arg, AttrNumber attno, GpuColumn *column)
+bool
+scan_page_sink_column(void *arg, AttrNumber attno, GpuColumn *column)
 {
 	TupleDesc	desc = arg;
 	Form_pg_attribute attr;
@@ -236,7 +235,7 @@ create_sink(RowReader *reader, const GpuProgramSource *program, ServiceJobSpec *
 		!service_buffers_mapped() || batch_pins() < BATCH_PAGES_MIN ||
 		device_selected_backend() != BACKEND_GPU)
 		return NULL;
-	source.column_of = heap_column;
+	source.column_of = scan_page_sink_column;
 	source.arg = RelationGetDescr(rel);
 	memset(&request, 0, sizeof(request));
 	/* the request fills the job's two buffers at most */

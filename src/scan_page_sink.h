@@ -54,6 +54,14 @@ extern PageSink *scan_page_sink_create(RowReader *reader, const GpuProgramSource
 									   TopkMode mode);
 
 /*
+ * A column of a table whose TupleDesc is arg as the page kernel reads it
+ * (a GpuColumnOf): by value and of fixed width, or text; false for other
+ * columns, a column added with a default (rows written before hold none),
+ * or one beyond GPU_HEAP_MAX_ATTRS.
+ */
+extern bool scan_page_sink_column(void *arg, AttrNumber attno, GpuColumn *column);
+
+/*
  * The same for a groups job: the rows of the pages the GPU reads that pass
  * the reader's filter go to their groups there (gpu_groups.h), a table
  * sized at first for expected_groups.
