@@ -238,6 +238,14 @@ gpu_index_select(GpuIndexPages *p, const GpuIndexQuery *query, const uint64_t *s
 }
 
 GpuStatus
+gpu_index_group(GpuIndexPages *p, const GpuIndexQuery *query, const uint64_t *set_values,
+				size_t nset_values, const uint64_t *vouched, uint32_t heap_blocks, GpuGroups *g,
+				GpuIndexCounts *counts, uint64_t *passed, double *kernel_ms)
+{
+	return GPU_NOT_BUILT;
+}
+
+GpuStatus
 gpu_topk_push_device(GpuTopk *t, const void *dev_keys, const uint64_t *dev_refs, size_t n)
 {
 	return GPU_NOT_BUILT;
