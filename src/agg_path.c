@@ -626,22 +626,25 @@ record_dependencies(Node *node, PlannerInfo *root)
 
 /*
  * The plan of a path whose custom_private is nfields fields, the WHERE
- * clause and the scan's expressions (its custom_scan_tlist): the plan's
- * custom_private is the fields and the WHERE clause.
+ * clause and the scan's expressions: the plan's custom_private is the
+ * fields and the WHERE clause, and the expressions are its
+ * custom_scan_tlist; or, for a scan that returns the table's rows
+ * (table_rows), its custom_private ends with the expressions, unseen by
+ * set_plan_references as the WHERE clause is.
  */
 Plan *
 agg_path_plan_scan(PlannerInfo *root, CustomPath *best_path, List *tlist, int nfields,
-				   const CustomScanMethods *methods)
+				   bool table_rows, const CustomScanMethods *methods)
 {
 	CustomScan *cscan = makeNode(CustomScan);
 	List	   *private = best_path->custom_private;
 	List	   *where = copyObject(list_nth(private, nfields));
+	List	   *exprs = copyObject(llast(private));
 	List	   *scan_tlist = NIL;
 	ListCell   *lc;
 
-	foreach(lc, (List *) llast(private))
-		scan_tlist = lappend(scan_tlist, makeTargetEntry(copyObject(lfirst(lc)),
-														 list_length(scan_tlist) + 1,
+	foreach(lc, exprs)
+		scan_tlist = lappend(scan_tlist, makeTargetEntry(lfirst(lc), list_length(scan_tlist) + 1,
 														 NULL, false));
 	/* the WHERE clause is not seen by set_plan_references: what it does is done here */
 	fix_opfuncids((Node *) where);
@@ -654,6 +657,13 @@ agg_path_plan_scan(PlannerInfo *root, CustomPath *best_path, List *tlist, int nf
 	cscan->custom_exprs = NIL;
 	cscan->custom_private = lappend(list_copy_head(private, nfields), where);
 	cscan->custom_scan_tlist = scan_tlist;
+	if (table_rows)
+	{
+		fix_opfuncids((Node *) exprs);
+		record_dependencies((Node *) exprs, root);
+		cscan->custom_private = lappend(cscan->custom_private, exprs);
+		cscan->custom_scan_tlist = NIL;
+	}
 	cscan->methods = methods;
 	return &cscan->scan.plan;
 }
@@ -662,7 +672,7 @@ static Plan *
 plan_topk_agg_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 				   List *tlist, List *clauses, List *custom_plans)
 {
-	return agg_path_plan_scan(root, best_path, tlist, AGG_FIELDS, &agg_scan_methods);
+	return agg_path_plan_scan(root, best_path, tlist, AGG_FIELDS, false, &agg_scan_methods);
 }
 
 void

@@ -28,10 +28,12 @@ extern bool agg_path_where_is_plain(RelOptInfo *rel);
 
 /*
  * The plan of a GpuTopKAgg or GpuTopKGroups path whose custom_private is
- * nfields fields, the WHERE clause and the scan's expressions.
+ * nfields fields, the WHERE clause and the scan's expressions; with
+ * table_rows, of a scan that returns the table's rows (see agg_path.c).
  */
 extern Plan *agg_path_plan_scan(PlannerInfo *root, CustomPath *best_path, List *tlist,
-								int nfields, const CustomScanMethods *methods);
+								int nfields, bool table_rows,
+								const CustomScanMethods *methods);
 
 /* Install the planner hook (at _PG_init). */
 extern void agg_path_init(void);

@@ -106,29 +106,40 @@ begin_groups_scan(CustomScanState *node, EState *estate, int eflags)
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 	List	   *private = cscan->custom_private;
 	List	   *rank = list_nth(private, GROUPS_FIELD_RANK);
+	Index		planned_relid = linitial_int(list_nth(private, GROUPS_FIELD_RELID));
 	List	   *where;
 	Oid			group_type;
 	bool		fixed = node->ss.ps.scanopsfixed;
 	ListCell   *lc;
 
-	/* the grouping columns, then the aggregates */
-	gs->group_attno = castNode(Var, linitial_node(TargetEntry,
-												  cscan->custom_scan_tlist)->expr)->varattno;
-	gs->ngroup_columns = 1;
-	if (IsA(lsecond_node(TargetEntry, cscan->custom_scan_tlist)->expr, Var))
+	/*
+	 * The grouping columns, then the aggregates: the scan's tuple, or where
+	 * it returns the table's rows, after the WHERE clause, with its Vars as
+	 * planned, renumbered as the scan's
+	 */
+	gs->table_rows = lfourth_int(list_nth(private, GROUPS_FIELD_PARTITIONS)) != 0;
+	if (gs->table_rows)
 	{
-		gs->second_attno = castNode(Var, lsecond_node(TargetEntry,
-													  cscan->custom_scan_tlist)->expr)->varattno;
+		gs->exprs = copyObject(list_nth(private, GROUPS_FIELDS + 1));
+		ChangeVarNodes((Node *) gs->exprs, planned_relid, cscan->scan.scanrelid, 0);
+	}
+	else
+		foreach(lc, cscan->custom_scan_tlist)
+			gs->exprs = lappend(gs->exprs, lfirst_node(TargetEntry, lc)->expr);
+	gs->group_attno = linitial_node(Var, gs->exprs)->varattno;
+	gs->ngroup_columns = 1;
+	if (IsA(lsecond(gs->exprs), Var))
+	{
+		gs->second_attno = lsecond_node(Var, gs->exprs)->varattno;
 		gs->ngroup_columns = 2;
 	}
-	gs->naggs = list_length(cscan->custom_scan_tlist) - gs->ngroup_columns;
+	gs->naggs = list_length(gs->exprs) - gs->ngroup_columns;
 	gs->aggs = palloc(sizeof(GroupAgg) * gs->naggs);
-	for_each_from(lc, cscan->custom_scan_tlist, gs->ngroup_columns)
+	for_each_from(lc, gs->exprs, gs->ngroup_columns)
 	{
 		GroupAgg   *agg = &gs->aggs[foreach_current_index(lc) - gs->ngroup_columns];
 
-		if (!groups_agg_of(castNode(Aggref, lfirst_node(TargetEntry, lc)->expr),
-						   cscan->scan.scanrelid, agg))
+		if (!groups_agg_of(lfirst_node(Aggref, lc), cscan->scan.scanrelid, agg))
 			elog(ERROR, "gputopk: an aggregate GpuTopKGroups does not compute");
 		agg->offset = gs->cell_bytes;
 		gs->cell_bytes += groups_agg_cell_bytes(agg->kind);
@@ -170,8 +181,11 @@ begin_groups_scan(CustomScanState *node, EState *estate, int eflags)
 	group_type = TupleDescAttr(RelationGetDescr(node->ss.ss_currentRelation),
 							   gs->group_attno - 1)->atttypid;
 	gs->group_by_text = group_type == TEXTOID || group_type == VARCHAROID;
-	/* records carry values passed by value, and cells that combine */
-	gs->spillable = !gs->group_by_text;
+	/*
+	 * records carry values passed by value, and cells that combine; the rows
+	 * form looks the table's rows up in the one set of the groups chosen
+	 */
+	gs->spillable = !gs->group_by_text && !gs->table_rows;
 	for (int i = 0; i < gs->naggs; i++)
 		gs->spillable &= groups_agg_can_combine(gs->aggs[i].kind);
 	gs->groups_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuTopKGroups groups",
@@ -187,8 +201,7 @@ begin_groups_scan(CustomScanState *node, EState *estate, int eflags)
 	node->ss.ps.scanopsfixed = false;
 	/* its Vars as planned, renumbered as the scan's (in a subquery they differ) */
 	where = copyObject(list_nth(private, GROUPS_FIELDS));
-	ChangeVarNodes((Node *) where, linitial_int(list_nth(private, GROUPS_FIELD_RELID)),
-				   cscan->scan.scanrelid, 0);
+	ChangeVarNodes((Node *) where, planned_relid, cscan->scan.scanrelid, 0);
 	gs->reader.filter = scan_filter_program_compile(where, cscan->scan.scanrelid, &node->ss.ps,
 													&gs->interpreted);
 	gs->reader.table_qual = ExecInitQual(gs->interpreted, &node->ss.ps);
@@ -329,7 +342,7 @@ start_exchange(GroupsScanState *gs)
 	}
 }
 
-/* The set of groups chosen from, timed. */
+/* The set of groups chosen from, timed; for the rows form, each group marked. */
 static void
 choose(GroupsScanState *gs)
 {
@@ -338,6 +351,13 @@ choose(GroupsScanState *gs)
 
 	INSTR_TIME_SET_CURRENT(start);
 	groups_choose(gs);
+	if (gs->table_rows)
+	{
+		gs->chosen = MemoryContextAllocExtended(gs->groups_cxt, Max(gs->ngroups, 1),
+												MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		for (uint32 i = 0; i < gs->nkept; i++)
+			gs->chosen[gs->kept[i]] = true;
+	}
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, start);
 	gs->choose_ms += INSTR_TIME_GET_MILLISEC(end);
@@ -409,6 +429,55 @@ next_group(ScanState *ss)
 	}
 }
 
+/* The rows form's next page of the table read, on its second pass; false at the end. */
+static bool
+read_next_page(GroupsScanState *gs)
+{
+	BlockNumber block = scan_row_reader_next_read_block(&gs->reader);
+
+	if (block == InvalidBlockNumber)
+		return false;
+	MemoryContextReset(gs->page_cxt);
+	scan_row_reader_read_page(&gs->reader, block);
+	return true;
+}
+
+/*
+ * The rows form's next row: once the table's groups are chosen, the table
+ * is read again, and its rows of the groups chosen that pass the WHERE
+ * clause are returned as they come, in the table's order.
+ */
+static TupleTableSlot *
+next_row(ScanState *ss)
+{
+	GroupsScanState *gs = (GroupsScanState *) ss;
+	bool		page = true;
+
+	if (gs->chosen == NULL)
+	{
+		if (!next_set(gs))
+			return ExecClearTuple(ss->ss_ScanTupleSlot);
+		scan_row_reader_begin(&gs->reader, ss->ps.state->es_snapshot);
+		page = read_next_page(gs);
+	}
+	while (page)
+	{
+		while (scan_row_reader_next_row(&gs->reader))
+			if (groups_row_chosen(gs))
+			{
+				/* the scan's slot is virtual: the row copied, defaults of added columns too */
+				ExecStoreBufferHeapTuple(&gs->reader.tuple, gs->reader.table_slot,
+										 gs->reader.scan->rs_cbuf);
+				return ExecCopySlot(ss->ss_ScanTupleSlot, gs->reader.table_slot);
+			}
+		CHECK_FOR_INTERRUPTS();
+		page = read_next_page(gs);
+	}
+	scan_row_reader_end(&gs->reader);
+	groups_reset(gs);
+	return ExecClearTuple(ss->ss_ScanTupleSlot);
+}
+
 static bool
 recheck_group(ScanState *ss, TupleTableSlot *slot)
 {
@@ -418,13 +487,17 @@ recheck_group(ScanState *ss, TupleTableSlot *slot)
 static TupleTableSlot *
 exec_groups_scan(CustomScanState *node)
 {
-	return ExecScan(&node->ss, next_group, recheck_group);
+	return ExecScan(&node->ss, ((GroupsScanState *) node)->table_rows ? next_row : next_group,
+					recheck_group);
 }
 
 /* Leave the scan: its groups freed, this process out of the exchange. */
 static void
 reset_scan(GroupsScanState *gs)
 {
+	/* the rows form's second pass, left before its end */
+	if (gs->reader.scan != NULL)
+		scan_row_reader_end(&gs->reader);
 	groups_reset(gs);
 	MemoryContextReset(gs->page_cxt);
 	agg_exchange_end(gs->exchange);

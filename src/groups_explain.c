@@ -59,10 +59,9 @@ groups_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	ListCell   *lc;
 	StringInfoData rank;
 
-	foreach(lc, cscan->custom_scan_tlist)
+	foreach(lc, gs->exprs)
 	{
-		char	   *expr = deparse_expression((Node *) lfirst_node(TargetEntry, lc)->expr,
-											  context, prefix, false);
+		char	   *expr = deparse_expression(lfirst(lc), context, prefix, false);
 
 		if (foreach_current_index(lc) < gs->ngroup_columns)
 			keys = lappend(keys, expr);
@@ -80,6 +79,8 @@ groups_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 					 (gs->nulls_first ? " NULLS FIRST" : " NULLS LAST"));
 	ExplainPropertyText("Ranked By", rank.data, es);
 	ExplainPropertyInteger("Groups Kept", NULL, gs->keep, es);
+	if (gs->table_rows)
+		ExplainPropertyText("Returns", "the table's rows of the groups kept", es);
 	if (gs->reader.filter)
 		scan_filter_program_explain(gs->reader.filter, "Compiled Filter", context, es);
 	if (gs->interpreted != NIL)

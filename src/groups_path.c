@@ -21,11 +21,14 @@
  *	   (groups_aggs.c) but avg of integers or numerics, or a grouping column of a type
  *	   with keys (not bool), in its type's default order; and every
  *	   aggregate of the target list (one at least) is one of those, over the
- *	   table's columns;
+ *	   table's columns, or else the rows form is offered (add_rows_path);
  *	 - the WHERE clause is one the scan can run (agg_path_where_is_plain);
  *	 - the grouping column has statistics: a column not yet analyzed
  *	   stays with PostgreSQL.
- * Three forms: in one process, where the estimated groups fit in hash_mem
+ * Where the target list has other aggregates, only the rows form: the
+ * scan returns the table's rows of the groups kept to PostgreSQL's
+ * HashAggregate, in one process on the CPU (add_rows_path).  Otherwise
+ * three forms: in one process, where the estimated groups fit in hash_mem
  * (work_mem times hash_mem_multiplier); partitioned, in a parallel plan;
  * and the GPU form, in one process, where the GPU can group the table's
  * pages (groups_gpu.h): the GPU is the backend, gputopk.gpu_pages is on,
@@ -56,6 +59,7 @@
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/planner.h"
+#include "optimizer/prep.h"
 #include "optimizer/restrictinfo.h"
 #include "optimizer/tlist.h"
 #include "parser/parsetree.h"
@@ -128,6 +132,8 @@ typedef struct GroupsQuery
 	bool		combinable;		/* every aggregate's cells combine */
 	bool		gpu_computable; /* the GPU computes every aggregate, and ranks */
 	bool		by_text;		/* the grouping column is text or varchar */
+	bool		others;			/* aggregates the scan does not compute, for an
+								 * Agg over the kept groups' rows (the rows form) */
 	int			rank;			/* GROUPS_FIELD_RANK's */
 	bool		desc;
 	bool		nulls_first;
@@ -185,6 +191,7 @@ scan_exprs_of(PlannerInfo *root, GroupsQuery *q)
 	q->naggs = 0;
 	q->cell_bytes = 0;
 	q->value_bytes = 0;
+	q->others = false;
 	q->combinable = true;
 	q->gpu_computable = q->naggs <= GPU_GROUPS_MAX_AGGS;
 	q->rank = -1 - GROUPS_MAX_COLUMNS;	/* none yet */
@@ -200,8 +207,13 @@ scan_exprs_of(PlannerInfo *root, GroupsQuery *q)
 		if (list_member(q->scan_exprs, node))
 			continue;
 		/* a column other than the grouping one would need to be grouped by */
-		if (!IsA(node, Aggref) || !groups_agg_of((Aggref *) node, q->scan_rel->relid, &agg))
+		if (!IsA(node, Aggref))
 			return false;
+		if (!groups_agg_of((Aggref *) node, q->scan_rel->relid, &agg))
+		{
+			q->others = true;
+			continue;
+		}
 		if (equal(node, rank_expr) && groups_agg_can_rank(agg.kind))
 			q->rank = q->naggs;
 		q->gpu_computable &= groups_agg_gpu_kind(&agg, &gpu_kind) &&
@@ -371,11 +383,12 @@ rank_order_of(PlannerInfo *root, bool *desc, bool *nulls_first)
  * group returned its output.  Nothing comes out before the scan ends.  In
  * the GPU form, the gpu_share of the pages that the GPU groups costs
  * instead the scan's work per page, as for GpuTopK, over gpu_pages: the
- * table's pages, or its column index's.
+ * table's pages, or its column index's.  The rows form (table_rows) then
+ * reads the table once more.
  */
 static void
 cost_groups_path(PlannerInfo *root, const GroupsQuery *q, Path *path, int partitions,
-				 double gpu_share, double gpu_pages)
+				 double gpu_share, double gpu_pages, bool table_rows)
 {
 	RelOptInfo *scan_rel = q->scan_rel;
 	int			workers = path->parallel_workers;
@@ -396,28 +409,36 @@ cost_groups_path(PlannerInfo *root, const GroupsQuery *q, Path *path, int partit
 		 cpu_operator_cost * q->groups * per_group) * (1.0 - gpu_share) / divisor +
 		gpu_share * gpu_pages * GROUPS_GPU_PAGE_COST_FACTOR * cpu_tuple_cost +
 		(cpu_tuple_cost + path->pathtarget->cost.per_tuple) * path->rows;
+	/* the rows form reads the table again, each row's group looked up */
+	if (table_rows)
+		run += spc_seq_page_cost * scan_rel->pages +
+			(GROUPS_TUPLE_COST_FACTOR * cpu_tuple_cost + where.per_tuple + cpu_operator_cost) *
+			scan_rel->tuples;
 	path->startup_cost = where.startup + path->pathtarget->cost.startup + run;
 	path->total_cost = path->startup_cost;
 }
 
 /*
  * A GpuTopKGroups path: in one process (on the GPU where gpu_share > 0,
- * over the column index index where valid), or partitioned (parallel with
+ * over the column index index where valid; returning the kept groups'
+ * rows of the table where table_rows), or partitioned (parallel with
  * workers).
  */
 static CustomPath *
 make_groups_path(PlannerInfo *root, const GroupsQuery *q, int partitions, int workers,
-				 double gpu_share, Oid index, double index_pages)
+				 double gpu_share, Oid index, double index_pages, bool table_rows)
 {
 	CustomPath *path = makeNode(CustomPath);
 	double		returned = Min(q->groups, (double) q->keep * Max(partitions, 1));
 
 	path->path.pathtype = T_CustomScan;
-	path->path.parent = q->grouped_rel;
-	path->path.pathtarget = q->grouped_rel->reltarget;
+	path->path.parent = table_rows ? q->scan_rel : q->grouped_rel;
+	path->path.pathtarget = table_rows ? q->scan_rel->reltarget : q->grouped_rel->reltarget;
 	path->path.parallel_aware = workers > 0;
 	path->path.parallel_safe = workers > 0;
 	path->path.parallel_workers = workers;
+	if (table_rows)
+		returned = q->scan_rel->rows * returned / Max(q->groups, 1.0);
 	path->path.rows = clamp_row_est(workers > 0 ? returned / scan_parallel_divisor(workers) :
 									returned);
 	path->flags = CUSTOMPATH_SUPPORT_PROJECTION;
@@ -426,7 +447,7 @@ make_groups_path(PlannerInfo *root, const GroupsQuery *q, int partitions, int wo
 				   list_make3_int(q->rank, q->desc, q->nulls_first),
 				   makeConst(INT8OID, -1, InvalidOid, sizeof(int64), Int64GetDatum(q->keep),
 							 false, FLOAT8PASSBYVAL),
-				   list_make3_int(partitions, gpu_share > 0, (int) index),
+				   list_make4_int(partitions, gpu_share > 0, (int) index, table_rows),
 				   makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8), Float8GetDatum(q->groups),
 							 false, FLOAT8PASSBYVAL));
 	path->custom_private =
@@ -436,7 +457,7 @@ make_groups_path(PlannerInfo *root, const GroupsQuery *q, int partitions, int wo
 	path->custom_private = lappend(path->custom_private, q->scan_exprs);
 	path->methods = &groups_path_methods;
 	cost_groups_path(root, q, &path->path, partitions, gpu_share,
-					 OidIsValid(index) ? index_pages : q->scan_rel->pages);
+					 OidIsValid(index) ? index_pages : q->scan_rel->pages, table_rows);
 	return path;
 }
 
@@ -485,11 +506,41 @@ add_partitioned_path(PlannerInfo *root, const GroupsQuery *q, RelOptInfo *ordere
 		 Min(q->groups * (workers + 1), q->scan_rel->rows) *
 		 (GROUPS_RECORD_HEADER_BYTES + q->cell_bytes) > (double) temp_file_limit * 1024.0))
 		return;
-	path = make_groups_path(root, q, (int) partitions, workers, 0.0, InvalidOid, 0.0);
+	path = make_groups_path(root, q, (int) partitions, workers, 0.0, InvalidOid, 0.0, false);
 	rows = Min(q->groups, (double) q->keep * partitions);
 	add_sorted_path(root, ordered_rel,
 					(Path *) create_gather_path(root, q->grouped_rel, &path->path,
 												q->grouped_rel->reltarget, NULL, &rows));
+}
+
+/*
+ * The rows form, for a query whose select list has aggregates the scan
+ * does not compute (string_agg, ...): the scan, in one process on the
+ * CPU, finds the kept groups by the ranking aggregate, then returns the
+ * table's rows of those groups (those that pass the WHERE clause), in the
+ * table's order, to PostgreSQL's own HashAggregate, which computes every
+ * aggregate of the select list over them; the Sort and Limit above choose
+ * as ever.  Not where an aggregate needs its rows sorted (DISTINCT, ORDER
+ * BY, WITHIN GROUP), the grouping does not hash, or the groups are ranked
+ * by a grouping column.
+ */
+static void
+add_rows_path(PlannerInfo *root, const GroupsQuery *q, RelOptInfo *ordered_rel)
+{
+	Query	   *parse = root->parse;
+	AggClauseCosts costs;
+	CustomPath *path;
+
+	if (q->rank < 0 || root->numOrderedAggs > 0 || !grouping_is_hashable(parse->groupClause))
+		return;
+	path = make_groups_path(root, q, 0, 0, 0.0, InvalidOid, 0.0, true);
+	MemSet(&costs, 0, sizeof(costs));
+	get_agg_clause_costs(root, AGGSPLIT_SIMPLE, &costs);
+	add_sorted_path(root, ordered_rel,
+					(Path *) create_agg_path(root, q->grouped_rel, &path->path,
+											 q->grouped_rel->reltarget, AGG_HASHED,
+											 AGGSPLIT_SIMPLE, parse->groupClause, NIL, &costs,
+											 Min(q->groups, (double) q->keep)));
 }
 
 static void
@@ -536,24 +587,32 @@ groups_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo
 		group_bytes += MAXALIGN(VARHDRSZ + get_attavgwidth(planner_rt_fetch(q.scan_rel->relid,
 																			root)->relid,
 														   ((Var *) linitial(q.scan_exprs))->varattno));
+	/* the rows form alone computes every aggregate, on the CPU */
+	if (q.others)
+	{
+		if (!device_gpu_demanded() && q.groups * group_bytes <= (double) get_hash_memory_limit())
+			add_rows_path(root, &q, output_rel);
+		return;
+	}
 	gpu_share = gpu_pages_share(&q);
 	if (gpu_share > 0)
 	{
 		/* a text value in a page is by reference; in an index entry it is a code */
 		if (!q.by_text)
 			add_sorted_path(root, output_rel,
-							&make_groups_path(root, &q, 0, 0, gpu_share, InvalidOid, 0.0)->path);
+							&make_groups_path(root, &q, 0, 0, gpu_share, InvalidOid, 0.0,
+										  false)->path);
 		index = gpu_index_of(root, &q, &index_pages);
 		if (OidIsValid(index))
 			add_sorted_path(root, output_rel,
 							&make_groups_path(root, &q, 0, 0, gpu_share, index,
-											  index_pages)->path);
+											  index_pages, false)->path);
 	}
 	if (device_gpu_demanded())
 		return;
 	if (q.groups * group_bytes <= (double) get_hash_memory_limit())
 		add_sorted_path(root, output_rel,
-						&make_groups_path(root, &q, 0, 0, 0.0, InvalidOid, 0.0)->path);
+						&make_groups_path(root, &q, 0, 0, 0.0, InvalidOid, 0.0, false)->path);
 	add_partitioned_path(root, &q, output_rel);
 }
 
@@ -561,7 +620,10 @@ static Plan *
 plan_groups_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tlist,
 				 List *clauses, List *custom_plans)
 {
-	return agg_path_plan_scan(root, best_path, tlist, GROUPS_FIELDS, &groups_scan_methods);
+	return agg_path_plan_scan(root, best_path, tlist, GROUPS_FIELDS,
+							  lfourth_int(list_nth(best_path->custom_private,
+												   GROUPS_FIELD_PARTITIONS)) != 0,
+							  &groups_scan_methods);
 }
 
 void

@@ -138,6 +138,9 @@ typedef struct GroupsScanState
 	 */
 	binaryheap *best_keys;
 	int			partitions;		/* of the partitioned form; 0 for one process */
+	List	   *exprs;			/* the grouping columns, then the aggregates */
+	bool		table_rows;		/* the rows form: returns the table's rows of
+								 * the groups chosen (groups_row_chosen) */
 	bool		gpu_planned;	/* the GPU form: its all-visible pages on the GPU, */
 	Oid			index_oid;		/* or its column index's entries, or InvalidOid */
 	double		expected_groups;	/* the planner's estimate */
@@ -171,6 +174,7 @@ typedef struct GroupsScanState
 	char	   *cells;			/* each group's cells */
 	uint32		null_group;		/* the NULL group's number, or NO_GROUP */
 	uint32	   *kept;			/* once chosen, the numbers of the groups returned */
+	bool	   *chosen;			/* the rows form's: whether each group was */
 	uint32		nkept;
 	uint32		next;			/* the next of them to return */
 	bool		exhausted;		/* no set of groups is left */
@@ -205,6 +209,7 @@ extern void groups_record_of(GroupsScanState *gs, uint32 n, char *record);
 extern void groups_write_records(GroupsScanState *gs);
 extern void groups_choose(GroupsScanState *gs);
 extern TupleTableSlot *groups_next_tuple(GroupsScanState *gs);
+extern bool groups_row_chosen(GroupsScanState *gs);
 
 /* groups_explain.c */
 extern void groups_explain_scan(CustomScanState *node, List *ancestors,

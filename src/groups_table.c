@@ -162,6 +162,7 @@ groups_reset(GroupsScanState *gs)
 	gs->nulls = NULL;
 	gs->cells = NULL;
 	gs->kept = NULL;
+	gs->chosen = NULL;
 	gs->ngroups = gs->capacity = gs->nkept = gs->next = 0;
 }
 
@@ -543,6 +544,52 @@ groups_choose(GroupsScanState *gs)
 	gs->next = 0;
 	gs->counters.counts[GROUPS_COUNT_GROUPS] += gs->ngroups;
 	gs->counters.counts[GROUPS_COUNT_RETURNED] += gs->nkept;
+}
+
+/*
+ * Whether the reader's current row belongs to a group chosen (gs->chosen,
+ * the rows form's): its grouping values looked up in the set, not added.
+ */
+bool
+groups_row_chosen(GroupsScanState *gs)
+{
+	TupleDesc	desc = RelationGetDescr(gs->css.ss.ss_currentRelation);
+	bool		isnull;
+	bool		second_isnull;
+	Datum		value = scan_row_reader_column(&gs->reader, gs->group_attno, desc, &isnull);
+	uint32		n = NO_GROUP;
+
+	if (gs->second_attno != 0)
+	{
+		Datum		second = scan_row_reader_column(&gs->reader, gs->second_attno, desc,
+													&second_isnull);
+		PairKey		key = pair_of(value, isnull, second, second_isnull);
+		PairGroupSlot *slot = groups_pair_table_lookup_hash(gs->pair_table, key,
+															 hash_pair(key));
+
+		n = slot ? slot->number : NO_GROUP;
+	}
+	else if (isnull)
+		n = gs->null_group;
+	else if (gs->group_by_text)
+	{
+		TextGroupSlot *slot;
+		MemoryContext old = MemoryContextSwitchTo(gs->page_cxt);
+
+		/* compressed or out of line: detoasted in the page's context */
+		value = PointerGetDatum(pg_detoast_datum_packed((struct varlena *) DatumGetPointer(value)));
+		MemoryContextSwitchTo(old);
+		slot = groups_text_table_lookup_hash(gs->text_table, value, hash_text(value));
+		n = slot ? slot->number : NO_GROUP;
+	}
+	else
+	{
+		GroupSlot  *slot = groups_table_lookup_hash(gs->table, (uint64) value,
+													hash_group((uint64) value));
+
+		n = slot ? slot->number : NO_GROUP;
+	}
+	return n != NO_GROUP && gs->chosen[n];
 }
 
 /*
