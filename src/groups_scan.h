@@ -7,6 +7,8 @@
  * The plan's custom_private is the fields below in order, then the WHERE
  * clause's expressions.  Its custom_scan_tlist is the grouping column and
  * then the aggregates; the scan returns one tuple of those per group kept.
+ * In the rows form, custom_private ends with those expressions instead, and
+ * the scan returns the table's rows (agg_path_plan_scan).
  *
  *-------------------------------------------------------------------------
  */
@@ -25,9 +27,11 @@ typedef enum GroupsField
 								 * OFFSET, before those tied with the last */
 	GROUPS_FIELD_PARTITIONS,	/* IntList: the partitioned form's partitions, or
 								 * 0 for the form in one process; whether that
-								 * one is the GPU form (groups_gpu.h); and the
-								 * OID of the column index it reads there
-								 * (groups_index.h), or 0 */
+								 * one is the GPU form (groups_gpu.h); the OID
+								 * of the column index it reads there
+								 * (groups_index.h), or 0; and whether it is the
+								 * rows form, which returns the table's rows of
+								 * the groups kept */
 	GROUPS_FIELD_ESTIMATE,		/* Const of float8: the groups the planner
 								 * expects */
 	GROUPS_FIELDS
