@@ -376,35 +376,6 @@ gpu_index_pages_store(GpuIndexPages *p, const void *pages, const uint32_t *block
 	return GPU_OK;
 }
 
-/* scratch memory of a selection, from the device's pool */
-struct Scratch
-{
-	void	   *keys;
-	uint32_t   *ordinals;
-	GpuIndexQuery *query;
-	uint64_t   *values;			/* the sets' values, then the tied positions */
-	unsigned long long *counts; /* entries_kernel's, then the data pages */
-	TopkItem   *items;
-	uint64_t   *bounds;			/* each block's */
-	uint32_t   *blocks;			/* each block's number */
-	uint64_t   *sorted_bounds;	/* the two sorted by bound, highest first */
-	uint32_t   *sorted_blocks;
-	uint8_t    *passes;
-	void	   *sort_temp;
-	uint32_t   *reaching;		/* pages_reaching_kernel's answer */
-
-	~Scratch()
-	{
-		void	   *all[] = {keys, ordinals, query, values, counts, items, bounds, blocks,
-			sorted_bounds, sorted_blocks, passes, sort_temp, reaching};
-
-		for (void *ptr : all)
-			if (ptr)
-				cudaFreeAsync(ptr, cudaStreamPerThread);
-		cudaStreamSynchronize(cudaStreamPerThread);
-	}
-};
-
 /* A selection under way: its query on the device, its scratch memory, its counts. */
 struct Selection
 {

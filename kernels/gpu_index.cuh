@@ -102,6 +102,39 @@ program_page_bound(const GpuRowProgram *p, const char *summary, uint64_t *bound)
 }
 
 /*
+ * Scratch memory of a selection or a grouping, from the device's pool
+ * (scratch_alloc), freed when it goes out of scope
+ */
+struct Scratch
+{
+	void	   *keys;
+	uint32_t   *ordinals;
+	GpuIndexQuery *query;
+	uint64_t   *values;			/* the sets' values, then the tied positions
+								 * (a grouping: the vouched blocks) */
+	unsigned long long *counts; /* the kernel's, then the data pages */
+	TopkItem   *items;
+	uint64_t   *bounds;			/* each block's */
+	uint32_t   *blocks;			/* each block's number */
+	uint64_t   *sorted_bounds;	/* the two sorted by bound, highest first */
+	uint32_t   *sorted_blocks;
+	uint8_t    *passes;
+	void	   *sort_temp;
+	uint32_t   *reaching;		/* pages_reaching_kernel's answer */
+
+	~Scratch()
+	{
+		void	   *all[] = {keys, ordinals, query, values, counts, items, bounds, blocks,
+			sorted_bounds, sorted_blocks, passes, sort_temp, reaching};
+
+		for (void *ptr : all)
+			if (ptr)
+				cudaFreeAsync(ptr, cudaStreamPerThread);
+		cudaStreamSynchronize(cudaStreamPerThread);
+	}
+};
+
+/*
  * Scratch memory from the device's pool.  Each job thread's stream reuses
  * only the memory it freed itself (gpu_index_pages_create), so the pool
  * keeps every thread's largest selection: out of memory, the pool first

@@ -96,24 +96,6 @@ group_entries_kernel(const char *pages, const GpuIndexQuery *q, uint32_t first, 
 		atomicAdd(&counts[2], skipped);
 }
 
-/* scratch memory of a grouping, from the device's pool */
-struct GroupScratch
-{
-	GpuIndexQuery *query;
-	uint64_t   *values;			/* the sets' values, then the vouched bitmap */
-	unsigned long long *counts;
-
-	~GroupScratch()
-	{
-		void	   *all[] = {query, values, counts};
-
-		for (void *ptr : all)
-			if (ptr)
-				cudaFreeAsync(ptr, cudaStreamPerThread);
-		cudaStreamSynchronize(cudaStreamPerThread);
-	}
-};
-
 /* The thread blocks of group_entries_kernel the device runs at once. */
 static GpuStatus
 group_grid(int *grid)
@@ -139,7 +121,7 @@ gpu_index_group(GpuIndexPages *p, const GpuIndexQuery *query, const uint64_t *se
 				GpuIndexCounts *counts, uint64_t *passed, double *kernel_ms)
 {
 	auto		started = std::chrono::steady_clock::now();
-	GroupScratch s = {};
+	Scratch		s = {};
 	GpuIndexQuery q = *query;
 	size_t		words = ((size_t) heap_blocks + 63) / 64;
 	uint32_t	chunk_pages = (uint32_t) std::max<uint64_t>(1, GROUP_CHUNK_ENTRIES / q.capacity);

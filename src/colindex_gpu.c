@@ -48,18 +48,12 @@ struct IndexGpu
 	size_t		nset_values;
 };
 
-/* what index_column needs */
-typedef struct IndexColumns
-{
-	const ColIndexLayout *layout;
-	const AttrNumber *attnos;
-} IndexColumns;
-
 bool
-colindex_gpu_column(const ColIndexLayout *layout, const AttrNumber *attnos, AttrNumber attno,
-					GpuColumn *column)
+colindex_gpu_column_of(void *arg, AttrNumber attno, GpuColumn *column)
 {
-	int			i = colindex_column_of(layout, attnos, attno);
+	const ColIndexColumns *columns = arg;
+	const ColIndexLayout *layout = columns->layout;
+	int			i = colindex_column_of(layout, columns->attnos, attno);
 
 	if (i < 0)
 		return false;
@@ -71,15 +65,6 @@ colindex_gpu_column(const ColIndexLayout *layout, const AttrNumber *attnos, Attr
 	column->width = layout->widths[i];
 	column->kind = scan_filter_value_kind(layout->types[i]);
 	return true;
-}
-
-/* colindex_gpu_column as scan_gpu_program_describe asks for a column */
-static bool
-index_column(void *arg, AttrNumber attno, GpuColumn *column)
-{
-	IndexColumns *columns = arg;
-
-	return colindex_gpu_column(columns->layout, columns->attnos, attno, column);
 }
 
 void
@@ -100,15 +85,13 @@ colindex_gpu_describe_pages(const ColIndexLayout *layout, bool skip_killed, GpuI
 }
 
 bool
-colindex_gpu_describe_program(const GpuProgramSource *source, const ColIndexLayout *layout,
-							  const AttrNumber *attnos, GpuRowProgram *program,
-							  uint64 **set_values, size_t *nset_values)
+colindex_gpu_describe_program(const GpuProgramSource *source, const ColIndexColumns *columns,
+							  GpuRowProgram *program, uint64 **set_values, size_t *nset_values)
 {
-	IndexColumns columns = {layout, attnos};
 	GpuProgramSource over_index = *source;
 
-	over_index.column_of = index_column;
-	over_index.arg = &columns;
+	over_index.column_of = colindex_gpu_column_of;
+	over_index.arg = (void *) columns;
 	return scan_gpu_program_describe(&over_index, program, set_values, nset_values);
 }
 
@@ -127,10 +110,12 @@ describe_query(IndexGpu *g, const IndexSelectSpec *spec, const ColIndexLayout *l
 		.filter = spec->filter,
 	};
 
+	ColIndexColumns columns = {layout, attnos};
+
 	colindex_gpu_describe_pages(layout, skip_killed, q);
 	q->exact = spec->exact;
 	q->exact_if_no_errors = spec->exact_if_no_errors;
-	return colindex_gpu_describe_program(&source, layout, attnos, &q->program, &g->set_values,
+	return colindex_gpu_describe_program(&source, &columns, &q->program, &g->set_values,
 										 &g->nset_values);
 }
 

@@ -55,17 +55,24 @@ extern ServiceJob *colindex_gpu_start(Relation index, ServiceJobSpec *spec, uint
 extern void colindex_gpu_describe_pages(const ColIndexLayout *layout, bool skip_killed,
 										GpuIndexQuery *q);
 
+/* an index's columns: its layout, and the table's column of each */
+typedef struct ColIndexColumns
+{
+	const ColIndexLayout *layout;
+	const AttrNumber *attnos;
+} ColIndexColumns;
+
 /*
  * Where the index column that holds table column attno is, as the GPU
- * reads an entry; false if none does.
+ * reads an entry; false if none does.  A GpuColumnOf whose arg is a
+ * ColIndexColumns.
  */
-extern bool colindex_gpu_column(const ColIndexLayout *layout, const AttrNumber *attnos,
-								AttrNumber attno, GpuColumn *column);
+extern bool colindex_gpu_column_of(void *arg, AttrNumber attno, GpuColumn *column);
 
 /* scan_gpu_program_describe over the index's columns (source's column_of is ignored). */
 extern bool colindex_gpu_describe_program(const GpuProgramSource *source,
-										  const ColIndexLayout *layout,
-										  const AttrNumber *attnos, GpuRowProgram *program,
-										  uint64 **set_values, size_t *nset_values);
+										  const ColIndexColumns *columns,
+										  GpuRowProgram *program, uint64 **set_values,
+										  size_t *nset_values);
 
 #endif							/* COLINDEX_GPU_H */

@@ -268,7 +268,6 @@ read_blocks(GroupsScanState *gs)
 			continue;
 		}
 		groups_add_page(gs);
-		gs->counters.counts[GROUPS_COUNT_ROWS_SCANNED] += gs->reader.scan->rs_ntuples;
 		pages_read++;
 		if (sink == NULL && MemoryContextMemAllocated(gs->groups_cxt, true) > gs->hash_mem)
 		{

@@ -163,7 +163,6 @@ read_again_on_cpu(GroupsScanState *gs)
 		CHECK_FOR_INTERRUPTS();
 		scan_row_reader_read_page(&gs->reader, gs->reader.taken[i]);
 		groups_add_page(gs);
-		gs->counters.counts[GROUPS_COUNT_ROWS_SCANNED] += gs->reader.scan->rs_ntuples;
 	}
 }
 

@@ -67,21 +67,6 @@
 /* the groupings a scan asks for before it reads every block on the CPU */
 #define GROUPS_INDEX_MAX_ROUNDS 3
 
-/* an index's columns, for colindex_gpu_column as GpuColumnOf */
-typedef struct IndexColumns
-{
-	const ColIndexLayout *layout;
-	AttrNumber	attnos[INDEX_MAX_KEYS];
-} IndexColumns;
-
-static bool
-index_column(void *arg, AttrNumber attno, GpuColumn *column)
-{
-	IndexColumns *columns = arg;
-
-	return colindex_gpu_column(columns->layout, columns->attnos, attno, column);
-}
-
 /* Read a block's rows into the set, on the CPU. */
 static void
 read_block(GroupsScanState *gs, BlockNumber block)
@@ -89,7 +74,6 @@ read_block(GroupsScanState *gs, BlockNumber block)
 	CHECK_FOR_INTERRUPTS();
 	scan_row_reader_read_page(&gs->reader, block);
 	groups_add_page(gs);
-	gs->counters.counts[GROUPS_COUNT_ROWS_SCANNED] += gs->reader.scan->rs_ntuples;
 	gs->pages_read++;
 }
 
@@ -208,7 +192,7 @@ static bool
 describe(GroupsScanState *gs, Relation index, ServiceIndexGroupsRequest *request,
 		 uint64 **set_values)
 {
-	IndexColumns columns = {.layout = colindex_layout(index)};
+	ColIndexColumns columns = {colindex_layout(index), index->rd_index->indkey.values};
 	size_t		nset_values = 0;
 	GpuProgramSource source = {
 		.key_type = KEY_INT8,
@@ -216,13 +200,11 @@ describe(GroupsScanState *gs, Relation index, ServiceIndexGroupsRequest *request
 		.filter = gs->reader.filter,
 	};
 
-	for (int i = 0; i < index->rd_index->indnkeyatts; i++)
-		columns.attnos[i] = index->rd_index->indkey.values[i];
 	colindex_gpu_describe_pages(columns.layout, !TransactionStartedDuringRecovery(),
 								&request->query);
-	if (!groups_gpu_describe(gs, index_column, &columns, &request->groups) ||
-		!colindex_gpu_describe_program(&source, columns.layout, columns.attnos,
-									   &request->query.program, set_values, &nset_values))
+	if (!groups_gpu_describe(gs, colindex_gpu_column_of, &columns, &request->groups) ||
+		!colindex_gpu_describe_program(&source, &columns, &request->query.program, set_values,
+									   &nset_values))
 		return false;
 	request->nset_values = nset_values;
 	request->query.nblocks = RelationGetNumberOfBlocks(index);

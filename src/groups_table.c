@@ -294,7 +294,7 @@ pair_number(GroupsScanState *gs, PairKey key, uint32 hash)
  * hash table buckets fetched; their groups found, and their cells fetched;
  * their values added.  A page's hundred-odd cache misses then overlap
  * instead of coming one by one (with 300,000 groups the table outgrows the
- * cache).
+ * cache).  The page's visible rows count as scanned (EXPLAIN's Rows Scanned).
  */
 void
 groups_add_page(GroupsScanState *gs)
@@ -305,6 +305,7 @@ groups_add_page(GroupsScanState *gs)
 
 	MemoryContext old = MemoryContextSwitchTo(gs->page_cxt);
 
+	gs->counters.counts[GROUPS_COUNT_ROWS_SCANNED] += gs->reader.scan->rs_ntuples;
 	MemoryContextReset(gs->page_cxt);
 	while (scan_row_reader_next_row(&gs->reader))
 	{
