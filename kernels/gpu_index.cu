@@ -251,26 +251,6 @@ scatter_kernel(char *pages, const char *staging, const uint32_t *blocks, size_t 
 		to[i] = from[i];
 }
 
-/*
- * The thread blocks of entries_kernel<K> the device runs at once: more would
- * leave a last, partial wave running on a mostly idle device.
- */
-template <typename K>
-static GpuStatus
-resident_grid(int device, int *grid)
-{
-	int			multiprocessors;
-	int			per_multiprocessor = 0;
-
-	GPU_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device),
-			  "Finding the device's multiprocessors");
-	GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, entries_kernel<K>,
-															ENTRY_THREADS, 0),
-			  "Finding the entry selection's thread blocks");
-	*grid = multiprocessors * std::max(per_multiprocessor, 1);
-	return GPU_OK;
-}
-
 extern "C" GpuStatus
 gpu_index_pages_create(int page_size, GpuIndexPages **out)
 {
@@ -299,8 +279,8 @@ gpu_index_pages_create(int page_size, GpuIndexPages **out)
 			  "Configuring the memory pool");
 	GPU_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolReuseAllowInternalDependencies, &no),
 			  "Configuring the memory pool");
-	GPU_TRY(resident_grid<uint32_t>(device, &p->resident_grid[0]));
-	GPU_TRY(resident_grid<uint64_t>(device, &p->resident_grid[1]));
+	GPU_TRY(resident_grid(entries_kernel<uint32_t>, ENTRY_THREADS, &p->resident_grid[0]));
+	GPU_TRY(resident_grid(entries_kernel<uint64_t>, ENTRY_THREADS, &p->resident_grid[1]));
 	*out = p;
 	return GPU_OK;
 }

@@ -102,6 +102,29 @@ program_page_bound(const GpuRowProgram *p, const char *summary, uint64_t *bound)
 }
 
 /*
+ * The thread blocks of a kernel of threads threads each that the current
+ * device runs at once: more would leave a last, partial wave running on a
+ * mostly idle device.
+ */
+template <typename Kernel>
+static GpuStatus
+resident_grid(Kernel kernel, int threads, int *grid)
+{
+	int			device;
+	int			multiprocessors;
+	int			per_multiprocessor = 0;
+
+	GPU_CHECK(cudaGetDevice(&device), "Finding the current device");
+	GPU_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device),
+			  "Finding the device's multiprocessors");
+	GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, kernel,
+															threads, 0),
+			  "Finding a kernel's resident thread blocks");
+	*grid = multiprocessors * std::max(per_multiprocessor, 1);
+	return GPU_OK;
+}
+
+/*
  * Scratch memory of a selection or a grouping, from the device's pool
  * (scratch_alloc), freed when it goes out of scope
  */

@@ -96,25 +96,6 @@ group_entries_kernel(const char *pages, const GpuIndexQuery *q, uint32_t first, 
 		atomicAdd(&counts[2], skipped);
 }
 
-/* The thread blocks of group_entries_kernel the device runs at once. */
-static GpuStatus
-group_grid(int *grid)
-{
-	int			device;
-	int			multiprocessors;
-	int			per_multiprocessor = 0;
-
-	GPU_CHECK(cudaGetDevice(&device), "Finding the current device");
-	GPU_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device),
-			  "Finding the device's multiprocessors");
-	GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor,
-															group_entries_kernel,
-															GROUP_ENTRY_THREADS, 0),
-			  "Finding the grouping's thread blocks");
-	*grid = multiprocessors * std::max(per_multiprocessor, 1);
-	return GPU_OK;
-}
-
 extern "C" GpuStatus
 gpu_index_group(GpuIndexPages *p, const GpuIndexQuery *query, const uint64_t *set_values,
 				size_t nset_values, const uint64_t *vouched, uint32_t heap_blocks, GpuGroups *g,
@@ -129,7 +110,7 @@ gpu_index_group(GpuIndexPages *p, const GpuIndexQuery *query, const uint64_t *se
 	int			grid = 1;
 
 	q.nblocks = std::min(q.nblocks, p->nblocks);
-	GPU_TRY(group_grid(&grid));
+	GPU_TRY(resident_grid(group_entries_kernel, GROUP_ENTRY_THREADS, &grid));
 	GPU_TRY(scratch_alloc(&s.query, sizeof(GpuIndexQuery)));
 	GPU_TRY(scratch_alloc(&s.values, (nset_values + words) * sizeof(uint64_t)));
 	GPU_TRY(scratch_alloc(&s.counts, sizeof(host_counts)));
