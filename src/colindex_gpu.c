@@ -208,6 +208,7 @@ colindex_gpu_begin(const IndexSelectSpec *spec, const ColIndexLayout *layout,
 	if (g->job == NULL)
 		return NULL;
 	stats->on_gpu = true;
+	stats->gpus |= service_job_stats(g->job)->gpus;
 	return g;
 }
 

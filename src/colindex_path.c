@@ -91,13 +91,13 @@ index_has_key(RelOptInfo *rel, List *private, Bitmapset *columns)
 }
 
 bool
-colindex_path_read_on_gpu(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index)
+colindex_path_read_on_gpu(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, bool whole)
 {
 	return service_preloaded() && device_selected_backend() == BACKEND_GPU &&
 		get_rel_persistence(planner_rt_fetch(rel->relid, root)->relid) ==
 		RELPERSISTENCE_PERMANENT &&
 		!RecoveryInProgress() &&
-		(double) index->pages * BLCKSZ <= service_gpu_cache_bytes();
+		(double) index->pages * BLCKSZ <= service_gpu_cache_bytes(whole);
 }
 
 /*
@@ -267,7 +267,7 @@ colindex_path_add(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost wh
 
 		if (!OidIsValid(am) || index->relam != am || index->indpred != NIL)
 			continue;
-		on_gpu = colindex_path_read_on_gpu(root, rel, index);
+		on_gpu = colindex_path_read_on_gpu(root, rel, index, false);
 		/* not read on the CPU where the GPU is demanded */
 		if (!on_gpu && gputopk_device == DEVICE_SETTING_GPU)
 			continue;

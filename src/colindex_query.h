@@ -58,6 +58,7 @@ typedef struct IndexSelectStats
 	bool		no_errors;		/* the summaries showed that no key raises */
 	bool		on_gpu;			/* rounds ran on the GPU's copy of the index */
 	uint64		pages_sent;		/* to bring that copy up to date */
+	uint32		gpus;			/* the GPUs of that copy, a bit per CUDA ordinal */
 	double		gpu_ms;			/* the GPU's selections */
 	double		fetch_ms;		/* fetching the candidates' rows */
 } IndexSelectStats;

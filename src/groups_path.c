@@ -305,7 +305,7 @@ gpu_index_of(PlannerInfo *root, const GroupsQuery *q, double *index_pages)
 		ListCell   *rc;
 
 		if (index->relam != am || index->indpred != NIL ||
-			!colindex_path_read_on_gpu(root, q->scan_rel, index) ||
+			!colindex_path_read_on_gpu(root, q->scan_rel, index, true) ||
 			(OidIsValid(best) && index->pages >= *index_pages))
 			continue;
 		irel = index_open(index->indexoid, NoLock);

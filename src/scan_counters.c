@@ -70,6 +70,7 @@ scan_counters_publish(ScanCounters *counters)
 	pg_atomic_fetch_add_u64(&shared->gpu[SHARED_GPU_WAIT_US], to_us(gpu->wait_ms));
 	pg_atomic_fetch_add_u64(&shared->gpu[SHARED_GPU_COPY_US], to_us(gpu->copy_ms));
 	pg_atomic_fetch_add_u64(&shared->gpu[SHARED_GPU_KERNEL_US], to_us(gpu->kernel_ms));
+	pg_atomic_fetch_or_u64(&shared->gpu[SHARED_GPU_GPUS], gpu->gpus);
 	memset(gpu, 0, sizeof(*gpu));
 }
 
@@ -99,6 +100,7 @@ scan_counters_collect(ScanCounters *counters)
 	counters->gpu.wait_ms += take_ms(&shared->gpu[SHARED_GPU_WAIT_US]);
 	counters->gpu.copy_ms += take_ms(&shared->gpu[SHARED_GPU_COPY_US]);
 	counters->gpu.kernel_ms += take_ms(&shared->gpu[SHARED_GPU_KERNEL_US]);
+	counters->gpu.gpus |= (uint32) pg_atomic_exchange_u64(&shared->gpu[SHARED_GPU_GPUS], 0);
 }
 
 void

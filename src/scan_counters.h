@@ -34,6 +34,7 @@ typedef enum ScanSharedGpuField
 	SHARED_GPU_WAIT_US,
 	SHARED_GPU_COPY_US,
 	SHARED_GPU_KERNEL_US,
+	SHARED_GPU_GPUS,			/* a bit per GPU used, ORed */
 	SHARED_GPU_FIELDS
 } ScanSharedGpuField;
 

@@ -30,11 +30,27 @@ scan_gpu_stats_add_job(ScanGpuStats *sum, ServiceJob *job)
 	sum->wait_ms += stats->wait_ms;
 	sum->copy_ms += stats->copy_ms;
 	sum->kernel_ms += stats->kernel_ms;
+	sum->gpus |= stats->gpus;
+}
+
+void
+scan_gpu_stats_explain_gpus(uint32 gpus, ExplainState *es)
+{
+	StringInfoData list;
+
+	if (gpus == 0)
+		return;
+	initStringInfo(&list);
+	for (int ordinal = 0; ordinal < 32; ordinal++)
+		if (gpus & (1u << ordinal))
+			appendStringInfo(&list, "%s%d", list.len > 0 ? ", " : "", ordinal);
+	ExplainPropertyText("GPUs", list.data, es);
 }
 
 void
 scan_gpu_stats_explain_shipped(const ScanGpuStats *stats, ExplainState *es)
 {
+	scan_gpu_stats_explain_gpus(stats->gpus, es);
 	ExplainPropertyUInteger("Bytes Shipped", NULL, stats->bytes_shipped, es);
 }
 

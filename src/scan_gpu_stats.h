@@ -22,14 +22,16 @@ typedef struct ScanGpuStats
 	double		wait_ms;		/* the scan waiting for the GPU after that */
 	double		copy_ms;		/* the GPU's copies to the device, timed on it */
 	double		kernel_ms;		/* its kernels, timed on it */
+	uint32		gpus;			/* the GPUs that served it, a bit per CUDA ordinal */
 } ScanGpuStats;
 
 /* A job's share, once its answer is back. */
 extern void scan_gpu_stats_add_job(ScanGpuStats *sum, struct ServiceJob *job);
 
 /*
- * EXPLAIN ANALYZE's lines for a scan that ran on the GPU: the bytes shipped,
- * among the counts, and with timing on, the GPU's times.
+ * EXPLAIN ANALYZE's lines for a scan that ran on the GPU: the GPUs that
+ * served it and the bytes shipped, among the counts, and with timing on,
+ * the GPU's times.
  */
 extern void scan_gpu_stats_explain_shipped(const ScanGpuStats *stats,
 										   struct ExplainState *es);
@@ -45,6 +47,9 @@ extern void scan_gpu_stats_explain_times(const ScanGpuStats *stats,
 extern void scan_gpu_stats_explain_pages(uint64 pages_read, uint64 gpu_pages,
 										 uint64 cached_pages, uint64 unpinned_pages,
 										 double scan_ms, struct ExplainState *es);
+
+/* EXPLAIN's "GPUs" line: the CUDA ordinals of a bit per GPU (none: no line). */
+extern void scan_gpu_stats_explain_gpus(uint32 gpus, struct ExplainState *es);
 
 /* The name of a GPU top-k's algorithm, for EXPLAIN. */
 extern const char *scan_gpu_stats_plan_name(GpuTopkPlan plan);

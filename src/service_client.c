@@ -146,9 +146,14 @@ service_buffer_bytes(void)
 }
 
 double
-service_gpu_cache_bytes(void)
+service_gpu_cache_bytes(bool whole)
 {
-	return (double) gputopk_gpu_cache_mb * 1024 * 1024;
+	int			ready = 0;
+
+	for (int d = 0; !whole && service != NULL && d < service->ndevices; d++)
+		if (pg_atomic_read_u32(&service->devices[d].state) == DEVICE_READY)
+			ready++;
+	return (double) gputopk_gpu_cache_mb * 1024 * 1024 * Max(ready, 1);
 }
 
 bool
@@ -465,6 +470,7 @@ service_job_start(const ServiceJobSpec *spec, bool demand, bool wait_for_slot)
 	pg_read_barrier();
 	job->generation = slot->generation;
 	job->stats.device = service->devices[slot->device].info.ordinal;
+	job->stats.gpus = slot->gpus;
 	job->stats.index_epoch = slot->index_epoch;
 	job->stats.queue_ms = ms_since(submitted);
 	return job;

@@ -26,6 +26,7 @@ typedef struct ServiceJob ServiceJob;
 typedef struct ServiceJobStats
 {
 	int			device;			/* the GPU's CUDA ordinal */
+	uint32		gpus;			/* every GPU it used, a bit per CUDA ordinal */
 	uint64		bytes_posted;	/* in batches */
 	double		queue_ms;		/* from submitting to being accepted */
 	double		wait_ms;		/* waiting for the service after that */
@@ -65,8 +66,12 @@ extern bool service_buffers_mapped(void);
 /* Whether a request of this many bytes fits a job slot's buffers. */
 extern bool service_request_fits(Size bytes);
 
-/* gputopk.gpu_cache_size in bytes; whether a GPU of the service has a page cache */
-extern double service_gpu_cache_bytes(void);
+/*
+ * The device memory for a column index's copy: gputopk.gpu_cache_size, of
+ * one GPU for a whole copy, else of every GPU that is ready (a copy
+ * partitioned over them).  Whether a GPU of the service has a page cache.
+ */
+extern double service_gpu_cache_bytes(bool whole);
 extern bool service_page_cache_on(void);
 
 /*

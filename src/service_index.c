@@ -14,7 +14,20 @@
  * lock), storing pages takes it alone (a write lock): a copy does not
  * change while a kernel reads it.
  *
- * All copies together stay within gputopk.gpu_cache_size: making room
+ * Every GPU: an index that fits one GPU's gputopk.gpu_cache_size has a
+ * whole copy on each GPU its jobs went to, each current as of its own
+ * epoch; a job takes the copy on the GPU with the fewest running jobs
+ * (making it there), so that concurrent queries spread over the GPUs.  An
+ * index larger than that is partitioned over the GPUs that are ready: its
+ * block b (b >= 1; block 0 is the metapage) lies in part (b - 1) % n, at
+ * local block (b - 1) / n + 1, so that each part looks to the kernels like
+ * an index of its own and holds an n-th of its pages.  A round then
+ * selects on every part and merges the candidates here: each part gives
+ * its best count keys (and their ties, unless exact), so the best count
+ * of them all (and their ties) are among those it gave.  Grouping needs a
+ * whole copy.
+ *
+ * The copies on a GPU stay within its gputopk.gpu_cache_size: making room
  * drops the copies used longest ago that no job holds.  A copy that cannot
  * have room fails its job's start or its batch with GPU_OUT_OF_MEMORY, and
  * the backend reads the index on the CPU.
@@ -37,25 +50,32 @@
 /* the most copies the service keeps */
 #define MAX_COPIES 64
 
+/* the blocks of a copy on one GPU */
+typedef struct CopyPart
+{
+	int			device;			/* index into service->devices */
+	GpuIndexPages *pages;		/* at their local block numbers */
+	XLogRecPtr *lsns;			/* of each local block's page stored */
+	uint32		nblocks;		/* local blocks reserved */
+} CopyPart;
+
 struct ResidentIndex
 {
 	RelFileLocator node;
 	uint32		generation;
-	int			device;			/* index into service->devices */
 	int			refs;			/* jobs holding it; under cache_lock */
 	uint64		last_used;		/* under cache_lock */
 	bool		dropped;		/* freed when the last job lets go */
-	pthread_rwlock_t lock;		/* the fields below */
-	GpuIndexPages *pages;
-	XLogRecPtr *lsns;			/* of each block's page stored */
-	uint32		nblocks;		/* blocks reserved */
 	uint64		epoch;			/* current as of; under cache_lock */
+	pthread_rwlock_t lock;		/* the parts' pages */
+	int			nparts;			/* 1: a whole copy */
+	CopyPart	parts[SERVICE_MAX_DEVICES];
 };
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static ResidentIndex *copies[MAX_COPIES];
 static uint64 clock_ticks;
-static size_t cache_bytes;		/* device memory of every copy's pages */
+static size_t device_bytes[SERVICE_MAX_DEVICES];	/* each GPU's copies' pages */
 
 static size_t
 budget_bytes(void)
@@ -69,15 +89,88 @@ blocks_bytes(uint32 nblocks)
 	return (size_t) nblocks * BLCKSZ;
 }
 
+static bool
+device_ready(int device)
+{
+	return pg_atomic_read_u32(&service->devices[device].state) == DEVICE_READY;
+}
+
+/* ------------------------------------------------------------ block numbers */
+
+/* The part that holds a block, and its number there; false for none (the metapage). */
+static bool
+part_of(const ResidentIndex *r, uint32 block, int *part, uint32 *local)
+{
+	if (r->nparts == 1)
+	{
+		*part = 0;
+		*local = block;
+		return true;
+	}
+	if (block == 0)
+		return false;
+	*part = (block - 1) % r->nparts;
+	*local = (block - 1) / r->nparts + 1;
+	return true;
+}
+
+/* A part's local blocks below the index's nblocks (its local block 0 unused). */
+static uint32
+local_nblocks(const ResidentIndex *r, int part, uint32 nblocks)
+{
+	if (r->nparts == 1)
+		return nblocks;
+	if (nblocks <= 1 + (uint32) part)
+		return 1;
+	return (nblocks - 2 - part) / r->nparts + 2;
+}
+
+/* An entry's position in a part, as the index numbers it. */
+static uint64
+global_position(const ResidentIndex *r, int part, uint64 position, int slot_bits)
+{
+	uint64		local = position >> slot_bits;
+
+	if (r->nparts == 1)
+		return position;
+	return (((local - 1) * r->nparts + part + 1) << slot_bits) |
+		(position & ((UINT64CONST(1) << slot_bits) - 1));
+}
+
+/* ------------------------------------------------------------------ budget */
+
+/* Each GPU's copies and their bytes, for gputopk_service; under cache_lock. */
+static void
+publish_usage(void)
+{
+	uint32		count[SERVICE_MAX_DEVICES] = {0};
+
+	for (int i = 0; i < MAX_COPIES; i++)
+		for (int p = 0; copies[i] != NULL && p < copies[i]->nparts; p++)
+			count[copies[i]->parts[p].device]++;
+	for (int d = 0; d < service->ndevices; d++)
+	{
+		pg_atomic_write_u32(&service->devices[d].index_copies, count[d]);
+		pg_atomic_write_u64(&service->devices[d].index_bytes, device_bytes[d]);
+	}
+}
+
 /* Free a copy no job holds; under cache_lock. */
 static void
 destroy_copy(ResidentIndex *r)
 {
-	cache_bytes -= blocks_bytes(r->nblocks);
-	if (r->pages != NULL && gpu_set_device(service->devices[r->device].info.ordinal) == GPU_OK)
-		gpu_index_pages_destroy(r->pages);
+	for (int p = 0; p < r->nparts; p++)
+	{
+		CopyPart   *part = &r->parts[p];
+
+		device_bytes[part->device] -= blocks_bytes(part->nblocks);
+		/* on a GPU that failed, the calls fail: its reset frees the memory */
+		if (part->pages != NULL &&
+			gpu_set_device(service->devices[part->device].info.ordinal) == GPU_OK)
+			gpu_index_pages_destroy(part->pages);
+		free(part->lsns);
+	}
 	pthread_rwlock_destroy(&r->lock);
-	free(r->lsns);
 	free(r);
 }
 
@@ -93,19 +186,29 @@ drop_copy(int i)
 		destroy_copy(r);
 }
 
+static bool
+has_part_on(const ResidentIndex *r, int device)
+{
+	for (int p = 0; p < r->nparts; p++)
+		if (r->parts[p].device == device)
+			return true;
+	return false;
+}
+
 /*
- * Room for bytes more in the budget, by dropping the copies used longest
+ * Room for bytes more on a GPU, by dropping the copies there used longest
  * ago that no job holds (other than keep); under cache_lock.
  */
 static bool
-make_room(size_t bytes, ResidentIndex *keep)
+make_room(int device, size_t bytes, ResidentIndex *keep)
 {
-	while (cache_bytes + bytes > budget_bytes())
+	while (device_bytes[device] + bytes > budget_bytes())
 	{
 		int			oldest = -1;
 
 		for (int i = 0; i < MAX_COPIES; i++)
 			if (copies[i] != NULL && copies[i] != keep && copies[i]->refs == 0 &&
+				has_part_on(copies[i], device) &&
 				(oldest < 0 || copies[i]->last_used < copies[oldest]->last_used))
 				oldest = i;
 		if (oldest < 0)
@@ -116,55 +219,57 @@ make_room(size_t bytes, ResidentIndex *keep)
 }
 
 static GpuStatus
-no_room(char *message, uint32 nblocks)
+no_room(char *message, uint32 nblocks, int ready)
 {
 	snprintf(message, SERVICE_MESSAGE_BYTES,
-			 "The index's %zu MB do not fit in gputopk.gpu_cache_size (%d MB) next to the indexes that queries are reading on the GPU.",
-			 blocks_bytes(nblocks) >> 20, gputopk_gpu_cache_mb);
+			 "The index's %zu MB do not fit in gputopk.gpu_cache_size (%d MB) of %d GPU%s next to the indexes that queries are reading on the GPU.",
+			 blocks_bytes(nblocks) >> 20, gputopk_gpu_cache_mb, ready, ready == 1 ? "" : "s");
 	return GPU_OUT_OF_MEMORY;
 }
 
-/* Room for blocks 0 to nblocks - 1 in r, which the caller holds; the device is current. */
+/* Room for local blocks 0 to nblocks - 1 in a part of r, which the caller holds. */
 static GpuStatus
-reserve(ResidentIndex *r, uint32 nblocks, char *message)
+reserve(ResidentIndex *r, CopyPart *part, uint32 nblocks, char *message)
 {
 	uint32		grown;
 	XLogRecPtr *lsns;
 	GpuStatus	status;
 
-	if (nblocks <= r->nblocks)
+	if (nblocks <= part->nblocks)
 		return GPU_OK;
 	/* a quarter more than needed, so that inserts do not copy the pages each time */
-	grown = Max(nblocks, r->nblocks + r->nblocks / 4);
+	grown = Max(nblocks, part->nblocks + part->nblocks / 4);
 	pthread_mutex_lock(&cache_lock);
-	if (!make_room(blocks_bytes(grown - r->nblocks), r))
+	if (!make_room(part->device, blocks_bytes(grown - part->nblocks), r))
 	{
 		grown = nblocks;
-		if (!make_room(blocks_bytes(grown - r->nblocks), r))
+		if (!make_room(part->device, blocks_bytes(grown - part->nblocks), r))
 		{
 			pthread_mutex_unlock(&cache_lock);
-			return no_room(message, nblocks);
+			return no_room(message, nblocks * r->nparts, r->nparts);
 		}
 	}
-	cache_bytes += blocks_bytes(grown - r->nblocks);
+	device_bytes[part->device] += blocks_bytes(grown - part->nblocks);
+	publish_usage();
 	pthread_mutex_unlock(&cache_lock);
 
 	/* dropping copies may have made another device current */
-	status = gpu_set_device(service->devices[r->device].info.ordinal);
+	status = gpu_set_device(service->devices[part->device].info.ordinal);
 	if (status != GPU_OK)
 		return status;
-	lsns = realloc(r->lsns, sizeof(XLogRecPtr) * grown);
-	status = lsns == NULL ? GPU_OUT_OF_MEMORY : gpu_index_pages_reserve(r->pages, grown);
+	lsns = realloc(part->lsns, sizeof(XLogRecPtr) * grown);
+	status = lsns == NULL ? GPU_OUT_OF_MEMORY : gpu_index_pages_reserve(part->pages, grown);
 	if (lsns != NULL)
 	{
-		r->lsns = lsns;
-		memset(r->lsns + r->nblocks, 0, sizeof(XLogRecPtr) * (grown - r->nblocks));
+		part->lsns = lsns;
+		memset(part->lsns + part->nblocks, 0, sizeof(XLogRecPtr) * (grown - part->nblocks));
 	}
 	pthread_mutex_lock(&cache_lock);
 	if (status == GPU_OK)
-		r->nblocks = grown;
+		part->nblocks = grown;
 	else
-		cache_bytes -= blocks_bytes(grown - r->nblocks);
+		device_bytes[part->device] -= blocks_bytes(grown - part->nblocks);
+	publish_usage();
 	pthread_mutex_unlock(&cache_lock);
 	if (status != GPU_OK)
 		strlcpy(message, lsns == NULL ? "Out of host memory." : gpu_last_error(),
@@ -172,29 +277,169 @@ reserve(ResidentIndex *r, uint32 nblocks, char *message)
 	return status;
 }
 
-/* A new, empty copy on a device, which is current. */
+/* ------------------------------------------------------------------ copies */
+
+/* A new, empty copy with a part on each of devices; under cache_lock. */
 static GpuStatus
-make_copy(const ServiceJobSpec *spec, int device, ResidentIndex **out, char *message)
+make_copy(const ServiceJobSpec *spec, const int *devices, int ndevices, ResidentIndex **out,
+		  char *message)
 {
 	ResidentIndex *r = calloc(1, sizeof(ResidentIndex));
-	GpuStatus	status;
+	GpuStatus	status = GPU_OK;
 
 	if (r == NULL)
 		return GPU_OUT_OF_MEMORY;
 	r->node = spec->index_node;
 	r->generation = spec->index_generation;
-	r->device = device;
 	pthread_rwlock_init(&r->lock, NULL);
-	status = gpu_index_pages_create(BLCKSZ, &r->pages);
+	for (int p = 0; p < ndevices && status == GPU_OK; p++)
+	{
+		r->parts[p].device = devices[p];
+		status = gpu_set_device(service->devices[devices[p]].info.ordinal);
+		if (status == GPU_OK)
+			status = gpu_index_pages_create(BLCKSZ, &r->parts[p].pages);
+		if (status == GPU_OK)
+			r->nparts++;
+	}
 	if (status != GPU_OK)
 	{
 		strlcpy(message, gpu_last_error(), SERVICE_MESSAGE_BYTES);
-		pthread_rwlock_destroy(&r->lock);
-		free(r);
+		destroy_copy(r);
 		return status;
 	}
 	*out = r;
 	return GPU_OK;
+}
+
+/* An entry of the list for a new copy, one used longest ago dropped if need be; or -1. */
+static int
+free_entry(void)
+{
+	int			oldest = -1;
+
+	for (int i = 0; i < MAX_COPIES; i++)
+	{
+		if (copies[i] == NULL)
+			return i;
+		if (copies[i]->refs == 0 &&
+			(oldest < 0 || copies[i]->last_used < copies[oldest]->last_used))
+			oldest = i;
+	}
+	if (oldest >= 0)
+		drop_copy(oldest);
+	return oldest;
+}
+
+static GpuStatus
+all_held(char *message)
+{
+	strlcpy(message, "The GPU service holds as many index copies as it can, all in use.",
+			SERVICE_MESSAGE_BYTES);
+	return GPU_OUT_OF_MEMORY;
+}
+
+/* Whether every part of a copy is on a GPU that is ready. */
+static bool
+copy_ready(const ResidentIndex *r)
+{
+	for (int p = 0; p < r->nparts; p++)
+		if (!device_ready(r->parts[p].device))
+			return false;
+	return true;
+}
+
+/*
+ * The copy a job of an index that fits one GPU takes: the whole copy on
+ * *device, else a new one there, else a whole copy on another GPU (the
+ * one with the fewest running jobs); under cache_lock.
+ */
+static GpuStatus
+whole_copy(const ServiceJobSpec *spec, int *device, ResidentIndex **out, char *message)
+{
+	ResidentIndex *elsewhere = NULL;
+	int			entry;
+	GpuStatus	status;
+
+	for (int i = 0; i < MAX_COPIES; i++)
+	{
+		ResidentIndex *r = copies[i];
+
+		if (r == NULL || !RelFileLocatorEquals(r->node, spec->index_node) ||
+			r->nparts != 1 || !copy_ready(r))
+			continue;
+		if (r->parts[0].device == *device)
+		{
+			*out = r;
+			return GPU_OK;
+		}
+		if (elsewhere == NULL ||
+			pg_atomic_read_u32(&service->devices[r->parts[0].device].jobs_running) <
+			pg_atomic_read_u32(&service->devices[elsewhere->parts[0].device].jobs_running))
+			elsewhere = r;
+	}
+	if (make_room(*device, blocks_bytes(spec->index_blocks), NULL))
+	{
+		entry = free_entry();
+		status = entry < 0 ? all_held(message) :
+			make_copy(spec, device, 1, &copies[entry], message);
+		if (status == GPU_OK)
+		{
+			*out = copies[entry];
+			return GPU_OK;
+		}
+	}
+	else
+		status = no_room(message, spec->index_blocks, 1);
+	if (elsewhere == NULL)
+		return status;
+	message[0] = '\0';
+	*device = elsewhere->parts[0].device;
+	*out = elsewhere;
+	return GPU_OK;
+}
+
+/*
+ * The copy of an index larger than one GPU's budget: partitioned over
+ * every GPU that is ready, found or made; under cache_lock.
+ */
+static GpuStatus
+partitioned_copy(const ServiceJobSpec *spec, int *device, ResidentIndex **out, char *message)
+{
+	int			ready[SERVICE_MAX_DEVICES];
+	int			nready = 0;
+	int			entry;
+	GpuStatus	status;
+
+	for (int d = 0; d < service->ndevices; d++)
+		if (device_ready(d))
+			ready[nready++] = d;
+	if (nready < 2 || spec->kind != SERVICE_JOB_INDEX ||
+		blocks_bytes(spec->index_blocks) > budget_bytes() * nready)
+		return no_room(message, spec->index_blocks, nready);
+	for (int i = 0; i < MAX_COPIES; i++)
+		if (copies[i] != NULL && RelFileLocatorEquals(copies[i]->node, spec->index_node) &&
+			copies[i]->nparts == nready && copy_ready(copies[i]))
+		{
+			*out = copies[i];
+			*device = copies[i]->parts[0].device;
+			return GPU_OK;
+		}
+	for (int i = 0; i < MAX_COPIES; i++)
+		if (copies[i] != NULL && RelFileLocatorEquals(copies[i]->node, spec->index_node) &&
+			copies[i]->refs == 0)
+			drop_copy(i);
+	for (int p = 0; p < nready; p++)
+		if (!make_room(ready[p], blocks_bytes(spec->index_blocks / nready + 1), NULL))
+			return no_room(message, spec->index_blocks, nready);
+	entry = free_entry();
+	status = entry < 0 ? all_held(message) :
+		make_copy(spec, ready, nready, &copies[entry], message);
+	if (status == GPU_OK)
+	{
+		*out = copies[entry];
+		*device = ready[0];
+	}
+	return status;
 }
 
 GpuStatus
@@ -202,71 +447,34 @@ service_index_acquire(const ServiceJobSpec *spec, int *device, ResidentIndex **o
 					  uint64 *epoch, char *message)
 {
 	ResidentIndex *r = NULL;
-	int			free_entry = -1;
 	GpuStatus	status;
 
-	if (blocks_bytes(spec->index_blocks) > budget_bytes())
-		return no_room(message, spec->index_blocks);
+	message[0] = '\0';
 	pthread_mutex_lock(&cache_lock);
+	/* copies of an older generation go */
 	for (int i = 0; i < MAX_COPIES; i++)
-	{
-		if (copies[i] == NULL)
-		{
-			if (free_entry < 0)
-				free_entry = i;
-			continue;
-		}
-		if (!RelFileLocatorEquals(copies[i]->node, spec->index_node))
-			continue;
-		if (copies[i]->generation == spec->index_generation)
-			r = copies[i];
-		else
-		{
+		if (copies[i] != NULL && RelFileLocatorEquals(copies[i]->node, spec->index_node) &&
+			copies[i]->generation != spec->index_generation)
 			drop_copy(i);
-			if (free_entry < 0)
-				free_entry = i;
-		}
-	}
-	if (r == NULL && free_entry < 0)
+	status = blocks_bytes(spec->index_blocks) <= budget_bytes() ?
+		whole_copy(spec, device, &r, message) :
+		partitioned_copy(spec, device, &r, message);
+	if (status != GPU_OK)
 	{
-		/* every entry taken: the one used longest ago goes, if no job holds it */
-		for (int i = 0; i < MAX_COPIES; i++)
-			if (copies[i]->refs == 0 &&
-				(free_entry < 0 || copies[i]->last_used < copies[free_entry]->last_used))
-				free_entry = i;
-		if (free_entry >= 0)
-			drop_copy(free_entry);
-	}
-	if (r == NULL && free_entry < 0)
-	{
+		publish_usage();
 		pthread_mutex_unlock(&cache_lock);
-		strlcpy(message, "The GPU service holds as many index copies as it can, all in use.",
-				SERVICE_MESSAGE_BYTES);
-		return GPU_OUT_OF_MEMORY;
-	}
-	if (r == NULL)
-	{
-		status = gpu_set_device(service->devices[*device].info.ordinal);
-		if (status == GPU_OK)
-			status = make_copy(spec, *device, &r, message);
-		if (status != GPU_OK)
-		{
-			pthread_mutex_unlock(&cache_lock);
-			return status;
-		}
-		copies[free_entry] = r;
+		return status;
 	}
 	r->refs++;
 	r->last_used = ++clock_ticks;
-	*device = r->device;
 	*epoch = r->epoch;
+	publish_usage();
 	pthread_mutex_unlock(&cache_lock);
 
 	/* room for the index as it is now, before its pages come */
 	pthread_rwlock_wrlock(&r->lock);
-	status = gpu_set_device(service->devices[r->device].info.ordinal);
-	if (status == GPU_OK)
-		status = reserve(r, spec->index_blocks, message);
+	for (int p = 0; p < r->nparts && status == GPU_OK; p++)
+		status = reserve(r, &r->parts[p], local_nblocks(r, p, spec->index_blocks), message);
 	pthread_rwlock_unlock(&r->lock);
 	if (status != GPU_OK)
 	{
@@ -277,6 +485,14 @@ service_index_acquire(const ServiceJobSpec *spec, int *device, ResidentIndex **o
 	return GPU_OK;
 }
 
+int
+service_index_devices(const ResidentIndex *r, int *devices)
+{
+	for (int p = 0; p < r->nparts; p++)
+		devices[p] = r->parts[p].device;
+	return r->nparts;
+}
+
 void
 service_index_release(ResidentIndex *r)
 {
@@ -285,7 +501,70 @@ service_index_release(ResidentIndex *r)
 	pthread_mutex_lock(&cache_lock);
 	if (--r->refs == 0 && r->dropped)
 		destroy_copy(r);
+	publish_usage();
 	pthread_mutex_unlock(&cache_lock);
+}
+
+void
+service_index_drop_device(int device)
+{
+	pthread_mutex_lock(&cache_lock);
+	for (int i = 0; i < MAX_COPIES; i++)
+		if (copies[i] != NULL && has_part_on(copies[i], device))
+			drop_copy(i);
+	publish_usage();
+	pthread_mutex_unlock(&cache_lock);
+}
+
+/* ------------------------------------------------------------------- pages */
+
+/*
+ * Store a batch's pages that a part holds: those at least as new as the
+ * part's (stored, a slot per page, gets their local blocks).
+ */
+static GpuStatus
+store_part(ResidentIndex *r, int p, const char *buffer, const uint32 *blocks, uint64 npages,
+		   uint32 *stored, char *message)
+{
+	CopyPart   *part = &r->parts[p];
+	uint32		needed = 0;
+	GpuStatus	status;
+
+	for (uint64 i = 0; i < npages; i++)
+	{
+		int			holder;
+		uint32		local;
+
+		stored[i] = UINT32_MAX;
+		if (part_of(r, blocks[i], &holder, &local) && holder == p)
+		{
+			stored[i] = local;
+			needed = Max(needed, local + 1);
+		}
+	}
+	if (needed == 0)
+		return GPU_OK;
+	status = reserve(r, part, needed, message);
+	if (status != GPU_OK)
+		return status;
+	/* only pages at least as new as the copy's: jobs may send them in any order */
+	for (uint64 i = 0; i < npages; i++)
+	{
+		XLogRecPtr	lsn = PageGetLSN((Page) (buffer + i * BLCKSZ));
+
+		if (stored[i] == UINT32_MAX)
+			continue;
+		if (lsn >= part->lsns[stored[i]])
+			part->lsns[stored[i]] = lsn;
+		else
+			stored[i] = UINT32_MAX;
+	}
+	status = gpu_set_device(service->devices[part->device].info.ordinal);
+	if (status == GPU_OK)
+		status = gpu_index_pages_store(part->pages, buffer, stored, npages);
+	if (status != GPU_OK)
+		strlcpy(message, gpu_last_error(), SERVICE_MESSAGE_BYTES);
+	return status;
 }
 
 GpuStatus
@@ -294,30 +573,13 @@ service_index_store(ResidentIndex *r, const char *buffer, uint64 npages, char *m
 	const uint32 *blocks = (const uint32 *) (buffer +
 											 SERVICE_INDEX_PAGES(service->buffer_bytes) * BLCKSZ);
 	uint32	   *stored = malloc(sizeof(uint32) * Max(npages, 1));
-	uint32		needed = 0;
-	GpuStatus	status;
+	GpuStatus	status = GPU_OK;
 
 	if (stored == NULL)
 		return GPU_OUT_OF_MEMORY;
-	for (uint64 i = 0; i < npages; i++)
-		needed = Max(needed, blocks[i] + 1);
 	pthread_rwlock_wrlock(&r->lock);
-	status = reserve(r, needed, message);
-	if (status == GPU_OK)
-	{
-		/* only pages at least as new as the copy's: jobs may send them in any order */
-		for (uint64 i = 0; i < npages; i++)
-		{
-			XLogRecPtr	lsn = PageGetLSN((Page) (buffer + i * BLCKSZ));
-
-			stored[i] = lsn >= r->lsns[blocks[i]] ? blocks[i] : UINT32_MAX;
-			if (stored[i] != UINT32_MAX)
-				r->lsns[blocks[i]] = lsn;
-		}
-		status = gpu_index_pages_store(r->pages, buffer, stored, npages);
-		if (status != GPU_OK)
-			strlcpy(message, gpu_last_error(), SERVICE_MESSAGE_BYTES);
-	}
+	for (int p = 0; p < r->nparts && status == GPU_OK; p++)
+		status = store_part(r, p, buffer, blocks, npages, stored, message);
 	pthread_rwlock_unlock(&r->lock);
 	free(stored);
 	return status;
@@ -333,19 +595,134 @@ mark_current(ResidentIndex *r, uint64 epoch)
 	pthread_mutex_unlock(&cache_lock);
 }
 
+/* -------------------------------------------------------------- selection */
+
+/* best first: the higher key, then the lower position */
+static int
+candidate_cmp(const void *a, const void *b)
+{
+	const TopkItem *x = a;
+	const TopkItem *y = b;
+
+	if (x->key != y->key)
+		return x->key > y->key ? -1 : 1;
+	return x->ref < y->ref ? -1 : x->ref > y->ref;
+}
+
+/* Room for n candidates in merged. */
+static GpuStatus
+merged_room(IndexCandidates *merged, size_t n)
+{
+	TopkItem   *items;
+
+	if (n <= merged->capacity)
+		return GPU_OK;
+	n = Max(n, merged->capacity * 2);
+	items = realloc(merged->items, n * sizeof(TopkItem));
+	if (items == NULL)
+		return GPU_OUT_OF_MEMORY;
+	merged->items = items;
+	merged->capacity = n;
+	return GPU_OK;
+}
+
+/*
+ * A part's candidates for the query, at the end of merged, with their
+ * positions as the index numbers them; tied holds the positions excluded,
+ * local (room for ntied) gets those of the part.
+ */
+static GpuStatus
+select_part(ResidentIndex *r, int p, const ServiceIndexRequest *request, const uint64 *set_values,
+			const uint64 *tied, uint64 *local, GpuTopk *t, IndexCandidates *merged,
+			size_t *n, GpuIndexCounts *counts, double *ms)
+{
+	GpuIndexQuery q = request->query;
+	uint64		mask = (UINT64CONST(1) << q.slot_bits) - 1;
+	size_t		nlocal = 0;
+	TopkResult	result;
+	GpuIndexCounts part_counts;
+	double		part_ms;
+
+	/* the parts' choices of mode must agree: none is exact by its summaries alone */
+	q.exact_if_no_errors = false;
+	q.nblocks = local_nblocks(r, p, request->query.nblocks);
+	for (uint64 i = 0; i < request->ntied; i++)
+	{
+		int			holder;
+		uint32		block;
+
+		if (part_of(r, (uint32) (tied[i] >> q.slot_bits), &holder, &block) && holder == p)
+			local[nlocal++] = ((uint64) block << q.slot_bits) | (tied[i] & mask);
+	}
+	GPU_TRY(gpu_set_device(service->devices[r->parts[p].device].info.ordinal));
+	GPU_TRY(gpu_index_select(r->parts[p].pages, &q, set_values, request->nset_values, local,
+							 nlocal, t, &result, &part_counts, &part_ms));
+	GPU_TRY(merged_room(merged, *n + result.count));
+	for (size_t i = 0; i < result.count; i++)
+	{
+		merged->items[*n + i].key = result.items[i].key;
+		merged->items[*n + i].ref = global_position(r, p, result.items[i].ref, q.slot_bits);
+	}
+	*n += result.count;
+	counts->scanned += part_counts.scanned;
+	counts->pages_skipped += part_counts.pages_skipped;
+	counts->exact = q.exact;
+	*ms += part_ms;
+	return GPU_OK;
+}
+
+/*
+ * The best count of the parts' candidates (merged, n of them), and unless
+ * exact every one tied with the last.
+ */
+static void
+merge_candidates(const GpuIndexQuery *q, IndexCandidates *merged, size_t n, TopkResult *answer)
+{
+	size_t		count = Min(n, (size_t) q->count);
+
+	qsort(merged->items, n, sizeof(TopkItem), candidate_cmp);
+	if (!q->exact)
+		while (count > 0 && count < n && merged->items[count].key == merged->items[count - 1].key)
+			count++;
+	answer->items = merged->items;
+	answer->count = count;
+}
+
 GpuStatus
-service_index_select(ResidentIndex *r, const char *request_buffer, GpuTopk *t,
-					 TopkResult *answer, GpuIndexCounts *counts, double *ms)
+service_index_select(ResidentIndex *r, const char *request_buffer, GpuTopk *const *objects,
+					 IndexCandidates *merged, TopkResult *answer, GpuIndexCounts *counts,
+					 double *ms)
 {
 	const ServiceIndexRequest *request = (const ServiceIndexRequest *) request_buffer;
 	const uint64 *set_values = (const uint64 *) (request + 1);
-	GpuStatus	status;
+	const uint64 *tied = set_values + request->nset_values;
+	uint64	   *local = NULL;
+	size_t		n = 0;
+	GpuStatus	status = GPU_OK;
 
 	mark_current(r, request->epoch);
+	memset(counts, 0, sizeof(*counts));
+	*ms = 0;
 	pthread_rwlock_rdlock(&r->lock);
-	status = gpu_index_select(r->pages, &request->query, set_values, request->nset_values,
-							  set_values + request->nset_values, request->ntied, t,
-							  answer, counts, ms);
+	if (r->nparts == 1)
+	{
+		status = gpu_set_device(service->devices[r->parts[0].device].info.ordinal);
+		if (status == GPU_OK)
+			status = gpu_index_select(r->parts[0].pages, &request->query, set_values,
+									  request->nset_values, tied, request->ntied, objects[0],
+									  answer, counts, ms);
+	}
+	else
+	{
+		local = malloc(sizeof(uint64) * Max(request->ntied, 1));
+		status = local == NULL ? GPU_OUT_OF_MEMORY : GPU_OK;
+		for (int p = 0; p < r->nparts && status == GPU_OK; p++)
+			status = select_part(r, p, request, set_values, tied, local, objects[p], merged,
+								 &n, counts, ms);
+		if (status == GPU_OK)
+			merge_candidates(&request->query, merged, n, answer);
+		free(local);
+	}
 	pthread_rwlock_unlock(&r->lock);
 	return status;
 }
@@ -358,15 +735,17 @@ service_index_group(ResidentIndex *r, const char *request_buffer, GpuGroups **gr
 	const uint64 *set_values = (const uint64 *) (request + 1);
 	GpuStatus	status;
 
+	Assert(r->nparts == 1);
 	mark_current(r, request->epoch);
+	GPU_TRY(gpu_set_device(service->devices[r->parts[0].device].info.ordinal));
 	/* a request groups anew: the groups of one before it are dropped */
 	gpu_groups_destroy(*groups);
 	*groups = NULL;
 	GPU_TRY(gpu_groups_create(&request->groups, request->expected_groups, groups));
 	pthread_rwlock_rdlock(&r->lock);
-	status = gpu_index_group(r->pages, &request->query, set_values, request->nset_values,
-							 set_values + request->nset_values, request->heap_blocks, *groups,
-							 counts, passed, ms);
+	status = gpu_index_group(r->parts[0].pages, &request->query, set_values,
+							 request->nset_values, set_values + request->nset_values,
+							 request->heap_blocks, *groups, counts, passed, ms);
 	pthread_rwlock_unlock(&r->lock);
 	return status;
 }

@@ -74,8 +74,13 @@ typedef struct JobThread
 	bool		started;
 
 	/* the running job */
-	int			device;
+	int			device;			/* its GPU (a partitioned index's first) */
+	uint32		held;			/* the GPUs it holds (jobs_running), a bit per index */
 	GpuTopk    *topk;
+	GpuTopk    *part_topk[SERVICE_MAX_DEVICES]; /* a partitioned index's other parts' */
+	int			part_devices[SERVICE_MAX_DEVICES];
+	int			nparts;
+	IndexCandidates merged;		/* their candidates, kept from job to job */
 	GpuGroupedTopk *grouped;
 	ResidentIndex *resident;	/* an index job's copy of its index */
 	GpuHeapReader *readers[SERVICE_MAX_DEVICES];	/* pages jobs', kept */
@@ -173,12 +178,13 @@ slot_state(ServiceSlot *slot)
 
 /* ---------------------------------------------------------- engine objects */
 
-/* Every idle object of a GPU destroyed, to give its memory back. */
+/* Every idle object of a GPU destroyed, to give its memory back; the GPU is made current. */
 static void
 pool_drain(int device)
 {
 	DevicePool *pool = &pools[device];
 
+	(void) gpu_set_device(service->devices[device].info.ordinal);
 	pthread_mutex_lock(&pool->lock);
 	while (pool->ntopk > 0)
 		gpu_topk_destroy(pool->topk[--pool->ntopk]);
@@ -203,11 +209,11 @@ pool_take(int device, ServiceJobKind kind)
 	return object;
 }
 
-/* A top-k object for the job: a pooled one reset, or a new one. */
+/* A top-k object for the job on a GPU, which is current: a pooled one reset, or a new one. */
 static GpuStatus
-take_topk(JobThread *jt, const ServiceJobSpec *spec)
+take_topk(int device, const ServiceJobSpec *spec, GpuTopk **out)
 {
-	GpuTopk    *t = pool_take(jt->device, SERVICE_JOB_TOPK);
+	GpuTopk    *t = pool_take(device, SERVICE_JOB_TOPK);
 	GpuStatus	status = t != NULL ? gpu_topk_reset(t, spec->key_width, spec->k, spec->mode) :
 		gpu_topk_create(spec->key_width, spec->k, spec->mode, &t);
 
@@ -216,9 +222,25 @@ take_topk(JobThread *jt, const ServiceJobSpec *spec)
 		gpu_topk_destroy(t);
 		return status;
 	}
-	jt->topk = t;
+	*out = t;
 	gpu_topk_set_algorithm(t, spec->algorithm);
 	return gpu_topk_set_stream_batch(t, service->buffer_bytes / spec->key_width);
+}
+
+/* The top-k objects of a partitioned index's other parts, each on its GPU. */
+static GpuStatus
+take_part_topks(JobThread *jt, const ServiceJobSpec *spec)
+{
+	for (int p = 1; p < jt->nparts; p++)
+	{
+		int			device = jt->part_devices[p];
+
+		if (jt->part_topk[p] != NULL)
+			continue;
+		GPU_TRY(gpu_set_device(service->devices[device].info.ordinal));
+		GPU_TRY(take_topk(device, spec, &jt->part_topk[p]));
+	}
+	return gpu_set_device(service->devices[jt->device].info.ordinal);
 }
 
 /* rows a grouped batch carries: a GroupedKey and a payload word each */
@@ -267,10 +289,17 @@ take_object(JobThread *jt)
 	for (int attempt = 0; attempt < 2 && status == GPU_OUT_OF_MEMORY; attempt++)
 	{
 		if (attempt > 0)
-			pool_drain(jt->device);
+		{
+			for (int p = 0; p < Max(jt->nparts, 1); p++)
+				pool_drain(p == 0 ? jt->device : jt->part_devices[p]);
+			(void) gpu_set_device(service->devices[jt->device].info.ordinal);
+		}
 		status = spec->kind == SERVICE_JOB_GROUPED ? take_grouped(jt, spec) :
 			spec->kind == SERVICE_JOB_PAGE_GROUPS ||
-			spec->kind == SERVICE_JOB_INDEX_GROUPS ? GPU_OK : take_topk(jt, spec);
+			spec->kind == SERVICE_JOB_INDEX_GROUPS ? GPU_OK :
+			jt->topk != NULL ? GPU_OK : take_topk(jt->device, spec, &jt->topk);
+		if (status == GPU_OK && jt->nparts > 1)
+			status = take_part_topks(jt, spec);
 	}
 	if (status != GPU_OK)
 		strlcpy(jt->slot->message, gpu_last_error(), sizeof(jt->slot->message));
@@ -300,6 +329,12 @@ static void
 put_object(JobThread *jt, bool reusable)
 {
 	pool_put(jt->device, jt->topk, jt->grouped, reusable);
+	for (int p = 1; p < jt->nparts; p++)
+	{
+		pool_put(jt->part_devices[p], jt->part_topk[p], NULL, reusable);
+		jt->part_topk[p] = NULL;
+	}
+	jt->nparts = 0;
 	jt->topk = NULL;
 	jt->grouped = NULL;
 	/* a job's groups are its own: their table is sized for its query */
@@ -311,22 +346,73 @@ put_object(JobThread *jt, bool reusable)
 
 /* ------------------------------------------------------------------ orders */
 
-/* The GPU with the fewest running jobs. */
-static int
-least_loaded_device(void)
+static bool
+device_ready(int device)
 {
-	int			best = 0;
-
-	for (int d = 1; d < service->ndevices; d++)
-		if (pg_atomic_read_u32(&service->devices[d].jobs_running) <
-			pg_atomic_read_u32(&service->devices[best].jobs_running))
-			best = d;
-	return best;
+	return pg_atomic_read_u32(&service->devices[device].state) == DEVICE_READY;
 }
 
 /*
- * Faults injected for the job's first batch: a sticky error on its GPU, or
- * the service's exit.
+ * Hold a GPU for the job: counted among its running jobs, as long as it is
+ * ready.  A GPU's reset waits until none holds it; counting first, then
+ * looking at the state, a job never slips past a GPU's failure.
+ */
+static bool
+hold_device(JobThread *jt, int device)
+{
+	if (jt->held & (1u << device))
+		return true;
+	pg_atomic_fetch_add_u32(&service->devices[device].jobs_running, 1);
+	if (!device_ready(device))
+	{
+		pg_atomic_fetch_sub_u32(&service->devices[device].jobs_running, 1);
+		return false;
+	}
+	jt->held |= 1u << device;
+	return true;
+}
+
+static void
+let_go_devices(JobThread *jt)
+{
+	for (int d = 0; d < service->ndevices; d++)
+		if (jt->held & (1u << d))
+			pg_atomic_fetch_sub_u32(&service->devices[d].jobs_running, 1);
+	jt->held = 0;
+}
+
+/*
+ * The GPU for a new job, held: the ready one with the fewest running jobs
+ * (for a pages job, among those that read shared_buffers); -1 for none.
+ */
+static int
+hold_least_loaded_device(JobThread *jt)
+{
+	bool		pages = jt->slot->spec.kind == SERVICE_JOB_PAGES ||
+		jt->slot->spec.kind == SERVICE_JOB_PAGE_GROUPS;
+
+	for (int attempt = 0; attempt < 3; attempt++)
+	{
+		int			best = -1;
+
+		for (int d = 0; d < service->ndevices; d++)
+			if (device_ready(d) && (!pages || buffers_on_device[d] != NULL) &&
+				(best < 0 || pg_atomic_read_u32(&service->devices[d].jobs_running) <
+				 pg_atomic_read_u32(&service->devices[best].jobs_running)))
+				best = d;
+		if (best < 0 && pages)
+			pages = false;		/* the job fails below: shared_buffers are not mapped */
+		else if (best < 0)
+			return -1;
+		else if (hold_device(jt, best))
+			return best;
+	}
+	return -1;
+}
+
+/*
+ * Faults injected for the job's first batch: a sticky error on the GPU the
+ * fault names, when the job holds it, or the service's exit.
  */
 static GpuStatus
 inject_faults(JobThread *jt)
@@ -337,8 +423,14 @@ inject_faults(JobThread *jt)
 	if (jt->faults_checked)
 		return GPU_OK;
 	jt->faults_checked = true;
-	if (pg_atomic_compare_exchange_u32(&service->fault, &device_error, SERVICE_FAULT_NONE))
-		return gpu_inject_device_fault();
+	for (int d = 0; d < service->ndevices; d++)
+		if ((jt->held & (1u << d)) &&
+			pg_atomic_read_u32(&service->fault_device) == (uint32) service->devices[d].info.ordinal &&
+			pg_atomic_compare_exchange_u32(&service->fault, &device_error, SERVICE_FAULT_NONE))
+		{
+			GPU_TRY(gpu_set_device(service->devices[d].info.ordinal));
+			return gpu_inject_device_fault();
+		}
 	if (pg_atomic_compare_exchange_u32(&service->fault, &exit_fault, SERVICE_FAULT_NONE))
 	{
 		strlcpy(jt->slot->message,
@@ -482,8 +574,10 @@ select_candidates(JobThread *jt)
 	ServiceDevice *dev = &service->devices[jt->device];
 
 	GPU_TRY(inject_faults(jt));
-	GPU_TRY(service_index_select(jt->resident, service_buffer(jt->index, 0), jt->topk,
-								 &jt->answer, &slot->index_counts, &slot->kernel_ms));
+	jt->part_topk[0] = jt->topk;
+	GPU_TRY(service_index_select(jt->resident, service_buffer(jt->index, 0), jt->part_topk,
+								 &jt->merged, &jt->answer, &slot->index_counts,
+								 &slot->kernel_ms));
 	slot->copy_ms = 0;
 	slot->plan = gpu_topk_last_plan(jt->topk);
 	jt->answer_rows = slot->answer_rows = jt->answer.count;
@@ -577,6 +671,62 @@ execute(JobThread *jt, const SlotOrder *order)
 
 /* ------------------------------------------------------------------- jobs */
 
+/*
+ * Take a GPU out after a sticky fault on it: no job goes to it, its index
+ * copies are dropped, and the main thread, woken, resets it once no job
+ * holds it.
+ */
+static void
+take_out_device(int device, const char *message)
+{
+	ServiceDevice *dev = &service->devices[device];
+	uint32		expected = DEVICE_READY;
+
+	if (!pg_atomic_compare_exchange_u32(&dev->state, &expected, DEVICE_FAILED))
+		return;
+	strlcpy(dev->fault, message, sizeof(dev->fault));
+	pg_atomic_fetch_add_u64(&dev->faults, 1);
+	service_index_drop_device(device);
+	service_wake();
+}
+
+/*
+ * A job met a sticky fault.  The GPUs it held whose contexts no longer
+ * answer go out (its own GPU, should none be found) and the service goes
+ * on with the others; with no other GPU ready, the whole service restarts.
+ */
+static void
+device_lost(JobThread *jt, const char *message)
+{
+	uint32		lost = 0;
+	bool		others_ready = false;
+
+	for (int d = 0; d < service->ndevices; d++)
+	{
+		size_t		free_bytes;
+		size_t		total_bytes;
+
+		if (!(jt->held & (1u << d)))
+			continue;
+		if (gpu_set_device(service->devices[d].info.ordinal) != GPU_OK ||
+			gpu_device_memory(&free_bytes, &total_bytes) != GPU_OK)
+			lost |= 1u << d;
+	}
+	if (lost == 0)
+		lost = 1u << jt->device;
+	for (int d = 0; d < service->ndevices; d++)
+		if (!(lost & (1u << d)) && device_ready(d))
+			others_ready = true;
+	if (!others_ready)
+	{
+		set_fatal(message);
+		return;
+	}
+	for (int d = 0; d < service->ndevices; d++)
+		if (lost & (1u << d))
+			take_out_device(d, message);
+}
+
 /* A failed job: its status and message for the backend, which is woken. */
 static void
 fail_job(JobThread *jt, GpuStatus status, SlotState from)
@@ -591,7 +741,58 @@ fail_job(JobThread *jt, GpuStatus status, SlotState from)
 	if (pg_atomic_compare_exchange_u32(&slot->state, &expected, SLOT_FAILED))
 		service_wake_owner(slot);
 	if (status == GPU_DEVICE_LOST)
-		set_fatal(slot->message);
+		device_lost(jt, slot->message);
+}
+
+/*
+ * An index job's copy, found or made, and the GPUs of its parts held; the
+ * GPU first picked is let go when the copy is elsewhere.
+ */
+static GpuStatus
+acquire_index(JobThread *jt)
+{
+	ServiceSlot *slot = jt->slot;
+	int			picked = jt->device;
+	GpuStatus	status;
+
+	status = service_index_acquire(&slot->spec, &jt->device, &jt->resident, &slot->index_epoch,
+								   slot->message);
+	if (status != GPU_OK)
+		return status;
+	jt->nparts = service_index_devices(jt->resident, jt->part_devices);
+	for (int p = 0; p < jt->nparts; p++)
+		if (!hold_device(jt, jt->part_devices[p]))
+		{
+			snprintf(slot->message, sizeof(slot->message),
+					 "GPU %d of the index's copy failed.",
+					 service->devices[jt->part_devices[p]].info.ordinal);
+			return GPU_FAILED;
+		}
+	if (picked != jt->device && (jt->held & (1u << picked)))
+	{
+		bool		part = false;
+
+		for (int p = 0; p < jt->nparts; p++)
+			part |= jt->part_devices[p] == picked;
+		if (!part)
+		{
+			pg_atomic_fetch_sub_u32(&service->devices[picked].jobs_running, 1);
+			jt->held &= ~(1u << picked);
+		}
+	}
+	return GPU_OK;
+}
+
+/* The CUDA ordinals of the GPUs the job holds, a bit each. */
+static uint32
+held_gpus(JobThread *jt)
+{
+	uint32		gpus = 0;
+
+	for (int d = 0; d < service->ndevices; d++)
+		if (jt->held & (1u << d))
+			gpus |= 1u << service->devices[d].info.ordinal;
+	return gpus;
 }
 
 /* Accept the submitted job: its GPU, its engine object, its queue time. */
@@ -605,7 +806,8 @@ accept_job(JobThread *jt)
 
 	/* the backend wrote the job before it marked the slot submitted */
 	pg_read_barrier();
-	jt->device = least_loaded_device();
+	jt->held = 0;
+	jt->nparts = 0;
 	jt->faults_checked = false;
 	jt->answered = false;
 	jt->answer_rows = jt->answer_sent = 0;
@@ -623,14 +825,18 @@ accept_job(JobThread *jt)
 	INSTR_TIME_SET_CURRENT(now);
 	INSTR_TIME_SUBTRACT(now, slot->submitted_at);
 	slot->queue_ms = INSTR_TIME_GET_MILLISEC(now);
-	pg_atomic_fetch_add_u64(&service->devices[jt->device].queue_us,
-							(uint64) (slot->queue_ms * 1000.0));
+	jt->device = hold_least_loaded_device(jt);
 
 	if (service_jobs_fatal(slot->message, sizeof(slot->message)))
 		status = GPU_FAILED;
+	else if (jt->device < 0)
+	{
+		strlcpy(slot->message, "No GPU of the service is ready: they failed.",
+				sizeof(slot->message));
+		status = GPU_FAILED;
+	}
 	else if (slot->spec.kind == SERVICE_JOB_INDEX || slot->spec.kind == SERVICE_JOB_INDEX_GROUPS)
-		status = service_index_acquire(&slot->spec, &jt->device, &jt->resident,
-									   &slot->index_epoch, slot->message);
+		status = acquire_index(jt);
 	else if ((slot->spec.kind == SERVICE_JOB_PAGES || slot->spec.kind == SERVICE_JOB_PAGE_GROUPS) &&
 			 buffers_on_device[jt->device] == NULL)
 	{
@@ -640,8 +846,13 @@ accept_job(JobThread *jt)
 	}
 	else
 		status = GPU_OK;
+	if (jt->device < 0)
+		jt->device = 0;
 	/* an index job goes to the GPU that has the index */
 	slot->device = jt->device;
+	slot->gpus = held_gpus(jt);
+	pg_atomic_fetch_add_u64(&service->devices[jt->device].queue_us,
+							(uint64) (slot->queue_ms * 1000.0));
 	if (status == GPU_OK)
 		status = gpu_set_device(service->devices[jt->device].info.ordinal);
 	if (status == GPU_OK)
@@ -651,6 +862,7 @@ accept_job(JobThread *jt)
 		pg_atomic_fetch_add_u64(&service->devices[jt->device].jobs_failed, 1);
 		fail_job(jt, status, SLOT_SUBMITTED);
 		put_object(jt, false);
+		let_go_devices(jt);
 		return false;
 	}
 	pg_write_barrier();
@@ -658,6 +870,7 @@ accept_job(JobThread *jt)
 	{
 		/* released while waiting for us */
 		put_object(jt, true);
+		let_go_devices(jt);
 		return false;
 	}
 	service_wake_owner(slot);
@@ -685,7 +898,6 @@ run_job(JobThread *jt)
 		return;
 	}
 	dev = &service->devices[jt->device];
-	pg_atomic_fetch_add_u32(&dev->jobs_running, 1);
 	for (;;)
 	{
 		SlotOrder	order;
@@ -709,10 +921,11 @@ run_job(JobThread *jt)
 		done = pg_atomic_add_fetch_u32(&slot->done, 1);
 		service_wake_owner(slot);
 	}
-	pg_atomic_fetch_sub_u32(&dev->jobs_running, 1);
 	pg_atomic_fetch_add_u64(status == GPU_OK ? &dev->jobs_done : &dev->jobs_failed, 1);
 	/* an object left mid-run is not reused: destroying it waits for the GPU */
 	put_object(jt, status == GPU_OK && jt->answered);
+	/* after its objects and its index: a GPU's reset waits for this */
+	let_go_devices(jt);
 	while (slot_state(slot) != SLOT_RELEASED && !should_stop())
 		wait_for_slot(jt);
 	if (slot_state(slot) == SLOT_RELEASED)
@@ -891,6 +1104,29 @@ create_page_cache(int device)
 	ereport(LOG,
 			(errmsg("gputopk GPU service keeps a page cache of %zu MB on GPU %d",
 					bytes >> 20, device)));
+}
+
+bool
+service_jobs_reset_device(int device)
+{
+	DevicePool *pool = &pools[device];
+	int			ordinal = service->devices[device].info.ordinal;
+
+	pool_drain(device);
+	gpu_page_cache_destroy(pool->page_cache);
+	pool->page_cache = NULL;
+	pg_atomic_write_u64(&service->devices[device].page_cache_bytes, 0);
+	for (int i = 0; i < nthreads; i++)
+	{
+		gpu_heap_reader_destroy(threads[i].readers[device]);
+		threads[i].readers[device] = NULL;
+	}
+	service_jobs_set_buffers(device, NULL);
+	if (gpu_set_device(ordinal) != GPU_OK || gpu_device_reset() != GPU_OK ||
+		gpu_device_open(ordinal) != GPU_OK)
+		return false;
+	create_page_cache(device);
+	return true;
 }
 
 bool

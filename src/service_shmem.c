@@ -107,6 +107,7 @@ service_shmem_startup(void)
 		pg_atomic_init_u32(&service->state, SERVICE_PROBING);
 		pg_atomic_init_u32(&service->generation, 0);
 		pg_atomic_init_u32(&service->fault, SERVICE_FAULT_NONE);
+		pg_atomic_init_u32(&service->fault_device, 0);
 		pg_atomic_init_u32(&service->slow_start_ms, 0);
 		pg_atomic_init_u32(&service->buffers_mapped, 0);
 		pg_atomic_init_u32(&service->page_cache_on, 0);
@@ -253,6 +254,23 @@ service_state_name(ServiceState state)
 			break;
 	}
 	return "absent";
+}
+
+const char *
+service_device_state_name(DeviceState state)
+{
+	switch (state)
+	{
+		case DEVICE_READY:
+			break;
+		case DEVICE_FAILED:
+			return "failed";
+		case DEVICE_RESETTING:
+			return "resetting";
+		case DEVICE_LOST:
+			return "lost";
+	}
+	return "ready";
 }
 
 /* The service's main thread only: a new state, and every waiter told. */

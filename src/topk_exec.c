@@ -807,6 +807,7 @@ select_from_index(TopkScanState *ts, instr_time *selected)
 	counts[TOPK_COUNT_INDEX_FILTERED] += stats.filtered;
 	ts->index_stats.on_gpu = stats.on_gpu;
 	ts->index_stats.pages_sent += stats.pages_sent;
+	ts->index_stats.gpus |= stats.gpus;
 	ts->index_stats.gpu_ms += stats.gpu_ms;
 	ts->index_stats.fetch_ms += stats.fetch_ms;
 	scan_counters_count_process(&ts->counters, false);
@@ -1062,7 +1063,10 @@ explain_index_rounds(TopkScanState *ts, ExplainState *es)
 	if (ts->css.ss.ps.plan->parallel_aware)
 		ExplainPropertyInteger("Scan Processes", NULL, ts->counters.processes, es);
 	if (stats->on_gpu)
+	{
+		scan_gpu_stats_explain_gpus(stats->gpus, es);
 		ExplainPropertyUInteger("Index Pages Sent to GPU", NULL, stats->pages_sent, es);
+	}
 	ExplainPropertyUInteger("Index Entries Scanned", NULL, counts[TOPK_COUNT_INDEX_ENTRIES], es);
 	ExplainPropertyUInteger("Index Pages Skipped", NULL, counts[TOPK_COUNT_INDEX_PAGES_SKIPPED],
 							es);
