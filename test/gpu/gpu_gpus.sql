@@ -14,34 +14,9 @@ SELECT plan(15);
 
 SET gputopk.min_table_rows = 1000;
 SET gputopk.device = gpu;
-CREATE TABLE gp AS
-SELECT i::int8 AS id,
-       CASE WHEN i % 97 = 0 THEN NULL WHEN i % 89 = 0 THEN 'NaN'::float4
-            WHEN i % 83 = 0 THEN '-0'::float4 ELSE (random() * 1000)::float4 END AS score,
-       CASE WHEN i % 101 = 0 THEN NULL ELSE (random() * 2e6 - 1e6)::int4 END AS a,
-       (random() * 1000)::int4 AS b,
-       (random() * 200)::int2 AS s,
-       now() - random() * interval '365 days' AS ts,
-       (random() * 1e9)::float8 AS v
-  FROM generate_series(1, 400000) i;
-CREATE INDEX gp_ci ON gp USING gputopk (score, a, b, s, ts, v);
-ANALYZE gp;
-
-\ir lib/compare.sql
-
--- whether the query read the index on the GPU and answered as PostgreSQL does
-CREATE FUNCTION pg_temp.same_on_gpu(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-  path text := pg_temp.explained(q, 'Data Path');
-BEGIN
-  IF path IS DISTINCT FROM 'index entries read from the GPU''s copy, candidates'' rows fetched' THEN
-    RETURN 'data path: ' || coalesce(path, 'no GpuTopK');
-  END IF;
-  IF pg_temp.answer(q, true) IS DISTINCT FROM pg_temp.answer(q, false) THEN
-    RETURN 'different answers';
-  END IF;
-  RETURN 'same';
-END $$;
+\set pages_table gm
+\ir lib/pages.sql
+CREATE INDEX gm_ci ON gm USING gputopk (score, a, b, s, ts, v);
 
 -- every GPU of the service, as EXPLAIN lists them
 CREATE FUNCTION pg_temp.every_gpu() RETURNS text LANGUAGE sql AS $$
@@ -62,7 +37,7 @@ BEGIN
   RETURN s;
 END $$;
 
--- random queries over gp: keys, directions, NULLS, filters, LIMIT and
+-- random queries over gm: keys, directions, NULLS, filters, LIMIT and
 -- OFFSET drawn from seed; how many answered otherwise than PostgreSQL (or
 -- failed), of how many, and how many of them read the GPU's copy
 CREATE FUNCTION pg_temp.random_queries(seed float8, n int) RETURNS text LANGUAGE plpgsql AS $$
@@ -77,7 +52,7 @@ DECLARE
 BEGIN
   PERFORM setseed(seed);
   FOR i IN 1..n LOOP
-    q := format('SELECT id, %1$s AS k FROM gp %2$s ORDER BY %1$s %3$s %4$s, id LIMIT %5$s%6$s',
+    q := format('SELECT id, %1$s AS k FROM gm %2$s ORDER BY %1$s %3$s %4$s, id LIMIT %5$s%6$s',
                 keys[1 + floor(random() * array_length(keys, 1))::int],
                 format(filters[1 + floor(random() * array_length(filters, 1))::int],
                        floor(random() * 1000)::int),
@@ -86,7 +61,7 @@ BEGIN
                 (ARRAY[1, 10, 50, 100, 1000])[1 + floor(random() * 5)::int],
                 CASE WHEN random() < 0.2 THEN ' OFFSET ' || floor(random() * 100)::int ELSE '' END);
     BEGIN
-      outcome := pg_temp.same_on_gpu(q);
+      outcome := pg_temp.same_on_index_copy(q);
     EXCEPTION WHEN others THEN
       outcome := 'error: ' || SQLERRM;
     END;
@@ -105,37 +80,38 @@ END $$;
 
 CREATE TEMP TABLE queries (n serial, q text);
 INSERT INTO queries (q) VALUES
-  ('SELECT score FROM gp ORDER BY score DESC LIMIT 100'),
-  ('SELECT id, score FROM gp ORDER BY score DESC NULLS LAST, id LIMIT 50'),
-  ('SELECT score FROM gp ORDER BY score LIMIT 500'),
-  ('SELECT id, a FROM gp ORDER BY a DESC, id LIMIT 20 OFFSET 30'),
-  ('SELECT a FROM gp ORDER BY a DESC FETCH FIRST 10 ROWS WITH TIES'),
-  ('SELECT s FROM gp ORDER BY s LIMIT 300'),
-  ('SELECT id, score FROM gp WHERE ts > now() - interval ''36.5 days'' ORDER BY score DESC, id LIMIT 50'),
-  ('SELECT id FROM gp WHERE a > 0 ORDER BY a + 0.5 * b DESC, id LIMIT 1000');
+  ('SELECT score FROM gm ORDER BY score DESC LIMIT 100'),
+  ('SELECT id, score FROM gm ORDER BY score DESC NULLS LAST, id LIMIT 50'),
+  ('SELECT score FROM gm ORDER BY score LIMIT 500'),
+  ('SELECT id, a FROM gm ORDER BY a DESC, id LIMIT 20 OFFSET 30'),
+  ('SELECT a FROM gm ORDER BY a DESC FETCH FIRST 10 ROWS WITH TIES'),
+  ('SELECT s FROM gm ORDER BY s LIMIT 300'),
+  ('SELECT id, score FROM gm WHERE ts > now() - interval ''36.5 days'' ORDER BY score DESC, id LIMIT 50'),
+  ('SELECT id FROM gm WHERE a > 0 ORDER BY a + 0.5 * b DESC, id LIMIT 1000');
 
 -- gputopk.gpu_cache_size below the index's size, above its half
-SELECT (pg_relation_size('gp_ci') / 1048576 * 0.6 + 1)::int AS budget_mb \gset
+SELECT (pg_relation_size('gm_ci') / 1048576 * 0.6 + 1)::int AS budget_mb \gset
 ALTER SYSTEM SET gputopk.gpu_cache_size = :'budget_mb';
 SELECT pg_reload_conf();
 SELECT pg_sleep(0.5);
 
 SELECT is(count(*)::int, :gpus, 'every GPU ready') FROM gputopk_service WHERE gpu_state = 'ready';
 SELECT is(string_agg(outcome, ', '), NULL, 'partitioned over the GPUs: fixed queries as PostgreSQL')
-  FROM (SELECT q || ': ' || pg_temp.same_on_gpu(q) AS outcome FROM queries ORDER BY n) t
+  FROM (SELECT q || ': ' || pg_temp.same_on_index_copy(q) AS outcome FROM queries ORDER BY n) t
   WHERE outcome NOT LIKE '%: same';
-SELECT is(pg_temp.explained('SELECT score FROM gp ORDER BY score DESC LIMIT 10', 'GPUs'),
+SELECT is(pg_temp.explained('SELECT score FROM gm ORDER BY score DESC LIMIT 10', 'GPUs'),
           pg_temp.every_gpu(), 'EXPLAIN names every GPU');
 SELECT ok(bool_and(index_copies >= 1 AND index_bytes > 0 AND index_bytes <= :budget_mb * 1048576::int8),
           'each GPU holds a part within its budget') FROM gputopk_service;
 
 -- writes: their pages go to the parts that hold them
-UPDATE gp SET score = 5000 + id WHERE id % 5000 = 0;
-DELETE FROM gp WHERE id % 7000 = 1;
-INSERT INTO gp SELECT 400000 + i, (random() * 2000)::float4, i, i % 1000, i % 200, now(), i
+UPDATE gm SET score = 5000 + id WHERE id % 5000 = 0;
+DELETE FROM gm WHERE id % 7000 = 1;
+INSERT INTO gm (id, score, a, b, s, ts, v)
+  SELECT 300000 + i, (random() * 2000)::float4, i, i % 1000, i % 200, now(), i
   FROM generate_series(1, 20000) i;
 SELECT is(string_agg(outcome, ', '), NULL, 'after writes: fixed queries as PostgreSQL')
-  FROM (SELECT q || ': ' || pg_temp.same_on_gpu(q) AS outcome FROM queries ORDER BY n) t
+  FROM (SELECT q || ': ' || pg_temp.same_on_index_copy(q) AS outcome FROM queries ORDER BY n) t
   WHERE outcome NOT LIKE '%: same';
 
 SELECT (extract(epoch FROM now())::int8 % 100000) / 100000.0 AS seed \gset
@@ -150,27 +126,27 @@ SELECT ok(:'under_auto' LIKE '0 different of 100, %' AND split_part(split_part(:
 
 -- a sticky fault on GPU 1: the query answers on the CPU, GPU 0 serves on
 SELECT gputopk_service_inject_fault('device_error', 1);
-SELECT is(pg_temp.answer('SELECT id, score FROM gp ORDER BY score DESC, id LIMIT 100', true),
-          pg_temp.answer('SELECT id, score FROM gp ORDER BY score DESC, id LIMIT 100', false),
+SELECT is(pg_temp.answer('SELECT id, score FROM gm ORDER BY score DESC, id LIMIT 100', true),
+          pg_temp.answer('SELECT id, score FROM gm ORDER BY score DESC, id LIMIT 100', false),
           'a fault on GPU 1 under auto: PostgreSQL''s answer');
 SELECT is((SELECT faults FROM gputopk_service WHERE device = 1), 1::int8, 'GPU 1 counts the fault');
 SELECT isnt((SELECT last_fault FROM gputopk_service WHERE device = 1), NULL, 'and says what it was');
 SELECT is((SELECT string_agg(DISTINCT state, ',') FROM gputopk_service), 'ready',
           'the service did not restart');
-SELECT is(pg_temp.explained('SELECT score FROM gp ORDER BY score DESC LIMIT 10', 'Node Type'), 'Custom Scan',
+SELECT is(pg_temp.explained('SELECT score FROM gm ORDER BY score DESC LIMIT 10', 'Node Type'), 'Custom Scan',
           'queries go on meanwhile');
 SELECT is(pg_temp.await_gpu(1), 'ready', 'GPU 1 is back after its reset');
-SELECT is(pg_temp.same_on_gpu('SELECT id, score FROM gp ORDER BY score DESC, id LIMIT 100'), 'same',
+SELECT is(pg_temp.same_on_index_copy('SELECT id, score FROM gm ORDER BY score DESC, id LIMIT 100'), 'same',
           'and the index is partitioned over every GPU again');
 
 -- within the budget: a whole copy on one GPU
 ALTER SYSTEM RESET gputopk.gpu_cache_size;
 SELECT pg_reload_conf();
 SELECT pg_sleep(0.5);
-SELECT is(pg_temp.explained('SELECT score FROM gp ORDER BY score DESC LIMIT 10', 'GPUs'), '0',
+SELECT is(pg_temp.explained('SELECT score FROM gm ORDER BY score DESC LIMIT 10', 'GPUs'), '0',
           'within the budget: a whole copy, on the least busy GPU');
 
-DROP TABLE gp;
+DROP TABLE gm;
 \else
 SELECT plan(1);
 SELECT skip('the service has fewer than two GPUs', 1);

@@ -23,20 +23,6 @@ ANALYZE gi;
 
 \ir lib/compare.sql
 
--- whether the query read the index on the GPU and answered as PostgreSQL does
-CREATE FUNCTION pg_temp.same_on_gpu(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-  path text := pg_temp.explained(q, 'Data Path');
-BEGIN
-  IF path IS DISTINCT FROM 'index entries read from the GPU''s copy, candidates'' rows fetched' THEN
-    RETURN 'data path: ' || coalesce(path, 'no GpuTopK');
-  END IF;
-  IF pg_temp.answer(q, true) IS DISTINCT FROM pg_temp.answer(q, false) THEN
-    RETURN 'different answers';
-  END IF;
-  RETURN 'same';
-END $$;
-
 CREATE TEMP TABLE queries (n serial, q text);
 INSERT INTO queries (q) VALUES
   ('SELECT score FROM gi ORDER BY score DESC LIMIT 100'),
@@ -54,7 +40,7 @@ INSERT INTO queries (q) VALUES
   ('SELECT id, score FROM gi WHERE score IS NULL ORDER BY score DESC, id LIMIT 5'),
   ('SELECT id, score FROM gi WHERE b = 17 AND id % 2 = 0 ORDER BY score DESC, id LIMIT 30');
 
-SELECT is(pg_temp.same_on_gpu(q), 'same', 'GPU copy: ' || q) FROM queries ORDER BY n;
+SELECT is(pg_temp.same_on_index_copy(q), 'same', 'GPU copy: ' || q) FROM queries ORDER BY n;
 
 -- a copy current for the query: nothing to send
 SELECT is(pg_temp.explained('SELECT score FROM gi ORDER BY score DESC LIMIT 10', 'Index Pages Sent to GPU'),
@@ -68,20 +54,20 @@ INSERT INTO gi SELECT 1000000 + i, 4000 + i, i, i, 1, now(), true, i FROM genera
 SELECT ok(pg_temp.explained('SELECT score FROM gi ORDER BY score DESC LIMIT 10', 'Index Pages Sent to GPU')::int
             BETWEEN 1 AND (SELECT relpages FROM pg_class WHERE relname = 'gi_ci') / 2,
           'after changes, only the changed pages are sent');
-SELECT is(pg_temp.same_on_gpu('SELECT id, score FROM gi ORDER BY score DESC NULLS LAST, id LIMIT 100'),
+SELECT is(pg_temp.same_on_index_copy('SELECT id, score FROM gi ORDER BY score DESC NULLS LAST, id LIMIT 100'),
           'same', 'after updates, deletes and inserts');
-SELECT is(pg_temp.same_on_gpu('SELECT id, score FROM gi WHERE flag ORDER BY score DESC NULLS LAST, id LIMIT 60'),
+SELECT is(pg_temp.same_on_index_copy('SELECT id, score FROM gi WHERE flag ORDER BY score DESC NULLS LAST, id LIMIT 60'),
           'same', 'after updates, deletes and inserts, filtered');
 
 -- a new relfilenode: a new copy
 REINDEX INDEX gi_ci;
-SELECT is(pg_temp.same_on_gpu('SELECT id, score FROM gi ORDER BY score DESC NULLS LAST, id LIMIT 100'),
+SELECT is(pg_temp.same_on_index_copy('SELECT id, score FROM gi ORDER BY score DESC NULLS LAST, id LIMIT 100'),
           'same', 'after REINDEX');
 SELECT ok(pg_temp.explained('SELECT score FROM gi ORDER BY score DESC LIMIT 10', 'Index Pages Sent to GPU')::int = 0,
           'after REINDEX, the new copy is current');
 
 -- an empty result and k beyond the table
-SELECT is(pg_temp.same_on_gpu('SELECT id FROM gi WHERE b > 5000 ORDER BY score DESC LIMIT 10'),
+SELECT is(pg_temp.same_on_index_copy('SELECT id FROM gi WHERE b > 5000 ORDER BY score DESC LIMIT 10'),
           'same', 'no row passes');
 SELECT is(pg_temp.answer('SELECT count(*) FROM (SELECT id FROM gi ORDER BY score DESC, id LIMIT 1000000) t', true),
           (SELECT '(' || count(*) || ')' FROM gi), 'k beyond the table');
@@ -93,11 +79,11 @@ CREATE TABLE gt AS
   FROM generate_series(1, 200000) i;
 CREATE INDEX gt_ci ON gt USING gputopk (score, lang, tag);
 ANALYZE gt;
-SELECT is(pg_temp.same_on_gpu('SELECT id, score FROM gt WHERE lang = ''fr'' ORDER BY score DESC, id LIMIT 50'),
+SELECT is(pg_temp.same_on_index_copy('SELECT id, score FROM gt WHERE lang = ''fr'' ORDER BY score DESC, id LIMIT 50'),
           'same', 'text equality');
-SELECT is(pg_temp.same_on_gpu('SELECT id FROM gt WHERE lang IN (''de'', ''xx'') AND tag <> ''t7'' ORDER BY score, id LIMIT 40'),
+SELECT is(pg_temp.same_on_index_copy('SELECT id FROM gt WHERE lang IN (''de'', ''xx'') AND tag <> ''t7'' ORDER BY score, id LIMIT 40'),
           'same', 'text IN and <>');
-SELECT is(pg_temp.same_on_gpu('SELECT id FROM gt WHERE lang NOT IN (''en'', ''ja'') OR lang IS NULL ORDER BY score DESC, id LIMIT 30'),
+SELECT is(pg_temp.same_on_index_copy('SELECT id FROM gt WHERE lang NOT IN (''en'', ''ja'') OR lang IS NULL ORDER BY score DESC, id LIMIT 30'),
           'same', 'text NOT IN and IS NULL');
 
 SELECT * FROM finish();
