@@ -9,9 +9,8 @@
 -- may run it.
 REVOKE ALL ON FUNCTION gputopk_index_check(regclass) FROM PUBLIC;
 
--- gputopk_service gains, per GPU: its own state (a GPU that met a fault is
--- reset while the others serve), its faults and the last one's message, its
--- page cache, and the column index copies it holds.  As pg_stat_statements
+-- gputopk_service gains, per GPU: its page cache and the column index copies
+-- (whole, or parts of one partitioned over the GPUs) it holds.  As pg_stat_statements
 -- does, the view and its function are made again: a view of yours over
 -- gputopk_service must be dropped before the update and made again after.
 DROP VIEW gputopk_service;
@@ -31,9 +30,6 @@ CREATE FUNCTION gputopk_service(
     OUT transfer_ms float8,
     OUT kernel_ms float8,
     OUT queue_wait_ms float8,
-    OUT gpu_state text,
-    OUT faults bigint,
-    OUT last_fault text,
     OUT page_cache_bytes bigint,
     OUT index_copies int,
     OUT index_bytes bigint)
@@ -42,7 +38,7 @@ AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE ROWS 1;
 
 COMMENT ON FUNCTION gputopk_service() IS
-'the GPU service: one row per GPU with its state, memory, jobs, faults, page cache and index copies';
+'the GPU service: one row per GPU with its memory, jobs, page cache and index copies';
 
 CREATE VIEW gputopk_service AS SELECT * FROM gputopk_service();
 GRANT SELECT ON gputopk_service TO PUBLIC;

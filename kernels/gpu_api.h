@@ -83,13 +83,6 @@ extern GpuStatus gpu_device_info(int device, GpuDeviceInfo *info);
  */
 extern GpuStatus gpu_device_open(int device);
 
-/*
- * Destroy the current device's context in this process, with all its
- * memory, streams and pending work (cudaDeviceReset); its next use makes a
- * new one.  After a sticky error, the way to use the device again.
- */
-extern GpuStatus gpu_device_reset(void);
-
 /* Make the device current for the calling thread (cudaSetDevice). */
 extern GpuStatus gpu_set_device(int device);
 

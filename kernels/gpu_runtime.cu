@@ -11,9 +11,6 @@
 #include <dlfcn.h>
 #include <stdio.h>
 
-#include <mutex>
-
-#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include "gpu_api.h"
@@ -217,126 +214,14 @@ gpu_host_free(void *ptr)
 }
 
 /*
- * Registered host memory (staging buffers, shared_buffers) is page-locked
- * in a context of its own, made on the first device that registers any and
- * running no kernel.  A context's destruction unregisters what was
- * registered in it, for every context: registered in a GPU's primary
- * context, the memory was no longer mapped for the other GPUs once that
- * GPU was reset after a sticky error (gpu_device_reset), and their copies
- * and kernels faulted.  A sticky error is its context's alone, and a reset
- * destroys only the GPU's primary context.  The driver's functions come
- * through the runtime: the library does not link libcuda.
+ * Portable: page-locked for every device's context, not only the current
+ * one; mapped: kernels can read it.
  */
-typedef CUresult (*DeviceGetFn) (CUdevice *, int);
-typedef CUresult (*CtxCreateFn) (CUcontext *, unsigned int, CUdevice);
-typedef CUresult (*CtxPushFn) (CUcontext);
-typedef CUresult (*CtxPopFn) (CUcontext *);
-typedef CUresult (*HostRegisterFn) (void *, size_t, unsigned int);
-typedef CUresult (*HostUnregisterFn) (void *);
-
-static struct
-{
-	std::once_flag once;
-	GpuStatus	status;
-	CUcontext	context;
-	CtxPushFn	push;
-	CtxPopFn	pop;
-	HostRegisterFn host_register;
-	HostUnregisterFn host_unregister;
-	char		failure[512];	/* why status is not GPU_OK */
-}			pinning;
-
-static GpuStatus
-driver_failed(CUresult result, const char *action)
-{
-	snprintf(last_error, sizeof(last_error), "%s failed: CUDA driver error %d.", action,
-			 (int) result);
-	return result == CUDA_ERROR_OUT_OF_MEMORY ? GPU_OUT_OF_MEMORY : GPU_FAILED;
-}
-
-template <typename F>
-static GpuStatus
-driver_function(const char *symbol, F *fn)
-{
-	cudaDriverEntryPointQueryResult found;
-
-	GPU_CHECK(cudaGetDriverEntryPointByVersion(symbol, (void **) fn, 12000, cudaEnableDefault,
-											   &found), "Finding the CUDA driver's functions");
-	if (found != cudaDriverEntryPointSuccess)
-	{
-		snprintf(last_error, sizeof(last_error), "The CUDA driver has no %s.", symbol);
-		return GPU_NO_DRIVER;
-	}
-	return GPU_OK;
-}
-
-/* The context that registers host memory, made once (the current device's). */
-static GpuStatus
-pinning_context(void)
-{
-	std::call_once(pinning.once, [] {
-		DeviceGetFn device_get;
-		CtxCreateFn ctx_create;
-		CUdevice	device;
-		CUcontext	popped;
-		int			ordinal;
-		CUresult	result;
-
-		pinning.status = driver_function("cuDeviceGet", &device_get);
-		if (pinning.status == GPU_OK)
-			pinning.status = driver_function("cuCtxCreate", &ctx_create);
-		if (pinning.status == GPU_OK)
-			pinning.status = driver_function("cuCtxPushCurrent", &pinning.push);
-		if (pinning.status == GPU_OK)
-			pinning.status = driver_function("cuCtxPopCurrent", &pinning.pop);
-		if (pinning.status == GPU_OK)
-			pinning.status = driver_function("cuMemHostRegister", &pinning.host_register);
-		if (pinning.status == GPU_OK)
-			pinning.status = driver_function("cuMemHostUnregister", &pinning.host_unregister);
-		if (pinning.status == GPU_OK)
-			pinning.status = checked(cudaGetDevice(&ordinal), "Finding the device");
-		if (pinning.status == GPU_OK &&
-			((result = device_get(&device, ordinal)) != CUDA_SUCCESS ||
-			 (result = ctx_create(&pinning.context, 0, device)) != CUDA_SUCCESS))
-			pinning.status = driver_failed(result, "Creating the context that page-locks host memory");
-		if (pinning.status != GPU_OK)
-		{
-			snprintf(pinning.failure, sizeof(pinning.failure), "%s", last_error);
-			return;
-		}
-		/* made current by its creation: the thread's own context again */
-		(void) pinning.pop(&popped);
-	});
-	if (pinning.status != GPU_OK)
-		snprintf(last_error, sizeof(last_error), "%s", pinning.failure);
-	return pinning.status;
-}
-
-/* Register (or unregister) host memory in the pinning context. */
-static GpuStatus
-pinned(void *ptr, size_t size, bool unregister)
-{
-	CUcontext	popped;
-	CUresult	result;
-
-	GPU_TRY(pinning_context());
-	if ((result = pinning.push(pinning.context)) == CUDA_SUCCESS)
-	{
-		/* portable: page-locked for every context; mapped: kernels can read it */
-		result = unregister ? pinning.host_unregister(ptr) :
-			pinning.host_register(ptr, size,
-								  CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);
-		(void) pinning.pop(&popped);
-	}
-	return result == CUDA_SUCCESS ? GPU_OK :
-		driver_failed(result, unregister ? "Unlocking page-locked host memory" :
-					  "Page-locking host memory");
-}
-
 GpuStatus
 gpu_host_register(void *ptr, size_t size)
 {
-	return pinned(ptr, size, false);
+	return checked(cudaHostRegister(ptr, size, cudaHostRegisterPortable | cudaHostRegisterMapped),
+				   "Page-locking host memory");
 }
 
 GpuStatus
@@ -349,7 +234,7 @@ gpu_host_device_pointer(void *ptr, char **device_ptr)
 GpuStatus
 gpu_host_unregister(void *ptr)
 {
-	return pinned(ptr, 0, true);
+	return checked(cudaHostUnregister(ptr), "Unlocking page-locked host memory");
 }
 
 GpuStatus
@@ -369,12 +254,6 @@ __global__ static void
 trap_kernel(void)
 {
 	asm volatile("trap;");
-}
-
-GpuStatus
-gpu_device_reset(void)
-{
-	return checked(cudaDeviceReset(), "Resetting the CUDA device");
 }
 
 /*

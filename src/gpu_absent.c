@@ -50,12 +50,6 @@ gpu_device_open(int device)
 }
 
 GpuStatus
-gpu_device_reset(void)
-{
-	return GPU_NOT_BUILT;
-}
-
-GpuStatus
 gpu_set_device(int device)
 {
 	return GPU_NOT_BUILT;
@@ -262,11 +256,6 @@ gpu_heap_reader_create(GpuHeapReader **out)
 {
 	*out = NULL;
 	return GPU_NOT_BUILT;
-}
-
-void
-gpu_heap_reader_destroy(GpuHeapReader *r)
-{
 }
 
 GpuStatus

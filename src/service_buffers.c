@@ -224,28 +224,6 @@ service_buffers_start(void)
 	service_restore_signals(&saved);
 }
 
-bool
-service_buffers_settled(void)
-{
-	return !started || pg_atomic_read_u32(&registered) != 0;
-}
-
-bool
-service_buffers_remap(int device)
-{
-	char	   *address;
-
-	if (pg_atomic_read_u32(&registered) != 1)
-		return true;
-	if (gpu_host_device_pointer(region_start(), &address) != GPU_OK)
-	{
-		service_jobs_set_buffers(device, NULL);
-		return false;
-	}
-	service_jobs_set_buffers(device, address + (BufferBlocks - region_start()));
-	return true;
-}
-
 void
 service_buffers_log(void)
 {

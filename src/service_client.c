@@ -148,12 +148,9 @@ service_buffer_bytes(void)
 double
 service_gpu_cache_bytes(bool whole)
 {
-	int			ready = 0;
+	int			gpus = whole || service == NULL ? 1 : service->ndevices;
 
-	for (int d = 0; !whole && service != NULL && d < service->ndevices; d++)
-		if (pg_atomic_read_u32(&service->devices[d].state) == DEVICE_READY)
-			ready++;
-	return (double) gputopk_gpu_cache_mb * 1024 * 1024 * Max(ready, 1);
+	return (double) gputopk_gpu_cache_mb * 1024 * 1024 * Max(gpus, 1);
 }
 
 bool

@@ -68,8 +68,8 @@ extern bool service_request_fits(Size bytes);
 
 /*
  * The device memory for a column index's copy: gputopk.gpu_cache_size, of
- * one GPU for a whole copy, else of every GPU that is ready (a copy
- * partitioned over them).  Whether a GPU of the service has a page cache.
+ * one GPU for a whole copy, else of every GPU (a copy partitioned over
+ * them).  Whether a GPU of the service has a page cache.
  */
 extern double service_gpu_cache_bytes(bool whole);
 extern bool service_page_cache_on(void);

@@ -18,7 +18,7 @@
  * whole copy on each GPU its jobs went to, each current as of its own
  * epoch; a job takes the copy on the GPU with the fewest running jobs
  * (making it there), so that concurrent queries spread over the GPUs.  An
- * index larger than that is partitioned over the GPUs that are ready: its
+ * index larger than that is partitioned over every GPU: its
  * block b (b >= 1; block 0 is the metapage) lies in part (b - 1) % n, at
  * local block (b - 1) / n + 1, so that each part looks to the kernels like
  * an index of its own and holds an n-th of its pages.  A round then
@@ -87,12 +87,6 @@ static size_t
 blocks_bytes(uint32 nblocks)
 {
 	return (size_t) nblocks * BLCKSZ;
-}
-
-static bool
-device_ready(int device)
-{
-	return pg_atomic_read_u32(&service->devices[device].state) == DEVICE_READY;
 }
 
 /* ------------------------------------------------------------ block numbers */
@@ -219,11 +213,11 @@ make_room(int device, size_t bytes, ResidentIndex *keep)
 }
 
 static GpuStatus
-no_room(char *message, uint32 nblocks, int ready)
+no_room(char *message, uint32 nblocks, int gpus)
 {
 	snprintf(message, SERVICE_MESSAGE_BYTES,
 			 "The index's %zu MB do not fit in gputopk.gpu_cache_size (%d MB) of %d GPU%s next to the indexes that queries are reading on the GPU.",
-			 blocks_bytes(nblocks) >> 20, gputopk_gpu_cache_mb, ready, ready == 1 ? "" : "s");
+			 blocks_bytes(nblocks) >> 20, gputopk_gpu_cache_mb, gpus, gpus == 1 ? "" : "s");
 	return GPU_OUT_OF_MEMORY;
 }
 
@@ -338,16 +332,6 @@ all_held(char *message)
 	return GPU_OUT_OF_MEMORY;
 }
 
-/* Whether every part of a copy is on a GPU that is ready. */
-static bool
-copy_ready(const ResidentIndex *r)
-{
-	for (int p = 0; p < r->nparts; p++)
-		if (!device_ready(r->parts[p].device))
-			return false;
-	return true;
-}
-
 /*
  * The copy a job of an index that fits one GPU takes: the whole copy on
  * *device, else a new one there, else a whole copy on another GPU (the
@@ -365,7 +349,7 @@ whole_copy(const ServiceJobSpec *spec, int *device, ResidentIndex **out, char *m
 		ResidentIndex *r = copies[i];
 
 		if (r == NULL || !RelFileLocatorEquals(r->node, spec->index_node) ||
-			r->nparts != 1 || !copy_ready(r))
+			r->nparts != 1)
 			continue;
 		if (r->parts[0].device == *device)
 		{
@@ -400,25 +384,24 @@ whole_copy(const ServiceJobSpec *spec, int *device, ResidentIndex **out, char *m
 
 /*
  * The copy of an index larger than one GPU's budget: partitioned over
- * every GPU that is ready, found or made; under cache_lock.
+ * every GPU, found or made; under cache_lock.
  */
 static GpuStatus
 partitioned_copy(const ServiceJobSpec *spec, int *device, ResidentIndex **out, char *message)
 {
-	int			ready[SERVICE_MAX_DEVICES];
-	int			nready = 0;
+	int			every[SERVICE_MAX_DEVICES];
+	int			n = service->ndevices;
 	int			entry;
 	GpuStatus	status;
 
-	for (int d = 0; d < service->ndevices; d++)
-		if (device_ready(d))
-			ready[nready++] = d;
-	if (nready < 2 || spec->kind != SERVICE_JOB_INDEX ||
-		blocks_bytes(spec->index_blocks) > budget_bytes() * nready)
-		return no_room(message, spec->index_blocks, nready);
+	for (int d = 0; d < n; d++)
+		every[d] = d;
+	if (n < 2 || spec->kind != SERVICE_JOB_INDEX ||
+		blocks_bytes(spec->index_blocks) > budget_bytes() * n)
+		return no_room(message, spec->index_blocks, n);
 	for (int i = 0; i < MAX_COPIES; i++)
 		if (copies[i] != NULL && RelFileLocatorEquals(copies[i]->node, spec->index_node) &&
-			copies[i]->nparts == nready && copy_ready(copies[i]))
+			copies[i]->nparts == n)
 		{
 			*out = copies[i];
 			*device = copies[i]->parts[0].device;
@@ -428,16 +411,16 @@ partitioned_copy(const ServiceJobSpec *spec, int *device, ResidentIndex **out, c
 		if (copies[i] != NULL && RelFileLocatorEquals(copies[i]->node, spec->index_node) &&
 			copies[i]->refs == 0)
 			drop_copy(i);
-	for (int p = 0; p < nready; p++)
-		if (!make_room(ready[p], blocks_bytes(spec->index_blocks / nready + 1), NULL))
-			return no_room(message, spec->index_blocks, nready);
+	for (int d = 0; d < n; d++)
+		if (!make_room(d, blocks_bytes(spec->index_blocks / n + 1), NULL))
+			return no_room(message, spec->index_blocks, n);
 	entry = free_entry();
 	status = entry < 0 ? all_held(message) :
-		make_copy(spec, ready, nready, &copies[entry], message);
+		make_copy(spec, every, n, &copies[entry], message);
 	if (status == GPU_OK)
 	{
 		*out = copies[entry];
-		*device = ready[0];
+		*device = 0;
 	}
 	return status;
 }
@@ -501,17 +484,6 @@ service_index_release(ResidentIndex *r)
 	pthread_mutex_lock(&cache_lock);
 	if (--r->refs == 0 && r->dropped)
 		destroy_copy(r);
-	publish_usage();
-	pthread_mutex_unlock(&cache_lock);
-}
-
-void
-service_index_drop_device(int device)
-{
-	pthread_mutex_lock(&cache_lock);
-	for (int i = 0; i < MAX_COPIES; i++)
-		if (copies[i] != NULL && has_part_on(copies[i], device))
-			drop_copy(i);
 	publish_usage();
 	pthread_mutex_unlock(&cache_lock);
 }

@@ -24,7 +24,7 @@ typedef struct IndexCandidates
  * The copy of an index job's index, found or made, held until released,
  * with room for the index's size at the job's start: a whole copy on
  * *device (the GPU with the fewest running jobs) or elsewhere, or one
- * partitioned over every ready GPU; *device is set to the GPU of its
+ * partitioned over every GPU; *device is set to the GPU of its
  * first part.  *epoch says as of when it is current (0: it holds nothing
  * yet).  Failures leave their reason in message (SERVICE_MESSAGE_BYTES).
  */
@@ -34,12 +34,6 @@ extern void service_index_release(ResidentIndex *r);
 
 /* The GPUs of a copy's parts, in order, into devices; their count. */
 extern int	service_index_devices(const ResidentIndex *r, int *devices);
-
-/*
- * A GPU failed: every copy with a part on it is dropped, freed once no
- * job holds it.
- */
-extern void service_index_drop_device(int device);
 
 /* Store a batch's pages (SERVICE_INDEX_PAGES), from a slot's buffer. */
 extern GpuStatus service_index_store(ResidentIndex *r, const char *buffer, uint64 npages,

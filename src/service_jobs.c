@@ -346,30 +346,14 @@ put_object(JobThread *jt, bool reusable)
 
 /* ------------------------------------------------------------------ orders */
 
-static bool
-device_ready(int device)
-{
-	return pg_atomic_read_u32(&service->devices[device].state) == DEVICE_READY;
-}
-
-/*
- * Hold a GPU for the job: counted among its running jobs, as long as it is
- * ready.  A GPU's reset waits until none holds it; counting first, then
- * looking at the state, a job never slips past a GPU's failure.
- */
-static bool
+/* Count the job among a GPU's running jobs, once. */
+static void
 hold_device(JobThread *jt, int device)
 {
 	if (jt->held & (1u << device))
-		return true;
+		return;
 	pg_atomic_fetch_add_u32(&service->devices[device].jobs_running, 1);
-	if (!device_ready(device))
-	{
-		pg_atomic_fetch_sub_u32(&service->devices[device].jobs_running, 1);
-		return false;
-	}
 	jt->held |= 1u << device;
-	return true;
 }
 
 static void
@@ -382,32 +366,25 @@ let_go_devices(JobThread *jt)
 }
 
 /*
- * The GPU for a new job, held: the ready one with the fewest running jobs
- * (for a pages job, among those that read shared_buffers); -1 for none.
+ * The GPU with the fewest running jobs (for a pages job, among those that
+ * read shared_buffers, if any does), the job counted there.
  */
 static int
 hold_least_loaded_device(JobThread *jt)
 {
 	bool		pages = jt->slot->spec.kind == SERVICE_JOB_PAGES ||
 		jt->slot->spec.kind == SERVICE_JOB_PAGE_GROUPS;
+	int			best = -1;
 
-	for (int attempt = 0; attempt < 3; attempt++)
-	{
-		int			best = -1;
-
-		for (int d = 0; d < service->ndevices; d++)
-			if (device_ready(d) && (!pages || buffers_on_device[d] != NULL) &&
-				(best < 0 || pg_atomic_read_u32(&service->devices[d].jobs_running) <
-				 pg_atomic_read_u32(&service->devices[best].jobs_running)))
-				best = d;
-		if (best < 0 && pages)
-			pages = false;		/* the job fails below: shared_buffers are not mapped */
-		else if (best < 0)
-			return -1;
-		else if (hold_device(jt, best))
-			return best;
-	}
-	return -1;
+	for (int d = 0; d < service->ndevices; d++)
+		if ((!pages || buffers_on_device[d] != NULL) &&
+			(best < 0 || pg_atomic_read_u32(&service->devices[d].jobs_running) <
+			 pg_atomic_read_u32(&service->devices[best].jobs_running)))
+			best = d;
+	if (best < 0)
+		best = 0;				/* a pages job fails below: shared_buffers are not mapped */
+	hold_device(jt, best);
+	return best;
 }
 
 /*
@@ -671,62 +648,6 @@ execute(JobThread *jt, const SlotOrder *order)
 
 /* ------------------------------------------------------------------- jobs */
 
-/*
- * Take a GPU out after a sticky fault on it: no job goes to it, its index
- * copies are dropped, and the main thread, woken, resets it once no job
- * holds it.
- */
-static void
-take_out_device(int device, const char *message)
-{
-	ServiceDevice *dev = &service->devices[device];
-	uint32		expected = DEVICE_READY;
-
-	if (!pg_atomic_compare_exchange_u32(&dev->state, &expected, DEVICE_FAILED))
-		return;
-	strlcpy(dev->fault, message, sizeof(dev->fault));
-	pg_atomic_fetch_add_u64(&dev->faults, 1);
-	service_index_drop_device(device);
-	service_wake();
-}
-
-/*
- * A job met a sticky fault.  The GPUs it held whose contexts no longer
- * answer go out (its own GPU, should none be found) and the service goes
- * on with the others; with no other GPU ready, the whole service restarts.
- */
-static void
-device_lost(JobThread *jt, const char *message)
-{
-	uint32		lost = 0;
-	bool		others_ready = false;
-
-	for (int d = 0; d < service->ndevices; d++)
-	{
-		size_t		free_bytes;
-		size_t		total_bytes;
-
-		if (!(jt->held & (1u << d)))
-			continue;
-		if (gpu_set_device(service->devices[d].info.ordinal) != GPU_OK ||
-			gpu_device_memory(&free_bytes, &total_bytes) != GPU_OK)
-			lost |= 1u << d;
-	}
-	if (lost == 0)
-		lost = 1u << jt->device;
-	for (int d = 0; d < service->ndevices; d++)
-		if (!(lost & (1u << d)) && device_ready(d))
-			others_ready = true;
-	if (!others_ready)
-	{
-		set_fatal(message);
-		return;
-	}
-	for (int d = 0; d < service->ndevices; d++)
-		if (lost & (1u << d))
-			take_out_device(d, message);
-}
-
 /* A failed job: its status and message for the backend, which is woken. */
 static void
 fail_job(JobThread *jt, GpuStatus status, SlotState from)
@@ -741,45 +662,24 @@ fail_job(JobThread *jt, GpuStatus status, SlotState from)
 	if (pg_atomic_compare_exchange_u32(&slot->state, &expected, SLOT_FAILED))
 		service_wake_owner(slot);
 	if (status == GPU_DEVICE_LOST)
-		device_lost(jt, slot->message);
+		set_fatal(slot->message);
 }
 
 /*
- * An index job's copy, found or made, and the GPUs of its parts held; the
- * GPU first picked is let go when the copy is elsewhere.
+ * An index job's copy, found or made; the job is counted on the GPUs of
+ * its parts instead of the one first picked.
  */
 static GpuStatus
 acquire_index(JobThread *jt)
 {
 	ServiceSlot *slot = jt->slot;
-	int			picked = jt->device;
-	GpuStatus	status;
 
-	status = service_index_acquire(&slot->spec, &jt->device, &jt->resident, &slot->index_epoch,
-								   slot->message);
-	if (status != GPU_OK)
-		return status;
+	GPU_TRY(service_index_acquire(&slot->spec, &jt->device, &jt->resident, &slot->index_epoch,
+								  slot->message));
+	let_go_devices(jt);
 	jt->nparts = service_index_devices(jt->resident, jt->part_devices);
 	for (int p = 0; p < jt->nparts; p++)
-		if (!hold_device(jt, jt->part_devices[p]))
-		{
-			snprintf(slot->message, sizeof(slot->message),
-					 "GPU %d of the index's copy failed.",
-					 service->devices[jt->part_devices[p]].info.ordinal);
-			return GPU_FAILED;
-		}
-	if (picked != jt->device && (jt->held & (1u << picked)))
-	{
-		bool		part = false;
-
-		for (int p = 0; p < jt->nparts; p++)
-			part |= jt->part_devices[p] == picked;
-		if (!part)
-		{
-			pg_atomic_fetch_sub_u32(&service->devices[picked].jobs_running, 1);
-			jt->held &= ~(1u << picked);
-		}
-	}
+		hold_device(jt, jt->part_devices[p]);
 	return GPU_OK;
 }
 
@@ -829,12 +729,6 @@ accept_job(JobThread *jt)
 
 	if (service_jobs_fatal(slot->message, sizeof(slot->message)))
 		status = GPU_FAILED;
-	else if (jt->device < 0)
-	{
-		strlcpy(slot->message, "No GPU of the service is ready: they failed.",
-				sizeof(slot->message));
-		status = GPU_FAILED;
-	}
 	else if (slot->spec.kind == SERVICE_JOB_INDEX || slot->spec.kind == SERVICE_JOB_INDEX_GROUPS)
 		status = acquire_index(jt);
 	else if ((slot->spec.kind == SERVICE_JOB_PAGES || slot->spec.kind == SERVICE_JOB_PAGE_GROUPS) &&
@@ -846,8 +740,6 @@ accept_job(JobThread *jt)
 	}
 	else
 		status = GPU_OK;
-	if (jt->device < 0)
-		jt->device = 0;
 	/* an index job goes to the GPU that has the index */
 	slot->device = jt->device;
 	slot->gpus = held_gpus(jt);
@@ -924,7 +816,6 @@ run_job(JobThread *jt)
 	pg_atomic_fetch_add_u64(status == GPU_OK ? &dev->jobs_done : &dev->jobs_failed, 1);
 	/* an object left mid-run is not reused: destroying it waits for the GPU */
 	put_object(jt, status == GPU_OK && jt->answered);
-	/* after its objects and its index: a GPU's reset waits for this */
 	let_go_devices(jt);
 	while (slot_state(slot) != SLOT_RELEASED && !should_stop())
 		wait_for_slot(jt);
@@ -1104,29 +995,6 @@ create_page_cache(int device)
 	ereport(LOG,
 			(errmsg("gputopk GPU service keeps a page cache of %zu MB on GPU %d",
 					bytes >> 20, device)));
-}
-
-bool
-service_jobs_reset_device(int device)
-{
-	DevicePool *pool = &pools[device];
-	int			ordinal = service->devices[device].info.ordinal;
-
-	pool_drain(device);
-	gpu_page_cache_destroy(pool->page_cache);
-	pool->page_cache = NULL;
-	pg_atomic_write_u64(&service->devices[device].page_cache_bytes, 0);
-	for (int i = 0; i < nthreads; i++)
-	{
-		gpu_heap_reader_destroy(threads[i].readers[device]);
-		threads[i].readers[device] = NULL;
-	}
-	service_jobs_set_buffers(device, NULL);
-	if (gpu_set_device(ordinal) != GPU_OK || gpu_device_reset() != GPU_OK ||
-		gpu_device_open(ordinal) != GPU_OK)
-		return false;
-	create_page_cache(device);
-	return true;
 }
 
 bool

@@ -29,16 +29,6 @@ extern bool service_jobs_stop(void);
 /* Where a GPU's kernels read shared_buffers, once registered. */
 extern void service_jobs_set_buffers(int device, char *on_device);
 
-/*
- * The main thread, for a failed GPU that no job holds (RESETTING): every
- * engine object and page reader on it given up (their CUDA calls fail, and
- * the reset frees their memory), its context reset, its self-test run
- * again and its page cache made again; its address of shared_buffers is
- * forgotten, for service_buffers_remap.  Its cost model stays: the GPU is
- * the same.  False, with gpu_last_error's reason, if it cannot be used.
- */
-extern bool service_jobs_reset_device(int device);
-
 /* Where a thread that used CUDA ends: it waits for the process to end. */
 pg_noreturn extern void service_thread_park(void);
 

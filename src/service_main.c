@@ -131,12 +131,10 @@ open_devices(void)
 		dev->info.multiprocessors = info.multiprocessors;
 		dev->info.cc_major = info.cc_major;
 		dev->info.cc_minor = info.cc_minor;
-		pg_atomic_init_u32(&dev->state, DEVICE_READY);
 		pg_atomic_init_u64(&dev->memory_free, info.memory_bytes);
 		pg_atomic_init_u64(&dev->page_cache_bytes, 0);
 		pg_atomic_init_u64(&dev->index_bytes, 0);
 		pg_atomic_init_u32(&dev->index_copies, 0);
-		pg_atomic_init_u64(&dev->faults, 0);
 		pg_atomic_init_u32(&dev->jobs_running, 0);
 		pg_atomic_init_u64(&dev->jobs_done, 0);
 		pg_atomic_init_u64(&dev->jobs_failed, 0);
@@ -294,49 +292,6 @@ refresh_memory(void)
 }
 
 /*
- * Every failed GPU that no job holds any longer (nor the thread mapping
- * shared_buffers) reset and put back into service, or left out for good
- * should that fail; the other GPUs serve meanwhile.
- */
-static void
-recover_devices(void)
-{
-	for (int d = 0; d < service->ndevices; d++)
-	{
-		ServiceDevice *dev = &service->devices[d];
-		uint32		expected = DEVICE_FAILED;
-		sigset_t	saved;
-		bool		ok;
-
-		if (pg_atomic_read_u32(&dev->state) != DEVICE_FAILED ||
-			pg_atomic_read_u32(&dev->jobs_running) != 0 || !service_buffers_settled() ||
-			!pg_atomic_compare_exchange_u32(&dev->state, &expected, DEVICE_RESETTING))
-			continue;
-		ereport(LOG,
-				(errmsg("gputopk GPU service resets GPU %d after a fault; the other GPUs go on serving",
-						dev->info.ordinal),
-				 errdetail("%s", dev->fault)));
-		service_block_signals(&saved);
-		ok = service_jobs_reset_device(d);
-		if (ok && !service_buffers_remap(d))
-			ereport(LOG,
-					(errmsg("gputopk GPU service no longer reads shared_buffers on GPU %d after its reset",
-							dev->info.ordinal),
-					 errdetail("%s", gpu_last_error())));
-		service_restore_signals(&saved);
-		if (ok)
-			ereport(LOG, (errmsg("gputopk GPU service serves with GPU %d again",
-								 dev->info.ordinal)));
-		else
-			ereport(LOG,
-					(errmsg("gputopk GPU service leaves GPU %d out until it restarts",
-							dev->info.ordinal),
-					 errdetail("%s", gpu_last_error())));
-		pg_atomic_write_u32(&dev->state, ok ? DEVICE_READY : DEVICE_LOST);
-	}
-}
-
-/*
  * On exit, with the job threads stopped: every job still in the service
  * fails with exit_reason, its backend woken; released slots are freed.
  */
@@ -466,7 +421,6 @@ gputopk_service_main(Datum arg)
 			proc_exit(1);
 		}
 		service_buffers_log();
-		recover_devices();
 		INSTR_TIME_SET_CURRENT(now);
 		INSTR_TIME_SUBTRACT(now, housekept);
 		if (INSTR_TIME_GET_MILLISEC(now) >= HOUSEKEEPING_MS)

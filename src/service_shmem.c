@@ -256,23 +256,6 @@ service_state_name(ServiceState state)
 	return "absent";
 }
 
-const char *
-service_device_state_name(DeviceState state)
-{
-	switch (state)
-	{
-		case DEVICE_READY:
-			break;
-		case DEVICE_FAILED:
-			return "failed";
-		case DEVICE_RESETTING:
-			return "resetting";
-		case DEVICE_LOST:
-			return "lost";
-	}
-	return "ready";
-}
-
 /* The service's main thread only: a new state, and every waiter told. */
 void
 service_set_state(ServiceState state)

@@ -136,26 +136,10 @@ typedef struct ServiceSlot
 								 * it did not read */
 } ServiceSlot;
 
-/*
- * A GPU's life in the service.  A sticky fault on one GPU of several takes
- * it out (FAILED): no job goes to it, the service serves with the others,
- * and once no job holds it the main thread resets it (RESETTING) and puts
- * it back (READY), or leaves it out for good (LOST) when that fails.  With
- * no other GPU ready, the whole service restarts instead.
- */
-typedef enum DeviceState
-{
-	DEVICE_READY,
-	DEVICE_FAILED,
-	DEVICE_RESETTING,
-	DEVICE_LOST
-} DeviceState;
-
 /* a GPU the service opened, and what it did */
 typedef struct ServiceDevice
 {
 	ServiceDeviceInfo info;
-	pg_atomic_uint32 state;		/* a DeviceState */
 	pg_atomic_uint64 memory_free;	/* refreshed by the service */
 	pg_atomic_uint64 page_cache_bytes;	/* its page cache's size, 0 for none */
 	pg_atomic_uint64 index_bytes;	/* column index copies on it, and their count */
@@ -168,8 +152,6 @@ typedef struct ServiceDevice
 	pg_atomic_uint64 copy_us;
 	pg_atomic_uint64 kernel_us;
 	pg_atomic_uint64 queue_us;
-	pg_atomic_uint64 faults;	/* sticky faults it met */
-	char		fault[SERVICE_MESSAGE_BYTES];	/* the last one's message, or "" */
 } ServiceDevice;
 
 typedef struct ServiceShared
@@ -215,7 +197,6 @@ extern void service_block_signals(sigset_t *saved);
 extern void service_restore_signals(const sigset_t *saved);
 extern ServiceState service_state(void);
 extern const char *service_state_name(ServiceState state);
-extern const char *service_device_state_name(DeviceState state);
 extern void service_set_state(ServiceState state);
 extern void service_wake(void);
 extern void service_wake_owner(ServiceSlot *slot);

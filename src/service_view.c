@@ -20,13 +20,12 @@ PG_FUNCTION_INFO_V1(gputopk_service_inject_fault);
 
 /* the columns of gputopk_service before 0.3, and since */
 #define SERVICE_COLUMNS_0_1 13
-#define SERVICE_COLUMNS 19
+#define SERVICE_COLUMNS 16
 
 /*
  * One row per GPU of the service: its name, the service's state and
  * process, the GPU's memory, the jobs it ran with their bytes and times,
- * and since 0.3 the GPU's own state, its faults, its page cache and the
- * column index copies it holds.  No row without a service or a GPU.  The
+ * and since 0.3 its page cache and the column index copies it holds.  No row without a service or a GPU.  The
  * library of a newer version serves the function of an older one (before
  * ALTER EXTENSION gputopk UPDATE) with the columns that one has.
  */
@@ -56,7 +55,6 @@ gputopk_service(PG_FUNCTION_ARGS)
 		Datum		values[SERVICE_COLUMNS];
 		bool		nulls[SERVICE_COLUMNS] = {0};
 		uint64		memory_free = pg_atomic_read_u64(&dev->memory_free);
-		char		fault[SERVICE_MESSAGE_BYTES];
 
 		values[0] = Int32GetDatum(dev->info.ordinal);
 		values[1] = CStringGetTextDatum(dev->info.name);
@@ -72,16 +70,9 @@ gputopk_service(PG_FUNCTION_ARGS)
 		values[10] = Float8GetDatum(pg_atomic_read_u64(&dev->copy_us) / 1000.0);
 		values[11] = Float8GetDatum(pg_atomic_read_u64(&dev->kernel_us) / 1000.0);
 		values[12] = Float8GetDatum(pg_atomic_read_u64(&dev->queue_us) / 1000.0);
-		values[13] = CStringGetTextDatum(service_device_state_name(pg_atomic_read_u32(&dev->state)));
-		values[14] = Int64GetDatum((int64) pg_atomic_read_u64(&dev->faults));
-		/* written by the service's thread that met the fault: copied, ended */
-		memcpy(fault, dev->fault, sizeof(fault));
-		fault[sizeof(fault) - 1] = '\0';
-		values[15] = CStringGetTextDatum(fault);
-		nulls[15] = fault[0] == '\0';
-		values[16] = Int64GetDatum((int64) pg_atomic_read_u64(&dev->page_cache_bytes));
-		values[17] = Int32GetDatum((int32) pg_atomic_read_u32(&dev->index_copies));
-		values[18] = Int64GetDatum((int64) pg_atomic_read_u64(&dev->index_bytes));
+		values[13] = Int64GetDatum((int64) pg_atomic_read_u64(&dev->page_cache_bytes));
+		values[14] = Int32GetDatum((int32) pg_atomic_read_u32(&dev->index_copies));
+		values[15] = Int64GetDatum((int64) pg_atomic_read_u64(&dev->index_bytes));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;
@@ -89,9 +80,8 @@ gputopk_service(PG_FUNCTION_ARGS)
 
 /*
  * Make the service fail on purpose, once: 'out_of_memory' (the next job
- * gets no device memory), 'device_error' (the next job on GPU arg, by
- * CUDA ordinal, meets a sticky error: the GPU is reset while the others
- * serve, or the service restarts when it has no other), 'exit' (the service exits at
+ * gets no device memory), 'device_error' (the next job that uses GPU arg,
+ * by CUDA ordinal, meets a sticky error there, and the service restarts), 'exit' (the service exits at
  * the next job's first batch), 'slow_start' (the next start of the
  * service waits arg milliseconds before it is ready, whatever else is
  * injected), or 'none' (clears them all).
