@@ -14,8 +14,9 @@
  *   for way in 0 1 2; do ./fault_isolation $way; done
  *
  * On 2 H100s (CUDA 13.0, 2026-11-27), in every way: after the trap, GPU 0's
- * calls failed with cudaErrorLaunchFailure too, before and after GPU 1's
- * reset, and GPU 1 answered cudaErrorDevicesUnavailable after its reset.
+ * calls (from the same thread) failed with cudaErrorLaunchFailure too,
+ * before and after GPU 1's reset, and GPU 1 answered
+ * cudaErrorDevicesUnavailable after its reset.
  */
 #include <cuda.h>
 #include <cuda_runtime.h>
