@@ -191,9 +191,11 @@ service_init(void)
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("gputopk.gpu_cache_size",
 							"Device memory the GPU service gives to copies of column indexes.",
-							"A query that reads a column index on the GPU keeps a copy of the index "
-							"in device memory; when copies need more, those used longest ago go. "
-							"An index larger than this is read on the CPU.",
+							"A budget for each GPU. A query that reads a column index on the GPU "
+							"keeps a copy of the index in the memory of the GPU it runs on; when "
+							"copies need more, those used longest ago go. An index larger than one "
+							"GPU's budget is partitioned over the GPUs, one larger than all their "
+							"budgets together is read on the CPU.",
 							&gputopk_gpu_cache_mb,
 							8192,
 							0,
