@@ -158,7 +158,6 @@ destroy_copy(ResidentIndex *r)
 		CopyPart   *part = &r->parts[p];
 
 		device_bytes[part->device] -= blocks_bytes(part->nblocks);
-		/* on a GPU that failed, the calls fail: its reset frees the memory */
 		if (part->pages != NULL &&
 			gpu_set_device(service->devices[part->device].info.ordinal) == GPU_OK)
 			gpu_index_pages_destroy(part->pages);
@@ -483,8 +482,10 @@ service_index_release(ResidentIndex *r)
 		return;
 	pthread_mutex_lock(&cache_lock);
 	if (--r->refs == 0 && r->dropped)
+	{
 		destroy_copy(r);
-	publish_usage();
+		publish_usage();
+	}
 	pthread_mutex_unlock(&cache_lock);
 }
 
