@@ -103,6 +103,14 @@ SELECT rf_check('SELECT id FROM rf ORDER BY a * ''1e38''::float4, id LIMIT 3');
 -- an error in a row whose other operand is NULL is still PostgreSQL's error
 SELECT rf_answer('SELECT id FROM rf WHERE id = 20009 ORDER BY c + (a + a), id LIMIT 3', true);
 SELECT rf_check('SELECT id FROM rf WHERE id = 20009 ORDER BY c + (a + a), id LIMIT 3');
+-- a difference can be far smaller than its operands: down to the unit of a
+-- constant's last bit, or of a quotient's, and a product of it underflows
+-- (n = 1, and n = 5: 5 / 3 and 5 * 0.333... differ in their last bit)
+SELECT rf_answer('SELECT id FROM rf ORDER BY (n - 1.0000000000000002::float8) * 1e-310::float8, id LIMIT 3', true);
+SELECT rf_check('SELECT id FROM rf ORDER BY (n - 1.0000000000000002::float8) * 1e-310::float8, id LIMIT 3');
+SELECT rf_answer('SELECT id FROM rf ORDER BY (n / 3::float8 - n * 0.3333333333333333::float8) * 1e-310::float8, id LIMIT 3', true);
+SELECT rf_check('SELECT id FROM rf ORDER BY (n / 3::float8 - n * 0.3333333333333333::float8) * 1e-310::float8, id LIMIT 3');
+SELECT rf_check('SELECT id FROM rf WHERE n < 5 ORDER BY (n / 3::float8 - n * 0.3333333333333333::float8) * 1e-310::float8, id LIMIT 3');
 
 -- in parallel, and over a column index (a deleted row's entry stays until
 -- VACUUM: it raises nothing)
@@ -121,6 +129,7 @@ RESET gputopk.device;
 SELECT rf_check('SELECT id, (a + b) + 0 FROM rf WHERE id < 20008 ORDER BY a + b DESC, id LIMIT 10');
 SELECT rf_check('SELECT id, (0.25 * a + 0.75 * c) + 0 FROM rf WHERE n < 500 AND id < 20008 ORDER BY 0.25 * a + 0.75 * c, id LIMIT 10');
 SELECT rf_check('SELECT id FROM rf ORDER BY a + a DESC, id LIMIT 3');
+SELECT rf_check('SELECT id FROM rf ORDER BY (n / 3::float8 - n * 0.3333333333333333::float8) * 1e-310::float8, id LIMIT 3');
 DELETE FROM rf WHERE id >= 20008;
 SELECT rf_check('SELECT id, (a + a) + 0 FROM rf ORDER BY a + a DESC, id LIMIT 3');
 SELECT rf_check('SELECT id FROM rf WHERE id > 20000 ORDER BY c / b, id LIMIT 3');

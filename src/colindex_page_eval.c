@@ -102,6 +102,7 @@ struct IndexPageEval
 	uint8	   *key_nulls;		/* a bitmap of the slots where it reads a NULL */
 	KeyRange   *key_ranges;		/* the program's stack over a page's summary */
 	uint8	   *keep;			/* the entries kept */
+	bool		key_may_raise;	/* the key program's steps, on some values */
 	/* the parts of a page read: bitmaps first, then the columns' values */
 	int			nbitmap_ranges;
 	PageRange	bitmap_ranges[2 + 2 * INDEX_MAX_KEYS];
@@ -213,6 +214,7 @@ prepare_key(IndexPageEval *eval, const IndexSelectSpec *spec, const AttrNumber *
 			add_column_ranges(eval, eval->key_step_columns[i]);
 		}
 	eval->key_batch = key_batch_create(eval->key_steps, eval->nkey_steps, layout->capacity);
+	eval->key_may_raise = scan_key_program_may_raise(spec->key_program);
 	eval->key_ranges = palloc(sizeof(KeyRange) * eval->nkey_steps);
 }
 
@@ -729,11 +731,12 @@ any_null(Page page, int offset, int n)
 }
 
 /*
- * A column step's values as doubles, and a NULL flag per slot where any is
- * NULL; whether any is (a KeyBatchColumn).
+ * A column step's values as doubles (a float4 column's where they lie),
+ * and a NULL flag per slot where any is NULL; whether any is (a
+ * KeyBatchColumn).
  */
 static bool
-push_column(void *arg, int step, double *out, uint8 *nulls, int n)
+push_column(void *arg, int step, double *out, const float **floats, uint8 *nulls, int n)
 {
 	PageColumns *source = arg;
 	IndexPageEval *eval = source->eval;
@@ -753,8 +756,7 @@ push_column(void *arg, int step, double *out, uint8 *nulls, int n)
 				out[j] = ((const int32 *) values)[j];
 			break;
 		case KEY_STEP_FLOAT4_COLUMN:
-			for (int j = 0; j < n; j++)
-				out[j] = ((const float *) values)[j];
+			*floats = (const float *) values;
 			break;
 		default:
 			for (int j = 0; j < n; j++)
@@ -768,36 +770,48 @@ push_column(void *arg, int step, double *out, uint8 *nulls, int n)
 	return true;
 }
 
+/* The keys of n values (desc known to the compiler), and whether each is at least floor. */
+static pg_attribute_always_inline void
+keys_of_float8s(uint64 *keys, uint8 *keep, const double *values, bool desc, uint64 floor,
+				int n)
+{
+	for (int j = 0; j < n; j++)
+	{
+		keys[j] = key_from_float8(values[j], desc);
+		keep[j] = keys[j] >= floor;
+	}
+}
+
 /*
  * The key program's keys, and whether each is at least floor: its steps,
- * each over every slot (key_batch.c).  A slot where a step raises gets
- * KEY_PROGRAM_ERROR_KEY, unless a column it reads is NULL.
+ * each over every slot (key_batch.c), checked where the page's entries may
+ * raise.  A slot where a step raises gets KEY_PROGRAM_ERROR_KEY, unless a
+ * column it reads is NULL.
  */
 static void
-program_keys(IndexPageEval *eval, Page page, int n, uint64 floor, uint64 *keys)
+program_keys(IndexPageEval *eval, Page page, int n, uint64 floor, bool checked, uint64 *keys)
 {
 	PageColumns source = {eval, page};
-	bool		desc = eval->desc;
 	uint8	   *keep = eval->keep;
 	const double *values;
 	const uint8 *nulls;
 	const uint8 *errors;
 
 	program_key_nulls(eval, page, n);
-	key_batch_run(eval->key_batch, n, push_column, &source, &values, &nulls, &errors);
-	for (int j = 0; j < n; j++)
-	{
-		keys[j] = key_from_float8(values[j], desc);
-		keep[j] = keys[j] >= floor;
-	}
+	key_batch_run(eval->key_batch, n, checked, push_column, &source, &values, &nulls, &errors);
+	if (eval->desc)
+		keys_of_float8s(keys, keep, values, true, floor, n);
+	else
+		keys_of_float8s(keys, keep, values, false, floor, n);
 	null_keys(keys, keep, eval->key_nulls, n, eval->null_key, floor);
 	/* PostgreSQL raises for the row whatever is NULL elsewhere in it */
-	for (int j = 0; j < n; j++)
-		if (errors[j])
-		{
-			keys[j] = KEY_PROGRAM_ERROR_KEY;
-			keep[j] = true;
-		}
+	if (checked)
+		for (int j = 0; j < n; j++)
+			if (errors[j])
+			{
+				keys[j] = KEY_PROGRAM_ERROR_KEY;
+				keep[j] = true;
+			}
 }
 
 /* Whether any of 64 flags is set. */
@@ -865,17 +879,21 @@ null_candidates(IndexPageEval *eval, Page page, int high, uint64 *keys, uint16 *
 	return readable_candidates(eval, page, high, nulls, NULL, keys, slots, scanned);
 }
 
-/* The candidates whose keys are at least floor: every slot's key computed. */
+/*
+ * The candidates whose keys are at least floor: every slot's key computed,
+ * the program's checked unless the page's bound shows that none raises.
+ */
 static int
-key_candidates(IndexPageEval *eval, Page page, int high, uint64 floor, uint64 *keys,
-			   uint16 *slots, uint64 *scanned)
+key_candidates(IndexPageEval *eval, Page page, int high, uint64 floor, uint64 bound,
+			   uint64 *keys, uint16 *slots, uint64 *scanned)
 {
 	uint8	   *keep = eval->keep;
 
 	if (eval->key_column >= 0)
 		column_keys(eval, page, high, floor, keys);
 	else
-		program_keys(eval, page, high, floor, keys);
+		program_keys(eval, page, high, floor,
+					 eval->key_may_raise && bound == KEY_PROGRAM_ERROR_KEY, keys);
 	memset(keep + high, 0, TYPEALIGN(64, high) - high);
 	return readable_candidates(eval, page, high, NULL, keep, keys, slots, scanned);
 }
@@ -903,10 +921,12 @@ filter_candidates(IndexPageEval *eval, Page page, int high, uint64 *keys, uint16
  * The keys of a data page's entries that are read, pass the filter and are
  * at least floor, with their slots, in slot order (keys has room for the
  * page's slots); returns how many, and adds the entries read to *scanned.
+ * bound is the page's from its summary (colindex_page_eval_bound), or
+ * KEY_PROGRAM_ERROR_KEY where not known.
  */
 BATCH_VARIANTS int
-colindex_page_eval(IndexPageEval *eval, Page page, uint64 floor, uint64 *keys, uint16 *slots,
-				   uint64 *scanned)
+colindex_page_eval(IndexPageEval *eval, Page page, uint64 floor, uint64 bound, uint64 *keys,
+				   uint16 *slots, uint64 *scanned)
 {
 	int			high = colindex_data_header(page)->high;
 	int			n;
@@ -914,7 +934,7 @@ colindex_page_eval(IndexPageEval *eval, Page page, uint64 floor, uint64 *keys, u
 	if (only_nulls_enter(eval, floor))
 		n = null_candidates(eval, page, high, keys, slots, scanned);
 	else
-		n = key_candidates(eval, page, high, floor, keys, slots, scanned);
+		n = key_candidates(eval, page, high, floor, bound, keys, slots, scanned);
 	if (eval->nsteps > 0 && n > 0)
 		n = filter_candidates(eval, page, high, keys, slots, n);
 	return n;

@@ -21,7 +21,7 @@ extern IndexPageEval *colindex_page_eval_create(const IndexSelectSpec *spec,
 extern bool colindex_page_eval_bound(IndexPageEval *eval, Page page, uint64 *bound);
 extern bool colindex_page_eval_skips(IndexPageEval *eval, Page page, uint64 floor);
 extern void colindex_page_eval_prefetch(const IndexPageEval *eval, Page page, uint64 floor);
-extern int	colindex_page_eval(IndexPageEval *eval, Page page, uint64 floor, uint64 *keys,
-							   uint16 *slots, uint64 *scanned);
+extern int	colindex_page_eval(IndexPageEval *eval, Page page, uint64 floor, uint64 bound,
+							   uint64 *keys, uint16 *slots, uint64 *scanned);
 
 #endif							/* COLINDEX_PAGE_EVAL_H */

@@ -245,16 +245,17 @@ round_floor(Selection *sel, uint64 *floor)
 
 /*
  * The entries of one page that pass, are left and are at least floor, into
- * the round's top-k; returns how many.
+ * the round's top-k; returns how many.  bound is the page's, in order of
+ * bound, else KEY_PROGRAM_ERROR_KEY (not known).
  */
 static size_t
-select_page(Selection *sel, Page page, BlockNumber block, uint64 floor,
+select_page(Selection *sel, Page page, BlockNumber block, uint64 floor, uint64 bound,
 			IndexSelectStats *stats)
 {
 	int			found;
 	size_t		n = 0;
 
-	found = colindex_page_eval(sel->eval, page, floor, sel->page_keys, sel->page_slots,
+	found = colindex_page_eval(sel->eval, page, floor, bound, sel->page_keys, sel->page_slots,
 							   &stats->entries_scanned);
 	for (int j = 0; j < found; j++)
 		if (add_key(sel, &n, sel->page_keys[j], colindex_position(block, sel->page_slots[j])) &&
@@ -487,7 +488,8 @@ select_round(Selection *sel, uint64 count, TopkResult *result, IndexSelectStats 
 			if (colindex_is_data_page(page) &&
 				!page_skipped(sel, page, pinned_bounds[first], floor, stats))
 			{
-				pushed += select_page(sel, page, pinned_blocks[first], floor, stats);
+				pushed += select_page(sel, page, pinned_blocks[first], floor,
+									  pinned_bounds[first], stats);
 				pages_read++;
 				/* in order of bound, a current cut ends the round sooner */
 				if (sel->ordered && pushed >= refresh_every)

@@ -29,6 +29,7 @@ struct KeyBatch
 	int			nsteps;
 	int			stride;			/* rows of a level: max_rows rounded up to 8 */
 	double	  **level_values;	/* a value per row a level */
+	const float **level_floats; /* or a float4 column's values where they lie */
 	bool	   *level_is_const; /* a level that holds one value for every row */
 	double	   *level_const;	/* that value */
 	uint8	   *level_nulls;	/* a NULL flag per row a level, where it has any */
@@ -50,6 +51,7 @@ key_batch_create(const KeyStep *steps, int nsteps, int max_rows)
 	batch->level_values = palloc(sizeof(double *) * levels);
 	for (int i = 0; i < levels; i++)
 		batch->level_values[i] = palloc(sizeof(double) * batch->stride);
+	batch->level_floats = palloc0(sizeof(float *) * levels);
 	batch->level_is_const = palloc(sizeof(bool) * levels);
 	batch->level_const = palloc(sizeof(double) * levels);
 	batch->level_nulls = palloc((Size) batch->stride * levels);
@@ -60,45 +62,81 @@ key_batch_create(const KeyStep *steps, int nsteps, int max_rows)
 	return batch;
 }
 
+/* An operand of a step in row j: a level's value, a float4 column's, or a constant. */
+static pg_attribute_always_inline double
+operand(const double *values, const float *floats, double constant, int j)
+{
+	return values ? values[j] : floats ? (double) floats[j] : constant;
+}
+
 /*
- * A binary step over levels of the stack: a (or, where NULL, x in every
- * row) with b (or y), into scratch; a row where it raises, its operands
- * not NULL (the result's NULL flag, in nulls), is marked in errors.  The
- * results are computed in a loop without branches that the compiler
- * vectorizes, with one flag for whether any may have raised
- * (key_step_suspect); only then are the rows checked one by one.  The
- * compiler makes a loop of each kind and shape.
+ * A binary step over levels of the stack: a (or f, or where both are NULL,
+ * x in every row) with b (or g, or y), into scratch.  Where checked, a row
+ * where it raises, its operands not NULL (the result's NULL flag, in
+ * nulls), is marked in errors; unchecked, no row can.  The results are
+ * computed in a loop without branches that the compiler vectorizes, with
+ * one flag for whether any may have raised (key_step_suspect), kept in
+ * lanes as wide as the values'; only then are the rows checked one by one.
+ * The compiler makes a loop of each kind and shape.
  */
 static pg_attribute_always_inline void
-binary_loop(KeyStepKind kind, const double *a, double x, const double *b, double y,
+binary_loop(KeyStepKind kind, bool checked,
+			const double *a, const float *f, double x,
+			const double *b, const float *g, double y,
 			const uint8 *nulls, uint8 *errors, double *scratch, int n)
 {
-	int			suspect = 0;
+	int64		suspect = 0;
 
 	for (int j = 0; j < n; j++)
 	{
-		double		l = a ? a[j] : x;
-		double		r = b ? b[j] : y;
+		double		l = operand(a, f, x, j);
+		double		r = operand(b, g, y, j);
 
 		scratch[j] = key_step_value(kind, l, r);
-		suspect |= key_step_suspect(kind, l, r, scratch[j]);
+		if (checked)
+			suspect |= key_step_suspect(kind, l, r, scratch[j]);
 	}
 	if (suspect)
 		for (int j = 0; j < n; j++)
-			errors[j] |= key_step_raises(kind, a ? a[j] : x, b ? b[j] : y, scratch[j]) &
-				!nulls[j];
+			errors[j] |= key_step_raises(kind, operand(a, f, x, j), operand(b, g, y, j),
+										 scratch[j]) & !nulls[j];
+}
+
+/* The loop of the operands' shape: never two constants, nor two float4 columns. */
+static pg_attribute_always_inline void
+binary_shapes(KeyStepKind kind, bool checked,
+			  const double *a, const float *f, double x,
+			  const double *b, const float *g, double y,
+			  const uint8 *nulls, uint8 *errors, double *scratch, int n)
+{
+#define LOOP(A, F, B, G) binary_loop(kind, checked, A, F, x, B, G, y, nulls, errors, scratch, n)
+	if (a && b)
+		LOOP(a, NULL, b, NULL);
+	else if (a && g)
+		LOOP(a, NULL, NULL, g);
+	else if (a)
+		LOOP(a, NULL, NULL, NULL);
+	else if (f && b)
+		LOOP(NULL, f, b, NULL);
+	else if (f)
+		LOOP(NULL, f, NULL, NULL);
+	else if (b)
+		LOOP(NULL, NULL, b, NULL);
+	else
+		LOOP(NULL, NULL, NULL, g);
+#undef LOOP
 }
 
 static pg_attribute_always_inline void
-binary_shapes(KeyStepKind kind, const double *a, double x, const double *b, double y,
+binary_checks(KeyStepKind kind, bool checked,
+			  const double *a, const float *f, double x,
+			  const double *b, const float *g, double y,
 			  const uint8 *nulls, uint8 *errors, double *scratch, int n)
 {
-	if (a && b)
-		binary_loop(kind, a, 0, b, 0, nulls, errors, scratch, n);
-	else if (a)
-		binary_loop(kind, a, 0, NULL, y, nulls, errors, scratch, n);
+	if (checked)
+		binary_shapes(kind, true, a, f, x, b, g, y, nulls, errors, scratch, n);
 	else
-		binary_loop(kind, NULL, x, b, 0, nulls, errors, scratch, n);
+		binary_shapes(kind, false, a, f, x, b, g, y, nulls, errors, scratch, n);
 }
 
 static uint8 *
@@ -131,31 +169,54 @@ combine_nulls(KeyBatch *batch, int left, int n)
 	batch->level_has_nulls[left] = true;
 }
 
+/* A level that points at a float4 column's values: its values made its own. */
+static void
+own_values(KeyBatch *batch, int level, int n)
+{
+	const float *floats = batch->level_floats[level];
+	double	   *values = batch->level_values[level];
+
+	if (floats == NULL)
+		return;
+	for (int j = 0; j < n; j++)
+		values[j] = floats[j];
+	batch->level_floats[level] = NULL;
+}
+
 /* The step kind over the level at left and the one above it, the result at left. */
 static void
-binary_step(KeyBatch *batch, KeyStepKind kind, int left, int n)
+binary_step(KeyBatch *batch, KeyStepKind kind, bool checked, int left, int n)
 {
-	double	   *out = batch->level_values[left];
-	const double *a = batch->level_is_const[left] ? NULL : out;
-	const double *b = batch->level_is_const[left + 1] ? NULL : batch->level_values[left + 1];
+	double	   *out;
+	const double *a;
+	const double *b;
+	const float *f;
+	const float *g = batch->level_floats[left + 1];
 	double		x = batch->level_const[left];
 	double		y = batch->level_const[left + 1];
 	uint8	   *errors = batch->errors;
 	const uint8 *nulls;
 
-	if (a == NULL && b == NULL)
+	if (batch->level_is_const[left] && batch->level_is_const[left + 1])
 	{
 		/* constants: raising, the step raises on every row */
 		if (!key_step_binary(kind, x, y, &batch->level_const[left]))
 			memset(errors, 1, n);
 		return;
 	}
+	if (g != NULL)
+		own_values(batch, left, n);
+	out = batch->level_values[left];
+	f = batch->level_floats[left];
+	a = batch->level_is_const[left] || f ? NULL : out;
+	b = batch->level_is_const[left + 1] || g ? NULL : batch->level_values[left + 1];
 	combine_nulls(batch, left, n);
 	nulls = level_nulls(batch, left);
 	batch->level_is_const[left] = false;
+	batch->level_floats[left] = NULL;
 	/* a loop of each kind: the kind a constant in each */
 #define BINARY_STEP(KIND) \
-	binary_shapes(KIND, a, x, b, y, nulls, errors, batch->scratch, n)
+	binary_checks(KIND, checked, a, f, x, b, g, y, nulls, errors, batch->scratch, n)
 	switch (kind)
 	{
 		case KEY_STEP_ADD:
@@ -203,12 +264,13 @@ unary_step(KeyBatch *batch, KeyStepKind kind, int top, int n)
 			memset(errors, 1, n);
 		return;
 	}
+	own_values(batch, top, n);
 	for (int j = 0; j < n; j++)
 		errors[j] |= !key_step_unary(kind, level[j], &level[j]) & !nulls[j];
 }
 
 BATCH_VARIANTS void
-key_batch_run(KeyBatch *batch, int n, KeyBatchColumn column, void *arg,
+key_batch_run(KeyBatch *batch, int n, bool checked, KeyBatchColumn column, void *arg,
 			  const double **values, const uint8 **nulls, const uint8 **errors)
 {
 	int			top = 0;
@@ -222,13 +284,16 @@ key_batch_run(KeyBatch *batch, int n, KeyBatchColumn column, void *arg,
 
 		if (key_step_is_column(step))
 		{
+			batch->level_floats[top] = NULL;
 			batch->level_has_nulls[top] = column(arg, i, batch->level_values[top],
+												 &batch->level_floats[top],
 												 level_null_flags(batch, top), n);
 			batch->level_is_const[top++] = false;
 		}
 		else if (kind == KEY_STEP_CONST)
 		{
 			batch->level_const[top] = step->value;
+			batch->level_floats[top] = NULL;
 			batch->level_has_nulls[top] = false;
 			batch->level_is_const[top++] = true;
 		}
@@ -236,11 +301,12 @@ key_batch_run(KeyBatch *batch, int n, KeyBatchColumn column, void *arg,
 			unary_step(batch, kind, top - 1, n);
 		else
 		{
-			binary_step(batch, kind, top - 2, n);
+			binary_step(batch, kind, checked, top - 2, n);
 			top--;
 		}
 	}
 	Assert(top == 1);
+	own_values(batch, 0, n);
 	if (batch->level_is_const[0])
 		for (int j = 0; j < n; j++)
 			batch->level_values[0][j] = batch->level_const[0];

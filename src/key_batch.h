@@ -29,11 +29,13 @@ typedef struct KeyBatch KeyBatch;
 
 /*
  * Fill values[0..n-1] with the rows' values of the column of the program's
- * step (its index in the program), as doubles (key_step_column_value);
- * return whether any is NULL, and if so fill nulls[0..n-1] with the NULL
- * flags (else they need not be written).
+ * step (its index in the program), as doubles (key_step_column_value), or,
+ * for a float4 column whose values lie in an array, point *floats at it
+ * instead; return whether any is NULL, and if so fill nulls[0..n-1] with
+ * the NULL flags (else they need not be written).
  */
-typedef bool (*KeyBatchColumn) (void *arg, int step, double *values, uint8 *nulls, int n);
+typedef bool (*KeyBatchColumn) (void *arg, int step, double *values, const float **floats,
+								uint8 *nulls, int n);
 
 extern KeyBatch *key_batch_create(const KeyStep *steps, int nsteps, int max_rows);
 
@@ -42,8 +44,11 @@ extern KeyBatch *key_batch_create(const KeyStep *steps, int nsteps, int max_rows
  * then *values (and *nulls) are each row's value (and whether it is NULL),
  * and *errors flags the rows where a step raises PostgreSQL's error (those
  * whose columns are all not NULL, as PostgreSQL's strict functions).
+ * Unless checked, the caller knows that no row raises (none is flagged),
+ * and the steps run without looking.
  */
-extern void key_batch_run(KeyBatch *batch, int n, KeyBatchColumn column, void *arg,
-						  const double **values, const uint8 **nulls, const uint8 **errors);
+extern void key_batch_run(KeyBatch *batch, int n, bool checked, KeyBatchColumn column,
+						  void *arg, const double **values, const uint8 **nulls,
+						  const uint8 **errors);
 
 #endif							/* KEY_BATCH_H */

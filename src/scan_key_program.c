@@ -34,6 +34,7 @@
 #include "access/htup_details.h"
 #include "catalog/pg_type_d.h"
 #include "nodes/nodeFuncs.h"
+#include "port/pg_bitutils.h"
 #include "utils/fmgroids.h"
 
 #include "compat.h"
@@ -50,9 +51,11 @@ struct KeyProgram
 };
 
 /*
- * Bounds on a value's magnitude: a finite value is below 2^max_log2 and,
- * unless zero, at least 2^min_log2 (infinities and NaN never make a step
- * raise).
+ * Bounds on a value's magnitude: a finite value is below 2^max_log2 and a
+ * multiple of 2^min_log2, so at least that unless zero (infinities and NaN
+ * never make a step raise).  Sums and products of multiples are multiples,
+ * and rounding them keeps them so; a quotient is not, and only its
+ * magnitude bounds its rounding's unit.
  */
 typedef struct Magnitude
 {
@@ -99,15 +102,16 @@ compile_column(Compiler *c, Node *node, Magnitude *m)
 	switch (var->vartype)
 	{
 		case INT2OID:
-			m->max_log2 = 15;
+			/* -32768 is 2^15 in magnitude */
+			m->max_log2 = 16;
 			add_step(c, KEY_STEP_INT2_COLUMN, var->varattno, 0);
 			return true;
 		case INT4OID:
-			m->max_log2 = 31;
+			m->max_log2 = 32;
 			add_step(c, KEY_STEP_INT4_COLUMN, var->varattno, 0);
 			return true;
 		case INT8OID:
-			m->max_log2 = 63;
+			m->max_log2 = 64;
 			add_step(c, KEY_STEP_INT8_COLUMN, var->varattno, 0);
 			return true;
 		case FLOAT4OID:
@@ -140,9 +144,12 @@ compile_const(Compiler *c, Const *k, Magnitude *m)
 	m->min_log2 = FLOAT8_MAX_LOG2;
 	if (v != 0.0 && !isinf(v) && !isnan(v))
 	{
-		(void) frexp(fabs(v), &exp);	/* 2^(exp - 1) <= |v| < 2^exp */
+		/* 2^(exp - 1) <= |v| < 2^exp; a multiple of its mantissa's lowest bit */
+		double		mantissa = frexp(fabs(v), &exp);
+		uint64		bits = (uint64) ldexp(mantissa, DBL_MANT_DIG);
+
 		m->max_log2 = exp;
-		m->min_log2 = exp - 1;
+		m->min_log2 = exp - DBL_MANT_DIG + pg_rightmost_one_pos64(bits);
 	}
 	add_step(c, KEY_STEP_CONST, 0, v);
 	return true;
@@ -181,12 +188,16 @@ add_arithmetic(Compiler *c, KeyStepKind kind, Magnitude l, Magnitude r, Magnitud
 		case KEY_STEP_DIV:
 		case KEY_STEP_DIV4:
 			m->max_log2 = l.max_log2 - r.min_log2;
+			/* a quotient not zero is above 2^(l.min_log2 - r.max_log2) */
 			m->min_log2 = l.min_log2 - r.max_log2;
 			m->may_be_zero = l.may_be_zero;
 			c->may_raise |= r.may_be_zero || m->min_log2 < min_log2;
+			/* and a multiple of the unit of its last bit there */
+			m->min_log2 = Max(m->min_log2 - (single ? FLT_MANT_DIG : DBL_MANT_DIG), min_log2);
 			break;
 		case KEY_STEP_TO_FLOAT4:
-			c->may_raise |= l.max_log2 > FLOAT4_MAX_LOG2 || l.min_log2 < FLOAT4_MIN_LOG2;
+			/* a double below 2^128 may still round up to infinity */
+			c->may_raise |= l.max_log2 >= FLOAT4_MAX_LOG2 || l.min_log2 < FLOAT4_MIN_LOG2;
 			m->max_log2 = Min(l.max_log2, FLOAT4_MAX_LOG2);
 			m->min_log2 = Max(l.min_log2, FLOAT4_MIN_LOG2);
 			add_step(c, kind, 0, 0);
@@ -393,7 +404,7 @@ typedef struct HeapColumns
  * heap_getattr.
  */
 static bool
-heap_column(void *arg, int step, double *values, uint8 *nulls, int n)
+heap_column(void *arg, int step, double *values, const float **floats, uint8 *nulls, int n)
 {
 	HeapColumns *source = arg;
 	const KeyStep *s = &source->program->steps[step];
@@ -473,7 +484,8 @@ scan_key_program_keys(KeyProgram *program, HeapTuple tuples, int n, TupleDesc de
 		source.data[j] = HeapTupleHasNulls(&tuples[j]) ? NULL : (const char *) header + header->t_hoff;
 		source.natts[j] = HeapTupleHeaderGetNatts(header);
 	}
-	key_batch_run(program->batch, n, heap_column, &source, &values, &nulls, &errors);
+	key_batch_run(program->batch, n, program->may_raise, heap_column, &source,
+				  &values, &nulls, &errors);
 	for (int j = 0; j < n; j++)
 		keys[j] = errors[j] ? KEY_PROGRAM_ERROR_KEY :
 			nulls[j] ? null_key : key_from_float8(values[j], descending);
