@@ -382,11 +382,11 @@ selection_begin(Selection *sel, const GpuIndexQuery *query, const uint64_t *set_
 	sel->nset_values = nset_values;
 	sel->ntied = ntied;
 	slots = q->nblocks > 1 ? (size_t) (q->nblocks - 1) * q->capacity : 0;
-	GPU_TRY(scratch_alloc(&s->keys, slots * sel->key_width));
-	GPU_TRY(scratch_alloc(&s->ordinals, slots * sizeof(uint32_t)));
-	GPU_TRY(scratch_alloc(&s->query, sizeof(GpuIndexQuery)));
-	GPU_TRY(scratch_alloc(&s->values, (nset_values + ntied) * sizeof(uint64_t)));
-	GPU_TRY(scratch_alloc(&s->counts, sizeof(sel->counts)));
+	GPU_TRY(scratch_alloc(&s->keys, slots * (sel->key_width + sizeof(uint32_t))));
+	s->ordinals = (uint32_t *) ((char *) s->keys + slots * sel->key_width);
+	GPU_TRY(scratch_part(PART_QUERY, &s->query, sizeof(GpuIndexQuery)));
+	GPU_TRY(scratch_part(PART_VALUES, &s->values, (nset_values + ntied) * sizeof(uint64_t)));
+	GPU_TRY(scratch_part(PART_COUNTS, &s->counts, sizeof(sel->counts)));
 	program_place_sets(&q->program, s->values);
 	GPU_CHECK(cudaMemcpyAsync(s->query, q, sizeof(*q), cudaMemcpyHostToDevice,
 							  cudaStreamPerThread), "Copying a selection's query");
@@ -458,12 +458,12 @@ compute_bounds(Selection *sel)
 	/* a 4-byte key's bounds fit in the low 32 bits: half the sort's passes */
 	int			key_bits = 8 * sel->key_width;
 
-	GPU_TRY(scratch_alloc(&s->bounds, nblocks * sizeof(uint64_t)));
-	GPU_TRY(scratch_alloc(&s->blocks, nblocks * sizeof(uint32_t)));
-	GPU_TRY(scratch_alloc(&s->sorted_bounds, nblocks * sizeof(uint64_t)));
-	GPU_TRY(scratch_alloc(&s->sorted_blocks, nblocks * sizeof(uint32_t)));
-	GPU_TRY(scratch_alloc(&s->passes, nblocks));
-	GPU_TRY(scratch_alloc(&s->reaching, sizeof(uint32_t)));
+	GPU_TRY(scratch_part(PART_BOUNDS, &s->bounds, nblocks * sizeof(uint64_t)));
+	GPU_TRY(scratch_part(PART_BLOCKS, &s->blocks, nblocks * sizeof(uint32_t)));
+	GPU_TRY(scratch_part(PART_SORTED_BOUNDS, &s->sorted_bounds, nblocks * sizeof(uint64_t)));
+	GPU_TRY(scratch_part(PART_SORTED_BLOCKS, &s->sorted_blocks, nblocks * sizeof(uint32_t)));
+	GPU_TRY(scratch_part(PART_PASSES, &s->passes, nblocks));
+	GPU_TRY(scratch_part(PART_REACHING, &s->reaching, sizeof(uint32_t)));
 	bounds_kernel<<<(nblocks + BOUND_THREADS - 1) / BOUND_THREADS, BOUND_THREADS, 0,
 		cudaStreamPerThread>>>(sel->p->pages, s->query, s->bounds, s->blocks, s->passes,
 							   s->counts);
@@ -473,7 +473,7 @@ compute_bounds(Selection *sel)
 														s->sorted_blocks, (int) nblocks, 0,
 														key_bits, cudaStreamPerThread),
 			  "Sorting the page bounds");
-	GPU_TRY(scratch_alloc(&s->sort_temp, temp_bytes));
+	GPU_TRY(scratch_part(PART_SORT_TEMP, &s->sort_temp, temp_bytes));
 	GPU_CHECK(cub::DeviceRadixSort::SortPairsDescending(s->sort_temp, temp_bytes, s->bounds,
 														s->sorted_bounds, s->blocks,
 														s->sorted_blocks, (int) nblocks, 0,
@@ -596,7 +596,7 @@ gpu_index_select(GpuIndexPages *p, const GpuIndexQuery *query, const uint64_t *s
 		Scratch    *s = &sel.s;
 		size_t		bytes = result->count * sizeof(TopkItem);
 
-		GPU_TRY(scratch_alloc(&s->items, bytes));
+		GPU_TRY(scratch_part(PART_ITEMS, &s->items, bytes));
 		GPU_CHECK(cudaMemcpyAsync(s->items, result->items, bytes, cudaMemcpyHostToDevice,
 								  cudaStreamPerThread), "Copying the candidates");
 		positions_kernel<<<(result->count + 255) / 256, 256, 0, cudaStreamPerThread>>>(

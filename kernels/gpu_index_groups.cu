@@ -111,9 +111,9 @@ gpu_index_group(GpuIndexPages *p, const GpuIndexQuery *query, const uint64_t *se
 
 	q.nblocks = std::min(q.nblocks, p->nblocks);
 	GPU_TRY(resident_grid(group_entries_kernel, GROUP_ENTRY_THREADS, &grid));
-	GPU_TRY(scratch_alloc(&s.query, sizeof(GpuIndexQuery)));
-	GPU_TRY(scratch_alloc(&s.values, (nset_values + words) * sizeof(uint64_t)));
-	GPU_TRY(scratch_alloc(&s.counts, sizeof(host_counts)));
+	GPU_TRY(scratch_part(PART_QUERY, &s.query, sizeof(GpuIndexQuery)));
+	GPU_TRY(scratch_part(PART_VALUES, &s.values, (nset_values + words) * sizeof(uint64_t)));
+	GPU_TRY(scratch_part(PART_COUNTS, &s.counts, sizeof(host_counts)));
 	program_place_sets(&q.program, s.values);
 	GPU_CHECK(cudaMemcpyAsync(s.query, &q, sizeof(q), cudaMemcpyHostToDevice, cudaStreamPerThread),
 			  "Copying a grouping's query");
