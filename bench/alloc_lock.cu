@@ -16,13 +16,13 @@
  *
  *   nvcc -O2 -std=c++17 -arch=sm_90 -o alloc_lock bench/alloc_lock.cu && ./alloc_lock
  *
- * On 2 H200s (CUDA 13.0, 2026-11-27), grid 1: with the memory taken and
- * given back, 10,500-14,700 jobs a second on one GPU from 2 to 32 threads,
- * and no more on two GPUs in one process (11,600-17,800), but 12,100 in
- * each of two processes; with it kept, 40,600 on one GPU and 75,500 on two
- * at 16 threads.  cudaMallocAsync and cudaFreeAsync hold a lock of the
- * process.  With grid 1056 the GPU bounds both: about 1,100 jobs a second
- * a GPU.
+ * On 2 H200s (CUDA 13.0, 2026-11-27, 0f82d1e), grid 1: with the memory
+ * taken and given back, 9,400-13,100 jobs a second on one GPU from 2 to 32
+ * threads, and no more on two GPUs in one process (9,000-13,200 from 4
+ * threads), but 9,600 and 10,300 in two processes side by side; with it
+ * kept, 39,300 on one GPU and 72,900 on two at 16 threads.  So
+ * cudaMallocAsync and cudaFreeAsync hold a lock of the process.  With grid
+ * 1056 the GPU bounds both: 950-1,130 jobs a second a GPU.
  */
 #include <atomic>
 #include <chrono>

@@ -131,8 +131,8 @@ resident_grid(Kernel kernel, int threads, int *grid)
  * parts, small, are the job thread's own on each GPU and kept from one
  * selection to the next (scratch_part).  cudaMallocAsync and cudaFreeAsync
  * take a lock of the process: 16 threads doing a small job with 8 of each
- * ran 12,100 jobs a second on one H200 and as many on two, against 40,600
- * and 75,500 with their memory kept (bench/alloc_lock.cu, 2026-11-27).
+ * ran 11,100 jobs a second on one H200 and 9,900 on two, against 39,300
+ * and 72,900 with their memory kept (bench/alloc_lock.cu, 2026-11-27).
  */
 struct Scratch
 {
