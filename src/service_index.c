@@ -22,10 +22,10 @@
  * block b (b >= 1; block 0 is the metapage) lies in part (b - 1) % n, at
  * local block (b - 1) / n + 1, so that each part looks to the kernels like
  * an index of its own and holds an n-th of its pages.  A round then
- * selects on every part and merges the candidates here: each part gives
- * its best count keys (and their ties, unless exact), so the best count
- * of them all (and their ties) are among those it gave.  Grouping needs a
- * whole copy.
+ * selects on every part at once (service_helpers.c) and merges the
+ * candidates here: each part gives its best count keys (and their ties,
+ * unless exact), so the best count of them all (and their ties) are among
+ * those it gave.  Grouping needs a whole copy.
  *
  * The copies on a GPU stay within its gputopk.gpu_cache_size: making room
  * drops the copies used longest ago that no job holds.  A copy that cannot
@@ -43,6 +43,7 @@
 #include "storage/bufpage.h"
 
 #include "compat.h"
+#include "service_helpers.h"
 #include "service_shmem.h"
 #include "service_index.h"
 
@@ -599,48 +600,63 @@ merged_room(IndexCandidates *merged, size_t n)
 	return GPU_OK;
 }
 
-/*
- * A part's candidates for the query, at the end of merged, with their
- * positions as the index numbers them; tied holds the positions excluded,
- * local (room for ntied) gets those of the part.
- */
-static GpuStatus
-select_part(ResidentIndex *r, int p, const ServiceIndexRequest *request, const uint64 *set_values,
-			const uint64 *tied, uint64 *local, GpuTopk *t, IndexCandidates *merged,
-			size_t *n, GpuIndexCounts *counts, double *ms)
+/* One part's selection for a round: a piece run by a helper (service_helpers.c) */
+typedef struct PartSelection
 {
-	GpuIndexQuery q = request->query;
+	ResidentIndex *r;
+	int			part;
+	const ServiceIndexRequest *request;
+	const uint64 *set_values;
+	const uint64 *tied;			/* the request's tied positions, as the index numbers them */
+	uint64	   *local;			/* room for them, as the part numbers them */
+	GpuTopk    *topk;			/* on the part's GPU */
+	TopkResult	result;
+	GpuIndexCounts counts;
+	double		ms;
+} PartSelection;
+
+/* A part's candidates for the query, at their positions in the part (a ServicePiece). */
+static GpuStatus
+select_part(void *arg, char *message)
+{
+	PartSelection *sel = arg;
+	ResidentIndex *r = sel->r;
+	GpuIndexQuery q = sel->request->query;
 	uint64		mask = (UINT64CONST(1) << q.slot_bits) - 1;
 	size_t		nlocal = 0;
-	TopkResult	result;
-	GpuIndexCounts part_counts;
-	double		part_ms;
 
 	/* the parts' choices of mode must agree: none is exact by its summaries alone */
 	q.exact_if_no_errors = false;
-	q.nblocks = local_nblocks(r, p, request->query.nblocks);
-	for (uint64 i = 0; i < request->ntied; i++)
+	q.nblocks = local_nblocks(r, sel->part, sel->request->query.nblocks);
+	for (uint64 i = 0; i < sel->request->ntied; i++)
 	{
 		int			holder;
 		uint32		block;
 
-		if (part_of(r, (uint32) (tied[i] >> q.slot_bits), &holder, &block) && holder == p)
-			local[nlocal++] = ((uint64) block << q.slot_bits) | (tied[i] & mask);
+		if (part_of(r, (uint32) (sel->tied[i] >> q.slot_bits), &holder, &block) &&
+			holder == sel->part)
+			sel->local[nlocal++] = ((uint64) block << q.slot_bits) | (sel->tied[i] & mask);
 	}
-	GPU_TRY(gpu_set_device(service->devices[r->parts[p].device].info.ordinal));
-	GPU_TRY(gpu_index_select(r->parts[p].pages, &q, set_values, request->nset_values, local,
-							 nlocal, t, &result, &part_counts, &part_ms));
-	GPU_TRY(merged_room(merged, *n + result.count));
-	for (size_t i = 0; i < result.count; i++)
+	GPU_TRY(gpu_set_device(service->devices[r->parts[sel->part].device].info.ordinal));
+	return gpu_index_select(r->parts[sel->part].pages, &q, sel->set_values,
+							sel->request->nset_values, sel->local, nlocal, sel->topk,
+							&sel->result, &sel->counts, &sel->ms);
+}
+
+/* A part's candidates at the end of merged (n of them), at their positions in the index. */
+static GpuStatus
+append_part(const PartSelection *sel, IndexCandidates *merged, size_t *n)
+{
+	int			slot_bits = sel->request->query.slot_bits;
+
+	GPU_TRY(merged_room(merged, *n + sel->result.count));
+	for (size_t i = 0; i < sel->result.count; i++)
 	{
-		merged->items[*n + i].key = result.items[i].key;
-		merged->items[*n + i].ref = global_position(r, p, result.items[i].ref, q.slot_bits);
+		merged->items[*n + i].key = sel->result.items[i].key;
+		merged->items[*n + i].ref = global_position(sel->r, sel->part, sel->result.items[i].ref,
+													slot_bits);
 	}
-	*n += result.count;
-	counts->scanned += part_counts.scanned;
-	counts->pages_skipped += part_counts.pages_skipped;
-	counts->exact = q.exact;
-	*ms += part_ms;
+	*n += sel->result.count;
 	return GPU_OK;
 }
 
@@ -661,16 +677,59 @@ merge_candidates(const GpuIndexQuery *q, IndexCandidates *merged, size_t n, Topk
 	answer->count = count;
 }
 
+/*
+ * A partitioned copy's round: the parts selected at once, each on its GPU
+ * (service_helpers.c), then their candidates merged here.  The time is
+ * the longest part's.
+ */
+static GpuStatus
+select_parts(ResidentIndex *r, const ServiceIndexRequest *request, GpuTopk *const *objects,
+			 IndexCandidates *merged, TopkResult *answer, GpuIndexCounts *counts, double *ms,
+			 char *message)
+{
+	PartSelection sels[SERVICE_MAX_DEVICES];
+	void	   *args[SERVICE_MAX_DEVICES];
+	uint64	   *local = malloc(sizeof(uint64) * Max(request->ntied, 1) * r->nparts);
+	size_t		n = 0;
+	GpuStatus	status;
+
+	if (local == NULL)
+		return GPU_OUT_OF_MEMORY;
+	memset(sels, 0, sizeof(sels));
+	for (int p = 0; p < r->nparts; p++)
+	{
+		sels[p].r = r;
+		sels[p].part = p;
+		sels[p].request = request;
+		sels[p].set_values = (const uint64 *) (request + 1);
+		sels[p].tied = sels[p].set_values + request->nset_values;
+		sels[p].local = local + (Size) p * Max(request->ntied, 1);
+		sels[p].topk = objects[p];
+		args[p] = &sels[p];
+	}
+	status = service_helpers_run(select_part, args, r->nparts, message);
+	for (int p = 0; p < r->nparts && status == GPU_OK; p++)
+	{
+		status = append_part(&sels[p], merged, &n);
+		counts->scanned += sels[p].counts.scanned;
+		counts->pages_skipped += sels[p].counts.pages_skipped;
+		counts->exact = request->query.exact;
+		*ms = Max(*ms, sels[p].ms);
+	}
+	if (status == GPU_OK)
+		merge_candidates(&request->query, merged, n, answer);
+	free(local);
+	return status;
+}
+
 GpuStatus
 service_index_select(ResidentIndex *r, const char *request_buffer, GpuTopk *const *objects,
 					 IndexCandidates *merged, TopkResult *answer, GpuIndexCounts *counts,
-					 double *ms)
+					 double *ms, char *message)
 {
 	const ServiceIndexRequest *request = (const ServiceIndexRequest *) request_buffer;
 	const uint64 *set_values = (const uint64 *) (request + 1);
 	const uint64 *tied = set_values + request->nset_values;
-	uint64	   *local = NULL;
-	size_t		n = 0;
 	GpuStatus	status = GPU_OK;
 
 	mark_current(r, request->epoch);
@@ -686,16 +745,7 @@ service_index_select(ResidentIndex *r, const char *request_buffer, GpuTopk *cons
 									  answer, counts, ms);
 	}
 	else
-	{
-		local = malloc(sizeof(uint64) * Max(request->ntied, 1));
-		status = local == NULL ? GPU_OUT_OF_MEMORY : GPU_OK;
-		for (int p = 0; p < r->nparts && status == GPU_OK; p++)
-			status = select_part(r, p, request, set_values, tied, local, objects[p], merged,
-								 &n, counts, ms);
-		if (status == GPU_OK)
-			merge_candidates(&request->query, merged, n, answer);
-		free(local);
-	}
+		status = select_parts(r, request, objects, merged, answer, counts, ms, message);
 	pthread_rwlock_unlock(&r->lock);
 	return status;
 }

@@ -42,11 +42,13 @@ extern GpuStatus service_index_store(ResidentIndex *r, const char *buffer, uint6
 /*
  * A round's candidates for the ServiceIndexRequest in request_buffer, by
  * the engine objects of the copy's parts (objects[p] on part p's GPU);
- * a partitioned copy's merged in merged, which the answer then points to.
+ * a partitioned copy's parts selected at once and merged in merged, which
+ * the answer then points to.  A failure may leave its message in message.
  */
 extern GpuStatus service_index_select(ResidentIndex *r, const char *request_buffer,
 									  GpuTopk *const *objects, IndexCandidates *merged,
-									  TopkResult *answer, GpuIndexCounts *counts, double *ms);
+									  TopkResult *answer, GpuIndexCounts *counts, double *ms,
+									  char *message);
 
 /*
  * The entries grouped for the ServiceIndexGroupsRequest in request_buffer

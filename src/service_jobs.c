@@ -39,8 +39,9 @@
 #include "gpu_api.h"
 #include "gpu_grouped.h"
 #include "gpu_topk.h"
-#include "service_shmem.h"
+#include "service_helpers.h"
 #include "service_index.h"
+#include "service_shmem.h"
 #include "service_jobs.h"
 
 /* how long a thread sleeps before it looks at its slot again anyway */
@@ -48,6 +49,12 @@
 
 /* how long the main thread waits for the threads to stop when it exits */
 #define STOP_WAIT_MS 10000
+
+/*
+ * Helper threads per GPU beyond the first: as many partitioned index
+ * selections as this select their parts at once, others one after the other
+ */
+#define HELPERS_PER_GPU 8
 
 /*
  * Engine objects made on one GPU, idle between jobs: as many of each kind
@@ -554,7 +561,7 @@ select_candidates(JobThread *jt)
 	jt->part_topk[0] = jt->topk;
 	GPU_TRY(service_index_select(jt->resident, service_buffer(jt->index, 0), jt->part_topk,
 								 &jt->merged, &jt->answer, &slot->index_counts,
-								 &slot->kernel_ms));
+								 &slot->kernel_ms, slot->message));
 	slot->copy_ms = 0;
 	slot->plan = gpu_topk_last_plan(jt->topk);
 	jt->answer_rows = slot->answer_rows = jt->answer.count;
@@ -1044,6 +1051,9 @@ service_jobs_start(void)
 					 errmsg("could not start the GPU service's job threads")));
 	while (pg_atomic_read_u32(&threads_ready) < (uint32) nthreads)
 		pg_usleep(1000L);
+	/* a partitioned index's parts are selected at once: helpers for those beyond the first */
+	if (service->ndevices > 1)
+		(void) service_helpers_start((service->ndevices - 1) * HELPERS_PER_GPU);
 }
 
 bool
