@@ -635,18 +635,25 @@ null_keys(uint64 *keys, uint8 *keep, const uint8 *nulls, int n, uint64 null_key,
 }
 
 /*
- * A column's keys, of a type (and width) the compiler knows, NULLs aside,
- * and whether each is at least floor.
+ * The keys of n values of a type (and width) the compiler knows, NULLs
+ * aside, and whether each is at least floor: a loop for each direction,
+ * which the compiler vectorizes.
  */
 static pg_attribute_always_inline void
 keys_of_values(uint64 *keys, uint8 *keep, const char *values, int width, KeyType type,
 			   bool desc, uint64 floor, int n)
 {
-	for (int j = 0; j < n; j++)
-	{
-		keys[j] = key_of_stored(type, values + j * width, desc);
-		keep[j] = keys[j] >= floor;
+#define KEYS_LOOP(DESC) \
+	for (int j = 0; j < n; j++) \
+	{ \
+		keys[j] = key_of_stored(type, values + j * width, DESC); \
+		keep[j] = keys[j] >= floor; \
 	}
+	if (desc)
+		KEYS_LOOP(true)
+	else
+		KEYS_LOOP(false)
+#undef KEYS_LOOP
 }
 
 /* The keys of the first n slots, a column's, and whether each is at least floor. */
@@ -770,18 +777,6 @@ push_column(void *arg, int step, double *out, const float **floats, uint8 *nulls
 	return true;
 }
 
-/* The keys of n values (desc known to the compiler), and whether each is at least floor. */
-static pg_attribute_always_inline void
-keys_of_float8s(uint64 *keys, uint8 *keep, const double *values, bool desc, uint64 floor,
-				int n)
-{
-	for (int j = 0; j < n; j++)
-	{
-		keys[j] = key_from_float8(values[j], desc);
-		keep[j] = keys[j] >= floor;
-	}
-}
-
 /*
  * The key program's keys, and whether each is at least floor: its steps,
  * each over every slot (key_batch.c), checked where the page's entries may
@@ -799,10 +794,8 @@ program_keys(IndexPageEval *eval, Page page, int n, uint64 floor, bool checked, 
 
 	program_key_nulls(eval, page, n);
 	key_batch_run(eval->key_batch, n, checked, push_column, &source, &values, &nulls, &errors);
-	if (eval->desc)
-		keys_of_float8s(keys, keep, values, true, floor, n);
-	else
-		keys_of_float8s(keys, keep, values, false, floor, n);
+	keys_of_values(keys, keep, (const char *) values, sizeof(float8), KEY_FLOAT8, eval->desc,
+				   floor, n);
 	null_keys(keys, keep, eval->key_nulls, n, eval->null_key, floor);
 	/* PostgreSQL raises for the row whatever is NULL elsewhere in it */
 	if (checked)

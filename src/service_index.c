@@ -713,9 +713,9 @@ select_parts(ResidentIndex *r, const ServiceIndexRequest *request, GpuTopk *cons
 		status = append_part(&sels[p], merged, &n);
 		counts->scanned += sels[p].counts.scanned;
 		counts->pages_skipped += sels[p].counts.pages_skipped;
-		counts->exact = request->query.exact;
 		*ms = Max(*ms, sels[p].ms);
 	}
+	counts->exact = request->query.exact;
 	if (status == GPU_OK)
 		merge_candidates(&request->query, merged, n, answer);
 	free(local);
