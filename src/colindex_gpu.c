@@ -16,6 +16,13 @@
  * candidates' keys and positions, as a round on the CPU gives them
  * (colindex_select.c), which fetches and rechecks them as usual.
  *
+ * An index larger than one GPU's gputopk.gpu_cache_size is partitioned
+ * over the GPUs (service_protocol.h): the query starts a job on each GPU
+ * for its part, sends each the changed pages of its part, posts each round
+ * to every part at once and merges their candidates here.  Each part gives
+ * its best count keys (and their ties, unless exact), so the best count of
+ * them all (and their ties) are among those it gave.
+ *
  * The GPU reads an index only where every change of its pages is
  * recorded: a WAL-logged index (pages carry the LSNs the service orders
  * them by), outside recovery, with gputopk preloaded.  A filter or key
@@ -42,7 +49,9 @@
 struct IndexGpu
 {
 	Relation	index;
-	ServiceJob *job;
+	int			nparts;			/* 1 for a whole copy, else a job per part */
+	ServiceJob *jobs[SERVICE_MAX_DEVICES];
+	uint64		epochs[SERVICE_MAX_DEVICES];	/* as of when each job's copy is current */
 	ServiceIndexRequest request;	/* the rounds' common part */
 	uint64	   *set_values;
 	size_t		nset_values;
@@ -120,12 +129,12 @@ describe_query(IndexGpu *g, const IndexSelectSpec *spec, const ColIndexLayout *l
 }
 
 /*
- * Send the pages changed since the copy's epoch, or all; false when the
- * index's changes are no longer recorded.  *epoch: as of when the copy is
- * then current.
+ * Send the pages of the spec's part changed since the copy's epoch, or
+ * all; false when the index's changes are no longer recorded.  *epoch: as
+ * of when the copy is then current.
  */
 static bool
-send_changed_pages(ServiceJob *job, Relation index, uint32 generation, uint64 *epoch,
+send_changed_pages(ServiceJob *job, Relation index, const ServiceJobSpec *spec, uint64 *epoch,
 				   uint64 *pages_sent)
 {
 	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKREAD);
@@ -135,7 +144,7 @@ send_changed_pages(ServiceJob *job, Relation index, uint32 generation, uint64 *e
 	size_t		per_buffer = service_job_batch_rows(job);
 	size_t		rows = 0;
 	char	   *buffer = service_job_buffer(job);
-	ChangesSince since = colindex_changes_since(index, generation,
+	ChangesSince since = colindex_changes_since(index, spec->index_generation,
 												service_job_stats(job)->index_epoch, epoch,
 												&blocks, &nchanged);
 
@@ -148,9 +157,13 @@ send_changed_pages(ServiceJob *job, Relation index, uint32 generation, uint64 *e
 	for (int i = 0; i < nchanged; i++)
 	{
 		BlockNumber block = since == CHANGES_ALL ? COLINDEX_METAPAGE_BLKNO + 1 + i : blocks[i];
-		Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, block, RBM_NORMAL, strategy);
+		Buffer		buf;
 
 		CHECK_FOR_INTERRUPTS();
+		if (spec->index_parts > 1 &&
+			(block == 0 || index_part_of(block, spec->index_parts) != spec->index_part))
+			continue;
+		buf = ReadBufferExtended(index, MAIN_FORKNUM, block, RBM_NORMAL, strategy);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		memcpy(buffer + rows * BLCKSZ, BufferGetPage(buf), BLCKSZ);
 		UnlockReleaseBuffer(buf);
@@ -176,15 +189,29 @@ colindex_gpu_start(Relation index, ServiceJobSpec *spec, uint64 *epoch, uint64 *
 		return NULL;
 	spec->index_node = compat_rel_locator(index);
 	spec->index_blocks = RelationGetNumberOfBlocks(index);
+	spec->index_parts = Max(spec->index_parts, 1);
 	job = device_start_job(spec, true);
 	if (job == NULL)
 		return NULL;
-	if (!send_changed_pages(job, index, spec->index_generation, epoch, pages_sent))
+	if (!send_changed_pages(job, index, spec, epoch, pages_sent))
 	{
 		service_job_release(job);
 		return NULL;
 	}
 	return job;
+}
+
+/*
+ * The parts of the index's copies: 1 where it fits one GPU's
+ * gputopk.gpu_cache_size, else one per GPU.
+ */
+static int
+index_parts(Relation index)
+{
+	double		bytes = (double) RelationGetNumberOfBlocks(index) * BLCKSZ;
+	int			gpus = service_gpu_count();
+
+	return gpus > 1 && bytes > service_gpu_cache_bytes(true) ? gpus : 1;
 }
 
 IndexGpu *
@@ -204,12 +231,60 @@ colindex_gpu_begin(const IndexSelectSpec *spec, const ColIndexLayout *layout,
 	g->index = index;
 	if (!describe_query(g, spec, layout, attnos, skip_killed))
 		return NULL;
-	g->job = colindex_gpu_start(index, &job_spec, &g->request.epoch, &stats->pages_sent);
-	if (g->job == NULL)
-		return NULL;
+	job_spec.index_parts = index_parts(index);
+	for (int p = 0; p < job_spec.index_parts; p++)
+	{
+		job_spec.index_part = p;
+		g->jobs[p] = colindex_gpu_start(index, &job_spec, &g->epochs[p], &stats->pages_sent);
+		if (g->jobs[p] == NULL)
+		{
+			colindex_gpu_end(g);
+			return NULL;
+		}
+		g->nparts++;
+		stats->gpus |= service_job_stats(g->jobs[p])->gpus;
+	}
 	stats->on_gpu = true;
-	stats->gpus |= service_job_stats(g->job)->gpus;
 	return g;
+}
+
+/* best first: the higher key, then the lower position */
+static int
+candidate_cmp(const void *a, const void *b)
+{
+	const TopkItem *x = a;
+	const TopkItem *y = b;
+
+	if (x->key != y->key)
+		return x->key > y->key ? -1 : 1;
+	return x->ref < y->ref ? -1 : x->ref > y->ref;
+}
+
+/*
+ * The best count of the parts' candidates, and unless exact every one
+ * tied with the last.
+ */
+static void
+merge_parts(const TopkResult *parts, int nparts, uint64 count, bool exact, TopkResult *result)
+{
+	size_t		n = 0;
+	size_t		kept;
+
+	for (int p = 0; p < nparts; p++)
+		n += parts[p].count;
+	result->items = palloc_extended(sizeof(TopkItem) * Max(n, 1), MCXT_ALLOC_HUGE);
+	n = 0;
+	for (int p = 0; p < nparts; p++)
+	{
+		memcpy(result->items + n, parts[p].items, sizeof(TopkItem) * parts[p].count);
+		n += parts[p].count;
+	}
+	qsort(result->items, n, sizeof(TopkItem), candidate_cmp);
+	kept = Min(n, count);
+	if (!exact)
+		while (kept > 0 && kept < n && result->items[kept].key == result->items[kept - 1].key)
+			kept++;
+	result->count = kept;
 }
 
 bool
@@ -218,7 +293,8 @@ colindex_gpu_round(IndexGpu *g, uint64 count, bool have_threshold, uint64 thresh
 				   IndexSelectStats *stats)
 {
 	ServiceIndexRequest request = g->request;
-	GpuIndexCounts counts;
+	TopkResult	parts[SERVICE_MAX_DEVICES];
+	double		longest_ms = 0;
 
 	request.nset_values = g->nset_values;
 	request.ntied = ntied;
@@ -229,24 +305,44 @@ colindex_gpu_round(IndexGpu *g, uint64 count, bool have_threshold, uint64 thresh
 	request.query.exact = *exact;
 	/* the mode is settled by the first round, which later ones go on from */
 	request.query.exact_if_no_errors &= !have_threshold && !*exact;
-	if (!service_job_index_round(g->job, &request, g->set_values, tied, result, &counts))
-		return false;
-	/* under auto, a round the GPU failed is the CPU's, and so are those after it */
-	if (service_job_failed(g->job))
+	for (int p = 0; p < g->nparts; p++)
+		if (service_job_failed(g->jobs[p]))
+			return false;
+	/* every part's GPU selects at once: the round is posted to all before any answer */
+	for (int p = 0; p < g->nparts; p++)
 	{
-		stats->on_gpu = false;
-		return false;
+		request.epoch = g->epochs[p];
+		if (!service_job_index_round(g->jobs[p], &request, g->set_values, tied))
+			return false;
 	}
-	*exact = counts.exact;
-	stats->entries_scanned += counts.scanned;
-	stats->pages_skipped += counts.pages_skipped;
-	stats->gpu_ms += service_job_stats(g->job)->kernel_ms;
+	for (int p = 0; p < g->nparts; p++)
+	{
+		GpuIndexCounts counts;
+
+		service_job_index_candidates(g->jobs[p], &parts[p], &counts);
+		/* under auto, a round the GPU failed is the CPU's, and so are those after it */
+		if (service_job_failed(g->jobs[p]))
+		{
+			stats->on_gpu = false;
+			return false;
+		}
+		/* parts choose no mode of their own: they keep the request's */
+		*exact = g->nparts == 1 ? counts.exact : request.query.exact;
+		stats->entries_scanned += counts.scanned;
+		stats->pages_skipped += counts.pages_skipped;
+		longest_ms = Max(longest_ms, service_job_stats(g->jobs[p])->kernel_ms);
+	}
+	stats->gpu_ms += longest_ms;
+	if (g->nparts == 1)
+		*result = parts[0];
+	else
+		merge_parts(parts, g->nparts, count, *exact, result);
 	return true;
 }
 
 void
 colindex_gpu_end(IndexGpu *g)
 {
-	if (g != NULL)
-		service_job_release(g->job);
+	for (int p = 0; g != NULL && p < g->nparts; p++)
+		service_job_release(g->jobs[p]);
 }

@@ -8,8 +8,8 @@
  * touched yet must first be allocated and zeroed by the kernel, which is
  * most of the cost (on an H100 machine, 40 GB took 25 s in one
  * cudaHostRegister call), and CUDA holds a lock of its driver throughout
- * the call: every other CUDA call of the service, so every job, waited.
- * Hence, in a thread of its own, once the service is ready:
+ * the call: every other CUDA call of the process, so every job, waited.
+ * Hence, in a thread of its own, once the GPU's process is ready:
  *
  * 1. The pages are populated first, without CUDA, by a few threads at
  *    once (madvise MADV_POPULATE_WRITE, which leaves the contents as they
@@ -17,13 +17,13 @@
  * 2. They are registered in chunks of REGISTER_CHUNK_BYTES, with a pause
  *    between chunks in which the job threads' CUDA calls get the driver's
  *    lock: a job waits for one chunk at most (a few ms), not for the whole.
- *    Each chunk's address on each GPU must continue the first's (CUDA's
+ *    Each chunk's address on the GPU must continue the first's (CUDA's
  *    unified addressing gives the host address itself), as kernels read
  *    shared_buffers as one array.
  *
- * Until it is done, ServiceShared.buffers_mapped stays 0 and scans read
- * pages on the CPU or through the staging buffers; the main thread then
- * logs the time each step took.
+ * Each GPU's process registers them for its GPU.  Until it is done, the
+ * GPU's ServiceDevice.buffers_mapped stays 0 and scans send no pages
+ * jobs to it; the main thread then logs the time each step took.
  *
  *-------------------------------------------------------------------------
  */
@@ -137,9 +137,9 @@ unregister(Size bytes)
 }
 
 /*
- * Register shared_buffers chunk by chunk, and hand each GPU's address of
+ * Register shared_buffers chunk by chunk, and hand the GPU's address of
  * them to the job threads; false, with the failure's message, if CUDA
- * fails or a chunk's address on a GPU does not follow the one before.
+ * fails or a chunk's address on the GPU does not follow the one before.
  */
 static bool
 register_chunks(void)
@@ -147,43 +147,36 @@ register_chunks(void)
 	char	   *start = region_start();
 	Size		total = region_bytes();
 	Size		done = 0;
-	char	   *on_device[SERVICE_MAX_DEVICES];
+	char	   *on_device = NULL;
 
 	while (done < total)
 	{
 		char	   *chunk = start + done;
 		Size		bytes = Min(REGISTER_CHUNK_BYTES, total - done);
+		char	   *address;
 
 		if (gpu_host_register(chunk, bytes) != GPU_OK)
 			break;
 		done += bytes;
-		for (int d = 0; d < service->ndevices; d++)
+		if (gpu_host_device_pointer(chunk, &address) != GPU_OK)
+			break;
+		if (chunk == start)
+			on_device = address;
+		else if (address != on_device + (chunk - start))
 		{
-			char	   *address;
-
-			if (gpu_set_device(service->devices[d].info.ordinal) != GPU_OK ||
-				gpu_host_device_pointer(chunk, &address) != GPU_OK)
-				goto failed;
-			if (chunk == start)
-				on_device[d] = address;
-			else if (address != on_device[d] + (chunk - start))
-			{
-				snprintf(failure, sizeof(failure),
-						 "shared_buffers are not at consecutive addresses on GPU %d.",
-						 service->devices[d].info.ordinal);
-				unregister(done);
-				return false;
-			}
+			snprintf(failure, sizeof(failure),
+					 "shared_buffers are not at consecutive addresses on GPU %d.",
+					 service->devices[service_serving_device].info.ordinal);
+			unregister(done);
+			return false;
 		}
 		pg_usleep(REGISTER_PAUSE_US);
 	}
 	if (done == total)
 	{
-		for (int d = 0; d < service->ndevices; d++)
-			service_jobs_set_buffers(d, on_device[d] + (BufferBlocks - start));
+		service_jobs_set_buffers(on_device + (BufferBlocks - start));
 		return true;
 	}
-failed:
 	strlcpy(failure, gpu_last_error(), sizeof(failure));
 	unregister(done);
 	return false;
@@ -206,8 +199,8 @@ register_buffers(void *arg)
 	register_ms = ms_between(&populated, &ended);
 	pg_write_barrier();
 	pg_atomic_write_u32(&registered, ok ? 1 : 2);
-	pg_atomic_write_u32(&service->buffers_mapped, ok ? 1 : 0);
-	service_wake();
+	pg_atomic_write_u32(&service->devices[service_serving_device].buffers_mapped, ok ? 1 : 0);
+	service_wake_device(service_serving_device);
 	service_thread_park();
 }
 

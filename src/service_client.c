@@ -4,10 +4,12 @@
  *	  A backend's GPU job in the GPU service: start it, fill and post
  *	  batches, take the answer, release it.
  *
- * Starting a job claims a free slot with a compare-and-swap, describes the
+ * Starting a job picks a GPU that is ready (a partitioned index's part's
+ * job, the part's GPU; any other, the GPU with the fewest slots taken),
+ * claims a free slot of that GPU with a compare-and-swap, describes the
  * job, marks it submitted and posts the slot's semaphore, which wakes the
- * service's thread for the slot (service_wake_job); that thread accepts
- * it (or says why it cannot).  Batches
+ * thread for the slot in the GPU's process (service_wake_job); that thread
+ * accepts it (or says why it cannot).  Batches
  * alternate between the slot's two buffers: posting one writes an order
  * and bumps the slot's posted count, and the other buffer may be filled
  * once the service's done count says the batch before has been copied to
@@ -15,9 +17,10 @@
  *
  * Every wait is a latch wait of at most WAIT_POLL_MS followed by
  * CHECK_FOR_INTERRUPTS: cancel, termination and statement_timeout act
- * within a poll.  A job failed by the service (a CUDA error, the service's
- * exit) raises an error; under gputopk.device = auto, a job the service
- * cannot start returns NULL instead, and the caller runs on the CPU.
+ * within a poll.  A job failed by the service (a CUDA error, the exit of
+ * its GPU's process) raises an error; under gputopk.device = auto, a job
+ * the service cannot start returns NULL instead, and the caller runs on
+ * the CPU.
  *
  *-------------------------------------------------------------------------
  */
@@ -46,8 +49,9 @@ struct ServiceJob
 {
 	int			index;			/* the slot's */
 	ServiceSlot *slot;
+	int			device;			/* the GPU whose process serves the slot */
 	ServiceJobKind kind;
-	uint32		generation;		/* of the service that accepted it */
+	uint32		generation;		/* of that process, which accepted it */
 	uint32		posted;			/* orders posted */
 	int			filling;		/* the buffer being filled */
 	bool		released;
@@ -134,6 +138,12 @@ service_devices(ServiceDeviceInfo **devices)
 }
 
 int
+service_gpu_count(void)
+{
+	return service == NULL ? 0 : service->ndevices;
+}
+
+int
 service_job_slots(void)
 {
 	return service == NULL ? 0 : service->nslots;
@@ -153,16 +163,31 @@ service_gpu_cache_bytes(bool whole)
 	return (double) gputopk_gpu_cache_mb * 1024 * 1024 * Max(gpus, 1);
 }
 
+/* Whether a ready GPU reads shared_buffers in place. */
+static bool
+device_maps_buffers(int device)
+{
+	return service_device_state(device) == SERVICE_READY &&
+		pg_atomic_read_u32(&service->devices[device].buffers_mapped) != 0;
+}
+
 bool
 service_page_cache_on(void)
 {
-	return service != NULL && pg_atomic_read_u32(&service->page_cache_on) != 0;
+	for (int d = 0; service != NULL && d < service->ndevices; d++)
+		if (device_maps_buffers(d) &&
+			pg_atomic_read_u64(&service->devices[d].page_cache_bytes) != 0)
+			return true;
+	return false;
 }
 
 bool
 service_buffers_mapped(void)
 {
-	return service != NULL && pg_atomic_read_u32(&service->buffers_mapped) != 0;
+	for (int d = 0; service != NULL && d < service->ndevices; d++)
+		if (device_maps_buffers(d))
+			return true;
+	return false;
 }
 
 static SlotState
@@ -229,18 +254,51 @@ service_job_release(ServiceJob *job)
 	release_job(job);
 }
 
-/* A free slot claimed, or -1. */
-static int
-claim_slot(void)
+/* Whether a job of spec may go to a GPU: ready, and the job's if it must have one. */
+static bool
+device_takes(int device, const ServiceJobSpec *spec)
 {
-	for (int i = 0; i < service->nslots; i++)
-	{
-		uint32		expected = SLOT_FREE;
+	if (spec->kind == SERVICE_JOB_PAGES || spec->kind == SERVICE_JOB_PAGE_GROUPS)
+		return device_maps_buffers(device);
+	if (spec->kind == SERVICE_JOB_INDEX && spec->index_parts > 1 && device != spec->index_part)
+		return false;
+	return service_device_state(device) == SERVICE_READY;
+}
 
-		if (pg_atomic_compare_exchange_u32(&service->slots[i].state, &expected, SLOT_CLAIMED))
-			return i;
+/*
+ * A free slot claimed for a job of spec, or -1: of the GPUs that take it,
+ * the one with the fewest slots taken first, so that jobs spread over the
+ * GPUs.
+ */
+static int
+claim_slot(const ServiceJobSpec *spec)
+{
+	int			ndevices = service->ndevices;
+	int			taken[SERVICE_MAX_DEVICES] = {0};
+	bool		tried[SERVICE_MAX_DEVICES] = {0};
+
+	for (int i = 0; i < service->nslots; i++)
+		if (pg_atomic_read_u32(&service->slots[i].state) != SLOT_FREE)
+			taken[i % ndevices]++;
+	for (;;)
+	{
+		int			best = -1;
+
+		for (int d = 0; d < ndevices; d++)
+			if (!tried[d] && device_takes(d, spec) && (best < 0 || taken[d] < taken[best]))
+				best = d;
+		if (best < 0)
+			return -1;
+		tried[best] = true;
+		for (int i = best; i < service->nslots; i += ndevices)
+		{
+			uint32		expected = SLOT_FREE;
+
+			if (pg_atomic_compare_exchange_u32(&service->slots[i].state, &expected,
+											   SLOT_CLAIMED))
+				return i;
+		}
 	}
-	return -1;
 }
 
 static const char *
@@ -284,14 +342,15 @@ report_failure(ServiceJob *job)
 }
 
 /*
- * Whether the service that accepted the job is gone (its exit fails its
- * jobs; this also catches an exit that could not).
+ * Whether the GPU's process that accepted the job is gone (its exit fails
+ * its jobs; this also catches an exit that could not).
  */
 static bool
 service_lost(ServiceJob *job)
 {
-	return service->pid == 0 ||
-		pg_atomic_read_u32(&service->generation) != job->generation;
+	ServiceDevice *dev = &service->devices[job->device];
+
+	return dev->pid == 0 || pg_atomic_read_u32(&dev->generation) != job->generation;
 }
 
 /*
@@ -317,7 +376,7 @@ static bool
 wait_done(ServiceJob *job, uint32 orders)
 {
 	instr_time	start;
-	static const char *const exited = "The GPU service exited while it ran the job.";
+	static const char *const exited = "The GPU's process in the GPU service exited while it ran the job.";
 
 	if (job->failed)
 		return false;
@@ -358,15 +417,18 @@ service_job_failed(ServiceJob *job)
 }
 
 /*
- * Wait until the service is ready (under auto, without waiting); false and
- * the reason when it is not, or (demand) when it has no GPU.
+ * Wait until the service is ready for a job of spec (under auto, without
+ * waiting): a part's job, until its GPU is; false and the reason when it
+ * is not, or (demand) when it has no GPU.
  */
 static bool
-await_ready(bool demand, const char **why)
+await_ready(const ServiceJobSpec *spec, bool demand, const char **why)
 {
+	bool		part = spec->kind == SERVICE_JOB_INDEX && spec->index_parts > 1;
+
 	for (;;)
 	{
-		ServiceState state = service_state();
+		ServiceState state = part ? service_device_state(spec->index_part) : service_state();
 
 		if (state == SERVICE_READY || state == SERVICE_ABSENT || !demand)
 			ConditionVariableCancelSleep();
@@ -379,7 +441,11 @@ await_ready(bool demand, const char **why)
 		}
 		if (!demand)
 		{
-			*why = psprintf("The GPU service is %s.", service_state_name(state));
+			*why = part ?
+				psprintf("The GPU service's GPU %d is %s.",
+						 service->devices[spec->index_part].info.ordinal,
+						 service_state_name(state)) :
+				psprintf("The GPU service is %s.", service_state_name(state));
 			return false;
 		}
 		ConditionVariableTimedSleep(&service->state_changed, WAIT_POLL_MS, PG_WAIT_EXTENSION);
@@ -404,12 +470,12 @@ service_job_start(const ServiceJobSpec *spec, bool demand, bool wait_for_slot)
 	instr_time	submitted;
 
 	Assert(service != NULL);
-	if (!await_ready(demand, &why))
+	if (!await_ready(spec, demand, &why))
 	{
 		debug_fallback(why);
 		return NULL;
 	}
-	while ((index = claim_slot()) < 0)
+	while ((index = claim_slot(spec)) < 0)
 	{
 		if (!wait_for_slot)
 		{
@@ -423,6 +489,7 @@ service_job_start(const ServiceJobSpec *spec, bool demand, bool wait_for_slot)
 	job = palloc0(sizeof(ServiceJob));
 	job->index = index;
 	job->slot = slot = &service->slots[index];
+	job->device = service_slot_device(index);
 	job->kind = spec->kind;
 	job->soft = !demand;
 	job->callback.func = release_job;
@@ -453,12 +520,11 @@ service_job_start(const ServiceJobSpec *spec, bool demand, bool wait_for_slot)
 			release_job(job);
 			return NULL;
 		}
-		/* gone before it took the job: under auto, do not wait for a restart */
-		if (service_state() == SERVICE_ABSENT ||
-			(!demand && service_state() != SERVICE_READY))
+		/* its GPU gone before it took the job: under auto, do not wait for a restart */
+		if (service_device_state(job->device) == SERVICE_ABSENT ||
+			(!demand && service_device_state(job->device) != SERVICE_READY))
 		{
 			release_job(job);
-			(void) await_ready(demand, &why);
 			debug_fallback(why);
 			return NULL;
 		}
@@ -466,8 +532,8 @@ service_job_start(const ServiceJobSpec *spec, bool demand, bool wait_for_slot)
 	}
 	pg_read_barrier();
 	job->generation = slot->generation;
-	job->stats.device = service->devices[slot->device].info.ordinal;
-	job->stats.gpus = slot->gpus;
+	job->stats.device = service->devices[job->device].info.ordinal;
+	job->stats.gpus = 1u << job->stats.device;
 	job->stats.index_epoch = slot->index_epoch;
 	job->stats.queue_ms = ms_since(submitted);
 	return job;
@@ -578,19 +644,24 @@ service_job_wait_batches(ServiceJob *job)
 	wait_done(job, job->posted);
 }
 
+/* Post a command that computes the answer, once every batch is on the GPU. */
+static void
+post_answer_command(ServiceJob *job, SlotCommand command)
+{
+	if (wait_done(job, job->posted))
+		post_order(job, command, 0);
+}
+
 /*
- * The answer's first chunk, once every batch is on the GPU, by a command
- * that computes it; its rows in *rows, the total in the return value.
+ * The answer's first chunk, once computed: its rows in *rows, the total
+ * in the return value.
  */
 static uint64
-first_chunk(ServiceJob *job, SlotCommand command, uint64 *rows)
+first_chunk(ServiceJob *job, uint64 *rows)
 {
 	ServiceSlot *slot = job->slot;
 
 	*rows = 0;
-	if (!wait_done(job, job->posted))
-		return 0;
-	post_order(job, command, 0);
 	if (!wait_done(job, job->posted))
 		return 0;
 	job->stats.copy_ms = slot->copy_ms;
@@ -625,13 +696,13 @@ more_chunks(ServiceJob *job, uint64 got, uint64 total, uint64 *rows)
 	return !job->failed;
 }
 
-/* The top-k items a command computes, chunk by chunk. */
+/* The top-k items the command posted computes, chunk by chunk. */
 static void
-topk_items(ServiceJob *job, SlotCommand command, TopkResult *result)
+topk_items(ServiceJob *job, TopkResult *result)
 {
 	const TopkItem *chunk = (const TopkItem *) service_buffer(job->index, 0);
 	uint64		rows;
-	uint64		total = first_chunk(job, command, &rows);
+	uint64		total = first_chunk(job, &rows);
 	uint64		got = 0;
 
 	result->count = total;
@@ -648,7 +719,8 @@ topk_items(ServiceJob *job, SlotCommand command, TopkResult *result)
 void
 service_job_topk_answer(ServiceJob *job, TopkResult *result)
 {
-	topk_items(job, SLOT_RESULT, result);
+	post_answer_command(job, SLOT_RESULT);
+	topk_items(job, result);
 }
 
 /*
@@ -689,17 +761,22 @@ service_job_pages_query(ServiceJob *job, const ServicePagesRequest *request,
 
 bool
 service_job_index_round(ServiceJob *job, const ServiceIndexRequest *request,
-						const uint64 *set_values, const uint64 *tied,
-						TopkResult *result, GpuIndexCounts *counts)
+						const uint64 *set_values, const uint64 *tied)
 {
 	if (!service_request_fits(sizeof(*request) +
 							  sizeof(uint64) * (request->nset_values + request->ntied)))
 		return false;
 	write_request(job, request, sizeof(*request), set_values, request->nset_values,
 				  tied, request->ntied);
-	topk_items(job, SLOT_INDEX_SELECT, result);
-	*counts = job->slot->index_counts;
+	post_answer_command(job, SLOT_INDEX_SELECT);
 	return true;
+}
+
+void
+service_job_index_candidates(ServiceJob *job, TopkResult *result, GpuIndexCounts *counts)
+{
+	topk_items(job, result);
+	*counts = job->slot->index_counts;
 }
 
 bool
@@ -726,8 +803,11 @@ service_job_grouped_answer(ServiceJob *job, GroupedKey **keys, uint64 **payloads
 	const char *chunk = service_buffer(job->index, 0);
 	uint64		cap = 2 * service->buffer_bytes / (sizeof(GroupedKey) + sizeof(uint64));
 	uint64		rows;
-	uint64		total = first_chunk(job, SLOT_RESULT, &rows);
+	uint64		total;
 	uint64		got = 0;
+
+	post_answer_command(job, SLOT_RESULT);
+	total = first_chunk(job, &rows);
 
 	*count = total;
 	*keys = palloc_extended(sizeof(GroupedKey) * Max(total, 1), MCXT_ALLOC_HUGE);
@@ -748,8 +828,11 @@ service_job_groups_answer(ServiceJob *job, char **records, size_t *count)
 	const char *chunk = service_buffer(job->index, 0);
 	size_t		bytes = job->slot->spec.record_bytes;
 	uint64		rows;
-	uint64		total = first_chunk(job, SLOT_RESULT, &rows);
+	uint64		total;
 	uint64		got = 0;
+
+	post_answer_command(job, SLOT_RESULT);
+	total = first_chunk(job, &rows);
 
 	*count = total;
 	*records = palloc_extended(bytes * Max(total, 1), MCXT_ALLOC_HUGE);

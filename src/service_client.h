@@ -56,9 +56,10 @@ extern const char *service_unusable_reason(void);
 extern int	service_devices(ServiceDeviceInfo **devices);
 
 /*
- * Its job slots, each slot's staging buffers' bytes, and whether the GPUs
- * read shared_buffers in place (registered with CUDA).
+ * Its GPUs, its job slots, each slot's staging buffers' bytes, and whether
+ * a GPU reads shared_buffers in place (registered with CUDA).
  */
+extern int	service_gpu_count(void);
 extern int	service_job_slots(void);
 extern Size service_buffer_bytes(void);
 extern bool service_buffers_mapped(void);
@@ -127,13 +128,16 @@ extern void service_job_groups_answer(ServiceJob *job, char **records, size_t *c
 
 /*
  * An index job's round: its request, with request->nset_values set values
- * and request->ntied tied positions after it; then the round's candidates,
- * in memory of the current context, and what the GPU read.  False,
- * with nothing sent, where the request does not fit the slot's buffers.
+ * and request->ntied tied positions after it, posted; false, with nothing
+ * sent, where the request does not fit the slot's buffers.  Then the
+ * round's candidates, in memory of the current context, and what the GPU
+ * read (a round may be posted to several jobs before their candidates are
+ * taken, so that their GPUs select at once).
  */
 extern bool service_job_index_round(ServiceJob *job, const ServiceIndexRequest *request,
-									const uint64 *set_values, const uint64 *tied,
-									TopkResult *result, GpuIndexCounts *counts);
+									const uint64 *set_values, const uint64 *tied);
+extern void service_job_index_candidates(ServiceJob *job, TopkResult *result,
+										 GpuIndexCounts *counts);
 
 /*
  * An index groups job's entries grouped, for its request with

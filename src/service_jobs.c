@@ -1,13 +1,14 @@
 /*-------------------------------------------------------------------------
  *
  * service_jobs.c
- *	  The GPU service's job threads: one per job slot, each running its
- *	  slot's jobs on the top-k engine, and the engine objects they reuse.
+ *	  A GPU's job threads in its process of the GPU service: one per job
+ *	  slot of the GPU, each running its slot's jobs on the top-k engine,
+ *	  and the engine objects they reuse.
  *
  * A thread sleeps on its slot's semaphore, which the slot's backend posts
- * at each change it makes, until the slot holds a submitted job; it picks
- * the GPU with the fewest running jobs, takes an engine object of the
- * job's kind from that GPU's pool (or makes one) and accepts the job.
+ * at each change it makes, until the slot holds a submitted job; it takes
+ * an engine object of the job's kind from the GPU's pool (or makes one)
+ * and accepts the job.
  * Then it carries out the backend's orders one at a time: a batch is
  * pushed to the engine and waited for until its copy is over, so that the
  * backend may refill the buffer as soon as the batch counts as done; the
@@ -20,9 +21,9 @@
  * atomics and barriers, set latches (for another process's latch, a store
  * and a kill()), sleep on their slot's semaphore, and call the engine,
  * which reports failures as a GpuStatus and keeps each thread's last CUDA
- * message apart.  A sticky CUDA error leaves the process's CUDA contexts
+ * message apart.  A sticky CUDA error leaves the process's CUDA context
  * unusable: the thread says so (service_jobs_fatal), and the main thread
- * restarts the service.
+ * exits, to be started again (service_unit.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -39,7 +40,6 @@
 #include "gpu_api.h"
 #include "gpu_grouped.h"
 #include "gpu_topk.h"
-#include "service_helpers.h"
 #include "service_index.h"
 #include "service_shmem.h"
 #include "service_jobs.h"
@@ -51,13 +51,7 @@
 #define STOP_WAIT_MS 10000
 
 /*
- * Helper threads per GPU beyond the first: as many partitioned index
- * selections as this select their parts at once, others one after the other
- */
-#define HELPERS_PER_GPU 8
-
-/*
- * Engine objects made on one GPU, idle between jobs: as many of each kind
+ * Engine objects made on the GPU, idle between jobs: as many of each kind
  * as jobs can run at once, so that a steady load makes none anew (making
  * one allocates its device memory).  They keep their memory; out of
  * memory, a new job's thread gives the idle ones up.
@@ -81,16 +75,11 @@ typedef struct JobThread
 	bool		started;
 
 	/* the running job */
-	int			device;			/* its GPU (a partitioned index's first) */
-	uint32		held;			/* the GPUs it holds (jobs_running), a bit per index */
+	bool		held;			/* counted in the GPU's jobs_running */
 	GpuTopk    *topk;
-	GpuTopk    *part_topk[SERVICE_MAX_DEVICES]; /* a partitioned index's other parts' */
-	int			part_devices[SERVICE_MAX_DEVICES];
-	int			nparts;
-	IndexCandidates merged;		/* their candidates, kept from job to job */
 	GpuGroupedTopk *grouped;
-	ResidentIndex *resident;	/* an index job's copy of its index */
-	GpuHeapReader *readers[SERVICE_MAX_DEVICES];	/* pages jobs', kept */
+	ResidentIndex *resident;	/* an index job's copy of its index (or part) */
+	GpuHeapReader *reader;		/* pages jobs', kept */
 	GpuHeapCounts pages;		/* a pages job's */
 	GpuGroups  *groups;			/* a page groups job's groups */
 	const char *group_records;	/* and the records of those chosen */
@@ -103,7 +92,7 @@ typedef struct JobThread
 	uint64		answer_sent;	/* rows handed out in chunks so far */
 } JobThread;
 
-static DevicePool pools[SERVICE_MAX_DEVICES];
+static DevicePool pool;
 static JobThread *threads;
 static int	nthreads;
 static pg_atomic_uint32 threads_ready; /* threads that have set up their CUDA state */
@@ -117,13 +106,12 @@ static pthread_mutex_t fatal_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool fatal;
 static char fatal_message[SERVICE_MESSAGE_BYTES];
 
-/* where each GPU's kernels read shared_buffers, once registered (pages jobs) */
-static char *buffers_on_device[SERVICE_MAX_DEVICES];
+/* where the GPU's kernels read shared_buffers, once registered (pages jobs) */
+static char *buffers_on_device;
 
 /*
- * A fault that ends the service: backends see it restarting at once (the
- * main thread, woken, exits, and the postmaster starts a new one), and no
- * thread takes another job meanwhile.
+ * A fault that ends the process: the main thread, woken, exits (and is
+ * started again), and no thread takes another job meanwhile.
  */
 static void
 set_fatal(const char *message)
@@ -133,8 +121,8 @@ set_fatal(const char *message)
 		strlcpy(fatal_message, message, sizeof(fatal_message));
 	fatal = true;
 	pthread_mutex_unlock(&fatal_lock);
-	pg_atomic_write_u32(&service->state, SERVICE_RESTARTING);
-	service_wake();
+	pg_atomic_write_u32(&service->devices[service_serving_device].state, SERVICE_RESTARTING);
+	service_wake_device(service_serving_device);
 }
 
 bool
@@ -185,42 +173,38 @@ slot_state(ServiceSlot *slot)
 
 /* ---------------------------------------------------------- engine objects */
 
-/* Every idle object of a GPU destroyed, to give its memory back; the GPU is made current. */
+/* Every idle object destroyed, to give its memory back. */
 static void
-pool_drain(int device)
+pool_drain(void)
 {
-	DevicePool *pool = &pools[device];
-
-	(void) gpu_set_device(service->devices[device].info.ordinal);
-	pthread_mutex_lock(&pool->lock);
-	while (pool->ntopk > 0)
-		gpu_topk_destroy(pool->topk[--pool->ntopk]);
-	while (pool->ngrouped > 0)
-		gpu_grouped_destroy(pool->grouped[--pool->ngrouped]);
-	pthread_mutex_unlock(&pool->lock);
+	pthread_mutex_lock(&pool.lock);
+	while (pool.ntopk > 0)
+		gpu_topk_destroy(pool.topk[--pool.ntopk]);
+	while (pool.ngrouped > 0)
+		gpu_grouped_destroy(pool.grouped[--pool.ngrouped]);
+	pthread_mutex_unlock(&pool.lock);
 }
 
-/* An idle object of a kind from a GPU's pool, or NULL. */
+/* An idle object of a kind from the pool, or NULL. */
 static void *
-pool_take(int device, ServiceJobKind kind)
+pool_take(ServiceJobKind kind)
 {
-	DevicePool *pool = &pools[device];
 	void	   *object = NULL;
 
-	pthread_mutex_lock(&pool->lock);
-	if (kind != SERVICE_JOB_GROUPED && pool->ntopk > 0)
-		object = pool->topk[--pool->ntopk];
-	else if (kind == SERVICE_JOB_GROUPED && pool->ngrouped > 0)
-		object = pool->grouped[--pool->ngrouped];
-	pthread_mutex_unlock(&pool->lock);
+	pthread_mutex_lock(&pool.lock);
+	if (kind != SERVICE_JOB_GROUPED && pool.ntopk > 0)
+		object = pool.topk[--pool.ntopk];
+	else if (kind == SERVICE_JOB_GROUPED && pool.ngrouped > 0)
+		object = pool.grouped[--pool.ngrouped];
+	pthread_mutex_unlock(&pool.lock);
 	return object;
 }
 
-/* A top-k object for the job on a GPU, which is current: a pooled one reset, or a new one. */
+/* A top-k object for the job: a pooled one reset, or a new one. */
 static GpuStatus
-take_topk(int device, const ServiceJobSpec *spec, GpuTopk **out)
+take_topk(const ServiceJobSpec *spec, GpuTopk **out)
 {
-	GpuTopk    *t = pool_take(device, SERVICE_JOB_TOPK);
+	GpuTopk    *t = pool_take(SERVICE_JOB_TOPK);
 	GpuStatus	status = t != NULL ? gpu_topk_reset(t, spec->key_width, spec->k, spec->mode) :
 		gpu_topk_create(spec->key_width, spec->k, spec->mode, &t);
 
@@ -234,22 +218,6 @@ take_topk(int device, const ServiceJobSpec *spec, GpuTopk **out)
 	return gpu_topk_set_stream_batch(t, service->buffer_bytes / spec->key_width);
 }
 
-/* The top-k objects of a partitioned index's other parts, each on its GPU. */
-static GpuStatus
-take_part_topks(JobThread *jt, const ServiceJobSpec *spec)
-{
-	for (int p = 1; p < jt->nparts; p++)
-	{
-		int			device = jt->part_devices[p];
-
-		if (jt->part_topk[p] != NULL)
-			continue;
-		GPU_TRY(gpu_set_device(service->devices[device].info.ordinal));
-		GPU_TRY(take_topk(device, spec, &jt->part_topk[p]));
-	}
-	return gpu_set_device(service->devices[jt->device].info.ordinal);
-}
-
 /* rows a grouped batch carries: a GroupedKey and a payload word each */
 static size_t
 grouped_batch_rows(void)
@@ -261,7 +229,7 @@ grouped_batch_rows(void)
 static GpuStatus
 take_grouped(JobThread *jt, const ServiceJobSpec *spec)
 {
-	GpuGroupedTopk *g = pool_take(jt->device, SERVICE_JOB_GROUPED);
+	GpuGroupedTopk *g = pool_take(SERVICE_JOB_GROUPED);
 	GpuStatus	status = g != NULL ? gpu_grouped_reset(g, spec->k) :
 		gpu_grouped_create(spec->k, grouped_batch_rows(), &g);
 
@@ -275,9 +243,9 @@ take_grouped(JobThread *jt, const ServiceJobSpec *spec)
 }
 
 /*
- * The engine object of the job, on its GPU.  Out of device memory, the
- * idle objects of the GPU are given up and the object tried once more.
- * An injected fault may say there is no memory.
+ * The engine object of the job.  Out of device memory, the idle objects
+ * are given up and the object tried once more.  An injected fault may say
+ * there is no memory.
  */
 static GpuStatus
 take_object(JobThread *jt)
@@ -296,52 +264,38 @@ take_object(JobThread *jt)
 	for (int attempt = 0; attempt < 2 && status == GPU_OUT_OF_MEMORY; attempt++)
 	{
 		if (attempt > 0)
-		{
-			for (int p = 0; p < Max(jt->nparts, 1); p++)
-				pool_drain(p == 0 ? jt->device : jt->part_devices[p]);
-			(void) gpu_set_device(service->devices[jt->device].info.ordinal);
-		}
+			pool_drain();
 		status = spec->kind == SERVICE_JOB_GROUPED ? take_grouped(jt, spec) :
 			spec->kind == SERVICE_JOB_PAGE_GROUPS ||
 			spec->kind == SERVICE_JOB_INDEX_GROUPS ? GPU_OK :
-			jt->topk != NULL ? GPU_OK : take_topk(jt->device, spec, &jt->topk);
-		if (status == GPU_OK && jt->nparts > 1)
-			status = take_part_topks(jt, spec);
+			jt->topk != NULL ? GPU_OK : take_topk(spec, &jt->topk);
 	}
 	if (status != GPU_OK)
 		strlcpy(jt->slot->message, gpu_last_error(), sizeof(jt->slot->message));
 	return status;
 }
 
-/* Objects back to a GPU's pool; destroyed when not reusable (which waits for their work). */
+/* Objects back to the pool; destroyed when not reusable (which waits for their work). */
 static void
-pool_put(int device, GpuTopk *topk, GpuGroupedTopk *grouped, bool reusable)
+pool_put(GpuTopk *topk, GpuGroupedTopk *grouped, bool reusable)
 {
-	DevicePool *pool = &pools[device];
-
-	pthread_mutex_lock(&pool->lock);
-	if (topk && reusable && pool->ntopk < service->nslots)
-		pool->topk[pool->ntopk++] = topk;
+	pthread_mutex_lock(&pool.lock);
+	if (topk && reusable && pool.ntopk < service->nslots)
+		pool.topk[pool.ntopk++] = topk;
 	else if (topk)
 		gpu_topk_destroy(topk);
-	if (grouped && reusable && pool->ngrouped < service->nslots)
-		pool->grouped[pool->ngrouped++] = grouped;
+	if (grouped && reusable && pool.ngrouped < service->nslots)
+		pool.grouped[pool.ngrouped++] = grouped;
 	else if (grouped)
 		gpu_grouped_destroy(grouped);
-	pthread_mutex_unlock(&pool->lock);
+	pthread_mutex_unlock(&pool.lock);
 }
 
-/* The job's object back to its GPU's pool, if the job ended well; its index let go. */
+/* The job's object back to the pool, if the job ended well; its index let go. */
 static void
 put_object(JobThread *jt, bool reusable)
 {
-	pool_put(jt->device, jt->topk, jt->grouped, reusable);
-	for (int p = 1; p < jt->nparts; p++)
-	{
-		pool_put(jt->part_devices[p], jt->part_topk[p], NULL, reusable);
-		jt->part_topk[p] = NULL;
-	}
-	jt->nparts = 0;
+	pool_put(jt->topk, jt->grouped, reusable);
 	jt->topk = NULL;
 	jt->grouped = NULL;
 	/* a job's groups are its own: their table is sized for its query */
@@ -353,50 +307,27 @@ put_object(JobThread *jt, bool reusable)
 
 /* ------------------------------------------------------------------ orders */
 
-/* Count the job among a GPU's running jobs, once. */
+/* Count the job among the GPU's running jobs, once. */
 static void
-hold_device(JobThread *jt, int device)
+hold_device(JobThread *jt)
 {
-	if (jt->held & (1u << device))
+	if (jt->held)
 		return;
-	pg_atomic_fetch_add_u32(&service->devices[device].jobs_running, 1);
-	jt->held |= 1u << device;
+	pg_atomic_fetch_add_u32(&service->devices[service_serving_device].jobs_running, 1);
+	jt->held = true;
 }
 
 static void
-let_go_devices(JobThread *jt)
+let_go_device(JobThread *jt)
 {
-	for (int d = 0; d < service->ndevices; d++)
-		if (jt->held & (1u << d))
-			pg_atomic_fetch_sub_u32(&service->devices[d].jobs_running, 1);
-	jt->held = 0;
+	if (jt->held)
+		pg_atomic_fetch_sub_u32(&service->devices[service_serving_device].jobs_running, 1);
+	jt->held = false;
 }
 
 /*
- * The GPU with the fewest running jobs (for a pages job, among those that
- * read shared_buffers, if any does), the job counted there.
- */
-static int
-hold_least_loaded_device(JobThread *jt)
-{
-	bool		pages = jt->slot->spec.kind == SERVICE_JOB_PAGES ||
-		jt->slot->spec.kind == SERVICE_JOB_PAGE_GROUPS;
-	int			best = -1;
-
-	for (int d = 0; d < service->ndevices; d++)
-		if ((!pages || buffers_on_device[d] != NULL) &&
-			(best < 0 || pg_atomic_read_u32(&service->devices[d].jobs_running) <
-			 pg_atomic_read_u32(&service->devices[best].jobs_running)))
-			best = d;
-	if (best < 0)
-		best = 0;				/* a pages job fails below: shared_buffers are not mapped */
-	hold_device(jt, best);
-	return best;
-}
-
-/*
- * Faults injected for the job's first batch: a sticky error on the GPU the
- * fault names, when the job holds it, or the service's exit.
+ * Faults injected for the job's first batch: a sticky error, when the
+ * fault names this GPU, or the process's exit.
  */
 static GpuStatus
 inject_faults(JobThread *jt)
@@ -407,18 +338,14 @@ inject_faults(JobThread *jt)
 	if (jt->faults_checked)
 		return GPU_OK;
 	jt->faults_checked = true;
-	for (int d = 0; d < service->ndevices; d++)
-		if ((jt->held & (1u << d)) &&
-			pg_atomic_read_u32(&service->fault_device) == (uint32) service->devices[d].info.ordinal &&
-			pg_atomic_compare_exchange_u32(&service->fault, &device_error, SERVICE_FAULT_NONE))
-		{
-			GPU_TRY(gpu_set_device(service->devices[d].info.ordinal));
-			return gpu_inject_device_fault();
-		}
+	if (pg_atomic_read_u32(&service->fault_device) ==
+		(uint32) service->devices[service_serving_device].info.ordinal &&
+		pg_atomic_compare_exchange_u32(&service->fault, &device_error, SERVICE_FAULT_NONE))
+		return gpu_inject_device_fault();
 	if (pg_atomic_compare_exchange_u32(&service->fault, &exit_fault, SERVICE_FAULT_NONE))
 	{
 		strlcpy(jt->slot->message,
-				"The GPU service exited: the fault was injected by gputopk_service_inject_fault.",
+				"The GPU's process in the GPU service exited: the fault was injected by gputopk_service_inject_fault.",
 				sizeof(jt->slot->message));
 		set_fatal(jt->slot->message);
 		return GPU_FAILED;
@@ -438,9 +365,9 @@ set_pages_query(JobThread *jt)
 
 	if (jt->slot->spec.kind == SERVICE_JOB_PAGE_GROUPS && jt->groups == NULL)
 		GPU_TRY(gpu_groups_create(&request->groups, request->expected_groups, &jt->groups));
-	if (jt->readers[jt->device] == NULL)
-		GPU_TRY(gpu_heap_reader_create(&jt->readers[jt->device]));
-	return gpu_heap_set_query(jt->readers[jt->device], &request->query,
+	if (jt->reader == NULL)
+		GPU_TRY(gpu_heap_reader_create(&jt->reader));
+	return gpu_heap_set_query(jt->reader, &request->query,
 							  (const uint64 *) (request + 1), request->nset_values);
 }
 
@@ -448,7 +375,7 @@ static GpuStatus
 push_batch(JobThread *jt, const SlotOrder *order)
 {
 	char	   *buffer = service_buffer(jt->index, order->buffer);
-	ServiceDevice *dev = &service->devices[jt->device];
+	ServiceDevice *dev = &service->devices[service_serving_device];
 
 	GPU_TRY(inject_faults(jt));
 	if (order->command == SLOT_RECORDS)
@@ -465,13 +392,13 @@ push_batch(JobThread *jt, const SlotOrder *order)
 
 		/* the blocks of unpinned pages it could not read go back in the buffer */
 		if (jt->groups)
-			GPU_TRY(gpu_heap_read_groups(jt->readers[jt->device], pools[jt->device].page_cache,
-										 buffers_on_device[jt->device], (GpuHeapPage *) buffer,
+			GPU_TRY(gpu_heap_read_groups(jt->reader, pool.page_cache, buffers_on_device,
+										 (GpuHeapPage *) buffer,
 										 order->rows, jt->groups, (uint32 *) buffer, &missed,
 										 &jt->pages));
 		else
-			GPU_TRY(gpu_heap_read(jt->readers[jt->device], pools[jt->device].page_cache,
-								  buffers_on_device[jt->device], (GpuHeapPage *) buffer,
+			GPU_TRY(gpu_heap_read(jt->reader, pool.page_cache, buffers_on_device,
+								  (GpuHeapPage *) buffer,
 								  order->rows, jt->topk, (uint32 *) buffer, &missed,
 								  &jt->pages));
 		jt->slot->returned[order->buffer] = missed;
@@ -509,7 +436,7 @@ static GpuStatus
 finish_answer(JobThread *jt)
 {
 	ServiceSlot *slot = jt->slot;
-	ServiceDevice *dev = &service->devices[jt->device];
+	ServiceDevice *dev = &service->devices[service_serving_device];
 	size_t		count;
 
 	if (jt->groups)
@@ -555,13 +482,11 @@ static GpuStatus
 select_candidates(JobThread *jt)
 {
 	ServiceSlot *slot = jt->slot;
-	ServiceDevice *dev = &service->devices[jt->device];
+	ServiceDevice *dev = &service->devices[service_serving_device];
 
 	GPU_TRY(inject_faults(jt));
-	jt->part_topk[0] = jt->topk;
-	GPU_TRY(service_index_select(jt->resident, service_buffer(jt->index, 0), jt->part_topk,
-								 &jt->merged, &jt->answer, &slot->index_counts,
-								 &slot->kernel_ms, slot->message));
+	GPU_TRY(service_index_select(jt->resident, service_buffer(jt->index, 0), jt->topk,
+								 &jt->answer, &slot->index_counts, &slot->kernel_ms));
 	slot->copy_ms = 0;
 	slot->plan = gpu_topk_last_plan(jt->topk);
 	jt->answer_rows = slot->answer_rows = jt->answer.count;
@@ -665,61 +590,31 @@ fail_job(JobThread *jt, GpuStatus status, SlotState from)
 	slot->status = status;
 	if (slot->message[0] == '\0')
 		strlcpy(slot->message, gpu_last_error(), sizeof(slot->message));
+	/* backends see the GPU restarting before they see the job failed */
+	if (status == GPU_DEVICE_LOST)
+		set_fatal(slot->message);
 	pg_write_barrier();
 	if (pg_atomic_compare_exchange_u32(&slot->state, &expected, SLOT_FAILED))
 		service_wake_owner(slot);
-	if (status == GPU_DEVICE_LOST)
-		set_fatal(slot->message);
 }
 
-/*
- * An index job's copy, found or made; the job is counted on the GPUs of
- * its parts instead of the one first picked.
- */
-static GpuStatus
-acquire_index(JobThread *jt)
-{
-	ServiceSlot *slot = jt->slot;
-
-	GPU_TRY(service_index_acquire(&slot->spec, &jt->device, &jt->resident, &slot->index_epoch,
-								  slot->message));
-	let_go_devices(jt);
-	jt->nparts = service_index_devices(jt->resident, jt->part_devices);
-	for (int p = 0; p < jt->nparts; p++)
-		hold_device(jt, jt->part_devices[p]);
-	return GPU_OK;
-}
-
-/* The CUDA ordinals of the GPUs the job holds, a bit each. */
-static uint32
-held_gpus(JobThread *jt)
-{
-	uint32		gpus = 0;
-
-	for (int d = 0; d < service->ndevices; d++)
-		if (jt->held & (1u << d))
-			gpus |= 1u << service->devices[d].info.ordinal;
-	return gpus;
-}
-
-/* Accept the submitted job: its GPU, its engine object, its queue time. */
+/* Accept the submitted job: its index copy or engine object, its queue time. */
 static bool
 accept_job(JobThread *jt)
 {
 	ServiceSlot *slot = jt->slot;
+	ServiceDevice *dev = &service->devices[service_serving_device];
 	uint32		expected = SLOT_SUBMITTED;
 	instr_time	now;
 	GpuStatus	status;
 
 	/* the backend wrote the job before it marked the slot submitted */
 	pg_read_barrier();
-	jt->held = 0;
-	jt->nparts = 0;
 	jt->faults_checked = false;
 	jt->answered = false;
 	jt->answer_rows = jt->answer_sent = 0;
 	memset(&jt->pages, 0, sizeof(jt->pages));
-	slot->generation = pg_atomic_read_u32(&service->generation);
+	slot->generation = pg_atomic_read_u32(&dev->generation);
 	slot->status = GPU_OK;
 	slot->message[0] = '\0';
 	slot->answer_rows = slot->chunk_rows = 0;
@@ -732,14 +627,15 @@ accept_job(JobThread *jt)
 	INSTR_TIME_SET_CURRENT(now);
 	INSTR_TIME_SUBTRACT(now, slot->submitted_at);
 	slot->queue_ms = INSTR_TIME_GET_MILLISEC(now);
-	jt->device = hold_least_loaded_device(jt);
+	hold_device(jt);
 
 	if (service_jobs_fatal(slot->message, sizeof(slot->message)))
 		status = GPU_FAILED;
 	else if (slot->spec.kind == SERVICE_JOB_INDEX || slot->spec.kind == SERVICE_JOB_INDEX_GROUPS)
-		status = acquire_index(jt);
+		status = service_index_acquire(&slot->spec, &jt->resident, &slot->index_epoch,
+									   slot->message);
 	else if ((slot->spec.kind == SERVICE_JOB_PAGES || slot->spec.kind == SERVICE_JOB_PAGE_GROUPS) &&
-			 buffers_on_device[jt->device] == NULL)
+			 buffers_on_device == NULL)
 	{
 		strlcpy(slot->message, "shared_buffers are not yet mapped for the GPU.",
 				sizeof(slot->message));
@@ -747,21 +643,15 @@ accept_job(JobThread *jt)
 	}
 	else
 		status = GPU_OK;
-	/* an index job goes to the GPU that has the index */
-	slot->device = jt->device;
-	slot->gpus = held_gpus(jt);
-	pg_atomic_fetch_add_u64(&service->devices[jt->device].queue_us,
-							(uint64) (slot->queue_ms * 1000.0));
-	if (status == GPU_OK)
-		status = gpu_set_device(service->devices[jt->device].info.ordinal);
+	pg_atomic_fetch_add_u64(&dev->queue_us, (uint64) (slot->queue_ms * 1000.0));
 	if (status == GPU_OK)
 		status = take_object(jt);
 	if (status != GPU_OK)
 	{
-		pg_atomic_fetch_add_u64(&service->devices[jt->device].jobs_failed, 1);
+		pg_atomic_fetch_add_u64(&dev->jobs_failed, 1);
 		fail_job(jt, status, SLOT_SUBMITTED);
 		put_object(jt, false);
-		let_go_devices(jt);
+		let_go_device(jt);
 		return false;
 	}
 	pg_write_barrier();
@@ -769,7 +659,7 @@ accept_job(JobThread *jt)
 	{
 		/* released while waiting for us */
 		put_object(jt, true);
-		let_go_devices(jt);
+		let_go_device(jt);
 		return false;
 	}
 	service_wake_owner(slot);
@@ -784,7 +674,7 @@ static void
 run_job(JobThread *jt)
 {
 	ServiceSlot *slot = jt->slot;
-	ServiceDevice *dev;
+	ServiceDevice *dev = &service->devices[service_serving_device];
 	GpuStatus	status = GPU_OK;
 	uint32		done = 0;
 
@@ -796,7 +686,6 @@ run_job(JobThread *jt)
 			service_free_slot(slot);
 		return;
 	}
-	dev = &service->devices[jt->device];
 	for (;;)
 	{
 		SlotOrder	order;
@@ -823,7 +712,7 @@ run_job(JobThread *jt)
 	pg_atomic_fetch_add_u64(status == GPU_OK ? &dev->jobs_done : &dev->jobs_failed, 1);
 	/* an object left mid-run is not reused: destroying it waits for the GPU */
 	put_object(jt, status == GPU_OK && jt->answered);
-	let_go_devices(jt);
+	let_go_device(jt);
 	while (slot_state(slot) != SLOT_RELEASED && !should_stop())
 		wait_for_slot(jt);
 	if (slot_state(slot) == SLOT_RELEASED)
@@ -835,9 +724,9 @@ run_job(JobThread *jt)
  * buffers_mapped, read by job threads after they see it set.
  */
 void
-service_jobs_set_buffers(int device, char *on_device)
+service_jobs_set_buffers(char *on_device)
 {
-	buffers_on_device[device] = on_device;
+	buffers_on_device = on_device;
 }
 
 /*
@@ -860,11 +749,10 @@ job_thread_main(void *arg)
 	JobThread  *jt = (JobThread *) arg;
 
 	/*
-	 * A thread's first CUDA call on a device sets up the runtime's state for
-	 * the thread: done here, before the service is ready, not in a first job.
+	 * A thread's first CUDA call sets up the runtime's state for the thread:
+	 * done here, before the GPU is ready, not in a first job.
 	 */
-	for (int d = 0; d < service->ndevices; d++)
-		(void) gpu_set_device(service->devices[d].info.ordinal);
+	(void) gpu_set_device(0);
 	pg_atomic_fetch_add_u32(&threads_ready, 1);
 
 	while (!should_stop())
@@ -911,18 +799,18 @@ warm_topk(GpuTopk *t, int key_width, TopkMode mode, const char *keys, size_t byt
 }
 
 /*
- * Warm up a GPU: a top-k object and a grouped top-k, each made and run
+ * Warm up the GPU: a top-k object and a grouped top-k, each made and run
  * once, so that the first jobs after a start find them in the pool with
  * their device memory allocated.  One top-k object per process of a
  * parallel query held 3.6 GB of an H100 and did not make the first such
  * query after a start faster (bench/results/service_bench_h100_2026-11-23_
- * warm1.md, _warm17.md).  The keys come from slot 0's buffers: no job runs
- * yet.
+ * warm1.md, _warm17.md).  The keys come from the buffers of the GPU's
+ * first slot: no job runs on it yet.
  */
 static GpuStatus
-warm_up_device(int device)
+warm_up_device(void)
 {
-	char	   *buffers = service_buffer(0, 0);
+	char	   *buffers = service_buffer(service_serving_device, 0);
 	size_t		bytes = 2 * service->buffer_bytes;
 	uint64	   *words = (uint64 *) buffers;
 	size_t		nwords = bytes / sizeof(uint64);
@@ -936,18 +824,17 @@ warm_up_device(int device)
 
 	for (size_t i = 0; i < nwords; i++)
 		words[i] = (i + 1) * UINT64CONST(0x9e3779b97f4a7c15);
-	GPU_TRY(gpu_set_device(service->devices[device].info.ordinal));
 	GPU_TRY(gpu_topk_create(8, 1024, TOPK_EXACT, &t));
 	status = warm_topk(t, 8, TOPK_WITH_TIES, buffers, bytes);
 	if (status == GPU_OK)
 		status = warm_topk(t, 4, TOPK_EXACT, buffers, bytes);
-	pool_put(device, t, NULL, status == GPU_OK);
+	pool_put(t, NULL, status == GPU_OK);
 	GPU_TRY(status);
 	GPU_TRY(gpu_grouped_create(4, rows, &g));
 	status = gpu_grouped_push(g, (const GroupedKey *) buffers, words + 2 * rows, rows);
 	if (status == GPU_OK)
 		status = gpu_grouped_result(g, &group_keys, &group_payloads, &count);
-	pool_put(device, NULL, g, status == GPU_OK);
+	pool_put(NULL, g, status == GPU_OK);
 	return status;
 }
 
@@ -955,7 +842,7 @@ warm_up_device(int device)
 #define PAGE_CACHE_MIN_BYTES ((size_t) 64 * 1024 * 1024)
 
 /*
- * The bytes of a GPU's page cache (the device is current): those of
+ * The bytes of the GPU's page cache: those of
  * gputopk.gpu_page_cache_size, or for -1 half the device memory free at
  * the start beside gputopk.gpu_cache_size (column index copies); the other
  * half stays for jobs.  The cache may well be larger than shared_buffers:
@@ -979,47 +866,41 @@ page_cache_bytes(void)
 }
 
 /*
- * A GPU's page cache (the device is current); without device memory for
- * it, the GPU reads every page over the bus, and the server log says why.
+ * The GPU's page cache; without device memory for it, the GPU reads every
+ * page over the bus, and the server log says why.
  */
 static void
-create_page_cache(int device)
+create_page_cache(void)
 {
 	size_t		bytes = page_cache_bytes();
+	int			ordinal = service->devices[service_serving_device].info.ordinal;
 
 	if (bytes == 0)
 		return;
-	if (gpu_page_cache_create(bytes, BLCKSZ, &pools[device].page_cache) != GPU_OK)
+	if (gpu_page_cache_create(bytes, BLCKSZ, &pool.page_cache) != GPU_OK)
 	{
 		ereport(LOG,
-				(errmsg("gputopk GPU service has no page cache on GPU %d", device),
+				(errmsg("gputopk GPU service has no page cache on GPU %d", ordinal),
 				 errdetail("%s", gpu_last_error()),
 				 errhint("Lower gputopk.gpu_page_cache_size.")));
 		return;
 	}
-	pg_atomic_write_u64(&service->devices[device].page_cache_bytes, bytes);
-	pg_atomic_write_u32(&service->page_cache_on, 1);
+	pg_atomic_write_u64(&service->devices[service_serving_device].page_cache_bytes, bytes);
 	ereport(LOG,
 			(errmsg("gputopk GPU service keeps a page cache of %zu MB on GPU %d",
-					bytes >> 20, device)));
+					bytes >> 20, ordinal)));
 }
 
 bool
 service_jobs_warm_up(void)
 {
-	for (int d = 0; d < service->ndevices; d++)
-	{
-		DevicePool *pool = &pools[d];
-
-		pthread_mutex_init(&pool->lock, NULL);
-		pool->topk = MemoryContextAllocZero(TopMemoryContext,
-											sizeof(GpuTopk *) * service->nslots);
-		pool->grouped = MemoryContextAllocZero(TopMemoryContext,
-											   sizeof(GpuGroupedTopk *) * service->nslots);
-		if (warm_up_device(d) != GPU_OK)
-			return false;
-		create_page_cache(d);
-	}
+	pthread_mutex_init(&pool.lock, NULL);
+	pool.topk = MemoryContextAllocZero(TopMemoryContext, sizeof(GpuTopk *) * service->nslots);
+	pool.grouped = MemoryContextAllocZero(TopMemoryContext,
+										  sizeof(GpuGroupedTopk *) * service->nslots);
+	if (warm_up_device() != GPU_OK)
+		return false;
+	create_page_cache();
 	return true;
 }
 
@@ -1030,18 +911,19 @@ service_jobs_start(void)
 
 	pg_atomic_init_u32(&stopping, 0);
 	threads = MemoryContextAllocZero(TopMemoryContext, sizeof(JobThread) * service->nslots);
-	nthreads = service->nslots;
+	nthreads = 0;
 	pg_atomic_init_u32(&threads_ready, 0);
 	pg_atomic_init_u32(&threads_parked, 0);
 
 	/* PostgreSQL's signals are for the main thread: the threads block them all */
 	service_block_signals(&saved);
-	for (int i = 0; i < nthreads; i++)
+	for (int i = service_serving_device; i < service->nslots; i += service->ndevices)
 	{
-		threads[i].index = i;
-		threads[i].slot = &service->slots[i];
-		threads[i].started = pthread_create(&threads[i].thread, NULL, job_thread_main,
-											&threads[i]) == 0;
+		JobThread  *jt = &threads[nthreads++];
+
+		jt->index = i;
+		jt->slot = &service->slots[i];
+		jt->started = pthread_create(&jt->thread, NULL, job_thread_main, jt) == 0;
 	}
 	service_restore_signals(&saved);
 	for (int i = 0; i < nthreads; i++)
@@ -1051,9 +933,6 @@ service_jobs_start(void)
 					 errmsg("could not start the GPU service's job threads")));
 	while (pg_atomic_read_u32(&threads_ready) < (uint32) nthreads)
 		pg_usleep(1000L);
-	/* a partitioned index's parts are selected at once: helpers for those beyond the first */
-	if (service->ndevices > 1)
-		(void) service_helpers_start((service->ndevices - 1) * HELPERS_PER_GPU);
 }
 
 bool

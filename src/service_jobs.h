@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * service_jobs.h
- *	  The GPU service's job threads (service_jobs.c), as its main thread
- *	  (service_main.c) drives them.
+ *	  A GPU's job threads (service_jobs.c), as its process's main thread
+ *	  (service_unit.c) drives them.
  *
  *-------------------------------------------------------------------------
  */
@@ -12,12 +12,13 @@
 #include "compat.h"
 
 /*
- * Each GPU's pool of engine objects, with one of each kind warmed up;
- * false (gpu_last_error says why) if a GPU fails.  Before the threads start.
+ * The GPU's pool of engine objects, with one of each kind warmed up, and
+ * its page cache; false (gpu_last_error says why) if the GPU fails.
+ * Before the threads start.
  */
 extern bool service_jobs_warm_up(void);
 
-/* One thread per job slot, started once the GPUs are ready. */
+/* One thread per job slot of the GPU, started once it is ready. */
 extern void service_jobs_start(void);
 
 /*
@@ -26,14 +27,14 @@ extern void service_jobs_start(void);
  */
 extern bool service_jobs_stop(void);
 
-/* Where a GPU's kernels read shared_buffers, once registered. */
-extern void service_jobs_set_buffers(int device, char *on_device);
+/* Where the GPU's kernels read shared_buffers, once registered. */
+extern void service_jobs_set_buffers(char *on_device);
 
 /* Where a thread that used CUDA ends: it waits for the process to end. */
 pg_noreturn extern void service_thread_park(void);
 
 /*
- * Whether a thread met a fault that ends the service (a sticky CUDA error,
+ * Whether a thread met a fault that ends the process (a sticky CUDA error,
  * or an injected exit), and its message.
  */
 extern bool service_jobs_fatal(char *message, size_t size);

@@ -1,34 +1,25 @@
 /*-------------------------------------------------------------------------
  *
  * service_main.c
- *	  The GPU service's main thread: it opens the GPUs, registers shared
- *	  memory with CUDA, calibrates, starts the job threads, and then passes
- *	  wake-ups on to them until it exits.
+ *	  The GPU service's first process: it looks for GPUs and keeps a
+ *	  process running for each (service_unit.c).
  *
- * Start: the service looks for GPUs (SERVICE_PROBING).  Without a usable
- * one it records why (SERVICE_ABSENT) and exits with code 0, which the
- * postmaster takes as final: no service process is left, and backends use
- * the CPU backend.  Otherwise it opens every GPU of compute capability 8.0
- * or newer (each must pass a self-test), registers the staging buffers
- * with CUDA (so that copies from them are single DMAs), calibrates the
- * engine's cost model on each GPU and warms up a pool of engine objects
- * (SERVICE_STARTING), starts one job thread per slot and takes jobs
- * (SERVICE_READY).  Then a thread registers shared_buffers with CUDA
- * too, for later work that reads pages in place (service_buffers.c): the
- * two together are PostgreSQL's main shared memory segment as the GPUs
- * need it.
+ * Start: the process looks for GPUs (SERVICE_PROBING) through CUDA's
+ * device queries, which open no GPU.  Without one of compute capability
+ * 8.0 or newer it records why (SERVICE_ABSENT) and exits with code 0,
+ * which the postmaster takes as final: no service process is left, and
+ * backends use the CPU backend.  Otherwise it describes each GPU in
+ * shared memory (as many as there are job slots), starts a dynamic
+ * background worker for each (SERVICE_READY: from then on the GPUs'
+ * processes say how the service stands, service_state()) and watches them.
  *
- * Then it sleeps on its latch (backends wake the job threads themselves,
- * service_wake_job), set when a job thread meets a fault that ends the
- * service.  Every second it frees the slots of backends that died without
- * releasing them, and reads each GPU's free memory for gputopk_service().
- *
- * Exit: on SIGTERM, or when a job thread met a sticky CUDA error (the
- * process's contexts are then unusable), the service stops its threads
- * (they stay, idle, until the process ends: see service_jobs.c), fails
- * every job still running with the reason, sets SERVICE_RESTARTING and
- * exits with code 1, skipping CUDA's own teardown: the postmaster starts it
- * again a second later, with fresh CUDA contexts.
+ * A GPU's process that exits after a fault (SERVICE_RESTARTING) is started
+ * again a second later; the others go on serving meanwhile.  One that
+ * found its GPU unusable (SERVICE_ABSENT) is not; when every GPU is, this
+ * process exits with code 0 too.  The GPUs' processes are started never to
+ * be restarted by the postmaster: after a crash of the server it forgets
+ * them, and this process, restarted, starts them anew.  On SIGTERM it
+ * stops them before it exits.
  *
  *-------------------------------------------------------------------------
  */
@@ -40,29 +31,38 @@
 #include "miscadmin.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
-#include "storage/bufmgr.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
-#include "storage/proc.h"
 #include "utils/guc.h"
 #include "utils/wait_event.h"
 
 #include "compat.h"
 #include "gpu_api.h"
-#include "gpu_topk.h"
 #include "service_shmem.h"
-#include "service_buffers.h"
-#include "service_jobs.h"
 
 
 /* the background worker's entry point (service_shmem.c registers it by name) */
 extern PGDLLEXPORT void gputopk_service_main(Datum arg);
 
-/* how often the main thread looks for dead owners and free memory */
-#define HOUSEKEEPING_MS 1000
+/* how often the process looks at the GPUs' processes */
+#define WATCH_MS 100
 
-/* why the service exits, for the jobs it fails */
-static char exit_reason[SERVICE_MESSAGE_BYTES] = "The GPU service stopped.";
+/* the wait before a GPU's process is started again */
+#define RESTART_MS 1000
+
+/* the longest wait for the GPUs' processes to stop when this one exits */
+#define STOP_WAIT_MS 15000
+
+/* a GPU's process, as this one knows it */
+typedef struct GpuProcess
+{
+	BackgroundWorkerHandle *handle; /* NULL while none runs */
+	instr_time	stopped_at;
+	bool		ever_started;
+	bool		no_worker_logged;	/* no background worker slot was free */
+} GpuProcess;
+
+static GpuProcess processes[SERVICE_MAX_DEVICES];
 
 static void
 set_reason(const char *fmt,...) pg_attribute_printf(1, 2);
@@ -78,17 +78,18 @@ set_reason(const char *fmt,...)
 }
 
 /*
- * Open every GPU our kernels run on; false (and the reason) if none.  A GPU
- * that cannot be used is skipped, its reason kept in case no other is.
+ * Describe every GPU our kernels run on, at most one per job slot; false
+ * (and the reason) if none.  A GPU that cannot be used is skipped, its
+ * reason kept in case no other is.
  */
 static bool
-open_devices(void)
+find_devices(void)
 {
 	int			count = 0;
+	int			found = 0;
 	GpuStatus	status;
 	sigset_t	saved;
 
-	service->ndevices = 0;
 	service_block_signals(&saved);
 	status = gpu_device_count(&count);
 	service_restore_signals(&saved);
@@ -99,12 +100,15 @@ open_devices(void)
 	}
 	if (count == 0)
 		set_reason("The CUDA driver reports no device.");
-	for (int d = 0; d < count && service->ndevices < SERVICE_MAX_DEVICES; d++)
+	for (int d = 0; d < count && found < Min(SERVICE_MAX_DEVICES, service->nslots); d++)
 	{
 		GpuDeviceInfo info;
-		ServiceDevice *dev = &service->devices[service->ndevices];
+		ServiceDeviceInfo *dev = &service->devices[found].info;
 
-		if (gpu_device_info(d, &info) != GPU_OK)
+		service_block_signals(&saved);
+		status = gpu_device_info(d, &info);
+		service_restore_signals(&saved);
+		if (status != GPU_OK)
 		{
 			set_reason("%s", gpu_last_error());
 			continue;
@@ -115,266 +119,121 @@ open_devices(void)
 					   d, info.name, info.cc_major, info.cc_minor, GPU_MIN_CC_MAJOR);
 			continue;
 		}
-		service_block_signals(&saved);
-		status = gpu_device_open(d);
-		service_restore_signals(&saved);
-		if (status != GPU_OK)
-		{
-			set_reason("Device %d (%s) failed its self-test: %s", d, info.name,
-					   gpu_last_error());
-			continue;
-		}
-		memset(dev, 0, sizeof(*dev));
-		dev->info.ordinal = d;
-		strlcpy(dev->info.name, info.name, sizeof(dev->info.name));
-		dev->info.memory_bytes = info.memory_bytes;
-		dev->info.multiprocessors = info.multiprocessors;
-		dev->info.cc_major = info.cc_major;
-		dev->info.cc_minor = info.cc_minor;
-		pg_atomic_init_u64(&dev->memory_free, info.memory_bytes);
-		pg_atomic_init_u64(&dev->page_cache_bytes, 0);
-		pg_atomic_init_u64(&dev->index_bytes, 0);
-		pg_atomic_init_u32(&dev->index_copies, 0);
-		pg_atomic_init_u32(&dev->jobs_running, 0);
-		pg_atomic_init_u64(&dev->jobs_done, 0);
-		pg_atomic_init_u64(&dev->jobs_failed, 0);
-		pg_atomic_init_u64(&dev->bytes_received, 0);
-		pg_atomic_init_u64(&dev->copy_us, 0);
-		pg_atomic_init_u64(&dev->kernel_us, 0);
-		pg_atomic_init_u64(&dev->queue_us, 0);
-		service->ndevices++;
+		dev->ordinal = d;
+		strlcpy(dev->name, info.name, sizeof(dev->name));
+		dev->memory_bytes = info.memory_bytes;
+		dev->multiprocessors = info.multiprocessors;
+		dev->cc_major = info.cc_major;
+		dev->cc_minor = info.cc_minor;
+		pg_atomic_write_u64(&service->devices[found].memory_free, info.memory_bytes);
+		service_set_device_state(found, SERVICE_STARTING);
+		found++;
 	}
-	return service->ndevices > 0;
+	service->ndevices = found;
+	return found > 0;
+}
+
+static double
+ms_since(instr_time start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return INSTR_TIME_GET_MILLISEC(now);
+}
+
+/* Start GPU d's process; where no worker slot is free, it is tried again later. */
+static void
+start_process(int d)
+{
+	BackgroundWorker worker;
+	GpuProcess *p = &processes[d];
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	worker.bgw_start_time = BgWorkerStart_PostmasterStart;
+	worker.bgw_restart_time = BGW_NEVER_RESTART;
+	strlcpy(worker.bgw_library_name, "gputopk", sizeof(worker.bgw_library_name));
+	strlcpy(worker.bgw_function_name, "gputopk_gpu_main", sizeof(worker.bgw_function_name));
+	snprintf(worker.bgw_name, sizeof(worker.bgw_name), "gputopk GPU service: GPU %d",
+			 service->devices[d].info.ordinal);
+	strlcpy(worker.bgw_type, "gputopk GPU service", sizeof(worker.bgw_type));
+	worker.bgw_main_arg = Int32GetDatum(d);
+	worker.bgw_notify_pid = MyProcPid;
+	if (!RegisterDynamicBackgroundWorker(&worker, &p->handle))
+	{
+		p->handle = NULL;
+		INSTR_TIME_SET_CURRENT(p->stopped_at);
+		if (!p->no_worker_logged)
+			ereport(LOG,
+					(errmsg("gputopk GPU service could not start the process of GPU %d",
+							service->devices[d].info.ordinal),
+					 errdetail("No background worker slot is free."),
+					 errhint("Raise max_worker_processes: the GPU service takes one for itself and one per GPU.")));
+		p->no_worker_logged = true;
+		return;
+	}
+	p->no_worker_logged = false;
+	p->ever_started = true;
 }
 
 /*
- * Register the staging buffers with CUDA, for every GPU, so that copies
- * from them are single DMAs.  Copies from memory CUDA does not know still
- * work, through the driver's own bounce buffers, only slower: a failure is
- * logged, not fatal.
+ * Look at GPU d's process: note that it stopped, or start it (again) if
+ * its GPU is usable and it has been stopped long enough.  False when its
+ * GPU is not usable.
  */
-static void
-register_staging(void)
-{
-	Size		bytes = (Size) service->nslots * 2 * service->buffer_bytes;
-	GpuStatus	status;
-	sigset_t	saved;
-
-	service_block_signals(&saved);
-	status = gpu_host_register(service_buffer(0, 0), bytes);
-	service_restore_signals(&saved);
-	if (status != GPU_OK)
-		ereport(LOG,
-				(errmsg("gputopk GPU service could not register its staging buffers with CUDA; copies from them will be slower"),
-				 errdetail("%s", gpu_last_error())));
-}
-
-/* The cost model of every GPU, measured once per start of the service. */
 static bool
-calibrate_devices(void)
+watch_process(int d)
 {
-	for (int d = 0; d < service->ndevices; d++)
-	{
-		ServiceDevice *dev = &service->devices[d];
-		GpuTopkCalibration calibration;
-		instr_time	began;
-		instr_time	took;
-		GpuStatus	status;
-		sigset_t	saved;
+	GpuProcess *p = &processes[d];
+	pid_t		pid;
 
-		INSTR_TIME_SET_CURRENT(began);
-		service_block_signals(&saved);
-		status = gpu_set_device(dev->info.ordinal);
-		if (status == GPU_OK)
-			status = gpu_topk_calibration(&calibration);
-		service_restore_signals(&saved);
-		if (status != GPU_OK)
-		{
-			set_reason("Calibrating device %d (%s) failed: %s", dev->info.ordinal, dev->info.name,
-					   gpu_last_error());
-			return false;
-		}
-		INSTR_TIME_SET_CURRENT(took);
-		INSTR_TIME_SUBTRACT(took, began);
-		ereport(LOG,
-				(errmsg("gputopk GPU service calibrated device %d (%s) in %.0f ms",
-						dev->info.ordinal, dev->info.name, INSTR_TIME_GET_MILLISEC(took))));
+	if (p->handle != NULL)
+	{
+		if (GetBackgroundWorkerPid(p->handle, &pid) != BGWH_STOPPED)
+			return true;
+		pfree(p->handle);
+		p->handle = NULL;
+		INSTR_TIME_SET_CURRENT(p->stopped_at);
 	}
+	if (service_device_state(d) == SERVICE_ABSENT)
+		return false;
+	if (!p->ever_started || ms_since(p->stopped_at) >= RESTART_MS)
+		start_process(d);
 	return true;
 }
 
-/* One object of each kind per GPU, made and run once (service_jobs.h). */
-static bool
-warm_up_devices(void)
-{
-	sigset_t	saved;
-	bool		ok;
-
-	service_block_signals(&saved);
-	ok = service_jobs_warm_up();
-	service_restore_signals(&saved);
-	if (!ok)
-		set_reason("Preparing the GPUs' first jobs failed: %s", gpu_last_error());
-	return ok;
-}
-
-/* Sleep for ms, or until shutdown is asked for. */
+/* Stop every GPU's process and wait for it, so that none outlives this one. */
 static void
-sleep_ms(long ms)
+stop_processes(int code, Datum arg)
 {
 	instr_time	began;
-	instr_time	now;
 
+	for (int d = 0; d < service->ndevices; d++)
+		if (processes[d].handle != NULL)
+			TerminateBackgroundWorker(processes[d].handle);
 	INSTR_TIME_SET_CURRENT(began);
-	while (!ShutdownRequestPending)
-	{
-		long		left;
-
-		INSTR_TIME_SET_CURRENT(now);
-		INSTR_TIME_SUBTRACT(now, began);
-		left = ms - (long) INSTR_TIME_GET_MILLISEC(now);
-		if (left <= 0)
-			break;
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, left,
-						 PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-	}
-}
-
-/* An injected slow start: this start waits, as a long calibration would. */
-static void
-injected_slow_start(void)
-{
-	uint32		ms = pg_atomic_exchange_u32(&service->slow_start_ms, 0);
-
-	if (ms > 0)
-	{
-		ereport(LOG, (errmsg("gputopk GPU service waits %u ms before it starts (injected)", ms)));
-		sleep_ms(ms);
-	}
-}
-
-/* Free the slots of backends that exited without releasing them. */
-static void
-release_orphans(void)
-{
-	for (int i = 0; i < service->nslots; i++)
-	{
-		ServiceSlot *slot = &service->slots[i];
-		uint32		state = pg_atomic_read_u32(&slot->state);
-
-		if (state == SLOT_FREE || state == SLOT_RELEASED)
-			continue;
-		pg_read_barrier();
-		if (kill(slot->owner_pid, 0) < 0 && errno == ESRCH &&
-			pg_atomic_compare_exchange_u32(&slot->state, &state, SLOT_RELEASED))
-		{
-			service_wake_job(slot);
-			ereport(DEBUG1,
-					(errmsg_internal("gputopk GPU service released the job of exited process %d",
-									 slot->owner_pid)));
-		}
-	}
-}
-
-static void
-refresh_memory(void)
-{
 	for (int d = 0; d < service->ndevices; d++)
 	{
-		size_t		free_bytes;
-		size_t		total_bytes;
+		pid_t		pid;
 
-		if (gpu_set_device(service->devices[d].info.ordinal) == GPU_OK &&
-			gpu_device_memory(&free_bytes, &total_bytes) == GPU_OK)
-			pg_atomic_write_u64(&service->devices[d].memory_free, free_bytes);
+		while (processes[d].handle != NULL &&
+			   GetBackgroundWorkerPid(processes[d].handle, &pid) == BGWH_STARTED &&
+			   ms_since(began) < STOP_WAIT_MS)
+			pg_usleep(10000L);
 	}
-}
-
-/*
- * On exit, with the job threads stopped: every job still in the service
- * fails with exit_reason, its backend woken; released slots are freed.
- */
-static void
-fail_jobs(void)
-{
-	for (int i = 0; i < service->nslots; i++)
-	{
-		ServiceSlot *slot = &service->slots[i];
-		uint32		state = pg_atomic_read_u32(&slot->state);
-
-		if (state == SLOT_RELEASED)
-			service_free_slot(slot);
-		else if (state == SLOT_SUBMITTED || state == SLOT_RUNNING)
-		{
-			slot->status = GPU_FAILED;
-			strlcpy(slot->message, exit_reason, sizeof(slot->message));
-			pg_write_barrier();
-			if (pg_atomic_compare_exchange_u32(&slot->state, &state, SLOT_FAILED))
-				service_wake_owner(slot);
-			else if (state == SLOT_RELEASED)
-				service_free_slot(slot);
-		}
-	}
-}
-
-static void
-service_exit(int code, Datum arg)
-{
-	/*
-	 * No job thread may touch a slot once the jobs are failed.  The thread
-	 * registering shared_buffers may go on: the process ends without CUDA's
-	 * teardown, and the next service maps them again.
-	 */
-	if (!service_jobs_stop())
-		ereport(LOG,
-				(errmsg("gputopk GPU service exits while a job thread is still busy"),
-				 errdetail("A job thread did not finish its GPU call within 10 seconds.")));
-	fail_jobs();
-	service->pid = 0;
-	service->procno = -1;
-	if (service_state() != SERVICE_ABSENT)
-		service_set_state(SERVICE_RESTARTING);
-}
-
-/*
- * The service's last step, once PostgreSQL's own clean-up has run: it
- * leaves without the CUDA runtime's teardown at exit, which after a sticky
- * error may wait forever, as a thread's teardown did; the driver frees what
- * the process held on the GPUs when it ends.  Proc-exit callbacks run last
- * registered first: PostgreSQL's own, skipped, only close files.
- */
-static void
-leave_without_cuda_teardown(int code, Datum arg)
-{
-	_exit(code);
 }
 
 void
 gputopk_service_main(Datum arg)
 {
-	instr_time	housekept;
-
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
 
-	/*
-	 * Load every kernel when a GPU is opened, not at its first launch (CUDA's
-	 * lazy loading): the first jobs after a start would pay for it.
-	 */
-	setenv("CUDA_MODULE_LOADING", "EAGER", 0);
-	on_proc_exit(leave_without_cuda_teardown, 0);
-	before_shmem_exit(service_exit, 0);
-	service->pid = MyProcPid;
-	service->procno = compat_proc_number(MyProc);
-	pg_atomic_fetch_add_u32(&service->generation, 1);
-	/* an earlier service's mapping, which it may have set as it ended, is gone */
-	pg_atomic_write_u32(&service->buffers_mapped, 0);
-	pg_atomic_write_u32(&service->page_cache_on, 0);
 	service_set_state(SERVICE_PROBING);
-
-	if (!open_devices())
+	if (!find_devices())
 	{
 		ereport(LOG,
 				(errmsg("gputopk GPU service found no usable GPU; top-k work runs on the CPU"),
@@ -382,30 +241,28 @@ gputopk_service_main(Datum arg)
 		service_set_state(SERVICE_ABSENT);
 		proc_exit(0);
 	}
-	service_set_state(SERVICE_STARTING);
-	injected_slow_start();
-	register_staging();
-	if (!calibrate_devices() || !warm_up_devices())
-	{
-		ereport(LOG, (errmsg("gputopk GPU service cannot use its GPUs"),
-					  errdetail("%s", service->reason)));
-		service_set_state(SERVICE_ABSENT);
-		proc_exit(0);
-	}
-	service_jobs_start();
+	before_shmem_exit(stop_processes, 0);
 	service_set_state(SERVICE_READY);
-	service_buffers_start();
-	ereport(LOG, (errmsg("gputopk GPU service ready: %d GPU%s, %d job slots",
+	ereport(LOG, (errmsg("gputopk GPU service found %d GPU%s; each gets a process and %d job slots",
 						 service->ndevices, service->ndevices == 1 ? "" : "s",
-						 service->nslots)));
+						 service->nslots / service->ndevices)));
 
-	INSTR_TIME_SET_CURRENT(housekept);
 	for (;;)
 	{
-		instr_time	now;
+		bool		usable = false;
 
+		for (int d = 0; d < service->ndevices; d++)
+			usable |= watch_process(d);
+		if (!usable)
+		{
+			ereport(LOG,
+					(errmsg("gputopk GPU service found no usable GPU; top-k work runs on the CPU"),
+					 errdetail("%s", service->reason)));
+			service_set_state(SERVICE_ABSENT);
+			proc_exit(0);
+		}
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 HOUSEKEEPING_MS, PG_WAIT_EXTENSION);
+						 WATCH_MS, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 		if (ShutdownRequestPending)
 			proc_exit(1);
@@ -413,21 +270,6 @@ gputopk_service_main(Datum arg)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
-		}
-		if (service_jobs_fatal(exit_reason, sizeof(exit_reason)))
-		{
-			ereport(LOG, (errmsg("gputopk GPU service restarts after a fault"),
-						  errdetail("%s", exit_reason)));
-			proc_exit(1);
-		}
-		service_buffers_log();
-		INSTR_TIME_SET_CURRENT(now);
-		INSTR_TIME_SUBTRACT(now, housekept);
-		if (INSTR_TIME_GET_MILLISEC(now) >= HOUSEKEEPING_MS)
-		{
-			release_orphans();
-			refresh_memory();
-			INSTR_TIME_SET_CURRENT(housekept);
 		}
 	}
 }

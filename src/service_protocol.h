@@ -17,13 +17,16 @@
 #include "gpu_index.h"
 #include "gpu_topk.h"
 
-/* the service as backends see it */
+/* the most GPUs the service opens */
+#define SERVICE_MAX_DEVICES 16
+
+/* the service, or a GPU's process, as backends see it */
 typedef enum ServiceState
 {
 	SERVICE_PROBING,			/* looking for GPUs (the state at server start) */
 	SERVICE_STARTING,			/* GPUs found: contexts, registration, calibration */
 	SERVICE_READY,				/* taking jobs */
-	SERVICE_RESTARTING,			/* exited after a fault; the postmaster restarts it */
+	SERVICE_RESTARTING,			/* exited after a fault; it is started again */
 	SERVICE_ABSENT				/* no usable GPU: reason says why */
 } ServiceState;
 
@@ -55,8 +58,55 @@ typedef struct ServiceJobSpec
 	RelFileLocator index_node; /* index: the index's relfilenode, */
 	uint32		index_generation;	/* its entry in colindex_changes.c, */
 	uint32		index_blocks;	/* and its size when the job starts */
+	int			index_parts;	/* index: 1 for a whole copy, or the parts */
+	int			index_part;		/* of a partitioned one, and this job's */
 	uint32		record_bytes;	/* page groups: a group's record */
 } ServiceJobSpec;
+
+/*
+ * A column index larger than one GPU's gputopk.gpu_cache_size is
+ * partitioned over the GPUs, a part on each, each part's GPU serving a job
+ * of its own: block b (b >= 1; block 0 is the metapage) lies in part
+ * (b - 1) % nparts, at local block (b - 1) / nparts + 1, so that each part
+ * looks to the kernels like an index of its own.  A part's job takes the
+ * index's block numbers and positions (entries' TIDs in the index: block
+ * << slot_bits | slot) and gives back candidates at their positions in
+ * the index.
+ */
+static inline int
+index_part_of(uint32 block, int nparts)
+{
+	return nparts == 1 ? 0 : (int) ((block - 1) % nparts);
+}
+
+static inline uint32
+index_part_block(uint32 block, int nparts)
+{
+	return nparts == 1 ? block : (block - 1) / nparts + 1;
+}
+
+/* A part's local blocks below the index's nblocks (its local block 0 unused). */
+static inline uint32
+index_part_nblocks(uint32 nblocks, int part, int nparts)
+{
+	if (nparts == 1)
+		return nblocks;
+	if (nblocks <= 1 + (uint32) part)
+		return 1;
+	return (nblocks - 2 - part) / nparts + 2;
+}
+
+/* A part's local position of an entry, as the index numbers it. */
+static inline uint64
+index_part_global_position(uint64 position, int part, int nparts, int slot_bits)
+{
+	uint64		local = position >> slot_bits;
+
+	if (nparts == 1)
+		return position;
+	return (((local - 1) * nparts + part + 1) << slot_bits) |
+		(position & ((UINT64CONST(1) << slot_bits) - 1));
+}
 
 /*
  * An index job's pages in a buffer: pages, then their block numbers.  Its

@@ -40,6 +40,7 @@ int			gputopk_service_jobs = 32;
 int			gputopk_service_buffer_kb = 2048;
 int			gputopk_gpu_cache_mb = 8192;
 int			gputopk_gpu_page_cache_mb = -1;
+int			service_serving_device = -1;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -105,14 +106,30 @@ service_shmem_startup(void)
 	{
 		memset(service, 0, slots_bytes());
 		pg_atomic_init_u32(&service->state, SERVICE_PROBING);
-		pg_atomic_init_u32(&service->generation, 0);
 		pg_atomic_init_u32(&service->fault, SERVICE_FAULT_NONE);
 		pg_atomic_init_u32(&service->fault_device, 0);
 		pg_atomic_init_u32(&service->slow_start_ms, 0);
-		pg_atomic_init_u32(&service->buffers_mapped, 0);
-		pg_atomic_init_u32(&service->page_cache_on, 0);
-		service->procno = -1;
 		ConditionVariableInit(&service->state_changed);
+		for (int d = 0; d < SERVICE_MAX_DEVICES; d++)
+		{
+			ServiceDevice *dev = &service->devices[d];
+
+			pg_atomic_init_u32(&dev->state, SERVICE_PROBING);
+			pg_atomic_init_u32(&dev->generation, 0);
+			dev->procno = -1;
+			pg_atomic_init_u32(&dev->buffers_mapped, 0);
+			pg_atomic_init_u64(&dev->memory_free, 0);
+			pg_atomic_init_u64(&dev->page_cache_bytes, 0);
+			pg_atomic_init_u64(&dev->index_bytes, 0);
+			pg_atomic_init_u32(&dev->index_copies, 0);
+			pg_atomic_init_u32(&dev->jobs_running, 0);
+			pg_atomic_init_u64(&dev->jobs_done, 0);
+			pg_atomic_init_u64(&dev->jobs_failed, 0);
+			pg_atomic_init_u64(&dev->bytes_received, 0);
+			pg_atomic_init_u64(&dev->copy_us, 0);
+			pg_atomic_init_u64(&dev->kernel_us, 0);
+			pg_atomic_init_u64(&dev->queue_us, 0);
+		}
 		service->nslots = gputopk_service_jobs;
 		service->buffer_bytes = (Size) gputopk_service_buffer_kb * 1024;
 		base = (char *) service;
@@ -147,7 +164,7 @@ register_service(void)
 	memset(&worker, 0, sizeof(worker));
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
 	worker.bgw_start_time = BgWorkerStart_PostmasterStart;
-	/* after a fault (exit code 1); code 0, where there is no GPU, is final */
+	/* after it exits with code 1; code 0, where there is no GPU, is final */
 	worker.bgw_restart_time = 1;
 	strlcpy(worker.bgw_library_name, "gputopk", sizeof(worker.bgw_library_name));
 	strlcpy(worker.bgw_function_name, SERVICE_FUNCTION, sizeof(worker.bgw_function_name));
@@ -170,7 +187,7 @@ service_init(void)
 							"GPU jobs the GPU service runs at once.",
 							"Each scan process with top-k work for the GPU takes one; a process that "
 							"finds none free waits for one under gputopk.device = gpu and uses the "
-							"CPU backend under auto.",
+							"CPU backend under auto. The slots are shared out among the GPUs.",
 							&gputopk_service_jobs,
 							32,
 							1,
@@ -233,10 +250,38 @@ service_buffer(int slot, int buffer)
 		((Size) slot * 2 + buffer) * service->buffer_bytes;
 }
 
+/*
+ * The service's state: the first process's while it probes or where it
+ * found no GPU; then the best of its GPUs' processes' (ready if one is,
+ * else starting if one is, else restarting), or absent where every GPU
+ * failed to start.
+ */
 ServiceState
 service_state(void)
 {
-	return (ServiceState) pg_atomic_read_u32(&service->state);
+	ServiceState state = (ServiceState) pg_atomic_read_u32(&service->state);
+	ServiceState best = SERVICE_ABSENT;
+
+	if (state != SERVICE_READY)
+		return state;
+	for (int d = 0; d < service->ndevices; d++)
+	{
+		ServiceState s = service_device_state(d);
+
+		if (s == SERVICE_READY)
+			return s;
+		if (s == SERVICE_STARTING || s == SERVICE_PROBING)
+			best = SERVICE_STARTING;
+		else if (s == SERVICE_RESTARTING && best == SERVICE_ABSENT)
+			best = SERVICE_RESTARTING;
+	}
+	return best;
+}
+
+ServiceState
+service_device_state(int device)
+{
+	return (ServiceState) pg_atomic_read_u32(&service->devices[device].state);
 }
 
 const char *
@@ -258,7 +303,7 @@ service_state_name(ServiceState state)
 	return "absent";
 }
 
-/* The service's main thread only: a new state, and every waiter told. */
+/* The first process's new state, and every waiter told. */
 void
 service_set_state(ServiceState state)
 {
@@ -266,17 +311,34 @@ service_set_state(ServiceState state)
 	ConditionVariableBroadcast(&service->state_changed);
 }
 
+/* A GPU's process's new state, and every waiter told. */
+void
+service_set_device_state(int device, ServiceState state)
+{
+	pg_atomic_write_u32(&service->devices[device].state, state);
+	ConditionVariableBroadcast(&service->state_changed);
+}
+
 /*
- * Set the service's latch.  Its PGPROC may have gone with it: setting a
- * stale latch only wakes another process, which checks its own condition.
+ * Set the latch of a GPU's process.  Its PGPROC may have gone with it:
+ * setting a stale latch only wakes another process, which checks its own
+ * condition.
  */
 void
-service_wake(void)
+service_wake_device(int device)
 {
-	int			procno = service->procno;
+	int			procno = service->devices[device].procno;
 
 	if (procno >= 0)
 		SetLatch(&GetPGProcByNumber(procno)->procLatch);
+}
+
+/* The GPU whose process serves a slot (an index into devices). */
+int
+service_slot_device(int slot)
+{
+	Assert(service->ndevices > 0);
+	return slot % service->ndevices;
 }
 
 /*

@@ -1,24 +1,28 @@
 /*-------------------------------------------------------------------------
  *
  * service_shmem.h
- *	  The GPU service: one background worker that owns every GPU of the
- *	  server, and the shared memory through which backends hand it work.
+ *	  The GPU service: a process per GPU of the server, and the shared
+ *	  memory through which backends hand them work.
  *
  * The service exists when the library is in shared_preload_libraries
- * (service_shmem.c registers it).  It alone initialises CUDA, opens every
- * usable GPU, calibrates the engine's cost model once per GPU, and
- * registers PostgreSQL's main shared memory segment with CUDA, so that
- * the GPU copies from it by DMA (service_main.c).  It runs one thread per
- * job slot (service_jobs.c).
+ * (service_shmem.c registers it).  Its first process (service_main.c)
+ * looks for usable GPUs and starts a process for each, restarting one that
+ * exits after a fault.  Each of those alone initialises CUDA for its GPU,
+ * calibrates the engine's cost model there and registers PostgreSQL's main
+ * shared memory segment with CUDA, so that its GPU copies from it by DMA
+ * (service_unit.c).  It runs one thread per job slot of its own
+ * (service_jobs.c): slot i belongs to the GPU i % ndevices.  A fault on
+ * one GPU ends only that GPU's process; the others go on serving.
  *
- * A backend or parallel worker that has top-k work claims a job slot,
- * describes the job and waits on its latch until the service accepts it
- * (service_client.c).  Each slot owns two staging buffers in shared
- * memory: the backend fills one while the GPU copies the other.  Commands
- * go one way (posted), completions the other (done): each side bumps its
- * counter and wakes the other, the backend by posting the slot's
- * semaphore, on which its job thread sleeps, the job thread by setting the
- * backend's latch.  Answers come back through the same buffers, in chunks.
+ * A backend or parallel worker that has top-k work claims a job slot of a
+ * GPU that is ready, describes the job and waits on its latch until that
+ * GPU's process accepts it (service_client.c).  Each slot owns two staging
+ * buffers in shared memory: the backend fills one while the GPU copies the
+ * other.  Commands go one way (posted), completions the other (done): each
+ * side bumps its counter and wakes the other, the backend by posting the
+ * slot's semaphore, on which its job thread sleeps, the job thread by
+ * setting the backend's latch.  Answers come back through the same
+ * buffers, in chunks.
  *
  *-------------------------------------------------------------------------
  */
@@ -37,9 +41,6 @@
 #include "gpu_topk.h"
 #include "service_protocol.h"
 
-/* the most GPUs the service opens */
-#define SERVICE_MAX_DEVICES 16
-
 #define SERVICE_REASON_BYTES 512
 #define SERVICE_MESSAGE_BYTES 512
 
@@ -51,8 +52,9 @@ typedef enum ServiceFault
 {
 	SERVICE_FAULT_NONE,
 	SERVICE_FAULT_OUT_OF_MEMORY,	/* the next job cannot get device memory */
-	SERVICE_FAULT_DEVICE_ERROR, /* the next job's GPU hits a sticky error */
-	SERVICE_FAULT_EXIT			/* the service exits at the next job's batch */
+	SERVICE_FAULT_DEVICE_ERROR, /* the next job on a GPU hits a sticky error */
+	SERVICE_FAULT_EXIT			/* the next job's GPU process exits at its
+								 * first batch */
 } ServiceFault;
 
 /*
@@ -106,9 +108,7 @@ typedef struct ServiceSlot
 	instr_time	submitted_at;
 
 	/* written by the service before RUNNING or FAILED */
-	uint32		generation;		/* of the service that accepted */
-	int			device;			/* index into ServiceShared.devices */
-	uint32		gpus;			/* the GPUs it uses, a bit per CUDA ordinal */
+	uint32		generation;		/* of the GPU's process that accepted */
 	double		queue_ms;		/* from SUBMITTED to accepted */
 	uint64		index_epoch;	/* index: the epoch its copy is current as of, 0 none */
 
@@ -136,16 +136,20 @@ typedef struct ServiceSlot
 								 * it did not read */
 } ServiceSlot;
 
-/* a GPU the service opened, and what it did */
+/* a GPU the service opened, its process, and what it did */
 typedef struct ServiceDevice
 {
 	ServiceDeviceInfo info;
-	pg_atomic_uint64 memory_free;	/* refreshed by the service */
+	pg_atomic_uint32 state;		/* its process's ServiceState */
+	pg_atomic_uint32 generation;	/* bumped at each start of its process */
+	int			pid;			/* its process's, 0 when none runs */
+	int			procno;			/* its PGPROC, whose latch wakes it */
+	pg_atomic_uint32 buffers_mapped;	/* shared_buffers readable by the GPU */
+	pg_atomic_uint64 memory_free;	/* refreshed by its process */
 	pg_atomic_uint64 page_cache_bytes;	/* its page cache's size, 0 for none */
 	pg_atomic_uint64 index_bytes;	/* column index copies on it, and their count */
 	pg_atomic_uint32 index_copies;
-	pg_atomic_uint32 jobs_running;	/* jobs that hold it, partitioned index jobs
-									 * on each GPU of theirs */
+	pg_atomic_uint32 jobs_running;
 	pg_atomic_uint64 jobs_done;
 	pg_atomic_uint64 jobs_failed;
 	pg_atomic_uint64 bytes_received;
@@ -156,20 +160,17 @@ typedef struct ServiceDevice
 
 typedef struct ServiceShared
 {
-	pg_atomic_uint32 state;		/* a ServiceState */
-	pg_atomic_uint32 generation;	/* bumped at each start of the service */
-	int			pid;			/* the service's, 0 when none runs */
-	int			procno;			/* its PGPROC, whose latch wakes it */
+	pg_atomic_uint32 state;		/* the first process's: SERVICE_PROBING, then
+								 * SERVICE_ABSENT or SERVICE_READY (the GPUs'
+								 * processes run; service_state() says more) */
 	char		reason[SERVICE_REASON_BYTES];	/* why SERVICE_ABSENT */
-	pg_atomic_uint32 buffers_mapped;	/* shared_buffers readable by the GPUs */
-	pg_atomic_uint32 page_cache_on; /* some GPU has a page cache */
-	ConditionVariable state_changed;
+	ConditionVariable state_changed;	/* of the service or of a GPU */
 
 	pg_atomic_uint32 fault;		/* a ServiceFault to inject into the next job */
 	pg_atomic_uint32 fault_device;	/* a device error's GPU, by CUDA ordinal */
 	pg_atomic_uint32 slow_start_ms; /* injected: the next start waits this long */
 
-	int			ndevices;
+	int			ndevices;		/* set once, before SERVICE_READY */
 	ServiceDevice devices[SERVICE_MAX_DEVICES];
 
 	int			nslots;
@@ -185,6 +186,9 @@ extern int	gputopk_service_buffer_kb;
 extern int	gputopk_gpu_cache_mb;
 extern int	gputopk_gpu_page_cache_mb;
 
+/* in a GPU's process: its GPU, an index into service->devices */
+extern int	service_serving_device;
+
 extern char *service_buffer(int slot, int buffer);
 
 /*
@@ -196,9 +200,12 @@ extern char *service_buffer(int slot, int buffer);
 extern void service_block_signals(sigset_t *saved);
 extern void service_restore_signals(const sigset_t *saved);
 extern ServiceState service_state(void);
+extern ServiceState service_device_state(int device);
 extern const char *service_state_name(ServiceState state);
 extern void service_set_state(ServiceState state);
-extern void service_wake(void);
+extern void service_set_device_state(int device, ServiceState state);
+extern void service_wake_device(int device);
+extern int	service_slot_device(int slot);
 extern void service_wake_owner(ServiceSlot *slot);
 extern void service_wake_job(ServiceSlot *slot);
 extern void service_free_slot(ServiceSlot *slot);

@@ -23,8 +23,8 @@ PG_FUNCTION_INFO_V1(gputopk_service_inject_fault);
 #define SERVICE_COLUMNS 16
 
 /*
- * One row per GPU of the service: its name, the service's state and
- * process, the GPU's memory, the jobs it ran with their bytes and times,
+ * One row per GPU of the service: its name, the state of its process and
+ * that process, the GPU's memory, the jobs it ran with their bytes and times,
  * and since 0.3 its page cache and the column index copies it holds.  No row without a service or a GPU.  The
  * library of a newer version serves the function of an older one (before
  * ALTER EXTENSION gputopk UPDATE) with the columns that one has.
@@ -58,9 +58,9 @@ gputopk_service(PG_FUNCTION_ARGS)
 
 		values[0] = Int32GetDatum(dev->info.ordinal);
 		values[1] = CStringGetTextDatum(dev->info.name);
-		values[2] = CStringGetTextDatum(service_state_name(state));
-		values[3] = Int32GetDatum(service->pid);
-		nulls[3] = service->pid == 0;
+		values[2] = CStringGetTextDatum(service_state_name(service_device_state(d)));
+		values[3] = Int32GetDatum(dev->pid);
+		nulls[3] = dev->pid == 0;
 		values[4] = Int64GetDatum((int64) (dev->info.memory_bytes - Min(memory_free, dev->info.memory_bytes)));
 		values[5] = Int64GetDatum((int64) memory_free);
 		values[6] = Int32GetDatum((int32) pg_atomic_read_u32(&dev->jobs_running));
@@ -80,11 +80,12 @@ gputopk_service(PG_FUNCTION_ARGS)
 
 /*
  * Make the service fail on purpose, once: 'out_of_memory' (the next job
- * gets no device memory), 'device_error' (the next job that uses GPU arg,
- * by CUDA ordinal, meets a sticky error there, and the service restarts), 'exit' (the service exits at
- * the next job's first batch), 'slow_start' (the next start of the
- * service waits arg milliseconds before it is ready, whatever else is
- * injected), or 'none' (clears them all).
+ * gets no device memory), 'device_error' (the next job on GPU arg, by CUDA
+ * ordinal, meets a sticky error there, and that GPU's process restarts),
+ * 'exit' (the process of the next job's GPU exits at its first batch),
+ * 'slow_start' (the next start of a GPU's process waits arg milliseconds
+ * before it is ready, whatever else is injected), or 'none' (clears them
+ * all).
  * Superusers only (and not granted to PUBLIC).
  */
 Datum

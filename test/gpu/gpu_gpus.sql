@@ -3,14 +3,15 @@
 -- gputopk.gpu_cache_size is partitioned over the GPUs, each holding a part
 -- that gputopk_service shows; a query selects on every part and answers as
 -- PostgreSQL does, under gpu and auto, before and after writes (fixed
--- queries, then random ones whose seed is printed).  Within the budget, the
--- index has a whole copy on one GPU.  A sticky fault on GPU 1 restarts the
--- service; the query under auto answers on the CPU.  Not in a transaction:
+-- queries, then random ones whose seed is printed).  A sticky fault on GPU
+-- 1 restarts GPU 1's process alone: the query under auto answers on the
+-- CPU, and GPU 0 serves on meanwhile.  Within the budget, the index has a
+-- whole copy on one GPU.  Not in a transaction:
 -- the budget is set with ALTER SYSTEM, and everything made is dropped at the
 -- end.
 SELECT count(*) AS gpus, count(*) >= 2 AS several FROM gputopk_service \gset
 \if :several
-SELECT plan(11);
+SELECT plan(14);
 
 SET gputopk.min_table_rows = 1000;
 SET gputopk.device = gpu;
@@ -110,23 +111,36 @@ SELECT pg_temp.random_queries(:seed / 2, 100) AS under_auto \gset
 SELECT ok(:'under_auto' LIKE '0 different of 100, %' AND split_part(split_part(:'under_auto', ', ', 2), ' ', 1)::int >= 50,
           'random queries under auto, seed ' || :seed / 2 || ': ' || :'under_auto');
 
--- a sticky fault on GPU 1: one leaves every GPU of the process unusable
--- (a trap on GPU 1 fails GPU 0's calls too), so the service restarts; the
--- query under auto answers on the CPU meanwhile
+-- a sticky fault on GPU 1 ends GPU 1's process alone (CUDA would fail
+-- every GPU of a process that met one): the query under auto, whose part on
+-- GPU 1 fails, answers on the CPU, and GPU 0 serves on while GPU 1 restarts
+-- (slowed down here)
+SELECT gputopk_service_inject_fault('slow_start', 4000);
 SELECT gputopk_service_inject_fault('device_error', 1);
 SELECT is(pg_temp.answer('SELECT id, score FROM gm ORDER BY score DESC, id LIMIT 100', true),
           pg_temp.answer('SELECT id, score FROM gm ORDER BY score DESC, id LIMIT 100', false),
           'a fault on GPU 1 under auto: PostgreSQL''s answer');
-SELECT is(pg_temp.await_service(), 'ready', 'the service is back after its restart');
-SELECT is(pg_temp.same_on_index_copy('SELECT id, score FROM gm ORDER BY score DESC, id LIMIT 100'), 'same',
-          'and the index is partitioned over every GPU again');
+SELECT is((SELECT state FROM gputopk_service WHERE device = 0), 'ready', 'GPU 0 serves on');
+SELECT isnt((SELECT state FROM gputopk_service WHERE device = 1), 'ready', 'while GPU 1 restarts');
 
--- within the budget: a whole copy on one GPU
+-- within the budget: a whole copy, on a GPU that is ready (GPU 0 meanwhile)
 ALTER SYSTEM RESET gputopk.gpu_cache_size;
 SELECT pg_reload_conf();
 SELECT pg_sleep(0.5);
 SELECT is(pg_temp.explained('SELECT score FROM gm ORDER BY score DESC LIMIT 10', 'GPUs'), '0',
-          'within the budget: a whole copy, on the least busy GPU');
+          'within the budget: a whole copy, on GPU 0 while GPU 1 restarts');
+SELECT is(pg_temp.await_service(), 'ready', 'GPU 1 is back after its restart');
+
+-- below the budget again: partitioned over every GPU again
+ALTER SYSTEM SET gputopk.gpu_cache_size = :'budget_mb';
+SELECT pg_reload_conf();
+SELECT pg_sleep(0.5);
+SELECT is(pg_temp.same_on_index_copy('SELECT id, score FROM gm ORDER BY score DESC, id LIMIT 100'), 'same',
+          'and the index is partitioned over every GPU again');
+SELECT is(pg_temp.explained('SELECT score FROM gm ORDER BY score DESC LIMIT 10', 'GPUs'),
+          pg_temp.every_gpu(), 'on every GPU');
+ALTER SYSTEM RESET gputopk.gpu_cache_size;
+SELECT pg_reload_conf();
 
 DROP TABLE gm;
 \else

@@ -146,13 +146,17 @@ cluster_restart() {
 
 # wait_for_service OFFSET [LOG]: until the GPU service, started with the server,
 # has said in the server log (after byte OFFSET) whether it has a GPU and,
-# with one, whether its GPUs can read shared_buffers, so that what runs next
-# sees the service ready (pages jobs included) or absent, not starting.
+# with some, whether each can read shared_buffers (or cannot be used), so
+# that what runs next sees the service ready (pages jobs included) or absent,
+# not starting.
 wait_for_service() {
-	local i log=${2:-$CLUSTER_DIR/server.log}
+	local i text gpus reported log=${2:-$CLUSTER_DIR/server.log}
 	for ((i = 0; i < 600; i++)); do
-		tail -c +"$(($1 + 1))" "$log" |
-			grep -qE 'gputopk GPU service (found no usable GPU|cannot use its GPUs|registered shared_buffers|could not register shared_buffers)' && return 0
+		text=$(tail -c +"$(($1 + 1))" "$log")
+		grep -q 'gputopk GPU service found no usable GPU' <<<"$text" && return 0
+		gpus=$(grep -oE 'gputopk GPU service found [0-9]+ GPU' <<<"$text" | grep -oE '[0-9]+' | tail -n 1 || true)
+		reported=$(grep -cE 'gputopk GPU service (cannot use GPU|registered shared_buffers|could not register shared_buffers)' <<<"$text" || true)
+		[ -n "$gpus" ] && [ "$reported" -ge "$gpus" ] && return 0
 		sleep 0.1
 	done
 	tail -n 30 "$log"

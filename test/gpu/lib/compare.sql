@@ -44,11 +44,12 @@ BEGIN
   RETURN 'same';
 END $$;
 
--- the service back to ready (after a fault), or its state after 60 s
+-- the service back to ready (after a fault), every GPU of it, or their
+-- states after 60 s
 CREATE FUNCTION pg_temp.await_service() RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
   FOR i IN 1..600 LOOP
-    IF EXISTS (SELECT FROM gputopk_service WHERE state = 'ready') THEN
+    IF (SELECT bool_and(state = 'ready') FROM gputopk_service) THEN
       RETURN 'ready';
     END IF;
     PERFORM pg_sleep(0.1);
