@@ -196,16 +196,6 @@ job_state(ServiceJob *job)
 	return (SlotState) pg_atomic_read_u32(&job->slot->state);
 }
 
-static double
-ms_since(instr_time start)
-{
-	instr_time	now;
-
-	INSTR_TIME_SET_CURRENT(now);
-	INSTR_TIME_SUBTRACT(now, start);
-	return INSTR_TIME_GET_MILLISEC(now);
-}
-
 /* Sleep on the latch for at most ms; interrupts are served on waking. */
 static void
 sleep_on_latch(long ms)
@@ -406,7 +396,7 @@ wait_done(ServiceJob *job, uint32 orders)
 		sleep_on_latch(WAIT_POLL_MS);
 	}
 	pg_read_barrier();
-	job->stats.wait_ms += ms_since(start);
+	job->stats.wait_ms += service_ms_since(start);
 	return true;
 }
 
@@ -535,7 +525,7 @@ service_job_start(const ServiceJobSpec *spec, bool demand, bool wait_for_slot)
 	job->stats.device = service->devices[job->device].info.ordinal;
 	job->stats.gpus = 1u << job->stats.device;
 	job->stats.index_epoch = slot->index_epoch;
-	job->stats.queue_ms = ms_since(submitted);
+	job->stats.queue_ms = service_ms_since(submitted);
 	return job;
 }
 

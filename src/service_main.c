@@ -32,9 +32,6 @@
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
-#include "storage/latch.h"
-#include "utils/guc.h"
-#include "utils/wait_event.h"
 
 #include "compat.h"
 #include "gpu_api.h"
@@ -133,16 +130,6 @@ find_devices(void)
 	return found > 0;
 }
 
-static double
-ms_since(instr_time start)
-{
-	instr_time	now;
-
-	INSTR_TIME_SET_CURRENT(now);
-	INSTR_TIME_SUBTRACT(now, start);
-	return INSTR_TIME_GET_MILLISEC(now);
-}
-
 /* Start GPU d's process; where no worker slot is free, it is tried again later. */
 static void
 start_process(int d)
@@ -199,7 +186,7 @@ watch_process(int d)
 	}
 	if (service_device_state(d) == SERVICE_ABSENT)
 		return false;
-	if (!p->ever_started || ms_since(p->stopped_at) >= RESTART_MS)
+	if (!p->ever_started || service_ms_since(p->stopped_at) >= RESTART_MS)
 		start_process(d);
 	return true;
 }
@@ -220,7 +207,7 @@ stop_processes(int code, Datum arg)
 
 		while (processes[d].handle != NULL &&
 			   GetBackgroundWorkerPid(processes[d].handle, &pid) == BGWH_STARTED &&
-			   ms_since(began) < STOP_WAIT_MS)
+			   service_ms_since(began) < STOP_WAIT_MS)
 			pg_usleep(10000L);
 	}
 }
@@ -261,15 +248,6 @@ gputopk_service_main(Datum arg)
 			service_set_state(SERVICE_ABSENT);
 			proc_exit(0);
 		}
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 WATCH_MS, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		if (ShutdownRequestPending)
-			proc_exit(1);
-		if (ConfigReloadPending)
-		{
-			ConfigReloadPending = false;
-			ProcessConfigFile(PGC_SIGHUP);
-		}
+		service_process_wait(WATCH_MS);
 	}
 }

@@ -20,11 +20,13 @@
 #include "miscadmin.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/bgworker_internals.h"
+#include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
 #include "utils/guc.h"
+#include "utils/wait_event.h"
 
 #include "colindex_changes.h"
 #include "compat.h"
@@ -374,6 +376,35 @@ service_free_slot(ServiceSlot *slot)
 	pg_atomic_write_u32(&slot->done, 0);
 	pg_write_barrier();
 	pg_atomic_write_u32(&slot->state, SLOT_FREE);
+}
+
+/*
+ * A service process's sleep on its latch, ms at most: on SIGTERM it exits
+ * (code 1), on SIGHUP it reloads the configuration.
+ */
+void
+service_process_wait(long ms)
+{
+	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, ms,
+					 PG_WAIT_EXTENSION);
+	ResetLatch(MyLatch);
+	if (ShutdownRequestPending)
+		proc_exit(1);
+	if (ConfigReloadPending)
+	{
+		ConfigReloadPending = false;
+		ProcessConfigFile(PGC_SIGHUP);
+	}
+}
+
+double
+service_ms_since(instr_time start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return INSTR_TIME_GET_MILLISEC(now);
 }
 
 void

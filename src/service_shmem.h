@@ -210,4 +210,11 @@ extern void service_wake_owner(ServiceSlot *slot);
 extern void service_wake_job(ServiceSlot *slot);
 extern void service_free_slot(ServiceSlot *slot);
 
+/*
+ * A service process's sleep on its latch, ms at most (it exits on SIGTERM
+ * and reloads the configuration on SIGHUP), and the time since start.
+ */
+extern void service_process_wait(long ms);
+extern double service_ms_since(instr_time start);
+
 #endif							/* SERVICE_SHMEM_H */

@@ -49,7 +49,6 @@
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
-#include "utils/guc.h"
 #include "utils/wait_event.h"
 
 #include "compat.h"
@@ -359,18 +358,7 @@ gputopk_gpu_main(Datum arg)
 	INSTR_TIME_SET_CURRENT(housekept);
 	for (;;)
 	{
-		instr_time	now;
-
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 HOUSEKEEPING_MS, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		if (ShutdownRequestPending)
-			proc_exit(1);
-		if (ConfigReloadPending)
-		{
-			ConfigReloadPending = false;
-			ProcessConfigFile(PGC_SIGHUP);
-		}
+		service_process_wait(HOUSEKEEPING_MS);
 		if (service_jobs_fatal(exit_reason, sizeof(exit_reason)))
 		{
 			ereport(LOG, (errmsg("gputopk GPU service restarts GPU %d after a fault",
@@ -379,9 +367,7 @@ gputopk_gpu_main(Datum arg)
 			proc_exit(1);
 		}
 		service_buffers_log();
-		INSTR_TIME_SET_CURRENT(now);
-		INSTR_TIME_SUBTRACT(now, housekept);
-		if (INSTR_TIME_GET_MILLISEC(now) >= HOUSEKEEPING_MS)
+		if (service_ms_since(housekept) >= HOUSEKEEPING_MS)
 		{
 			release_orphans();
 			refresh_memory();
