@@ -2,7 +2,7 @@
  * bench/fault_isolation.cu: whether a sticky fault on one GPU leaves the
  * process's other GPUs usable, and whether the faulted GPU can be reset
  * and used again in the process (docs/gpu-service.md, "Faults and
- * restarts": why a fault restarts the whole GPU service).
+ * restarts": why the GPU service runs a process per GPU).
  *
  * Host memory is registered (portable, mapped) in one of three ways: with
  * GPU 0 current, with GPU 1 current, or in a context of its own on GPU 0
