@@ -328,7 +328,7 @@ report_failure(ServiceJob *job)
 			 errmsg("could not %s", job_action(job->kind)),
 			 errdetail("%s", message),
 			 status == GPU_DEVICE_LOST ?
-			 errhint("The GPU service restarts with fresh GPU contexts; later queries can use the GPU again.") : 0));
+			 errhint("The GPU's process in the GPU service restarts with a fresh context; later queries can use the GPU again.") : 0));
 }
 
 /*
