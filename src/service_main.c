@@ -230,9 +230,8 @@ gputopk_service_main(Datum arg)
 	}
 	before_shmem_exit(stop_processes, 0);
 	service_set_state(SERVICE_READY);
-	ereport(LOG, (errmsg("gputopk GPU service found %d GPU%s; each gets a process and %d job slots",
-						 service->ndevices, service->ndevices == 1 ? "" : "s",
-						 service->nslots / service->ndevices)));
+	ereport(LOG, (errmsg("gputopk GPU service found %d GPU%s; each gets a process and a share of the %d job slots",
+						 service->ndevices, service->ndevices == 1 ? "" : "s", service->nslots)));
 
 	for (;;)
 	{
