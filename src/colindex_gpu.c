@@ -160,8 +160,7 @@ send_changed_pages(ServiceJob *job, Relation index, const ServiceJobSpec *spec, 
 		Buffer		buf;
 
 		CHECK_FOR_INTERRUPTS();
-		if (spec->index_parts > 1 &&
-			(block == 0 || index_part_of(block, spec->index_parts) != spec->index_part))
+		if (!index_part_holds(block, spec->index_part, spec->index_parts))
 			continue;
 		buf = ReadBufferExtended(index, MAIN_FORKNUM, block, RBM_NORMAL, strategy);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);

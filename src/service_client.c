@@ -244,13 +244,20 @@ service_job_release(ServiceJob *job)
 	release_job(job);
 }
 
+/* The GPU a job of spec must go to (a partitioned index's part's), or -1 for any. */
+static int
+required_device(const ServiceJobSpec *spec)
+{
+	return spec->kind == SERVICE_JOB_INDEX && spec->index_parts > 1 ? spec->index_part : -1;
+}
+
 /* Whether a job of spec may go to a GPU: ready, and the job's if it must have one. */
 static bool
 device_takes(int device, const ServiceJobSpec *spec)
 {
 	if (spec->kind == SERVICE_JOB_PAGES || spec->kind == SERVICE_JOB_PAGE_GROUPS)
 		return device_maps_buffers(device);
-	if (spec->kind == SERVICE_JOB_INDEX && spec->index_parts > 1 && device != spec->index_part)
+	if (required_device(spec) >= 0 && device != required_device(spec))
 		return false;
 	return service_device_state(device) == SERVICE_READY;
 }
@@ -414,11 +421,11 @@ service_job_failed(ServiceJob *job)
 static bool
 await_ready(const ServiceJobSpec *spec, bool demand, const char **why)
 {
-	bool		part = spec->kind == SERVICE_JOB_INDEX && spec->index_parts > 1;
+	int			device = required_device(spec);
 
 	for (;;)
 	{
-		ServiceState state = part ? service_device_state(spec->index_part) : service_state();
+		ServiceState state = device >= 0 ? service_device_state(device) : service_state();
 
 		if (state == SERVICE_READY || state == SERVICE_ABSENT || !demand)
 			ConditionVariableCancelSleep();
@@ -431,9 +438,8 @@ await_ready(const ServiceJobSpec *spec, bool demand, const char **why)
 		}
 		if (!demand)
 		{
-			*why = part ?
-				psprintf("The GPU service's GPU %d is %s.",
-						 service->devices[spec->index_part].info.ordinal,
+			*why = device >= 0 ?
+				psprintf("The GPU service's GPU %d is %s.", service->devices[device].info.ordinal,
 						 service_state_name(state)) :
 				psprintf("The GPU service is %s.", service_state_name(state));
 			return false;

@@ -84,12 +84,7 @@ blocks_bytes(uint32 nblocks)
 static bool
 local_block(const ResidentIndex *r, uint32 block, uint32 *local)
 {
-	if (r->nparts == 1)
-	{
-		*local = block;
-		return true;
-	}
-	if (block == 0 || index_part_of(block, r->nparts) != r->part)
+	if (!index_part_holds(block, r->part, r->nparts))
 		return false;
 	*local = index_part_block(block, r->nparts);
 	return true;

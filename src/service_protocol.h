@@ -73,10 +73,10 @@ typedef struct ServiceJobSpec
  * << slot_bits | slot) and gives back candidates at their positions in
  * the index.
  */
-static inline int
-index_part_of(uint32 block, int nparts)
+static inline bool
+index_part_holds(uint32 block, int part, int nparts)
 {
-	return nparts == 1 ? 0 : (int) ((block - 1) % nparts);
+	return nparts == 1 || (block != 0 && (int) ((block - 1) % nparts) == part);
 }
 
 static inline uint32
@@ -96,7 +96,7 @@ index_part_nblocks(uint32 nblocks, int part, int nparts)
 	return (nblocks - 2 - part) / nparts + 2;
 }
 
-/* A part's local position of an entry, as the index numbers it. */
+/* An entry's position in the index, from its position in a part. */
 static inline uint64
 index_part_global_position(uint64 position, int part, int nparts, int slot_bits)
 {
