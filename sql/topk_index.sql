@@ -14,6 +14,7 @@ CREATE INDEX ON ci_bad USING gputopk (p);
 CREATE INDEX ON ci_bad USING gputopk ((a + 1));
 CREATE INDEX ON ci_bad USING gputopk (a) WHERE a > 0;
 CREATE INDEX ON ci_bad USING gputopk (a) WITH (fillfactor = 50);
+CREATE INDEX ON ci_bad USING gputopk (a) WITH (layout = sorted);
 CREATE UNIQUE INDEX ON ci_bad USING gputopk (a);
 CREATE INDEX ci_bad_a ON ci_bad USING gputopk (a);
 SELECT gputopk_index_check('ci_bad_a');

@@ -1,7 +1,8 @@
 --
 -- A column index's pages skipped by their summaries (kernels/page_bounds.h):
 -- pages whose entries cannot pass the index's filter, or whose largest
--- possible key cannot enter the top k.  Answers and errors are PostgreSQL's
+-- possible key cannot enter the top k, also in an index built clustered
+-- (layout = clustered).  Answers and errors are PostgreSQL's
 -- (topk_check runs each query with gputopk off and on), over NaN,
 -- infinities, -0, NULLs and ties, and pages are skipped where they can be.
 --
@@ -188,6 +189,66 @@ VACUUM sk;
 SELECT gputopk_index_check('sk_ci') > 0 AS checked;
 SELECT topk_check('SELECT id, score FROM sk ORDER BY score DESC NULLS LAST, id LIMIT 12');
 
+-- an index built WITH (layout = clustered): its entries in the order of
+-- their values, so that each page's summary is narrow and a ranking
+-- function of several columns skips most pages, where the table's order
+-- skips none; then inserts after the build, updates, deletes, VACUUM and
+-- REINDEX
+SELECT setseed(0.25);
+CREATE TABLE sk_cl AS
+SELECT i AS id, CASE WHEN i % 1009 = 0 THEN NULL ELSE random()::float4 END AS a,
+       random()::float4 AS b, random() AS c, (i % 100)::int4 AS w
+FROM generate_series(1, 40000) i;
+INSERT INTO sk_cl VALUES (40001, 'NaN', 0.5, 0.5, 1), (40002, 'Infinity', '-Infinity', 1, 2),
+  (40003, '-0', '0', '-0', 3), (40004, '1e-45', 1, '5e-324', 4), (40005, 0.5, 0.5, 0.5, 5),
+  (40006, 0.5, 0.5, 0.5, 5);
+CREATE INDEX sk_cl_ci ON sk_cl USING gputopk (a, b, c, w);
+ANALYZE sk_cl;
+SET gputopk.device = cpu;
+SELECT pages_skipped('SELECT id FROM sk_cl ORDER BY 0.7 * a + 0.3 * b + c DESC NULLS LAST LIMIT 10') AS skipped_in_table_order;
+DROP INDEX sk_cl_ci;
+CREATE INDEX sk_cl_ci ON sk_cl USING gputopk (a, b, c, w) WITH (layout = clustered);
+SELECT gputopk_index_check('sk_cl_ci') = (SELECT count(*) FROM sk_cl) AS index_matches;
+SELECT pages_skipped(q) AS skipped, q
+FROM unnest(ARRAY[
+  'SELECT id FROM sk_cl ORDER BY 0.7 * a + 0.3 * b + c DESC NULLS LAST LIMIT 10',
+  'SELECT id FROM sk_cl ORDER BY b + c DESC LIMIT 10',
+  'SELECT id FROM sk_cl ORDER BY w LIMIT 10'
+]) q;
+-- one process: it stops at the first page whose bound is below the cut
+EXPLAIN (COSTS OFF) SELECT id FROM sk_cl ORDER BY 0.7 * a + 0.3 * b + c DESC NULLS LAST LIMIT 10;
+RESET gputopk.device;
+SELECT q, topk_check(q)
+FROM unnest(ARRAY[
+  'SELECT id, 0.7 * a + 0.3 * b + c FROM sk_cl ORDER BY 0.7 * a + 0.3 * b + c DESC, id LIMIT 10',
+  'SELECT id FROM sk_cl ORDER BY a + b DESC NULLS LAST, id LIMIT 10',
+  'SELECT id FROM sk_cl ORDER BY a - c, id LIMIT 10',
+  'SELECT id, a FROM sk_cl ORDER BY a DESC, id LIMIT 10',
+  'SELECT id, w FROM sk_cl ORDER BY w DESC, id LIMIT 30',
+  'SELECT id FROM sk_cl WHERE w < 10 ORDER BY b + c DESC, id LIMIT 10',
+  'SELECT * FROM (SELECT id, b FROM sk_cl ORDER BY b DESC FETCH FIRST 5 ROWS WITH TIES) t ORDER BY id'
+]) q;
+INSERT INTO sk_cl SELECT 50000 + i, 2, 2, 2, i FROM generate_series(1, 20) i;
+UPDATE sk_cl SET b = 3 WHERE id % 4000 = 7;
+SELECT topk_check('SELECT id, 0.7 * a + 0.3 * b + c FROM sk_cl ORDER BY 0.7 * a + 0.3 * b + c DESC, id LIMIT 30');
+SELECT topk_check('SELECT id, b FROM sk_cl ORDER BY b DESC, id LIMIT 15');
+DELETE FROM sk_cl WHERE id > 50000 OR id % 4000 = 7;
+VACUUM sk_cl;
+SELECT gputopk_index_check('sk_cl_ci') = (SELECT count(*) FROM sk_cl) AS index_matches;
+SELECT topk_check('SELECT id, 0.7 * a + 0.3 * b + c FROM sk_cl ORDER BY 0.7 * a + 0.3 * b + c DESC, id LIMIT 30');
+REINDEX INDEX sk_cl_ci;
+SELECT gputopk_index_check('sk_cl_ci') = (SELECT count(*) FROM sk_cl) AS index_matches;
+SELECT topk_check('SELECT id, 0.7 * a + 0.3 * b + c FROM sk_cl ORDER BY 0.7 * a + 0.3 * b + c DESC, id LIMIT 30');
+-- the storage parameter applies when the index is built
+SELECT reloptions FROM pg_class WHERE relname = 'sk_cl_ci';
+ALTER INDEX sk_cl_ci SET (layout = table);
+REINDEX INDEX sk_cl_ci;
+SET gputopk.device = cpu;
+SELECT pages_skipped('SELECT id FROM sk_cl ORDER BY 0.7 * a + 0.3 * b + c DESC NULLS LAST LIMIT 10') AS skipped_in_table_order;
+RESET gputopk.device;
+ALTER INDEX sk_cl_ci SET (layout = clustered);
+REINDEX INDEX sk_cl_ci;
+
 -- in parallel: each process skips pages of its own share
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
@@ -195,12 +256,13 @@ SET min_parallel_index_scan_size = 0;
 SET gputopk.max_parallel_workers = 2;
 SELECT topk_check('SELECT id, score FROM sk ORDER BY score DESC NULLS LAST, id LIMIT 10');
 SELECT topk_check('SELECT id, w FROM sk WHERE ts BETWEEN ''2026-01-20'' AND ''2026-01-21'' ORDER BY w DESC, id LIMIT 50');
+SELECT topk_check('SELECT id, 0.7 * a + 0.3 * b + c FROM sk_cl ORDER BY 0.7 * a + 0.3 * b + c DESC, id LIMIT 10');
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_index_scan_size;
 RESET gputopk.max_parallel_workers;
 
-DROP TABLE sk, sk_err, sk_tie, sk_val;
+DROP TABLE sk, sk_err, sk_tie, sk_val, sk_cl;
 DROP FUNCTION pages_skipped(text);
 DROP FUNCTION analyzed(text, text);
 RESET gputopk.min_table_rows;

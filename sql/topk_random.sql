@@ -1,7 +1,8 @@
 --
 -- Random top-k queries over tk and a partitioned copy, each run with
 -- gputopk off and on and compared (needs topk_check and tk from
--- topk_scan).  Both tables have a column index on every key column, which
+-- topk_scan).  Both tables have a column index on every key column (the
+-- copy's built with layout = clustered), which
 -- GpuTopK reads where its cost wins, except under the 'no index' setting
 -- and under gputopk.device = gpu where the GPU cannot read the index.
 -- gputopk_test.seed and gputopk_test.queries give the seed
@@ -26,7 +27,9 @@ CREATE TABLE tk_rp2 PARTITION OF tk_rp DEFAULT;
 INSERT INTO tk_rp SELECT * FROM tk;
 ANALYZE tk_rp;
 CREATE INDEX tk_random_ci ON tk USING gputopk (i2, i4, i8, f4, f8, d, ts, tz, g);
-CREATE INDEX tk_rp_ci ON tk_rp USING gputopk (i2, i4, i8, f4, f8, d, ts, tz, g);
+-- the partitioned copy's index built clustered, its entries in the order of their values
+CREATE INDEX tk_rp_ci ON tk_rp USING gputopk (i2, i4, i8, f4, f8, d, ts, tz, g)
+  WITH (layout = clustered);
 -- all-visible pages, which the GPU reads in place (gputopk.gpu_pages)
 VACUUM (FREEZE) tk, tk_rp;
 

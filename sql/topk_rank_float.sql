@@ -130,6 +130,14 @@ SELECT rf_check('SELECT id, (a + b) + 0 FROM rf WHERE id < 20008 ORDER BY a + b 
 SELECT rf_check('SELECT id, (0.25 * a + 0.75 * c) + 0 FROM rf WHERE n < 500 AND id < 20008 ORDER BY 0.25 * a + 0.75 * c, id LIMIT 10');
 SELECT rf_check('SELECT id FROM rf ORDER BY a + a DESC, id LIMIT 3');
 SELECT rf_check('SELECT id FROM rf ORDER BY (n / 3::float8 - n * 0.3333333333333333::float8) * 1e-310::float8, id LIMIT 3');
+-- the same over the index built clustered: pages of rows that raise are
+-- still read, wherever the order put them
+DROP INDEX rf_ci;
+CREATE INDEX rf_ci ON rf USING gputopk (a, b, c, n) WITH (layout = clustered);
+SELECT rf_check('SELECT id, (a + b) + 0 FROM rf WHERE id < 20008 ORDER BY a + b DESC, id LIMIT 10');
+SELECT rf_check('SELECT id, (0.25 * a + 0.75 * c) + 0 FROM rf WHERE n < 500 AND id < 20008 ORDER BY 0.25 * a + 0.75 * c, id LIMIT 10');
+SELECT rf_check('SELECT id FROM rf ORDER BY a + a DESC, id LIMIT 3');
+SELECT rf_check('SELECT id FROM rf ORDER BY (n / 3::float8 - n * 0.3333333333333333::float8) * 1e-310::float8, id LIMIT 3');
 DELETE FROM rf WHERE id >= 20008;
 SELECT rf_check('SELECT id, (a + a) + 0 FROM rf ORDER BY a + a DESC, id LIMIT 3');
 SELECT rf_check('SELECT id FROM rf WHERE id > 20000 ORDER BY c / b, id LIMIT 3');

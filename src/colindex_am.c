@@ -2,7 +2,8 @@
  *
  * colindex_am.c
  *	  The column index's access method: its handler, and the callbacks
- *	  that refuse what it does not do (scans, options, other types).
+ *	  that refuse what it does not do (scans, other types).  Its storage
+ *	  parameter is colindex_cluster.c's.
  *	  Building, inserting and VACUUM are colindex_build.c's,
  *	  colindex_insert.c's and colindex_vacuum.c's.
  *
@@ -29,6 +30,7 @@
 
 #include "colindex.h"
 #include "colindex_changes.h"
+#include "colindex_cluster.h"
 #include "colindex_dict.h"
 
 PG_FUNCTION_INFO_V1(gputopk_index_handler);
@@ -49,16 +51,6 @@ colindex_cost_estimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	*selectivity = 1.0;
 	*correlation = 0.0;
 	*pages = path->indexinfo->pages;
-}
-
-static bytea *
-colindex_options(Datum reloptions, bool validate)
-{
-	if (validate && reloptions != (Datum) 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("gputopk indexes take no storage parameters")));
-	return NULL;
 }
 
 /* An operator class is valid when its type is one the index holds. */
@@ -123,7 +115,7 @@ gputopk_index_handler(PG_FUNCTION_ARGS)
 	am->amvacuumcleanup = colindex_vacuum_cleanup;
 	am->amcanreturn = NULL;
 	am->amcostestimate = colindex_cost_estimate;
-	am->amoptions = colindex_options;
+	am->amoptions = colindex_cluster_options;
 	am->amproperty = NULL;
 	am->ambuildphasename = NULL;
 	am->amvalidate = colindex_validate;

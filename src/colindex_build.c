@@ -2,8 +2,9 @@
  *
  * colindex_build.c
  *	  Building a column index: its metapage, then its entries from a scan
- *	  of the table, a data page at a time; and an unlogged table's empty
- *	  index.
+ *	  of the table, a data page at a time, in the order the scan reads
+ *	  them or, with layout = clustered, in the order of their values
+ *	  (colindex_cluster.c); and an unlogged table's empty index.
  *
  *-------------------------------------------------------------------------
  */
@@ -20,6 +21,7 @@
 
 #include "colindex.h"
 #include "colindex_changes.h"
+#include "colindex_cluster.h"
 #include "colindex_dict.h"
 #include "compat.h"
 
@@ -30,6 +32,7 @@ typedef struct BuildState
 	PGAlignedBlock page;		/* the data page being filled */
 	BlockNumber last_block;
 	double		entries;
+	ColIndexCluster *cluster;	/* with layout = clustered, the entries to order */
 } BuildState;
 
 /* The layout of the index's columns, from its tuple descriptor. */
@@ -88,6 +91,20 @@ flush_build_page(Relation index, BuildState *state)
 	colindex_init_data_page(state->page.data, state->layout);
 }
 
+/* Add an entry (its text columns' codes stored) to the data page being filled. */
+static void
+add_entry(Relation index, BuildState *state, ItemPointer tid, const Datum *stored,
+		  const bool *isnull)
+{
+	if (!colindex_page_add(state->layout, state->page.data, tid, stored, isnull))
+	{
+		flush_build_page(index, state);
+		if (!colindex_page_add(state->layout, state->page.data, tid, stored, isnull))
+			elog(ERROR, "could not add an entry to an empty page");
+	}
+	state->entries++;
+}
+
 static void
 build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 			   bool alive, void *arg)
@@ -96,13 +113,24 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	Datum		stored[INDEX_MAX_KEYS];
 
 	colindex_dict_encode_row(index, state->layout, values, isnull, stored);
-	if (!colindex_page_add(state->layout, state->page.data, tid, stored, isnull))
-	{
-		flush_build_page(index, state);
-		if (!colindex_page_add(state->layout, state->page.data, tid, stored, isnull))
-			elog(ERROR, "could not add an entry to an empty page");
-	}
-	state->entries++;
+	if (state->cluster)
+		colindex_cluster_add(state->cluster, tid, stored, isnull);
+	else
+		add_entry(index, state, tid, stored, isnull);
+}
+
+/* With layout = clustered: the entries the scan spooled, in order. */
+static void
+add_clustered_entries(Relation index, BuildState *state)
+{
+	ItemPointerData tid;
+	Datum		stored[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+
+	colindex_cluster_sort(state->cluster);
+	while (colindex_cluster_next(state->cluster, &tid, stored, isnull))
+		add_entry(index, state, &tid, stored, isnull);
+	colindex_cluster_end(state->cluster);
 }
 
 /* The metapage, as block 0. */
@@ -136,8 +164,12 @@ colindex_build(Relation heap, Relation index, IndexInfo *info)
 	state->last_block = InvalidBlockNumber;
 	write_meta_page(index, layout);
 	colindex_init_data_page(state->page.data, layout);
+	if (colindex_cluster_enabled(index))
+		state->cluster = colindex_cluster_begin(layout);
 	result->heap_tuples = table_index_build_scan(heap, index, info, true, true,
 												 build_callback, state, NULL);
+	if (state->cluster)
+		add_clustered_entries(index, state);
 	if (colindex_data_header(state->page.data)->nlive > 0)
 		flush_build_page(index, state);
 	colindex_insert_set_block(index, state->last_block);

@@ -51,6 +51,7 @@
 #include "utils/spccache.h"
 
 #include "colindex.h"
+#include "colindex_cluster.h"
 #include "colindex_coverage.h"
 #include "colindex_path.h"
 #include "device.h"
@@ -131,6 +132,35 @@ share_read(PlannerInfo *root, RelOptInfo *rel, List *private, List *covered,
 }
 
 /*
+ * The share of a clustered index's data pages read for a key computed from
+ * d of its D columns, a share q of whose entries are above the cut.  Its
+ * pages are boxes of the columns' space (colindex_cluster.c), about
+ * pages^(-1/D) wide in each column's ranks, and those read are about the
+ * boxes that reach the corner of the d columns the key reads that holds
+ * the entries above the cut, q^(1/d) wide, as for uniform columns: a share
+ * (q^(1/d) + pages^(-1/D))^d.  (3M entries of 8 independent columns, top
+ * 50 of a weighted sum: 0.009 for 0.023 read; anti-correlated columns read
+ * far more, 0.2.)
+ */
+static double
+clustered_share(RelOptInfo *rel, Expr *key, double q, IndexOptInfo *index)
+{
+	Bitmapset  *attnos = NULL;
+	int			read = 0;
+	double		pages = Max(index->pages, 1.0);
+
+	pull_varattnos((Node *) key, rel->relid, &attnos);
+	for (int i = 0; i < index->nkeycolumns; i++)
+		if (index->indexkeys[i] != 0 &&
+			bms_is_member(index->indexkeys[i] - FirstLowInvalidHeapAttributeNumber, attnos))
+			read++;
+	if (read == 0)
+		return 1.0;
+	return Max(Min(pow(pow(q, 1.0 / read) + pow(pages, -1.0 / index->nkeycolumns), read), 1.0),
+			   1.0 / pages);
+}
+
+/*
  * The share of the index's data pages that one process or the GPU reads in
  * the order of their bounds: those whose largest key reaches the cut below
  * which no candidate is wanted.  A share q of the entries the index's
@@ -141,11 +171,14 @@ share_read(PlannerInfo *root, RelOptInfo *rel, List *private, List *covered,
  * share q of them; between the two, weighed by c squared, as PostgreSQL
  * weighs a btree's correlation.  The filter's own pruning is left out, and
  * a key program's bounds (sums of each column's greatest value) are costed
- * as reading every page.
+ * as reading every page, unless the index is clustered (clustered_share).
+ * A clustered index's pages are in the order of their values, not the
+ * table's: a column key's statistics say nothing of it, and its values lie
+ * in each page as at random.
  */
 static double
 pages_read_share(PlannerInfo *root, RelOptInfo *rel, List *private, List *covered,
-				 double candidates, IndexOptInfo *index)
+				 double candidates, IndexOptInfo *index, bool clustered)
 {
 	Expr	   *key = linitial(llast(private));
 	VariableStatData vardata;
@@ -154,11 +187,15 @@ pages_read_share(PlannerInfo *root, RelOptInfo *rel, List *private, List *covere
 	double		per_page = index->tuples / Max(index->pages, 1.0);
 	double		q;
 
-	if (!IsA(key, Var) || index->tuples < 1.0)
+	if (index->tuples < 1.0 || (!IsA(key, Var) && !clustered))
 		return 1.0;
 	q = Min(candidates / Max(index->tuples * clauselist_selectivity(root, covered, rel->relid,
 																	 JOIN_INNER, NULL),
 							  1.0), 1.0);
+	if (!IsA(key, Var))
+		return clustered_share(rel, key, q, index);
+	if (clustered)
+		return Max(1.0 - pow(1.0 - q, per_page), 1.0 / Max(index->pages, 1.0));
 	examine_variable(root, (Node *) key, 0, &vardata);
 	if (HeapTupleIsValid(vardata.statsTuple) &&
 		get_attstatsslot(&sslot, vardata.statsTuple, STATISTIC_KIND_CORRELATION, InvalidOid,
@@ -176,7 +213,8 @@ pages_read_share(PlannerInfo *root, RelOptInfo *rel, List *private, List *covere
 /* A path over the index, a partial one if workers > 0. */
 static void
 add_index_path(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost where,
-			   IndexOptInfo *index, Bitmapset *columns, bool on_gpu, int workers)
+			   IndexOptInfo *index, Bitmapset *columns, bool clustered, bool on_gpu,
+			   int workers)
 {
 	double		divisor = workers > 0 ? scan_parallel_divisor(workers) : 1.0;
 	double		entries_cost;
@@ -216,7 +254,7 @@ add_index_path(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost where
 	get_tablespace_page_costs(rel->reltablespace, &spc_random_page_cost, &spc_seq_page_cost);
 	/* in the order of bounds: a page's summary read first, then the pages that can hold candidates */
 	pages_share = workers > 0 ? 1.0 :
-		pages_read_share(root, rel, private, covered, candidates, index);
+		pages_read_share(root, rel, private, covered, candidates, index, clustered);
 	if (on_gpu)
 		entries_cost = cpu_operator_cost *
 			(INDEX_GPU_JOB_COST_FACTOR + INDEX_GPU_ENTRY_COST_FACTOR * index->tuples * pages_share);
@@ -262,6 +300,7 @@ colindex_path_add(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost wh
 		IndexOptInfo *index = lfirst_node(IndexOptInfo, lc);
 		Bitmapset  *columns;
 		Relation	irel;
+		bool		clustered;
 		bool		on_gpu;
 		int			workers;
 
@@ -273,12 +312,14 @@ colindex_path_add(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost wh
 			continue;
 		irel = index_open(index->indexoid, NoLock);
 		columns = colindex_coverage_columns(irel);
+		clustered = colindex_cluster_enabled(irel);
 		index_close(irel, NoLock);
 		if (!index_has_key(rel, private, columns))
 			continue;
-		add_index_path(root, rel, private, where, index, columns, on_gpu, 0);
+		add_index_path(root, rel, private, where, index, columns, clustered, on_gpu, 0);
 		/* the GPU reads the whole index in one job */
 		if (!on_gpu && (workers = topk_partial_workers(root, rel, index->pages)) > 0)
-			add_index_path(root, rel, private, where, index, columns, false, workers);
+			add_index_path(root, rel, private, where, index, columns, clustered, false,
+						   workers);
 	}
 }

@@ -6,7 +6,8 @@
  * _PG_init runs in the postmaster under shared_preload_libraries and in a
  * backend under session_preload_libraries or LOAD.  It defines settings
  * (settings.c, device.c), installs the planner hooks (topk_path.c,
- * agg_path.c) and, when preloaded, asks for the GPU service
+ * agg_path.c, groups_path.c), registers the column index's storage
+ * parameter (colindex_cluster.c) and, when preloaded, asks for the GPU service
  * (service_shmem.c).  It never touches CUDA: only the GPU service does, in
  * its own process, because a process forked from one that touched CUDA
  * cannot use it.  Nothing calls into this file.
@@ -19,6 +20,7 @@
 #include "utils/guc.h"
 
 #include "agg_path.h"
+#include "colindex_cluster.h"
 #include "device.h"
 #include "groups_path.h"
 #include "service_client.h"
@@ -39,4 +41,5 @@ _PG_init(void)
 	topk_path_init();
 	agg_path_init();
 	groups_path_init();
+	colindex_cluster_define_option();
 }
