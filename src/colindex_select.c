@@ -320,7 +320,8 @@ next_chunk(Selection *sel, BlockCursor *cursor, uint32 *chunk)
  * Taking the first out leaves its last's place, the one after the sorted
  * pages, free for it.  A round stops after the few pages whose bounds reach
  * its cut, so sorting only as far as the rounds read saves sorting them all
- * (14,779 pages: a third of a round of 5 ms, on 2 cores).
+ * (14,778 pages of a clustered index, of which a round read 334: the full
+ * sort took about a quarter of the round's time, on 2 cores).
  */
 static inline PageBound *
 unsorted_page(Selection *sel, uint32 i)
