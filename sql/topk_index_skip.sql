@@ -236,6 +236,17 @@ DELETE FROM sk_cl WHERE id > 50000 OR id % 4000 = 7;
 VACUUM sk_cl;
 SELECT gputopk_index_check('sk_cl_ci') = (SELECT count(*) FROM sk_cl) AS index_matches;
 SELECT topk_check('SELECT id, 0.7 * a + 0.3 * b + c FROM sk_cl ORDER BY 0.7 * a + 0.3 * b + c DESC, id LIMIT 30');
+-- inserts take the slots VACUUM freed only in pages it emptied: the new
+-- versions of rows updated and new rows go to new pages, and the pages the
+-- build ordered are still skipped
+UPDATE sk_cl SET b = random() WHERE id % 10 = 3;
+VACUUM sk_cl;
+INSERT INTO sk_cl SELECT 60000 + i, random(), random(), random(), i % 100 FROM generate_series(1, 4000) i;
+SET gputopk.device = cpu;
+SELECT pages_skipped('SELECT id FROM sk_cl ORDER BY 0.7 * a + 0.3 * b + c DESC NULLS LAST LIMIT 10') AS skipped_after_writes;
+RESET gputopk.device;
+SELECT gputopk_index_check('sk_cl_ci') = (SELECT count(*) FROM sk_cl) AS index_matches;
+SELECT topk_check('SELECT id, 0.7 * a + 0.3 * b + c FROM sk_cl ORDER BY 0.7 * a + 0.3 * b + c DESC, id LIMIT 30');
 REINDEX INDEX sk_cl_ci;
 SELECT gputopk_index_check('sk_cl_ci') = (SELECT count(*) FROM sk_cl) AS index_matches;
 SELECT topk_check('SELECT id, 0.7 * a + 0.3 * b + c FROM sk_cl ORDER BY 0.7 * a + 0.3 * b + c DESC, id LIMIT 30');
