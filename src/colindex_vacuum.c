@@ -28,12 +28,6 @@
 
 
 /*
- * Free the slots of the entries VACUUM's callback names.  A cleanup lock
- * waits out scans that hold a pin on the page between reading an entry's
- * TID and marking it dead, so a slot is not freed and taken again between
- * the two.
- */
-/*
  * Whether inserts may take the page's free slots.  In a clustered index
  * only an empty page's: an entry added to a page widens its summary, and
  * new entries come in no order, so that a few in each page would leave no
@@ -49,6 +43,12 @@ reusable(Relation index, const ColIndexLayout *layout, Page page)
 	return colindex_cluster_enabled(index) ? nlive == 0 : nlive < layout->capacity;
 }
 
+/*
+ * Free the slots of the entries VACUUM's callback names.  A cleanup lock
+ * waits out scans that hold a pin on the page between reading an entry's
+ * TID and marking it dead, so a slot is not freed and taken again between
+ * the two.
+ */
 IndexBulkDeleteResult *
 colindex_bulk_delete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 					 IndexBulkDeleteCallback callback, void *callback_state)
