@@ -276,7 +276,7 @@ claim_slot(const ServiceJobSpec *spec)
 
 	for (int i = 0; i < service->nslots; i++)
 		if (pg_atomic_read_u32(&service->slots[i].state) != SLOT_FREE)
-			taken[i % ndevices]++;
+			taken[service_slot_device(i)]++;
 	for (;;)
 	{
 		int			best = -1;
@@ -287,11 +287,12 @@ claim_slot(const ServiceJobSpec *spec)
 		if (best < 0)
 			return -1;
 		tried[best] = true;
-		for (int i = best; i < service->nslots; i += ndevices)
+		for (int i = 0; i < service->nslots; i++)
 		{
 			uint32		expected = SLOT_FREE;
 
-			if (pg_atomic_compare_exchange_u32(&service->slots[i].state, &expected,
+			if (service_slot_device(i) == best &&
+				pg_atomic_compare_exchange_u32(&service->slots[i].state, &expected,
 											   SLOT_CLAIMED))
 				return i;
 		}

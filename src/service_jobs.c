@@ -917,10 +917,13 @@ service_jobs_start(void)
 
 	/* PostgreSQL's signals are for the main thread: the threads block them all */
 	service_block_signals(&saved);
-	for (int i = service_serving_device; i < service->nslots; i += service->ndevices)
+	for (int i = 0; i < service->nslots; i++)
 	{
-		JobThread  *jt = &threads[nthreads++];
+		JobThread  *jt = &threads[nthreads];
 
+		if (service_slot_device(i) != service_serving_device)
+			continue;
+		nthreads++;
 		jt->index = i;
 		jt->slot = &service->slots[i];
 		jt->started = pthread_create(&jt->thread, NULL, job_thread_main, jt) == 0;

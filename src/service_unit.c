@@ -191,16 +191,12 @@ static void
 sleep_ms(long ms)
 {
 	instr_time	began;
-	instr_time	now;
 
 	INSTR_TIME_SET_CURRENT(began);
 	while (!ShutdownRequestPending)
 	{
-		long		left;
+		long		left = ms - (long) service_ms_since(began);
 
-		INSTR_TIME_SET_CURRENT(now);
-		INSTR_TIME_SUBTRACT(now, began);
-		left = ms - (long) INSTR_TIME_GET_MILLISEC(now);
 		if (left <= 0)
 			break;
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, left,
@@ -227,11 +223,13 @@ injected_slow_start(void)
 static void
 release_orphans(void)
 {
-	for (int i = service_serving_device; i < service->nslots; i += service->ndevices)
+	for (int i = 0; i < service->nslots; i++)
 	{
 		ServiceSlot *slot = &service->slots[i];
 		uint32		state = pg_atomic_read_u32(&slot->state);
 
+		if (service_slot_device(i) != service_serving_device)
+			continue;
 		if (state == SLOT_FREE || state == SLOT_RELEASED)
 			continue;
 		pg_read_barrier();
@@ -264,11 +262,13 @@ refresh_memory(void)
 static void
 fail_jobs(void)
 {
-	for (int i = service_serving_device; i < service->nslots; i += service->ndevices)
+	for (int i = 0; i < service->nslots; i++)
 	{
 		ServiceSlot *slot = &service->slots[i];
 		uint32		state = pg_atomic_read_u32(&slot->state);
 
+		if (service_slot_device(i) != service_serving_device)
+			continue;
 		if (state == SLOT_RELEASED)
 			service_free_slot(slot);
 		else if (state == SLOT_SUBMITTED || state == SLOT_RUNNING)
