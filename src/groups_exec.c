@@ -49,7 +49,7 @@
 #include "scan_datum_key.h"
 #include "scan_filter_program.h"
 
-/* the most groups kept for which rows are dropped as they are read (best_keys) */
+/* the most groups kept for which rows are dropped as they are read (best) */
 #define GROUPS_DROP_MAX_KEEP 100000
 
 /* the table's parallel scan, in the shared memory after GroupsShared */
@@ -78,16 +78,6 @@ static const CustomExecMethods groups_exec_methods = {
 	.ShutdownCustomScan = shutdown_groups_scan,
 	.ExplainCustomScan = groups_explain_scan,
 };
-
-/* binaryheap's order of keys (larger for better): the worst on top */
-static int
-worst_key_first(Datum a, Datum b, void *arg)
-{
-	uint64		x = DatumGetUInt64(a);
-	uint64		y = DatumGetUInt64(b);
-
-	return x < y ? 1 : (x > y ? -1 : 0);
-}
 
 Node *
 groups_create_scan_state(CustomScan *cscan)
@@ -175,7 +165,7 @@ begin_groups_scan(CustomScanState *node, EState *estate, int eflags)
 	gs->hash_mem = get_hash_memory_limit();
 	/* ranked by a grouping column: rows of groups that cannot come first are dropped */
 	if (gs->rank == NULL && gs->keep <= GROUPS_DROP_MAX_KEEP)
-		gs->best_keys = binaryheap_allocate((int) gs->keep, worst_key_first, NULL);
+		groups_best_begin(gs);
 	gs->record_bytes = GROUPS_RECORD_HEADER_BYTES + gs->cell_bytes;
 	gs->record = palloc(gs->record_bytes);
 	group_type = TupleDescAttr(RelationGetDescr(node->ss.ss_currentRelation),
@@ -300,8 +290,8 @@ scan_table(GroupsScanState *gs)
 	gs->reader.parallel = gs->shared ?
 		(ParallelTableScanDesc) ((char *) gs->shared + GROUPS_SHARED_SCAN_OFFSET) : NULL;
 	scan_row_reader_begin(&gs->reader, gs->css.ss.ps.state->es_snapshot);
-	if (gs->best_keys != NULL)
-		binaryheap_reset(gs->best_keys);
+	if (gs->best != NULL)
+		groups_best_reset(gs);
 	if (!(OidIsValid(gs->index_oid) && gs->partitions == 0 && gs->exchange == NULL &&
 		  groups_index_scan(gs)))
 		read_blocks(gs);

@@ -152,8 +152,8 @@ read_again_on_cpu(GroupsScanState *gs)
 {
 	groups_reset(gs);
 	groups_begin(gs);
-	if (gs->best_keys != NULL)
-		binaryheap_reset(gs->best_keys);
+	if (gs->best != NULL)
+		groups_best_reset(gs);
 	gs->counters.counts[GROUPS_COUNT_ROWS_SCANNED] = 0;
 	gs->pages_on_gpu = 0;
 	/* the blocks read below are taken already */

@@ -79,6 +79,30 @@ typedef struct PairGroupSlot
 #define SH_DECLARE
 #include "lib/simplehash.h"
 
+/*
+ * Ranked by a grouping column, with a bounded keep: the best keep distinct
+ * groups the scan has made so far, by their keys (larger for better), in a
+ * heap of their entries' indexes, the worst on top; and the groups among
+ * them, each numbered by its entry, so that a group made again after its set
+ * was written out (a spill, or the partitioned form's records) counts once.
+ * A row strictly worse than the worst of keep such groups cannot be in a
+ * group returned.
+ */
+typedef struct BestGroup
+{
+	uint64		key;
+	PairKey		group;
+} BestGroup;
+
+typedef struct BestGroups
+{
+	binaryheap *heap;
+	BestGroup  *entries;
+	groups_pair_table_hash *members;
+	bool		full;			/* keep of them */
+	uint64		worst;			/* then the worst one's key */
+} BestGroups;
+
 /* no group has this number */
 #define NO_GROUP PG_UINT32_MAX
 
@@ -131,12 +155,8 @@ typedef struct GroupsScanState
 	bool		desc;
 	bool		nulls_first;
 	int64		keep;
-	/*
-	 * Ranked by a grouping column, with a bounded keep: the keys (larger for
-	 * better) of the best keep groups made by the scan so far, worst on top;
-	 * rows strictly worse than all of them are dropped as they are read.
-	 */
-	binaryheap *best_keys;
+	BestGroups *best;			/* ranked by a grouping column, with a bounded
+								 * keep, or NULL: rows are dropped by it */
 	int			partitions;		/* of the partitioned form; 0 for one process */
 	List	   *exprs;			/* the grouping columns, then the aggregates */
 	bool		table_rows;		/* the rows form: returns the table's rows of
@@ -202,6 +222,8 @@ typedef struct GroupsScanState
 /* groups_table.c: a set of groups, in groups_cxt */
 extern void groups_begin(GroupsScanState *gs);
 extern void groups_reset(GroupsScanState *gs);
+extern void groups_best_begin(GroupsScanState *gs);
+extern void groups_best_reset(GroupsScanState *gs);
 extern void groups_add_page(GroupsScanState *gs);
 extern void groups_merge_record(GroupsScanState *gs, const char *record);
 extern void groups_merge_text_record(GroupsScanState *gs, Datum value, const char *record);

@@ -173,19 +173,100 @@ cells_of(GroupsScanState *gs, uint32 n)
 	return gs->cells + (Size) n * gs->cell_bytes;
 }
 
+/* Group number n's key: its grouping values and which are NULL. */
+static PairKey
+key_of_group(GroupsScanState *gs, uint32 n)
+{
+	PairKey		key = {.a = (uint64) gs->values[n]};
+
+	if (gs->second_attno != 0)
+	{
+		key.b = (uint64) gs->seconds[n];
+		key.nulls = gs->nulls[n];
+	}
+	else if (n == gs->null_group)
+		key.a = 0, key.nulls = 1;
+	return key;
+}
+
+/* binaryheap's order of best entries' indexes: the worst key on top */
+static int
+worst_entry_first(Datum a, Datum b, void *arg)
+{
+	const BestGroup *entries = arg;
+	uint64		x = entries[DatumGetInt32(a)].key;
+	uint64		y = entries[DatumGetInt32(b)].key;
+
+	return x < y ? 1 : (x > y ? -1 : 0);
+}
+
+/* The best groups, none yet, in the query's memory: keep is at most INT_MAX. */
+void
+groups_best_begin(GroupsScanState *gs)
+{
+	MemoryContext old = MemoryContextSwitchTo(gs->css.ss.ps.state->es_query_cxt);
+	BestGroups *best = palloc0(sizeof(BestGroups));
+
+	best->entries = palloc_extended(sizeof(BestGroup) * gs->keep, MCXT_ALLOC_HUGE);
+	best->heap = binaryheap_allocate((int) gs->keep, worst_entry_first, best->entries);
+	best->members = groups_pair_table_create(CurrentMemoryContext,
+											 (uint32) Min(gs->keep, 1024), NULL);
+	gs->best = best;
+	MemoryContextSwitchTo(old);
+}
+
+/* No best group: the scan starts over. */
+void
+groups_best_reset(GroupsScanState *gs)
+{
+	binaryheap_reset(gs->best->heap);
+	groups_pair_table_reset(gs->best->members);
+	gs->best->full = false;
+}
+
 /*
- * Ranked by a grouping column: a new group's value of it (not NULL) among
- * the best keys of the groups made so far.
+ * Ranked by a grouping column: group n, just made by a page's row, among the
+ * best groups made so far, unless its value of that column is NULL or it is
+ * among them already (made before its set was written out).
  */
 static void
-note_rank_value(GroupsScanState *gs, Datum value)
+note_new_group(GroupsScanState *gs, uint32 n)
 {
-	Datum		key = UInt64GetDatum(key_of_datum(gs->rank_key_type, value, gs->desc));
+	BestGroups *best = gs->best;
+	PairKey		group = key_of_group(gs, n);
+	uint64		key;
+	int			entry;
+	bool		found;
 
-	if (gs->best_keys->bh_size < gs->keep)
-		binaryheap_add(gs->best_keys, key);
-	else if (DatumGetUInt64(key) > DatumGetUInt64(binaryheap_first(gs->best_keys)))
-		binaryheap_replace_first(gs->best_keys, key);
+	if (group.nulls & (gs->rank_column == 0 ? 1 : 2))
+		return;
+	key = key_of_datum(gs->rank_key_type,
+					   gs->rank_column == 0 ? gs->values[n] : gs->seconds[n], gs->desc);
+	if (best->full && key <= best->worst)
+		return;
+	if (groups_pair_table_lookup_hash(best->members, group, hash_pair(group)) != NULL)
+		return;
+	if (best->full)
+	{
+		/* the worst entry gives its place to the group */
+		entry = DatumGetInt32(binaryheap_first(best->heap));
+		groups_pair_table_delete_item(best->members,
+									  groups_pair_table_lookup_hash(best->members,
+																	best->entries[entry].group,
+																	hash_pair(best->entries[entry].group)));
+	}
+	else
+		entry = best->heap->bh_size;
+	best->entries[entry].key = key;
+	best->entries[entry].group = group;
+	groups_pair_table_insert_hash(best->members, group, hash_pair(group), &found)->number = entry;
+	if (best->full)
+		binaryheap_replace_first(best->heap, Int32GetDatum(entry));
+	else
+		binaryheap_add(best->heap, Int32GetDatum(entry));
+	best->full = best->heap->bh_size == gs->keep;
+	if (best->full)
+		best->worst = best->entries[DatumGetInt32(binaryheap_first(best->heap))].key;
 }
 
 /*
@@ -197,12 +278,11 @@ note_rank_value(GroupsScanState *gs, Datum value)
 static inline bool
 cannot_come_first(GroupsScanState *gs, Datum value, bool isnull)
 {
-	if (gs->best_keys->bh_size < gs->keep)
+	if (!gs->best->full)
 		return false;
 	if (isnull)
 		return !gs->nulls_first;
-	return key_of_datum(gs->rank_key_type, value, gs->desc) <
-		DatumGetUInt64(binaryheap_first(gs->best_keys));
+	return key_of_datum(gs->rank_key_type, value, gs->desc) < gs->best->worst;
 }
 
 /* A new group of grouping value value: its number, its cells empty. */
@@ -261,11 +341,7 @@ group_number(GroupsScanState *gs, Datum group, bool isnull, uint32 hash)
 	}
 	slot = groups_table_insert_hash(gs->table, (uint64) group, hash, &found);
 	if (!found)
-	{
 		slot->number = new_group(gs, group);
-		if (gs->best_keys != NULL)
-			note_rank_value(gs, group);
-	}
 	return slot->number;
 }
 
@@ -281,8 +357,6 @@ pair_number(GroupsScanState *gs, PairKey key, uint32 hash)
 		slot->number = new_group(gs, (Datum) key.a);
 		gs->seconds[slot->number] = (Datum) key.b;
 		gs->nulls[slot->number] = (uint8) key.nulls;
-		if (gs->best_keys != NULL && !(key.nulls & (gs->rank_column == 0 ? 1 : 2)))
-			note_rank_value(gs, (Datum) (gs->rank_column == 0 ? key.a : key.b));
 	}
 	return slot->number;
 }
@@ -314,7 +388,7 @@ groups_add_page(GroupsScanState *gs)
 		if (gs->second_attno != 0)
 			rows->seconds[n] = scan_row_reader_column(&gs->reader, gs->second_attno, desc,
 													  &rows->second_isnull[n]);
-		if (gs->best_keys != NULL &&
+		if (gs->best != NULL &&
 			(gs->rank_column == 0 ?
 			 cannot_come_first(gs, rows->groups[n], rows->group_isnull[n]) :
 			 cannot_come_first(gs, rows->seconds[n], rows->second_isnull[n])))
@@ -357,10 +431,14 @@ groups_add_page(GroupsScanState *gs)
 	MemoryContextSwitchTo(gs->groups_cxt);
 	for (int j = 0; j < n; j++)
 	{
+		uint32		made = gs->ngroups;
+
 		rows->numbers[j] = gs->second_attno != 0 ?
 			pair_number(gs, pair_of(rows->groups[j], rows->group_isnull[j],
 									rows->seconds[j], rows->second_isnull[j]), rows->hashes[j]) :
 			group_number(gs, rows->groups[j], rows->group_isnull[j], rows->hashes[j]);
+		if (gs->best != NULL && gs->ngroups > made)
+			note_new_group(gs, rows->numbers[j]);
 		prefetch_line(cells_of(gs, rows->numbers[j]));
 	}
 	/* a numeric cell's value is made in the groups' context */
@@ -411,22 +489,6 @@ groups_merge_text_record(GroupsScanState *gs, Datum value, const char *record)
 	for (int i = 0; i < gs->naggs; i++)
 		groups_agg_combine(&gs->aggs[i], cells_of(gs, n), record + RECORD_CELLS_OFFSET);
 	MemoryContextSwitchTo(old);
-}
-
-/* Group number n's key: its grouping values and which are NULL. */
-static PairKey
-key_of_group(GroupsScanState *gs, uint32 n)
-{
-	PairKey		key = {.a = (uint64) gs->values[n]};
-
-	if (gs->second_attno != 0)
-	{
-		key.b = (uint64) gs->seconds[n];
-		key.nulls = gs->nulls[n];
-	}
-	else if (n == gs->null_group)
-		key.a = 0, key.nulls = 1;
-	return key;
 }
 
 /* Group number n as a record (groups_scan.h), into record. */

@@ -5,8 +5,8 @@
 -- limits of int2, int4 and int8, for sums past int8); and
 -- random_groups_queries(tbl, groupings, n): n random top-groups queries over
 -- it, grouped by one of groupings, ranked by a random aggregate the GPU
--- computes (others along), in a random direction, with LIMIT, OFFSET and
--- WHERE.
+-- computes (others along) or by the first grouping column (not bool or text), in a
+-- random direction, with LIMIT, OFFSET and WHERE.
 SELECT (extract(epoch FROM clock_timestamp())::int8 % 1000000) / 1e6 AS seed \gset
 SELECT diag('random groups queries over ' || :'random_table' || ', seed ' || :seed);
 SELECT setseed(:seed);
@@ -34,13 +34,16 @@ INSERT INTO :"random_table" (id, g8, g4, g2, gb, gd, gtz, i2, i4, i8) VALUES
 CREATE FUNCTION pg_temp.random_groups_queries(tbl text, groupings text[], n int) RETURNS SETOF text
 LANGUAGE sql AS $$
   SELECT format('SELECT %s, %s AS r, count(i4), max(i8), sum(i8), avg(i2), min(ts) FROM %I%s GROUP BY %s ORDER BY r %s, %s LIMIT %s OFFSET %s',
-                g, agg, tbl, filter, g, ord, g, k, m)
+                g, CASE WHEN by_column AND split_part(g, ', ', 1) NOT IN ('gb', 'gt') THEN split_part(g, ', ', 1)
+                        ELSE agg END,
+                tbl, filter, g, ord, g, k, m)
     FROM (SELECT groupings[1 + floor(random() * cardinality(groupings))::int] AS g,
                  (ARRAY['count(*)', 'count(i2)', 'sum(i2)', 'sum(i4)', 'min(i4)', 'max(i8)',
                         'min(i8)', 'max(i2)', 'min(ts)', 'max(gd)'])[1 + floor(random() * 10)::int] AS agg,
                  (ARRAY['DESC', 'ASC', 'DESC NULLS LAST', 'ASC NULLS FIRST'])[1 + floor(random() * 4)::int] AS ord,
                  (ARRAY['', ' WHERE i2 > 0', ' WHERE i4 < 0 OR ts IS NULL', ' WHERE i8 IS NOT NULL AND g4 <> 3'])[1 + floor(random() * 4)::int] AS filter,
                  1 + floor(random() * 30)::int AS k,
-                 floor(random() * 5)::int AS m
+                 floor(random() * 5)::int AS m,
+                 random() < 0.4 AS by_column
             FROM generate_series(1, n)) p
 $$;
