@@ -138,6 +138,25 @@ SELECT rf_check('SELECT id, (a + b) + 0 FROM rf WHERE id < 20008 ORDER BY a + b 
 SELECT rf_check('SELECT id, (0.25 * a + 0.75 * c) + 0 FROM rf WHERE n < 500 AND id < 20008 ORDER BY 0.25 * a + 0.75 * c, id LIMIT 10');
 SELECT rf_check('SELECT id FROM rf ORDER BY a + a DESC, id LIMIT 3');
 SELECT rf_check('SELECT id FROM rf ORDER BY (n / 3::float8 - n * 0.3333333333333333::float8) * 1e-310::float8, id LIMIT 3');
+-- two rows that raise different errors: the first in the table's order
+-- raises, as in PostgreSQL's sequential scan (in one process, from the
+-- first block: a table smaller than a quarter of shared_buffers), whatever
+-- the order of the entries (the clustered one puts the smaller values first)
+CREATE TABLE rf_two AS
+SELECT i AS id, CASE i WHEN 3 THEN 1e200 WHEN 15000 THEN 1e-200 ELSE 1 + i % 1000 / 1000.0 END::float8 AS x
+FROM generate_series(1, 20000) i;
+CREATE INDEX rf_two_ci ON rf_two USING gputopk (x, id) WITH (layout = clustered);
+VACUUM ANALYZE rf_two;
+SET gputopk.device = cpu;
+EXPLAIN (COSTS OFF) SELECT id FROM rf_two ORDER BY x * x DESC, id LIMIT 3;
+RESET gputopk.device;
+SELECT rf_answer('SELECT id FROM rf_two ORDER BY x * x DESC, id LIMIT 3', true);
+SELECT rf_check('SELECT id FROM rf_two ORDER BY x * x DESC, id LIMIT 3');
+UPDATE rf_two SET x = CASE id WHEN 3 THEN 1e-200 ELSE 1e200 END WHERE id IN (3, 15000);
+REINDEX INDEX rf_two_ci;
+SELECT rf_answer('SELECT id FROM rf_two ORDER BY x * x DESC, id LIMIT 3', true);
+SELECT rf_check('SELECT id FROM rf_two ORDER BY x * x DESC, id LIMIT 3');
+DROP TABLE rf_two;
 DELETE FROM rf WHERE id >= 20008;
 SELECT rf_check('SELECT id, (a + a) + 0 FROM rf ORDER BY a + a DESC, id LIMIT 3');
 SELECT rf_check('SELECT id FROM rf WHERE id > 20000 ORDER BY c / b, id LIMIT 3');

@@ -714,6 +714,41 @@ fetch_ahead(Selection *sel, FetchAhead *ahead, size_t i)
 }
 
 /*
+ * Fetch the row of tid (or none: freed by VACUUM since the round read its
+ * entry, dead to everyone) under the query's snapshot, and hand it to the
+ * sink with its key if visible; returns whether the sink kept it, and in
+ * *all_dead whether no one sees any version of it.
+ */
+static bool
+fetch_candidate(Selection *sel, IndexFetchTableData *fetch, ItemPointer tid, uint64 key,
+				IndexRowSink sink, void *arg, TupleTableSlot *slot, IndexSelectStats *stats,
+				bool *all_dead)
+{
+	bool		call_again = false;
+
+	*all_dead = false;
+	stats->fetched++;
+	if (!ItemPointerIsValid(tid))
+	{
+		stats->dead++;
+		return false;
+	}
+	pin_heap_page(sel, fetch, tid);
+	if (!table_index_fetch_tuple(fetch, tid, sel->spec->snapshot, slot, &call_again, all_dead))
+	{
+		if (*all_dead)
+			stats->dead++;
+		else
+			stats->invisible++;
+		return false;
+	}
+	if (sink(arg, slot, key))
+		return true;
+	stats->filtered++;
+	return false;
+}
+
+/*
  * Fetch the rows of the candidates of one index block (candidates[0..n-1],
  * their refs positions; the round's candidates from first on) and hand
  * the visible ones to the sink with their keys; returns how many it kept.
@@ -746,36 +781,15 @@ fetch_block(Selection *sel, IndexFetchTableData *fetch, FetchAhead *ahead, size_
 
 	for (int i = 0; i < n; i++)
 	{
-		bool		call_again = false;
-		bool		all_dead = false;
+		bool		all_dead;
 
 		CHECK_FOR_INTERRUPTS();
 		fetch_ahead(sel, ahead, first + i);
-		stats->fetched++;
-		/* freed by VACUUM since the round read it: dead to everyone */
-		if (!ItemPointerIsValid(&tids[i]))
-		{
-			stats->dead++;
-			continue;
-		}
-		pin_heap_page(sel, fetch, &tids[i]);
-		if (!table_index_fetch_tuple(fetch, &tids[i], sel->spec->snapshot, slot,
-									 &call_again, &all_dead))
-		{
-			if (all_dead)
-			{
-				stats->dead++;
-				killed[i] = sel->skip_killed;
-				any_killed |= killed[i];
-			}
-			else
-				stats->invisible++;
-			continue;
-		}
-		if (sink(arg, slot, candidates[i].key))
+		if (fetch_candidate(sel, fetch, &tids[i], candidates[i].key, sink, arg, slot, stats,
+							&all_dead))
 			kept++;
-		else
-			stats->filtered++;
+		killed[i] = all_dead && sel->skip_killed;
+		any_killed |= killed[i];
 	}
 
 	if (any_killed)
@@ -811,7 +825,70 @@ compare_positions(const void *a, const void *b)
 	return x < y ? -1 : (x > y ? 1 : 0);
 }
 
-/* Fetch a round's candidates, index block by block; returns the rows kept. */
+/* a candidate whose key program raises, by its row's TID */
+typedef struct RaisingRow
+{
+	ItemPointerData tid;
+	uint64		key;
+} RaisingRow;
+
+static int
+compare_tids(const void *a, const void *b)
+{
+	return ItemPointerCompare((ItemPointer) &((const RaisingRow *) a)->tid,
+							  (ItemPointer) &((const RaisingRow *) b)->tid);
+}
+
+/*
+ * Fetch the rows of the candidates whose key program raises an error
+ * (candidates[0..n-1], keyed KEY_PROGRAM_ERROR_KEY) in the table's order:
+ * the first that is visible and passes the WHERE clause raises in the sink,
+ * as a sequential scan from the table's first block meets it first,
+ * whatever the order of the index's entries (a clustered index's is that
+ * of their values).  Returns the rows kept.
+ */
+static uint64
+fetch_raising_rows(Selection *sel, IndexFetchTableData *fetch, const TopkItem *candidates,
+				   size_t n, IndexRowSink sink, void *arg, TupleTableSlot *slot,
+				   IndexSelectStats *stats)
+{
+	RaisingRow *rows = palloc_extended(sizeof(RaisingRow) * n, MCXT_ALLOC_HUGE);
+	uint64		kept = 0;
+
+	for (size_t i = 0; i < n; i++)
+	{
+		Buffer		buf = recent_buffers_read(sel->spec->index,
+											  colindex_position_block(candidates[i].ref), NULL);
+		int			s = colindex_position_slot(candidates[i].ref);
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		if (colindex_slot_live(sel->layout, BufferGetPage(buf), s))
+			rows[i].tid = *colindex_slot_tid(sel->layout, BufferGetPage(buf), s);
+		else
+			ItemPointerSetInvalid(&rows[i].tid);
+		UnlockReleaseBuffer(buf);
+		rows[i].key = candidates[i].key;
+	}
+	/* an entry freed since the round read it sorts first, and is skipped */
+	qsort(rows, n, sizeof(RaisingRow), compare_tids);
+	for (size_t i = 0; i < n; i++)
+	{
+		bool		all_dead;
+
+		CHECK_FOR_INTERRUPTS();
+		if (fetch_candidate(sel, fetch, &rows[i].tid, rows[i].key, sink, arg, slot, stats,
+							&all_dead))
+			kept++;
+	}
+	pfree(rows);
+	return kept;
+}
+
+/*
+ * Fetch a round's candidates: those whose key program raises first, in the
+ * table's order, then the others index block by block; returns the rows
+ * kept.
+ */
 static uint64
 fetch_round(Selection *sel, TopkResult *result, IndexRowSink sink, void *arg,
 			TupleTableSlot *slot, IndexSelectStats *stats)
@@ -822,10 +899,22 @@ fetch_round(Selection *sel, TopkResult *result, IndexRowSink sink, void *arg,
 	FetchAhead	ahead = {.candidates = candidates,.n = result->count,
 	.heap_blocks = sel->heap_table ? RelationGetNumberOfBlocks(sel->spec->heap) : 0};
 	uint64		kept = 0;
-	size_t		i = 0;
+	size_t		nraising = 0;
+	size_t		i;
 
-	memcpy(candidates, result->items, sizeof(TopkItem) * result->count);
-	qsort(candidates, result->count, sizeof(TopkItem), compare_positions);
+	/* the raising ones to the front */
+	for (size_t j = 0; j < result->count; j++)
+		if (result->items[j].key == KEY_PROGRAM_ERROR_KEY)
+			candidates[nraising++] = result->items[j];
+	i = nraising;
+	for (size_t j = 0; j < result->count; j++)
+		if (result->items[j].key != KEY_PROGRAM_ERROR_KEY)
+			candidates[i++] = result->items[j];
+	if (nraising > 0)
+		kept += fetch_raising_rows(sel, fetch, candidates, nraising, sink, arg, slot, stats);
+	ahead.entries = ahead.line_pointers = ahead.tuples = nraising;
+	qsort(candidates + nraising, result->count - nraising, sizeof(TopkItem), compare_positions);
+	i = nraising;
 	while (i < result->count)
 	{
 		size_t		end = i + 1;
