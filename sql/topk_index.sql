@@ -21,6 +21,8 @@ SELECT gputopk_index_check('ci_bad_a');
 SELECT gputopk_index_check('ci_bad');
 CREATE INDEX ci_bad_b ON ci_bad (a);
 SELECT gputopk_index_check('ci_bad_b');
+-- no relation of that OID
+SELECT gputopk_index_check(0);
 -- an invalid index is not checked: one a failed CREATE INDEX CONCURRENTLY
 -- left, and one marked invalid, until REINDEX makes it valid again
 CREATE INDEX CONCURRENTLY ci_bad_c ON ci_bad USING gputopk ((a + 1));
@@ -168,6 +170,9 @@ CREATE INDEX ci_p_idx ON ci_p USING gputopk (v);
 ANALYZE ci_p;
 EXPLAIN (COSTS OFF) SELECT id, v FROM ci_p ORDER BY v DESC LIMIT 5;
 SELECT topk_check('SELECT id, v FROM ci_p ORDER BY v DESC, id LIMIT 5');
+-- a partitioned index holds no entries: its partitions' indexes are checked
+SELECT gputopk_index_check('ci_p_idx');
+SELECT gputopk_index_check(relid) FROM pg_partition_tree('public.ci_p_idx') WHERE isleaf;
 DROP TABLE ci_p;
 
 -- VACUUM compacts: the entries of the last pages move into free slots of

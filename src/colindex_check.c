@@ -45,6 +45,7 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
@@ -271,18 +272,37 @@ check_page(Relation heap, Relation index, const ColIndexLayout *layout, HTAB *en
 	return checked;
 }
 
-static bool
-is_column_index(Oid relid)
+/*
+ * Raise an error unless relid is a column index: no such relation, a
+ * partitioned one (whose partitions hold the entries), or another kind.
+ */
+static void
+refuse_other_relation(Oid relid)
 {
 	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-	bool		result;
+	Form_pg_class form;
+	char	   *name;
 
 	if (!HeapTupleIsValid(tuple))
-		return false;
-	result = ((Form_pg_class) GETSTRUCT(tuple))->relkind == RELKIND_INDEX &&
-		((Form_pg_class) GETSTRUCT(tuple))->relam == colindex_am_oid();
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("relation with OID %u does not exist", relid)));
+	form = (Form_pg_class) GETSTRUCT(tuple);
+	name = pstrdup(NameStr(form->relname));
+	if (form->relam != colindex_am_oid() ||
+		(form->relkind != RELKIND_INDEX && form->relkind != RELKIND_PARTITIONED_INDEX))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a gputopk index", name)));
+	if (form->relkind == RELKIND_PARTITIONED_INDEX)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("cannot check partitioned index \"%s\"", name),
+				 errdetail("A partitioned index holds no entries; the index of each partition holds its own."),
+				 errhint("Check each partition's index: SELECT gputopk_index_check(relid) FROM pg_partition_tree(%s) WHERE isleaf;",
+						 quote_literal_cstr(quote_qualified_identifier(get_namespace_name(form->relnamespace),
+																	   name)))));
 	ReleaseSysCache(tuple);
-	return result;
 }
 
 /*
@@ -326,10 +346,7 @@ gputopk_index_check(PG_FUNCTION_ARGS)
 	BlockNumber nblocks;
 	uint64		checked = 0;
 
-	if (!is_column_index(index_oid))
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a gputopk index", get_rel_name(index_oid))));
+	refuse_other_relation(index_oid);
 	heap = table_open(IndexGetRelation(index_oid, false), AccessShareLock);
 	index = index_open(index_oid, AccessShareLock);
 	refuse_uncheckable(heap, index);
