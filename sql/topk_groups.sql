@@ -362,3 +362,77 @@ EXPLAIN (COSTS OFF)
 SELECT g8, avg(nm) FROM gn GROUP BY g8 ORDER BY 2 DESC LIMIT 5;
 DROP TABLE gn;
 DROP TABLE gt;
+
+-- ranked by a grouping column while the set of groups is written out
+-- (spilled, or the partitioned form's records) and its groups made again:
+-- each counts once among the best groups seen (counted twice, it dropped
+-- rows of groups in the answer, whose counts came out too low).  Planned
+-- with 4MB (16MB for 300,000 groups) and run with 4MB or 64kB in one
+-- process; in parallel plans with 4MB and 64kB.
+CREATE TABLE tg AS SELECT ((g::int8 * 7919) % 100000)::int AS a, (g / 100000) % 5 AS b
+  FROM generate_series(1, 1000000) g;
+ANALYZE tg;
+CREATE TABLE tg1 AS SELECT ((g::int8 * 7919) % 300000)::int AS a FROM generate_series(1, 1000000) g;
+ANALYZE tg1;
+-- how GpuTopKGroups ran q (or run, EXECUTE of q prepared), and how many of
+-- its rows PostgreSQL's answer lacks (no table is made: that would make the
+-- prepared statements' plans again)
+CREATE FUNCTION groups_differ(q text, run text DEFAULT NULL) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  line text;
+  form text := 'PostgreSQL';
+  r record;
+  on_rows text[] := '{}';
+  off_rows text[] := '{}';
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || coalesce(run, q) LOOP
+    IF line LIKE '%GpuTopKGroups%' THEN
+      form := 'GpuTopKGroups';
+    ELSIF line ~ '^ *Spill Partitions:' THEN
+      form := form || ', spilled';
+    ELSIF line ~ '^ *Partitions:' THEN
+      form := form || ', partitioned';
+    END IF;
+  END LOOP;
+  FOR r IN EXECUTE coalesce(run, q) LOOP
+    on_rows := on_rows || r::text;
+  END LOOP;
+  PERFORM set_config('gputopk.enabled', 'off', true);
+  FOR r IN EXECUTE q LOOP
+    off_rows := off_rows || r::text;
+  END LOOP;
+  PERFORM set_config('gputopk.enabled', 'on', true);
+  RETURN form || ': ' || cardinality(on_rows) || ' rows, ' ||
+    (SELECT count(*) FROM (SELECT unnest(on_rows) EXCEPT ALL SELECT unnest(off_rows)) d) ||
+    ' not PostgreSQL''s';
+END $$;
+SET max_parallel_workers_per_gather = 0;
+SET work_mem = '4MB';
+PREPARE tg_pairs AS SELECT a, b, count(*) FROM tg GROUP BY a, b ORDER BY a, b LIMIT 3 OFFSET 60000;
+EXPLAIN (COSTS OFF) EXECUTE tg_pairs;
+SET work_mem = '16MB';
+PREPARE tg_one AS SELECT a, count(*) FROM tg1 GROUP BY a ORDER BY a LIMIT 1000;
+EXPLAIN (COSTS OFF) EXECUTE tg_one;
+SET work_mem = '4MB';
+SELECT groups_differ('SELECT a, b, count(*) FROM tg GROUP BY a, b ORDER BY a, b LIMIT 3 OFFSET 60000', 'EXECUTE tg_pairs');
+EXECUTE tg_pairs;
+SET work_mem = '64kB';
+SELECT groups_differ('SELECT a, count(*) FROM tg1 GROUP BY a ORDER BY a LIMIT 1000', 'EXECUTE tg_one');
+DEALLOCATE tg_pairs;
+DEALLOCATE tg_one;
+SET work_mem = '4MB';
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SELECT groups_differ('SELECT a, b, count(*) FROM tg GROUP BY a, b ORDER BY a, b LIMIT 3 OFFSET 60000');
+SELECT groups_differ('SELECT a, count(*) FROM tg1 GROUP BY a ORDER BY a LIMIT 1000');
+SELECT groups_differ('SELECT a, b, count(*) FROM tg GROUP BY a, b ORDER BY b DESC, a LIMIT 300 OFFSET 60000');
+SET work_mem = '64kB';
+SELECT groups_differ('SELECT a, count(*) FROM tg1 GROUP BY a ORDER BY a DESC LIMIT 1000');
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+DROP FUNCTION groups_differ(text, text);
+DROP TABLE tg, tg1;

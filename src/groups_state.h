@@ -82,11 +82,11 @@ typedef struct PairGroupSlot
 /*
  * Ranked by a grouping column, with a bounded keep: the best keep distinct
  * groups the scan has made so far, by their keys (larger for better), in a
- * heap of their entries' indexes, the worst on top; and the groups among
- * them, each numbered by its entry, so that a group made again after its set
- * was written out (a spill, or the partitioned form's records) counts once.
- * A row strictly worse than the worst of keep such groups cannot be in a
- * group returned.
+ * heap of their entries' indexes, the worst on top; and, once the set of
+ * groups has been written out (a spill, or the partitioned form's records)
+ * and a group may be made again, the groups among them, each numbered by
+ * its entry, so that such a group counts once.  A row strictly worse than
+ * the worst of keep such groups cannot be in a group returned.
  */
 typedef struct BestGroup
 {
@@ -98,7 +98,8 @@ typedef struct BestGroups
 {
 	binaryheap *heap;
 	BestGroup  *entries;
-	groups_pair_table_hash *members;
+	groups_pair_table_hash *members;	/* or NULL, until written */
+	bool		written;
 	bool		full;			/* keep of them */
 	uint64		worst;			/* then the worst one's key */
 } BestGroups;

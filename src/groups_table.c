@@ -209,8 +209,6 @@ groups_best_begin(GroupsScanState *gs)
 
 	best->entries = palloc_extended(sizeof(BestGroup) * gs->keep, MCXT_ALLOC_HUGE);
 	best->heap = binaryheap_allocate((int) gs->keep, worst_entry_first, best->entries);
-	best->members = groups_pair_table_create(CurrentMemoryContext,
-											 (uint32) Min(gs->keep, 1024), NULL);
 	gs->best = best;
 	MemoryContextSwitchTo(old);
 }
@@ -220,8 +218,35 @@ void
 groups_best_reset(GroupsScanState *gs)
 {
 	binaryheap_reset(gs->best->heap);
-	groups_pair_table_reset(gs->best->members);
+	if (gs->best->members != NULL)
+		groups_pair_table_reset(gs->best->members);
+	gs->best->written = false;
 	gs->best->full = false;
+}
+
+/*
+ * The set of groups is written out and emptied: from now on a group may be
+ * made again, so the best groups' members are kept, the present ones first.
+ */
+static void
+best_groups_written(GroupsScanState *gs)
+{
+	BestGroups *best = gs->best;
+	bool		found;
+
+	if (best->written)
+		return;
+	best->written = true;
+	if (best->members == NULL)
+		best->members = groups_pair_table_create(gs->css.ss.ps.state->es_query_cxt,
+												 (uint32) Min(gs->keep, 1024), NULL);
+	for (int i = 0; i < best->heap->bh_size; i++)
+	{
+		int			entry = DatumGetInt32(best->heap->bh_nodes[i]);
+		PairKey		group = best->entries[entry].group;
+
+		groups_pair_table_insert_hash(best->members, group, hash_pair(group), &found)->number = entry;
+	}
 }
 
 /*
@@ -244,22 +269,26 @@ note_new_group(GroupsScanState *gs, uint32 n)
 					   gs->rank_column == 0 ? gs->values[n] : gs->seconds[n], gs->desc);
 	if (best->full && key <= best->worst)
 		return;
-	if (groups_pair_table_lookup_hash(best->members, group, hash_pair(group)) != NULL)
+	/* until the set is first written out, a group just made is none of them */
+	if (best->written &&
+		groups_pair_table_lookup_hash(best->members, group, hash_pair(group)) != NULL)
 		return;
 	if (best->full)
 	{
 		/* the worst entry gives its place to the group */
 		entry = DatumGetInt32(binaryheap_first(best->heap));
-		groups_pair_table_delete_item(best->members,
-									  groups_pair_table_lookup_hash(best->members,
-																	best->entries[entry].group,
-																	hash_pair(best->entries[entry].group)));
+		if (best->written)
+			groups_pair_table_delete_item(best->members,
+										  groups_pair_table_lookup_hash(best->members,
+																		best->entries[entry].group,
+																		hash_pair(best->entries[entry].group)));
 	}
 	else
 		entry = best->heap->bh_size;
 	best->entries[entry].key = key;
 	best->entries[entry].group = group;
-	groups_pair_table_insert_hash(best->members, group, hash_pair(group), &found)->number = entry;
+	if (best->written)
+		groups_pair_table_insert_hash(best->members, group, hash_pair(group), &found)->number = entry;
 	if (best->full)
 		binaryheap_replace_first(best->heap, Int32GetDatum(entry));
 	else
@@ -524,6 +553,8 @@ groups_write_records(GroupsScanState *gs)
 	}
 	gs->counters.counts[GROUPS_COUNT_RECORDS] += gs->ngroups;
 	gs->counters.counts[GROUPS_COUNT_BYTES] += (uint64) gs->ngroups * gs->record_bytes;
+	if (gs->best != NULL)
+		best_groups_written(gs);
 	groups_reset(gs);
 	groups_begin(gs);
 }
