@@ -375,34 +375,14 @@ ANALYZE tg;
 CREATE TABLE tg1 AS SELECT ((g::int8 * 7919) % 300000)::int AS a FROM generate_series(1, 1000000) g;
 ANALYZE tg1;
 -- how GpuTopKGroups ran q (or run, EXECUTE of q prepared), and how many of
--- its rows PostgreSQL's answer lacks (no table is made: that would make the
--- prepared statements' plans again)
+-- its rows PostgreSQL's answer lacks
+\i sql/lib/groups_compare.sql
 CREATE FUNCTION groups_differ(q text, run text DEFAULT NULL) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
-  line text;
-  form text := 'PostgreSQL';
-  r record;
-  on_rows text[] := '{}';
-  off_rows text[] := '{}';
+  on_rows text[] := pg_temp.groups_rows(coalesce(run, q), true);
+  off_rows text[] := pg_temp.groups_rows(q, false);
 BEGIN
-  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || coalesce(run, q) LOOP
-    IF line LIKE '%GpuTopKGroups%' THEN
-      form := 'GpuTopKGroups';
-    ELSIF line ~ '^ *Spill Partitions:' THEN
-      form := form || ', spilled';
-    ELSIF line ~ '^ *Partitions:' THEN
-      form := form || ', partitioned';
-    END IF;
-  END LOOP;
-  FOR r IN EXECUTE coalesce(run, q) LOOP
-    on_rows := on_rows || r::text;
-  END LOOP;
-  PERFORM set_config('gputopk.enabled', 'off', true);
-  FOR r IN EXECUTE q LOOP
-    off_rows := off_rows || r::text;
-  END LOOP;
-  PERFORM set_config('gputopk.enabled', 'on', true);
-  RETURN form || ': ' || cardinality(on_rows) || ' rows, ' ||
+  RETURN pg_temp.groups_form(coalesce(run, q)) || ': ' || cardinality(on_rows) || ' rows, ' ||
     (SELECT count(*) FROM (SELECT unnest(on_rows) EXCEPT ALL SELECT unnest(off_rows)) d) ||
     ' not PostgreSQL''s';
 END $$;

@@ -87,16 +87,16 @@ BEGIN
                      groups_pick('1', '5', '50', '2000'));
 END $$;
 
+\i sql/lib/explain_analyze.sql
+\i sql/lib/groups_compare.sql
 -- What q returns under the set-up: 'same', or 'MISMATCH', then the form that
 -- ran it, as EXPLAIN ANALYZE says.  It is prepared, planned under the set-up
 -- and then run, so that 'spill' runs a plan made with more memory.
 CREATE FUNCTION groups_random_check(q text, setup text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
-  line text;
-  form text := 'PostgreSQL';
-  r record;
-  on_rows text[] := '{}';
-  off_rows text[] := '{}';
+  form text;
+  on_rows text[];
+  off_rows text[];
 BEGIN
   PERFORM set_config('work_mem', CASE setup WHEN 'parallel' THEN '64kB' ELSE '4MB' END, true);
   PERFORM set_config('parallel_setup_cost', CASE setup WHEN 'parallel' THEN '0' ELSE '1000' END, true);
@@ -108,28 +108,12 @@ BEGIN
   IF setup = 'spill' THEN
     PERFORM set_config('work_mem', '64kB', true);
   END IF;
-  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE groups_random_q' LOOP
-    IF line LIKE '%GpuTopKGroups%' THEN
-      form := 'GpuTopKGroups';
-    ELSIF line ~ '^ *Spill Partitions:' THEN
-      form := form || ' spilled';
-    ELSIF line ~ '^ *Partitions:' THEN
-      form := form || ' partitioned';
-    ELSIF line ~ '^ *Backend: gpu' THEN
-      form := form || ' on the GPU';
-    END IF;
-  END LOOP;
-  FOR r IN EXECUTE 'EXECUTE groups_random_q' LOOP
-    on_rows := on_rows || r::text;
-  END LOOP;
+  form := pg_temp.groups_form('EXECUTE groups_random_q');
+  on_rows := pg_temp.groups_rows('EXECUTE groups_random_q', true);
   DEALLOCATE groups_random_q;
   PERFORM set_config('work_mem', '4MB', true);
   PERFORM set_config('max_parallel_workers_per_gather', '0', true);
-  PERFORM set_config('gputopk.enabled', 'off', true);
-  FOR r IN EXECUTE q LOOP
-    off_rows := off_rows || r::text;
-  END LOOP;
-  PERFORM set_config('gputopk.enabled', 'on', true);
+  off_rows := pg_temp.groups_rows(q, false);
   PERFORM set_config('max_parallel_workers_per_gather', '2', true);
   IF q LIKE '%WITH TIES' THEN
     on_rows := ARRAY(SELECT unnest(on_rows) ORDER BY 1);
