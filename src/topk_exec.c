@@ -12,7 +12,8 @@
  * the row with the winner's ordinal taken.  So memory stays one entry per
  * block, not per row.  PostgreSQL's tuplesort with the query's operators,
  * collations and NULL order then decides the final order, and the Limit
- * node above applies LIMIT, OFFSET and WITH TIES.
+ * node above applies LIMIT, OFFSET and WITH TIES.  Its state is
+ * topk_state.h's, its EXPLAIN topk_explain.c's.
  *
  *-------------------------------------------------------------------------
  */
@@ -24,7 +25,6 @@
 #include "access/relscan.h"
 #include "access/stratnum.h"
 #include "access/tableam.h"
-#include "commands/explain.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
@@ -37,14 +37,12 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
-#include "utils/ruleutils.h"
 #include "utils/snapmgr.h"
 #include "utils/tuplesort.h"
 
 #include "colindex_coverage.h"
 #include "colindex_dict.h"
 #include "colindex_select.h"
-#include "compat.h"
 #include "scan_counters.h"
 #include "scan_datum_key.h"
 #include "scan_filter_program.h"
@@ -56,109 +54,15 @@
 #include "topk_exec.h"
 #include "topk_key_sink.h"
 #include "topk_scan.h"
+#include "topk_state.h"
 
-
-
-/* counts for EXPLAIN ANALYZE, summed over runs and processes (scan_counters.h) */
-typedef enum TopkCount
-{
-	TOPK_COUNT_PAGES_READ,
-	TOPK_COUNT_ROWS_SCANNED,
-	TOPK_COUNT_ROWS_KEYED,
-	TOPK_COUNT_CANDIDATES,
-	TOPK_COUNT_GPU_PAGES,		/* pages read on the GPU, in place */
-	TOPK_COUNT_GPU_CACHED_PAGES,	/* of those, read from the GPU's page cache */
-	TOPK_COUNT_GPU_UNPINNED_PAGES,	/* of those, not read by the scan */
-	/* over a column index: IndexSelectStats's counts */
-	TOPK_COUNT_INDEX_ROUNDS,
-	TOPK_COUNT_INDEX_NO_ERRORS, /* scans whose summaries showed no key raises */
-	TOPK_COUNT_INDEX_ENTRIES,
-	TOPK_COUNT_INDEX_PAGES_SKIPPED,
-	TOPK_COUNT_INDEX_FETCHED,
-	TOPK_COUNT_INDEX_DEAD,
-	TOPK_COUNT_INDEX_INVISIBLE,
-	TOPK_COUNT_INDEX_FILTERED,
-	TOPK_COUNTS
-} TopkCount;
-
-StaticAssertDecl(TOPK_COUNTS <= SCAN_COUNTERS_MAX, "too many counts for scan_counters.h");
-
-/*
- * Shared by the processes of a parallel scan: the counts, which the
- * workers add to, and the table scan that hands out blocks, or over a
- * column index its blocks handed out (at SHARED_SCAN_OFFSET).
- */
-typedef struct TopkShared
-{
-	ScanSharedCounters counters;
-} TopkShared;
-
+/* the table scan of a parallel scan, after TopkShared */
 #define SHARED_SCAN_OFFSET MAXALIGN(sizeof(TopkShared))
-
-/* where a block's qualifying rows start among the scan's ordinals */
-typedef struct BlockStart
-{
-	BlockNumber block;
-	uint64		first;
-} BlockStart;
-
-typedef struct TopkScanState
-{
-	CustomScanState css;
-
-	/* from the plan */
-	KeyType		key_type;
-	TopkKeySource key_source;
-	AttrNumber	key_attno;		/* the key's column, or 0: key_program or key_expr */
-	KeyProgram *key_program;	/* the key's expression compiled, or NULL */
-	Oid			key_value_type; /* float4 or float8: a compiled key, whose
-								 * value a candidate's key gives back */
-	ExprState  *key_expr;
-	bool		desc;
-	bool		limit_with_ties;
-	int			nsort;			/* the ORDER BY; its first item is the key */
-	AttrNumber *sort_attnos;	/* in sort_desc */
-	ExprState **sort_exprs;		/* for items that are not columns, or NULL */
-	TupleDesc	sort_desc;		/* the table's columns, then those items */
-	TupleTableSlot *sort_input; /* a row of sort_desc, or NULL: the table's */
-	Oid		   *sort_ops;
-	Oid		   *sort_collations;
-	bool	   *sort_nulls_first;
-	ExprState  *limit_count;
-	ExprState  *limit_offset;
-	RowReader	reader;			/* its table_slot, filter and table_qual */
-	TopkShared *shared;			/* of a parallel scan, or NULL */
-	Relation	index;			/* the column index read instead of the table, or NULL */
-	FilterProgram *index_filter;	/* the WHERE clauses checked on its entries */
-	double		candidates_per_row;
-
-	/* per run */
-	bool		done;			/* the sorted rows are ready */
-	uint64		bound;			/* k + m, or PG_UINT64_MAX for no limit */
-	TopkMode	mode;
-	Tuplesortstate *sort;
-	bool		sort_bounded;	/* the tuplesort keeps only the bound's rows */
-	uint64		returned;		/* rows returned from it */
-	TupleTableSlot *sorted_slot;
-	BlockStart *blocks;
-	uint64		nblocks;
-	uint64		blocks_cap;
-
-	/* for EXPLAIN ANALYZE: the last run's */
-	TopkBackend backend;
-	const char *algorithm;
-	/* summed over runs */
-	ScanCounters counters;		/* TopkCount's, the processes, the GPU's work */
-	IndexSelectStats index_stats;	/* the GPU's part: its counts are in counters */
-	double		scan_ms;
-	double		fetch_ms;
-} TopkScanState;
 
 static void begin_topk_scan(CustomScanState *node, EState *estate, int eflags);
 static TupleTableSlot *exec_topk_scan(CustomScanState *node);
 static void end_topk_scan(CustomScanState *node);
 static void rescan_topk_scan(CustomScanState *node);
-static void explain_topk_scan(CustomScanState *node, List *ancestors, ExplainState *es);
 static Size estimate_shared(CustomScanState *node, ParallelContext *pcxt);
 static void initialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
 static void reinitialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
@@ -171,7 +75,7 @@ static const CustomExecMethods topk_exec_methods = {
 	.ExecCustomScan = exec_topk_scan,
 	.EndCustomScan = end_topk_scan,
 	.ReScanCustomScan = rescan_topk_scan,
-	.ExplainCustomScan = explain_topk_scan,
+	.ExplainCustomScan = topk_explain_scan,
 	.EstimateDSMCustomScan = estimate_shared,
 	.InitializeDSMCustomScan = initialize_shared,
 	.ReInitializeDSMCustomScan = reinitialize_shared,
@@ -751,21 +655,6 @@ ties_matter(const TopkScanState *ts)
 }
 
 /*
- * What EXPLAIN says of a compiled ranking key: whether ties are kept for
- * rows that may raise an error, and, after a run over a column index,
- * whether its page summaries showed that none does.
- */
-static const char *
-compiled_key_text(const TopkScanState *ts, ExplainState *es)
-{
-	if (!(ts->key_program && scan_key_program_may_raise(ts->key_program)))
-		return "compiled";
-	if (es->analyze && ts->done && ts->counters.counts[TOPK_COUNT_INDEX_NO_ERRORS] > 0)
-		return "compiled, ties not kept (the index's page summaries show no row raises an error)";
-	return "compiled, ties kept (a row may raise an error)";
-}
-
-/*
  * Select from the column index and put the surviving rows into the
  * tuplesort, round by round; *selected is when the rounds ended.
  */
@@ -1005,168 +894,4 @@ shutdown_topk_scan(CustomScanState *node)
 		return;
 	scan_counters_detach(&ts->counters);
 	ts->shared = NULL;
-}
-
-/* Without a run: k + m where LIMIT and OFFSET are constants. */
-static void
-explain_planned_bound(CustomScan *cscan, ExplainState *es)
-{
-	Node	   *count = linitial(cscan->custom_exprs);
-	Node	   *offset = lsecond(cscan->custom_exprs);
-	int64		bound;
-
-	if (!IsA(count, Const) || (offset != NULL && !IsA(offset, Const)))
-	{
-		ExplainPropertyText("Bound", "at run time", es);
-		return;
-	}
-	/* the planner offers no path for LIMIT NULL */
-	bound = DatumGetInt64(((Const *) count)->constvalue);
-	if (offset != NULL && !((Const *) offset)->constisnull)
-		bound += DatumGetInt64(((Const *) offset)->constvalue);
-	ExplainPropertyInteger("Bound", NULL, bound, es);
-}
-
-/*
- * How the rows reached the backend: read on the CPU by this many processes
- * (in a parallel scan, how many of them handed their keys to the GPU), or
- * pages read on the GPU in place; at what rate of table pages per second
- * of the scan.
- */
-static void
-explain_data_path(TopkScanState *ts, ExplainState *es)
-{
-	uint64		pages_read = ts->counters.counts[TOPK_COUNT_PAGES_READ];
-	uint64		gpu_pages = ts->counters.counts[TOPK_COUNT_GPU_PAGES];
-
-	ExplainPropertyText("Data Path", gpu_pages > 0 ?
-						"all-visible heap pages read on the GPU in place, other pages' rows on the CPU" :
-						"heap rows read on the CPU, keys to the backend", es);
-	ExplainPropertyInteger("Scan Processes", NULL, ts->counters.processes, es);
-	if (ts->css.ss.ps.plan->parallel_aware)
-		ExplainPropertyInteger("GPU Processes", NULL, ts->counters.gpu_processes, es);
-	scan_gpu_stats_explain_pages(pages_read, gpu_pages,
-								 ts->counters.counts[TOPK_COUNT_GPU_CACHED_PAGES],
-								 ts->counters.counts[TOPK_COUNT_GPU_UNPINNED_PAGES], ts->scan_ms, es);
-}
-
-/* What the rounds over a column index did. */
-static void
-explain_index_rounds(TopkScanState *ts, ExplainState *es)
-{
-	IndexSelectStats *stats = &ts->index_stats;
-	uint64	   *counts = ts->counters.counts;
-
-	ExplainPropertyText("Data Path", stats->on_gpu ?
-						"index entries read from the GPU's copy, candidates' rows fetched" :
-						"index entries read on the CPU, candidates' rows fetched", es);
-	if (ts->css.ss.ps.plan->parallel_aware)
-		ExplainPropertyInteger("Scan Processes", NULL, ts->counters.processes, es);
-	if (stats->on_gpu)
-	{
-		scan_gpu_stats_explain_gpus(stats->gpus, es);
-		ExplainPropertyUInteger("Index Pages Sent to GPU", NULL, stats->pages_sent, es);
-	}
-	ExplainPropertyUInteger("Index Entries Scanned", NULL, counts[TOPK_COUNT_INDEX_ENTRIES], es);
-	ExplainPropertyUInteger("Index Pages Skipped", NULL, counts[TOPK_COUNT_INDEX_PAGES_SKIPPED],
-							es);
-	ExplainPropertyUInteger("Rounds", NULL, counts[TOPK_COUNT_INDEX_ROUNDS], es);
-	ExplainPropertyUInteger("Candidates Fetched", NULL, counts[TOPK_COUNT_INDEX_FETCHED], es);
-	if (es->format == EXPLAIN_FORMAT_TEXT)
-	{
-		ExplainPropertyText("Candidates Rejected",
-							psprintf("dead=" UINT64_FORMAT " invisible=" UINT64_FORMAT
-									 " filter=" UINT64_FORMAT,
-									 counts[TOPK_COUNT_INDEX_DEAD],
-									 counts[TOPK_COUNT_INDEX_INVISIBLE],
-									 counts[TOPK_COUNT_INDEX_FILTERED]),
-							es);
-	}
-	else
-	{
-		ExplainPropertyUInteger("Candidates Dead", NULL, counts[TOPK_COUNT_INDEX_DEAD], es);
-		ExplainPropertyUInteger("Candidates Invisible", NULL,
-								counts[TOPK_COUNT_INDEX_INVISIBLE], es);
-		ExplainPropertyUInteger("Candidates Filtered", NULL,
-								counts[TOPK_COUNT_INDEX_FILTERED], es);
-	}
-	if (es->timing)
-	{
-		ExplainPropertyFloat("Rounds Time", "ms", ts->scan_ms, 3, es);
-		if (stats->on_gpu)
-			ExplainPropertyFloat("GPU Selection Time", "ms", stats->gpu_ms, 3, es);
-		ExplainPropertyFloat("Fetch Time", "ms", stats->fetch_ms, 3, es);
-		ExplainPropertyFloat("Sort Time", "ms", ts->fetch_ms, 3, es);
-	}
-}
-
-static void
-explain_topk_scan(CustomScanState *node, List *ancestors, ExplainState *es)
-{
-	TopkScanState *ts = (TopkScanState *) node;
-	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
-	List	   *context = set_deparse_context_plan(es->deparse_cxt, &cscan->scan.plan,
-												   ancestors);
-	bool		prefix = compat_explain_prefix(es);
-	StringInfoData keys;
-
-	initStringInfo(&keys);
-	for (int i = 0; i < ts->nsort; i++)
-	{
-		Node	   *expr = list_nth(cscan->custom_exprs, TOPK_EXPR_SORT + i);
-		bool		desc = compat_ordering_op_descending(ts->sort_ops[i]);
-		bool		nulls_first = ts->sort_nulls_first[i];
-
-		appendStringInfo(&keys, "%s%s%s%s", i > 0 ? ", " : "",
-						 deparse_expression(expr, context, prefix, false),
-						 desc ? " DESC" : "",
-						 nulls_first != desc ? (nulls_first ? " NULLS FIRST" : " NULLS LAST") : "");
-	}
-	ExplainPropertyText("Top-k Key", keys.data, es);
-	if (ts->index)
-		ExplainPropertyText("Column Index", RelationGetRelationName(ts->index), es);
-	if (ts->index_filter)
-		scan_filter_program_explain(ts->index_filter, "Index Filter", context, es);
-	if (ts->reader.filter)
-		scan_filter_program_explain(ts->reader.filter, "Compiled Filter", context, es);
-	if (ts->key_source == KEY_SOURCE_EXACT_FLOAT8 &&
-		exprType(list_nth(cscan->custom_exprs, TOPK_EXPR_SORT)) != NUMERICOID)
-		ExplainPropertyText("Ranking Key", compiled_key_text(ts, es), es);
-	else if (ts->key_source == KEY_SOURCE_EXACT_FLOAT8)
-		ExplainPropertyText("Ranking Key", ts->key_program ? "float8, exact, compiled" :
-							"float8, exact", es);
-	else if (ts->key_source == KEY_SOURCE_LOSSY_NUMERIC)
-		ExplainPropertyText("Ranking Key", "numeric rounded to float8, ties kept", es);
-	if (!(es->analyze && ts->done))
-	{
-		ExplainPropertyText("Backend", device_backend_name(device_selected_backend()), es);
-		explain_planned_bound(cscan, es);
-		return;
-	}
-	ExplainPropertyText("Backend", device_backend_name(ts->backend), es);
-	if (ts->algorithm)
-		ExplainPropertyText("Algorithm", ts->algorithm, es);
-	if (ts->bound == PG_UINT64_MAX)
-		ExplainPropertyText("Bound", "none", es);
-	else
-		ExplainPropertyUInteger("Bound", NULL, ts->bound, es);
-	if (ts->index)
-	{
-		explain_index_rounds(ts, es);
-		return;
-	}
-	ExplainPropertyText("Mode", ts->mode == TOPK_EXACT ? "exact" : "with ties", es);
-	explain_data_path(ts, es);
-	ExplainPropertyUInteger("Rows Scanned", NULL, ts->counters.counts[TOPK_COUNT_ROWS_SCANNED], es);
-	ExplainPropertyUInteger("Rows Keyed", NULL, ts->counters.counts[TOPK_COUNT_ROWS_KEYED], es);
-	if (ts->counters.gpu_processes > 0)
-		scan_gpu_stats_explain_shipped(&ts->counters.gpu, es);
-	ExplainPropertyUInteger("Candidates", NULL, ts->counters.counts[TOPK_COUNT_CANDIDATES], es);
-	if (es->timing)
-	{
-		ExplainPropertyFloat("Scan and Select Time", "ms", ts->scan_ms, 3, es);
-		if (ts->counters.gpu_processes > 0)
-			scan_gpu_stats_explain_times(&ts->counters.gpu, es);
-		ExplainPropertyFloat("Fetch and Sort Time", "ms", ts->fetch_ms, 3, es);
-	}
 }
