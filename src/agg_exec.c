@@ -125,7 +125,7 @@ begin_topk_agg_scan(CustomScanState *node, EState *estate, int eflags)
 							   (agg->result_attno ? agg->result_attno : agg->value_attno) - 1);
 		agg->result_byval = result->attbyval;
 		agg->result_typlen = result->attlen;
-		agg->model = agg_state_create(CurrentMemoryContext, value_type, agg->largest,
+		agg->model = agg_trans_create(CurrentMemoryContext, value_type, agg->largest,
 									  agg->k, agg->result_attno != 0, result->atttypid,
 									  list_nth_oid(list_nth(private, AGG_FIELD_COLLATIONS), i));
 		ts->planned.results_byval &= agg->result_byval;

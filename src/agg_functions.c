@@ -28,7 +28,7 @@
  * states (Citus cannot check their polymorphic result on its workers; see
  * gputopk--0.1.sql).  Where a state leaves its process (a parallel
  * aggregation's workers, Citus's workers) it travels in one checked,
- * machine-independent flat form (agg_state_serialize).  Partial states are
+ * machine-independent flat form (agg_trans_serialize).  Partial states are
  * combined by merging heaps.
  *
  *-------------------------------------------------------------------------
@@ -209,7 +209,7 @@ free_result(TopkAggState *state, AggEntry *entry)
 
 /* Room for n entries (at most k) in a state; context holds it. */
 void
-agg_state_reserve(TopkAggState *state, int32 n, MemoryContext context)
+agg_trans_reserve(TopkAggState *state, int32 n, MemoryContext context)
 {
 	AggEntry   *first = state->entries;
 
@@ -246,7 +246,7 @@ offer(TopkAggState *state, AggEntry entry, MemoryContext context)
 		return;
 	}
 	if (state->count == state->capacity)
-		agg_state_reserve(state, state->capacity * 2, context);
+		agg_trans_reserve(state, state->capacity * 2, context);
 	old = MemoryContextSwitchTo(context);
 	keep_result(state, &entry);
 	MemoryContextSwitchTo(old);
@@ -261,7 +261,7 @@ offer(TopkAggState *state, AggEntry entry, MemoryContext context)
 }
 
 void
-agg_state_offer(TopkAggState *state, uint64 key, Datum result, bool result_isnull,
+agg_trans_offer(TopkAggState *state, uint64 key, Datum result, bool result_isnull,
 				MemoryContext context)
 {
 	AggEntry	entry = {key, result, result_isnull};
@@ -270,7 +270,7 @@ agg_state_offer(TopkAggState *state, uint64 key, Datum result, bool result_isnul
 }
 
 bool
-agg_state_floor(const TopkAggState *state, uint64 *floor)
+agg_trans_floor(const TopkAggState *state, uint64 *floor)
 {
 	if (state->count < state->k)
 		return false;
@@ -279,7 +279,7 @@ agg_state_floor(const TopkAggState *state, uint64 *floor)
 }
 
 TopkAggState *
-agg_state_create(MemoryContext context, Oid value_type, bool largest, int32 k,
+agg_trans_create(MemoryContext context, Oid value_type, bool largest, int32 k,
 				 bool by, Oid result_type, Oid collation)
 {
 	int32		capacity = Min(k, INLINE_ENTRIES);
@@ -333,7 +333,7 @@ agg_functions_of(PGFunction transfn, PGFunction finalfn, bool *largest, bool *by
 
 /* A new, empty state of the same aggregate as model: its type facts are not looked up again. */
 TopkAggState *
-agg_state_like(const TopkAggState *model, MemoryContext context)
+agg_trans_like(const TopkAggState *model, MemoryContext context)
 {
 	int32		capacity = Min(model->k, INLINE_ENTRIES);
 	TopkAggState *state = MemoryContextAlloc(context, MAXALIGN(sizeof(TopkAggState)) +
@@ -454,7 +454,7 @@ write_result(StringInfo buf, TopkAggState *state, ResultIO *io, Datum result)
 }
 
 bytea *
-agg_state_serialize(TopkAggState *state)
+agg_trans_serialize(TopkAggState *state)
 {
 	StringInfoData buf;
 	ResultIO	io;
@@ -604,7 +604,7 @@ topk_agg_deserialize(bytea *flat, MemoryContext context)
 	if (OidIsValid(collation) && !SearchSysCacheExists1(COLLOID, ObjectIdGetDatum(collation)))
 		invalid_state("Its collation does not exist.");
 	/* an unknown value type gets the error the aggregates give for it */
-	state = agg_state_create(context, value_type, largest, k, by, result_type, collation);
+	state = agg_trans_create(context, value_type, largest, k, by, result_type, collation);
 	if (by && !state->result_byval)
 		result_io_of(result_type, false, &io);
 	/* each entry is offered: the heap is rebuilt, not trusted */
@@ -674,7 +674,7 @@ expanded_flat_size(ExpandedObjectHeader *eohptr)
 	{
 		MemoryContext old = MemoryContextSwitchTo(expanded->hdr.eoh_context);
 
-		expanded->flat = agg_state_serialize(expanded->state);
+		expanded->flat = agg_trans_serialize(expanded->state);
 		MemoryContextSwitchTo(old);
 	}
 	return VARSIZE(expanded->flat);
@@ -747,7 +747,7 @@ expanded_state_copy(TopkAggState *from, MemoryContext aggcontext)
 {
 	ExpandedState *expanded = expanded_state_create(aggcontext);
 
-	expanded->state = agg_state_like(from, expanded->hdr.eoh_context);
+	expanded->state = agg_trans_like(from, expanded->hdr.eoh_context);
 	merge_states(expanded->state, from, expanded->hdr.eoh_context);
 	return expanded;
 }
@@ -825,7 +825,7 @@ plain_trans(FunctionCallInfo fcinfo, bool largest)
 		Oid			value_type = plain_value_type(fcinfo);
 
 		expanded = expanded_state_create(aggcontext);
-		expanded->state = agg_state_create(expanded->hdr.eoh_context, value_type, largest,
+		expanded->state = agg_trans_create(expanded->hdr.eoh_context, value_type, largest,
 										   k, false, value_type, InvalidOid);
 	}
 	offer_row(fcinfo, expanded->state, 1, k, expanded->hdr.eoh_context);
@@ -843,7 +843,7 @@ by_trans(FunctionCallInfo fcinfo, bool largest)
 	if (!AggCheckCallContext(fcinfo, &aggcontext))
 		elog(ERROR, "gputopk: top-k transition function called in a non-aggregate context");
 	if (state == NULL)
-		state = agg_state_create(aggcontext, get_fn_expr_argtype(fcinfo->flinfo, 2), largest,
+		state = agg_trans_create(aggcontext, get_fn_expr_argtype(fcinfo->flinfo, 2), largest,
 								 k, true, get_fn_expr_argtype(fcinfo->flinfo, 1),
 								 PG_GET_COLLATION());
 	offer_row(fcinfo, state, 2, k, aggcontext);
@@ -931,7 +931,7 @@ gputopk_topk_by_combine(PG_FUNCTION_ARGS)
 	if (from == NULL)
 		PG_RETURN_POINTER(into);
 	if (into == NULL)
-		into = agg_state_like(from, aggcontext);
+		into = agg_trans_like(from, aggcontext);
 	merge_states(into, from, aggcontext);
 	PG_RETURN_POINTER(into);
 }
@@ -939,7 +939,7 @@ gputopk_topk_by_combine(PG_FUNCTION_ARGS)
 Datum
 gputopk_topk_by_serialize(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_BYTEA_P(agg_state_serialize((TopkAggState *) PG_GETARG_POINTER(0)));
+	PG_RETURN_BYTEA_P(agg_trans_serialize((TopkAggState *) PG_GETARG_POINTER(0)));
 }
 
 Datum
@@ -961,7 +961,7 @@ compare_best_first(const void *a, const void *b, void *state)
 }
 
 Datum
-agg_state_result(TopkAggState *state, bool *isnull)
+agg_trans_result(TopkAggState *state, bool *isnull)
 {
 	AggEntry   *sorted;
 	Datum	   *results;
@@ -994,7 +994,7 @@ Datum
 gputopk_topk_final(PG_FUNCTION_ARGS)
 {
 	bool		isnull;
-	Datum		result = agg_state_result(PG_ARGISNULL(0) ? NULL :
+	Datum		result = agg_trans_result(PG_ARGISNULL(0) ? NULL :
 										  readable_state(PG_GETARG_DATUM(0)), &isnull);
 
 	if (isnull)
@@ -1007,7 +1007,7 @@ Datum
 gputopk_topk_by_final(PG_FUNCTION_ARGS)
 {
 	bool		isnull;
-	Datum		result = agg_state_result(PG_ARGISNULL(0) ? NULL :
+	Datum		result = agg_trans_result(PG_ARGISNULL(0) ? NULL :
 										  (TopkAggState *) PG_GETARG_POINTER(0), &isnull);
 
 	if (isnull)

@@ -3,7 +3,9 @@
  * agg_functions.h
  *	  The state of one group of a top-k aggregate (agg_functions.c), for the
  *	  aggregates' own functions and for GpuTopKAgg, which keeps a state per
- *	  group without PostgreSQL's Agg node.
+ *	  group without PostgreSQL's Agg node.  Its functions are agg_trans_*
+ *	  (a transition state), apart from GpuTopKAgg's executor state
+ *	  (agg_state.h).
  *
  *-------------------------------------------------------------------------
  */
@@ -25,22 +27,22 @@ extern bool agg_functions_of(PGFunction transfn, PGFunction finalfn, bool *large
 /* Whether k is one the aggregates accept (else their transition functions raise an error). */
 extern bool agg_k_is_valid(int32 k);
 
-extern TopkAggState *agg_state_create(MemoryContext context, Oid value_type,
+extern TopkAggState *agg_trans_create(MemoryContext context, Oid value_type,
 									  bool largest, int32 k, bool by,
 									  Oid result_type, Oid collation);
 
 /* A new, empty state of the same aggregate as model: its type facts are not looked up again. */
-extern TopkAggState *agg_state_like(const TopkAggState *model, MemoryContext context);
+extern TopkAggState *agg_trans_like(const TopkAggState *model, MemoryContext context);
 
 /* Room for n entries (at most k) in a state; context holds it. */
-extern void agg_state_reserve(TopkAggState *state, int32 n, MemoryContext context);
+extern void agg_trans_reserve(TopkAggState *state, int32 n, MemoryContext context);
 
 /*
  * Offer a row: key is its value's key (larger for the better value), result
  * its result (the value itself but for the _by forms).  A kept result is
  * copied into context.
  */
-extern void agg_state_offer(TopkAggState *state, uint64 key, Datum result,
+extern void agg_trans_offer(TopkAggState *state, uint64 key, Datum result,
 							bool result_isnull, MemoryContext context);
 
 /*
@@ -48,12 +50,12 @@ extern void agg_state_offer(TopkAggState *state, uint64 key, Datum result,
  * an offer cannot enter (one of that key may, by its result).  The floor
  * only rises as offers enter.
  */
-extern bool agg_state_floor(const TopkAggState *state, uint64 *floor);
+extern bool agg_trans_floor(const TopkAggState *state, uint64 *floor);
 
 /* The kept results, best first, as an array; NULL without any. */
-extern Datum agg_state_result(TopkAggState *state, bool *isnull);
+extern Datum agg_trans_result(TopkAggState *state, bool *isnull);
 
 /* The state as the aggregates' serialize function gives it, in the current context. */
-extern bytea *agg_state_serialize(TopkAggState *state);
+extern bytea *agg_trans_serialize(TopkAggState *state);
 
 #endif							/* AGG_FUNCTIONS_H */

@@ -108,7 +108,7 @@ static TopkAggState *
 state_of(AggScanState *ts, GroupEntry *entry, int i)
 {
 	if (entry->states[i] == NULL)
-		entry->states[i] = agg_state_like(ts->planned.aggs[i].model, ts->run.cxt);
+		entry->states[i] = agg_trans_like(ts->planned.aggs[i].model, ts->run.cxt);
 	return entry->states[i];
 }
 
@@ -222,9 +222,9 @@ offer_row(AggScanState *ts, GroupEntry *entry)
 		if (!value->present || (i == 0 && entry->has_floor && value->key < entry->floor))
 			continue;
 		state = state_of(ts, entry, i);
-		agg_state_offer(state, value->key, value->result, value->result_isnull, ts->run.cxt);
+		agg_trans_offer(state, value->key, value->result, value->result_isnull, ts->run.cxt);
 		if (i == 0)
-			entry->has_floor = agg_state_floor(state, &entry->floor);
+			entry->has_floor = agg_trans_floor(state, &entry->floor);
 	}
 }
 
@@ -323,9 +323,9 @@ offer_candidates(AggScanState *ts)
 				continue;
 			}
 			state = state_of(ts, entry, i);
-			agg_state_reserve(state, (int32) Min(end - start, (size_t) PG_INT32_MAX), ts->run.cxt);
+			agg_trans_reserve(state, (int32) Min(end - start, (size_t) PG_INT32_MAX), ts->run.cxt);
 			for (size_t j = end; j-- > start;)
-				agg_state_offer(state, keys[j].key, (Datum) payloads[j], false, ts->run.cxt);
+				agg_trans_offer(state, keys[j].key, (Datum) payloads[j], false, ts->run.cxt);
 		}
 	}
 	for (int i = 0; i < naggs; i++)
@@ -427,10 +427,10 @@ group_tuple(AggScanState *ts, GroupEntry *entry, bool group_isnull)
 		bool		state_text = ts->planned.aggs[i].state_text;
 
 		if (ts->planned.mode != AGG_MODE_PARTIAL && !state_text)
-			slot->tts_values[col] = agg_state_result(entry->states[i], &slot->tts_isnull[col]);
+			slot->tts_values[col] = agg_trans_result(entry->states[i], &slot->tts_isnull[col]);
 		else if ((slot->tts_isnull[col] = entry->states[i] == NULL) == false)
 		{
-			bytea	   *state = agg_state_serialize(entry->states[i]);
+			bytea	   *state = agg_trans_serialize(entry->states[i]);
 
 			slot->tts_values[col] = state_text ?
 				DirectFunctionCall1(byteaout, PointerGetDatum(state)) : PointerGetDatum(state);

@@ -60,7 +60,7 @@ typedef struct GroupEntry
 	uint64		group;			/* the grouping column's Datum */
 	char		status;			/* simplehash's */
 	bool		has_floor;		/* the first aggregate's state is full: */
-	uint64		floor;			/* keys below this cannot enter it (agg_state_floor) */
+	uint64		floor;			/* keys below this cannot enter it (agg_trans_floor) */
 	TopkAggState **states;		/* one per aggregate, NULL before its first value */
 } GroupEntry;
 
