@@ -400,7 +400,7 @@ gpu_grouped_destroy(GpuGroupedTopk *t)
 		cudaFree(t->d_count);
 	pinned_free(t->h_count);
 	stream_destroy(t->stream);
-	free(t);
+	delete t;
 }
 
 extern "C" GpuStatus

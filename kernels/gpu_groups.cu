@@ -10,12 +10,12 @@
  * out, with the NULL groups where the order puts them among the kept.
  */
 #include <algorithm>
-#include <new>
 
 #include <cub/device/device_radix_sort.cuh>
 
 #include "gpu_error.h"
 #include "gpu_groups.cuh"
+#include "gpu_resources.cuh"
 
 #define GROUPS_THREADS 256
 /* the fewest slots a table has */
@@ -41,8 +41,7 @@ struct GpuGroups
 	char	   *host_chosen;	/* and in pinned host memory */
 	size_t		chosen_cap;
 	int			multiprocessors;
-	cudaEvent_t begun;
-	cudaEvent_t ended;
+	Span		choice;			/* around choosing */
 };
 
 GroupsView
@@ -254,8 +253,7 @@ groups_init(GpuGroups *g, uint64_t expected)
 			  "Clearing device memory");
 	GPU_CHECK(cudaMallocHost(&g->host_counts, 4 * sizeof(unsigned long long)),
 			  "Allocating pinned host memory");
-	GPU_CHECK(cudaEventCreate(&g->begun), "Creating an event");
-	GPU_CHECK(cudaEventCreate(&g->ended), "Creating an event");
+	GPU_TRY(span_create(&g->choice));
 	g->nslots = slots_for(std::min<uint64_t>(expected, UINT64_C(1) << 26));
 	GPU_TRY(alloc_slots(g, g->nslots, &g->slots));
 	GPU_CHECK(cudaStreamSynchronize(cudaStreamPerThread), "Making a table of groups");
@@ -265,22 +263,11 @@ groups_init(GpuGroups *g, uint64_t expected)
 extern "C" GpuStatus
 gpu_groups_create(const GpuGroupsSpec *spec, uint64_t expected, GpuGroups **out)
 {
-	GpuGroups  *g = new(std::nothrow) GpuGroups();
-	GpuStatus	status;
-
-	*out = NULL;
-	if (g == NULL)
-		return gpu_fail(cudaErrorMemoryAllocation, "Allocating host memory");
-	g->spec = *spec;
-	g->stride = GPU_GROUPS_HEADER_BYTES + (size_t) spec->cell_bytes;
-	status = groups_init(g, expected);
-	if (status != GPU_OK)
-	{
-		gpu_groups_destroy(g);
-		return status;
-	}
-	*out = g;
-	return GPU_OK;
+	return object_create("Allocating a table of groups", [&](GpuGroups *g) {
+		g->spec = *spec;
+		g->stride = GPU_GROUPS_HEADER_BYTES + (size_t) spec->cell_bytes;
+		return groups_init(g, expected);
+	}, gpu_groups_destroy, out);
 }
 
 extern "C" void
@@ -288,21 +275,18 @@ gpu_groups_destroy(GpuGroups *g)
 {
 	if (g == NULL)
 		return;
-	cudaStreamSynchronize(cudaStreamPerThread);
+	stream_drain(cudaStreamPerThread);
 	cudaFree(g->device_spec);
 	cudaFree(g->slots);
 	cudaFree(g->counts);
-	cudaFreeHost(g->host_counts);
+	pinned_free(g->host_counts);
 	cudaFree(g->staging);
 	cudaFree(g->keys);
 	cudaFree(g->sorted);
 	cudaFree(g->sort_temp);
 	cudaFree(g->chosen);
-	cudaFreeHost(g->host_chosen);
-	if (g->begun)
-		cudaEventDestroy(g->begun);
-	if (g->ended)
-		cudaEventDestroy(g->ended);
+	pinned_free(g->host_chosen);
+	span_destroy(&g->choice);
 	delete g;
 }
 
@@ -476,13 +460,12 @@ gpu_groups_choose(GpuGroups *g, const char **records, size_t *count, uint64_t *g
 	uint64_t	need;
 	uint64_t	threshold = 0;
 	bool		nulls;
-	float		ms = 0;
 
 	*records = NULL;
 	*count = 0;
 	GPU_TRY(count_groups(g, groups));
 	GPU_TRY(ensure_sort(g, *groups));
-	GPU_CHECK(cudaEventRecord(g->begun, cudaStreamPerThread), "Recording an event");
+	GPU_CHECK(cudaEventRecord(g->choice.begun, cudaStreamPerThread), "Recording an event");
 	GPU_CHECK(cudaMemsetAsync(g->counts + 1, 0, 3 * sizeof(unsigned long long),
 							  cudaStreamPerThread), "Clearing counts");
 	keys_kernel<<<grid_for(g, g->nslots), GROUPS_THREADS, 0, cudaStreamPerThread>>>(
@@ -510,10 +493,9 @@ gpu_groups_choose(GpuGroups *g, const char **records, size_t *count, uint64_t *g
 	if (need > 0 && need < nonnull)
 		GPU_TRY(last_key(g, nonnull, need, &threshold));
 	GPU_TRY(copy_chosen(g, nulls, need > 0, threshold, count));
-	GPU_CHECK(cudaEventRecord(g->ended, cudaStreamPerThread), "Recording an event");
-	GPU_CHECK(cudaEventSynchronize(g->ended), "Choosing groups");
-	GPU_CHECK(cudaEventElapsedTime(&ms, g->begun, g->ended), "Timing the groups' choice");
-	*kernel_ms += ms;
+	GPU_CHECK(cudaEventRecord(g->choice.ended, cudaStreamPerThread), "Recording an event");
+	GPU_CHECK(cudaEventSynchronize(g->choice.ended), "Choosing groups");
+	GPU_TRY(span_add_ms(&g->choice, kernel_ms));
 	*records = g->host_chosen;
 	return GPU_OK;
 }

@@ -36,6 +36,7 @@
 #include "gpu_heap.h"
 #include "gpu_groups.cuh"
 #include "gpu_program.cuh"
+#include "gpu_resources.cuh"
 
 #define PAGE_THREADS 256
 
@@ -140,8 +141,7 @@ struct GpuHeapReader
 	size_t		keys_cap;
 	uint64_t   *tids;
 	size_t		tids_cap;
-	cudaEvent_t begun;			/* around the kernel */
-	cudaEvent_t ended;
+	Span		kernel;			/* around the kernel */
 	unsigned long long *counts; /* keyed, read */
 	unsigned long long *host_counts;
 	int			key_width;
@@ -372,28 +372,14 @@ reader_init(GpuHeapReader *r)
 	GPU_CHECK(cudaMalloc(&r->counts, 2 * sizeof(unsigned long long)), "Allocating device memory");
 	GPU_CHECK(cudaMallocHost(&r->host_counts, 2 * sizeof(unsigned long long)),
 			  "Allocating pinned host memory");
-	GPU_CHECK(cudaEventCreate(&r->begun), "Creating an event");
-	GPU_CHECK(cudaEventCreate(&r->ended), "Creating an event");
-	return GPU_OK;
+	return span_create(&r->kernel);
 }
 
 extern "C" GpuStatus
 gpu_heap_reader_create(GpuHeapReader **out)
 {
-	GpuHeapReader *r = new(std::nothrow) GpuHeapReader();
-	GpuStatus	status;
-
-	*out = NULL;
-	if (r == NULL)
-		return gpu_fail(cudaErrorMemoryAllocation, "Allocating host memory");
-	status = reader_init(r);
-	if (status != GPU_OK)
-	{
-		gpu_heap_reader_destroy(r);
-		return status;
-	}
-	*out = r;
-	return GPU_OK;
+	return object_create("Allocating a heap page reader", reader_init, gpu_heap_reader_destroy,
+						 out);
 }
 
 extern "C" void
@@ -401,7 +387,7 @@ gpu_heap_reader_destroy(GpuHeapReader *r)
 {
 	if (r == NULL)
 		return;
-	cudaStreamSynchronize(cudaStreamPerThread);
+	stream_drain(cudaStreamPerThread);
 	cudaFree(r->query);
 	cudaFree(r->set_values);
 	cudaFree(r->pages);
@@ -409,11 +395,8 @@ gpu_heap_reader_destroy(GpuHeapReader *r)
 	cudaFree(r->keys);
 	cudaFree(r->tids);
 	cudaFree(r->counts);
-	cudaFreeHost(r->host_counts);
-	if (r->begun)
-		cudaEventDestroy(r->begun);
-	if (r->ended)
-		cudaEventDestroy(r->ended);
+	pinned_free(r->host_counts);
+	span_destroy(&r->kernel);
 	delete r;
 }
 
@@ -723,8 +706,6 @@ static GpuStatus
 read_batch(GpuHeapReader *r, GpuPageCache *cache, const char *buffers, const GpuHeapPage *pages,
 		   size_t n, GpuGroups *groups, double *kernel_ms)
 {
-	float		ms = 0;
-
 	GPU_CHECK(cudaMemcpyAsync(r->pages, pages, n * sizeof(GpuHeapPage), cudaMemcpyHostToDevice,
 							  cudaStreamPerThread), "Copying page descriptions");
 	if (cache)
@@ -733,15 +714,14 @@ read_batch(GpuHeapReader *r, GpuPageCache *cache, const char *buffers, const Gpu
 				  "Copying page descriptions");
 	GPU_CHECK(cudaMemsetAsync(r->counts, 0, 2 * sizeof(unsigned long long), cudaStreamPerThread),
 			  "Clearing a batch's counts");
-	GPU_CHECK(cudaEventRecord(r->begun, cudaStreamPerThread), "Recording an event");
+	GPU_CHECK(cudaEventRecord(r->kernel.begun, cudaStreamPerThread), "Recording an event");
 	GPU_TRY(launch_pages_kernel(r, cache, buffers, n, groups));
-	GPU_CHECK(cudaEventRecord(r->ended, cudaStreamPerThread), "Recording an event");
+	GPU_CHECK(cudaEventRecord(r->kernel.ended, cudaStreamPerThread), "Recording an event");
 	GPU_CHECK(cudaMemcpyAsync(r->host_counts, r->counts, 2 * sizeof(unsigned long long),
 							  cudaMemcpyDeviceToHost, cudaStreamPerThread),
 			  "Copying a batch's counts");
 	GPU_CHECK(cudaStreamSynchronize(cudaStreamPerThread), "Reading heap pages");
-	GPU_CHECK(cudaEventElapsedTime(&ms, r->begun, r->ended), "Timing the heap page reader");
-	*kernel_ms += ms;
+	GPU_TRY(span_add_ms(&r->kernel, kernel_ms));
 	return GPU_OK;
 }
 

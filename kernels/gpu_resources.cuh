@@ -1,17 +1,19 @@
 /*
  * gpu_resources.cuh
- *	  What the engine's objects (GpuTopk, GpuGroupedTopk) own on the device
- *	  and how they make and free it: device buffers that only grow, pairs
- *	  of events that time work, and the object itself.
+ *	  What the engine's objects (GpuTopk, GpuGroupedTopk, GpuGroups,
+ *	  GpuHeapReader) own on the device and how they make and free it:
+ *	  device buffers that only grow, pairs of events that time work, and
+ *	  the object itself.
  *
- * Objects are zeroed when made, so that freeing works on a half-made one:
+ * Objects are value-initialized when made (their plain members zeroed),
+ * so that freeing works on a half-made one:
  * every free here accepts what was never made.  Callers free only what no
  * queued work uses any more (they wait for their streams first).
  */
 #ifndef GPU_RESOURCES_CUH
 #define GPU_RESOURCES_CUH
 
-#include <stdlib.h>
+#include <new>
 
 #include "gpu_error.h"
 
@@ -113,15 +115,16 @@ stream_destroy(cudaStream_t stream)
 }
 
 /*
- * A new object: zeroed, given its parameters and resources by setup(t),
- * and handed to destroy again if that fails (what is the action that
- * failing to allocate the object itself is reported as).
+ * A new object: value-initialized, given its parameters and resources by
+ * setup(t), and handed to destroy again if that fails (what is the action
+ * that failing to allocate the object itself is reported as).  destroy
+ * deletes it.
  */
 template <typename T, typename Setup>
 static GpuStatus
 object_create(const char *what, Setup setup, void (*destroy)(T *), T **out)
 {
-	T		   *t = (T *) calloc(1, sizeof(T));
+	T		   *t = new(std::nothrow) T();
 	GpuStatus	status;
 
 	*out = NULL;

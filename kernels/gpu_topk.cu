@@ -441,7 +441,7 @@ gpu_topk_destroy(GpuTopk *t)
 	pinned_free(t->host_count);
 	stream_destroy(t->dev.stream);
 	stream_destroy(t->copy_stream);
-	free(t);
+	delete t;
 }
 
 /*
