@@ -23,9 +23,10 @@ DATA = gputopk--0.1.sql gputopk--0.1--0.2.sql gputopk--0.2--0.3.sql
 PGFILEDESC = "gputopk - top-k queries on the GPU"
 
 # src/ by family (docs/architecture.md): module-level files, scan_* what
-# both custom scans share, topk_* the GpuTopK scan, agg_* the top-k
-# aggregates and GpuTopKAgg, colindex_* the column index, service_* the GPU
-# service; and the engine's CPU backend (kernels/, plain C).  gpu_absent.c
+# the custom scans share, topk_* the GpuTopK scan, agg_* the top-k
+# aggregates and GpuTopKAgg, groups_* GpuTopKGroups, colindex_* the column
+# index, service_* the GPU service; and the engine's CPU backend (kernels/,
+# plain C).  gpu_absent.c
 # stands in for the CUDA code in a build without it.
 SRC_OBJS = $(patsubst %.c,%.o,$(filter-out src/gpu_absent.c,$(wildcard src/*.c))) \
 	kernels/cpu_topk.o
