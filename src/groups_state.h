@@ -81,12 +81,13 @@ typedef struct PairGroupSlot
 
 /*
  * Ranked by a grouping column, with a bounded keep: the best keep distinct
- * groups the scan has made so far, by their keys (larger for better), in a
- * heap of their entries' indexes, the worst on top; and, once the set of
- * groups has been written out (a spill, or the partitioned form's records)
- * and a group may be made again, the groups among them, each numbered by
- * its entry, so that such a group counts once.  A row strictly worse than
- * the worst of keep such groups cannot be in a group returned.
+ * groups the scan has made so far, by their keys (larger for better), the
+ * worst on top of a heap.  A row strictly worse than the worst of keep such
+ * groups cannot be in a group returned.  Until the set of groups is first
+ * written out (a spill, or the partitioned form's records), a group is made
+ * once, and the heap holds its key alone; from then on a group may be made
+ * again, and the heap holds entries that say which group each is, also kept
+ * in a hash table (numbered by their entries), so that it counts once.
  */
 typedef struct BestGroup
 {
@@ -96,9 +97,10 @@ typedef struct BestGroup
 
 typedef struct BestGroups
 {
-	binaryheap *heap;
+	binaryheap *keys;			/* until written */
+	binaryheap *entry_heap;		/* once written: indexes of entries */
 	BestGroup  *entries;
-	groups_pair_table_hash *members;	/* or NULL, until written */
+	groups_pair_table_hash *members;
 	bool		written;
 	bool		full;			/* keep of them */
 	uint64		worst;			/* then the worst one's key */

@@ -189,15 +189,24 @@ key_of_group(GroupsScanState *gs, uint32 n)
 	return key;
 }
 
+/* binaryheap's order of keys (larger for better): the worst on top */
+static int
+worst_key_first(Datum a, Datum b, void *arg)
+{
+	uint64		x = DatumGetUInt64(a);
+	uint64		y = DatumGetUInt64(b);
+
+	return x < y ? 1 : (x > y ? -1 : 0);
+}
+
 /* binaryheap's order of best entries' indexes: the worst key on top */
 static int
 worst_entry_first(Datum a, Datum b, void *arg)
 {
 	const BestGroup *entries = arg;
-	uint64		x = entries[DatumGetInt32(a)].key;
-	uint64		y = entries[DatumGetInt32(b)].key;
 
-	return x < y ? 1 : (x > y ? -1 : 0);
+	return worst_key_first(UInt64GetDatum(entries[DatumGetInt32(a)].key),
+						   UInt64GetDatum(entries[DatumGetInt32(b)].key), NULL);
 }
 
 /* The best groups, none yet, in the query's memory: keep is at most INT_MAX. */
@@ -205,11 +214,9 @@ void
 groups_best_begin(GroupsScanState *gs)
 {
 	MemoryContext old = MemoryContextSwitchTo(gs->css.ss.ps.state->es_query_cxt);
-	BestGroups *best = palloc0(sizeof(BestGroups));
 
-	best->entries = palloc_extended(sizeof(BestGroup) * gs->keep, MCXT_ALLOC_HUGE);
-	best->heap = binaryheap_allocate((int) gs->keep, worst_entry_first, best->entries);
-	gs->best = best;
+	gs->best = palloc0(sizeof(BestGroups));
+	gs->best->keys = binaryheap_allocate((int) gs->keep, worst_key_first, NULL);
 	MemoryContextSwitchTo(old);
 }
 
@@ -217,85 +224,124 @@ groups_best_begin(GroupsScanState *gs)
 void
 groups_best_reset(GroupsScanState *gs)
 {
-	binaryheap_reset(gs->best->heap);
-	if (gs->best->members != NULL)
-		groups_pair_table_reset(gs->best->members);
-	gs->best->written = false;
-	gs->best->full = false;
+	BestGroups *best = gs->best;
+
+	binaryheap_reset(best->keys);
+	if (best->entry_heap != NULL)
+		binaryheap_reset(best->entry_heap);
+	if (best->members != NULL)
+		groups_pair_table_reset(best->members);
+	best->written = false;
+	best->full = false;
 }
 
-/*
- * The set of groups is written out and emptied: from now on a group may be
- * made again, so the best groups' members are kept, the present ones first.
- */
-static void
-best_groups_written(GroupsScanState *gs)
+/* Whether group n's value of the ranking column is not NULL, and its key. */
+static inline bool
+rank_key_of(GroupsScanState *gs, uint32 n, uint64 *key)
 {
-	BestGroups *best = gs->best;
+	if (gs->second_attno != 0 ? (gs->nulls[n] & (gs->rank_column == 0 ? 1 : 2)) != 0 :
+		n == gs->null_group)
+		return false;
+	*key = key_of_datum(gs->rank_key_type,
+						gs->rank_column == 0 ? gs->values[n] : gs->seconds[n], gs->desc);
+	return true;
+}
+
+/* The set was never written out: key, new to the set, among the best keys. */
+static void
+note_key(BestGroups *best, int64 keep, uint64 key)
+{
+	if (best->full)
+		binaryheap_replace_first(best->keys, UInt64GetDatum(key));
+	else
+		binaryheap_add(best->keys, UInt64GetDatum(key));
+	best->full = best->keys->bh_size == keep;
+	if (best->full)
+		best->worst = DatumGetUInt64(binaryheap_first(best->keys));
+}
+
+/* Since the set was written out: group, of key key, among the best groups unless it is. */
+static void
+note_group(BestGroups *best, int64 keep, uint64 key, PairKey group)
+{
+	int			entry;
 	bool		found;
 
-	if (best->written)
+	if (groups_pair_table_lookup_hash(best->members, group, hash_pair(group)) != NULL)
 		return;
-	best->written = true;
-	if (best->members == NULL)
-		best->members = groups_pair_table_create(gs->css.ss.ps.state->es_query_cxt,
-												 (uint32) Min(gs->keep, 1024), NULL);
-	for (int i = 0; i < best->heap->bh_size; i++)
+	if (best->full)
 	{
-		int			entry = DatumGetInt32(best->heap->bh_nodes[i]);
-		PairKey		group = best->entries[entry].group;
-
-		groups_pair_table_insert_hash(best->members, group, hash_pair(group), &found)->number = entry;
+		/* the worst entry gives its place to the group */
+		entry = DatumGetInt32(binaryheap_first(best->entry_heap));
+		groups_pair_table_delete_item(best->members,
+									  groups_pair_table_lookup_hash(best->members,
+																	best->entries[entry].group,
+																	hash_pair(best->entries[entry].group)));
 	}
+	else
+		entry = best->entry_heap->bh_size;
+	best->entries[entry].key = key;
+	best->entries[entry].group = group;
+	groups_pair_table_insert_hash(best->members, group, hash_pair(group), &found)->number = entry;
+	if (best->full)
+		binaryheap_replace_first(best->entry_heap, Int32GetDatum(entry));
+	else
+		binaryheap_add(best->entry_heap, Int32GetDatum(entry));
+	best->full = best->entry_heap->bh_size == keep;
+	if (best->full)
+		best->worst = best->entries[DatumGetInt32(binaryheap_first(best->entry_heap))].key;
 }
 
 /*
  * Ranked by a grouping column: group n, just made by a page's row, among the
- * best groups made so far, unless its value of that column is NULL or it is
- * among them already (made before its set was written out).
+ * best groups made so far, unless its value of that column is NULL, or,
+ * since the set was written out, it is among them already.
  */
 static void
 note_new_group(GroupsScanState *gs, uint32 n)
 {
 	BestGroups *best = gs->best;
-	PairKey		group = key_of_group(gs, n);
 	uint64		key;
-	int			entry;
-	bool		found;
 
-	if (group.nulls & (gs->rank_column == 0 ? 1 : 2))
+	if (!rank_key_of(gs, n, &key) || (best->full && key <= best->worst))
 		return;
-	key = key_of_datum(gs->rank_key_type,
-					   gs->rank_column == 0 ? gs->values[n] : gs->seconds[n], gs->desc);
-	if (best->full && key <= best->worst)
-		return;
-	/* until the set is first written out, a group just made is none of them */
-	if (best->written &&
-		groups_pair_table_lookup_hash(best->members, group, hash_pair(group)) != NULL)
-		return;
-	if (best->full)
-	{
-		/* the worst entry gives its place to the group */
-		entry = DatumGetInt32(binaryheap_first(best->heap));
-		if (best->written)
-			groups_pair_table_delete_item(best->members,
-										  groups_pair_table_lookup_hash(best->members,
-																		best->entries[entry].group,
-																		hash_pair(best->entries[entry].group)));
-	}
-	else
-		entry = best->heap->bh_size;
-	best->entries[entry].key = key;
-	best->entries[entry].group = group;
 	if (best->written)
-		groups_pair_table_insert_hash(best->members, group, hash_pair(group), &found)->number = entry;
-	if (best->full)
-		binaryheap_replace_first(best->heap, Int32GetDatum(entry));
+		note_group(best, gs->keep, key, key_of_group(gs, n));
 	else
-		binaryheap_add(best->heap, Int32GetDatum(entry));
-	best->full = best->heap->bh_size == gs->keep;
-	if (best->full)
-		best->worst = best->entries[DatumGetInt32(binaryheap_first(best->heap))].key;
+		note_key(best, gs->keep, key);
+}
+
+/*
+ * The set of groups is about to be written out and emptied, the first time
+ * since the scan began: from now on a group may be made again.  The best
+ * groups are found again with who they are, from the set, which holds every
+ * group made so far; the same keys, so the same worst.
+ */
+static void
+best_groups_written(GroupsScanState *gs)
+{
+	BestGroups *best = gs->best;
+	MemoryContext old;
+
+	if (best->written)
+		return;
+	if (best->entries == NULL)
+	{
+		old = MemoryContextSwitchTo(gs->css.ss.ps.state->es_query_cxt);
+		best->entries = palloc_extended(sizeof(BestGroup) * gs->keep, MCXT_ALLOC_HUGE);
+		best->entry_heap = binaryheap_allocate((int) gs->keep, worst_entry_first, best->entries);
+		best->members = groups_pair_table_create(CurrentMemoryContext,
+												 (uint32) Min(gs->keep, 1024), NULL);
+		MemoryContextSwitchTo(old);
+	}
+	groups_best_reset(gs);
+	best->written = true;
+	for (uint32 n = 0; n < gs->ngroups; n++)
+	{
+		if ((n & 0xffff) == 0)
+			CHECK_FOR_INTERRUPTS();
+		note_new_group(gs, n);
+	}
 }
 
 /*
