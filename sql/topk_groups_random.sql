@@ -102,6 +102,7 @@ BEGIN
   PERFORM set_config('parallel_setup_cost', CASE setup WHEN 'parallel' THEN '0' ELSE '1000' END, true);
   PERFORM set_config('parallel_tuple_cost', CASE setup WHEN 'parallel' THEN '0' ELSE '0.1' END, true);
   PERFORM set_config('min_parallel_table_scan_size', CASE setup WHEN 'parallel' THEN '0' ELSE '8MB' END, true);
+  PERFORM set_config('max_parallel_workers_per_gather', '2', true);
   EXECUTE 'PREPARE groups_random_q AS ' || q;
   -- its plan, made now and kept (it has no parameters)
   EXECUTE 'EXPLAIN (COSTS OFF) EXECUTE groups_random_q';
@@ -114,7 +115,6 @@ BEGIN
   PERFORM set_config('work_mem', '4MB', true);
   PERFORM set_config('max_parallel_workers_per_gather', '0', true);
   off_rows := pg_temp.groups_rows(q, false);
-  PERFORM set_config('max_parallel_workers_per_gather', '2', true);
   IF q LIKE '%WITH TIES' THEN
     on_rows := ARRAY(SELECT unnest(on_rows) ORDER BY 1);
     off_rows := ARRAY(SELECT unnest(off_rows) ORDER BY 1);

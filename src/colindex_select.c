@@ -816,12 +816,17 @@ fetch_block(Selection *sel, IndexFetchTableData *fetch, FetchAhead *ahead, size_
 	return kept;
 }
 
+/* The order candidates are fetched in: those that raise first, then by position. */
 static int
-compare_positions(const void *a, const void *b)
+compare_fetch_order(const void *a, const void *b)
 {
+	bool		a_raises = ((const TopkItem *) a)->key == KEY_PROGRAM_ERROR_KEY;
+	bool		b_raises = ((const TopkItem *) b)->key == KEY_PROGRAM_ERROR_KEY;
 	uint64		x = ((const TopkItem *) a)->ref;
 	uint64		y = ((const TopkItem *) b)->ref;
 
+	if (a_raises != b_raises)
+		return a_raises ? -1 : 1;
 	return x < y ? -1 : (x > y ? 1 : 0);
 }
 
@@ -899,22 +904,15 @@ fetch_round(Selection *sel, TopkResult *result, IndexRowSink sink, void *arg,
 	FetchAhead	ahead = {.candidates = candidates,.n = result->count,
 	.heap_blocks = sel->heap_table ? RelationGetNumberOfBlocks(sel->spec->heap) : 0};
 	uint64		kept = 0;
-	size_t		nraising = 0;
-	size_t		i;
+	size_t		i = 0;
 
-	/* the raising ones to the front */
-	for (size_t j = 0; j < result->count; j++)
-		if (result->items[j].key == KEY_PROGRAM_ERROR_KEY)
-			candidates[nraising++] = result->items[j];
-	i = nraising;
-	for (size_t j = 0; j < result->count; j++)
-		if (result->items[j].key != KEY_PROGRAM_ERROR_KEY)
-			candidates[i++] = result->items[j];
-	if (nraising > 0)
-		kept += fetch_raising_rows(sel, fetch, candidates, nraising, sink, arg, slot, stats);
-	ahead.entries = ahead.line_pointers = ahead.tuples = nraising;
-	qsort(candidates + nraising, result->count - nraising, sizeof(TopkItem), compare_positions);
-	i = nraising;
+	memcpy(candidates, result->items, sizeof(TopkItem) * result->count);
+	qsort(candidates, result->count, sizeof(TopkItem), compare_fetch_order);
+	while (i < result->count && candidates[i].key == KEY_PROGRAM_ERROR_KEY)
+		i++;
+	if (i > 0)
+		kept += fetch_raising_rows(sel, fetch, candidates, i, sink, arg, slot, stats);
+	ahead.entries = ahead.line_pointers = ahead.tuples = i;
 	while (i < result->count)
 	{
 		size_t		end = i + 1;

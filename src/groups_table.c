@@ -235,27 +235,42 @@ groups_best_reset(GroupsScanState *gs)
 	best->full = false;
 }
 
+/* Whether group n's value of grouping column c is NULL. */
+static inline bool
+group_value_isnull(GroupsScanState *gs, uint32 n, int c)
+{
+	if (gs->second_attno == 0)
+		return n == gs->null_group;
+	return (gs->nulls[n] & (c == 0 ? 1 : 2)) != 0;
+}
+
 /* Whether group n's value of the ranking column is not NULL, and its key. */
 static inline bool
 rank_key_of(GroupsScanState *gs, uint32 n, uint64 *key)
 {
-	if (gs->second_attno != 0 ? (gs->nulls[n] & (gs->rank_column == 0 ? 1 : 2)) != 0 :
-		n == gs->null_group)
+	if (group_value_isnull(gs, n, gs->rank_column))
 		return false;
 	*key = key_of_datum(gs->rank_key_type,
 						gs->rank_column == 0 ? gs->values[n] : gs->seconds[n], gs->desc);
 	return true;
 }
 
+/* d into a heap of the best: in the worst's place once it holds keep; whether it does. */
+static bool
+best_heap_offer(binaryheap *heap, int64 keep, bool full, Datum d)
+{
+	if (full)
+		binaryheap_replace_first(heap, d);
+	else
+		binaryheap_add(heap, d);
+	return heap->bh_size == keep;
+}
+
 /* The set was never written out: key, new to the set, among the best keys. */
 static void
 note_key(BestGroups *best, int64 keep, uint64 key)
 {
-	if (best->full)
-		binaryheap_replace_first(best->keys, UInt64GetDatum(key));
-	else
-		binaryheap_add(best->keys, UInt64GetDatum(key));
-	best->full = best->keys->bh_size == keep;
+	best->full = best_heap_offer(best->keys, keep, best->full, UInt64GetDatum(key));
 	if (best->full)
 		best->worst = DatumGetUInt64(binaryheap_first(best->keys));
 }
@@ -273,21 +288,14 @@ note_group(BestGroups *best, int64 keep, uint64 key, PairKey group)
 	{
 		/* the worst entry gives its place to the group */
 		entry = DatumGetInt32(binaryheap_first(best->entry_heap));
-		groups_pair_table_delete_item(best->members,
-									  groups_pair_table_lookup_hash(best->members,
-																	best->entries[entry].group,
-																	hash_pair(best->entries[entry].group)));
+		groups_pair_table_delete(best->members, best->entries[entry].group);
 	}
 	else
 		entry = best->entry_heap->bh_size;
 	best->entries[entry].key = key;
 	best->entries[entry].group = group;
 	groups_pair_table_insert_hash(best->members, group, hash_pair(group), &found)->number = entry;
-	if (best->full)
-		binaryheap_replace_first(best->entry_heap, Int32GetDatum(entry));
-	else
-		binaryheap_add(best->entry_heap, Int32GetDatum(entry));
-	best->full = best->entry_heap->bh_size == keep;
+	best->full = best_heap_offer(best->entry_heap, keep, best->full, Int32GetDatum(entry));
 	if (best->full)
 		best->worst = best->entries[DatumGetInt32(binaryheap_first(best->entry_heap))].key;
 }
@@ -603,15 +611,6 @@ groups_write_records(GroupsScanState *gs)
 		best_groups_written(gs);
 	groups_reset(gs);
 	groups_begin(gs);
-}
-
-/* Whether group n's value of grouping column c is NULL. */
-static inline bool
-group_value_isnull(GroupsScanState *gs, uint32 n, int c)
-{
-	if (gs->second_attno == 0)
-		return n == gs->null_group;
-	return (gs->nulls[n] & (c == 0 ? 1 : 2)) != 0;
 }
 
 /* > 0 where group a comes before group b in the ORDER BY. */
