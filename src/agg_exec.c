@@ -50,18 +50,10 @@
 #include "scan_filter_program.h"
 #include "scan_page_sink.h"
 
-/* the parallel table scan, in the shared memory after AggShared */
-#define AGG_SHARED_SCAN_OFFSET MAXALIGN(sizeof(AggShared))
-
 static void begin_topk_agg_scan(CustomScanState *node, EState *estate, int eflags);
 static TupleTableSlot *exec_topk_agg_scan(CustomScanState *node);
 static void end_topk_agg_scan(CustomScanState *node);
 static void rescan_topk_agg_scan(CustomScanState *node);
-static Size estimate_shared(CustomScanState *node, ParallelContext *pcxt);
-static void initialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
-static void reinitialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
-static void attach_shared(CustomScanState *node, shm_toc *toc, void *coordinate);
-static void shutdown_topk_agg_scan(CustomScanState *node);
 
 static const CustomExecMethods topk_agg_exec_methods = {
 	.CustomName = TOPK_AGG_SCAN_NAME,
@@ -70,12 +62,14 @@ static const CustomExecMethods topk_agg_exec_methods = {
 	.EndCustomScan = end_topk_agg_scan,
 	.ReScanCustomScan = rescan_topk_agg_scan,
 	.ExplainCustomScan = agg_explain_scan,
-	.EstimateDSMCustomScan = estimate_shared,
-	.InitializeDSMCustomScan = initialize_shared,
-	.ReInitializeDSMCustomScan = reinitialize_shared,
-	.InitializeWorkerCustomScan = attach_shared,
-	.ShutdownCustomScan = shutdown_topk_agg_scan,
+	.EstimateDSMCustomScan = scan_driver_estimate_dsm,
+	.InitializeDSMCustomScan = scan_driver_initialize_dsm,
+	.ReInitializeDSMCustomScan = scan_driver_reinitialize_dsm,
+	.InitializeWorkerCustomScan = scan_driver_initialize_worker,
+	.ShutdownCustomScan = scan_driver_shutdown,
 };
+
+static const ScanDriverSharedPart agg_shared_part;
 
 Node *
 agg_create_scan_state(CustomScan *cscan)
@@ -131,19 +125,17 @@ begin_topk_agg_scan(CustomScanState *node, EState *estate, int eflags)
 		ts->planned.results_byval &= agg->result_byval;
 	}
 
-	ts->reader.rel = node->ss.ss_currentRelation;
-	ts->reader.econtext = node->ss.ps.ps_ExprContext;
-	ts->reader.table_slot = table_slot_create(node->ss.ss_currentRelation,
-											  &estate->es_tupleTable);
+	/* a parallel scan's shared memory holds a partitioned plan's exchange */
+	scan_driver_init(&ts->scan, &node->ss, &agg_shared_part, sizeof(GroupExchangeShared), true);
 	/* the WHERE clause is over the table's slots, of any type */
 	node->ss.ps.scanopsfixed = false;
 	/* the WHERE clause's Vars as planned, renumbered as the scan's (in a subquery they differ) */
 	where = copyObject(list_nth(private, AGG_FIELDS));
 	ChangeVarNodes((Node *) where, linitial_int(list_nth(private, AGG_FIELD_RELID)),
 				   cscan->scan.scanrelid, 0);
-	ts->reader.filter = scan_filter_program_compile(where, cscan->scan.scanrelid, &node->ss.ps,
+	ts->scan.reader.filter = scan_filter_program_compile(where, cscan->scan.scanrelid, &node->ss.ps,
 													&ts->planned.interpreted);
-	ts->reader.table_qual = ExecInitQual(ts->planned.interpreted, &node->ss.ps);
+	ts->scan.reader.table_qual = ExecInitQual(ts->planned.interpreted, &node->ss.ps);
 	node->ss.ps.scanopsfixed = fixed;
 }
 
@@ -159,20 +151,20 @@ read_row(AggScanState *ts, Datum *group, bool *group_isnull)
 	*group = 0;
 	*group_isnull = false;
 	if (ts->planned.group_attno)
-		*group = scan_row_reader_column(&ts->reader, ts->planned.group_attno, desc, group_isnull);
+		*group = scan_row_reader_column(&ts->scan.reader, ts->planned.group_attno, desc, group_isnull);
 	for (int i = 0; i < ts->planned.naggs; i++)
 	{
 		AggSpec    *agg = &ts->planned.aggs[i];
 		AggValue   *value = &ts->row[i];
 		bool		isnull;
-		Datum		datum = scan_row_reader_column(&ts->reader, agg->value_attno, desc, &isnull);
+		Datum		datum = scan_row_reader_column(&ts->scan.reader, agg->value_attno, desc, &isnull);
 
 		value->present = !isnull;
 		value->key = isnull ? 0 : key_of_datum(agg->key_type, datum, agg->largest);
 		value->result = isnull ? 0 : datum;
 		value->result_isnull = false;
 		if (agg->result_attno && !isnull)
-			value->result = scan_row_reader_column(&ts->reader, agg->result_attno, desc,
+			value->result = scan_row_reader_column(&ts->scan.reader, agg->result_attno, desc,
 												   &value->result_isnull);
 	}
 }
@@ -181,7 +173,7 @@ read_row(AggScanState *ts, Datum *group, bool *group_isnull)
 static void
 count_process(AggScanState *ts)
 {
-	scan_counters_count_process(&ts->stats.counters, false);
+	scan_counters_count_process(&ts->scan.counters, false);
 	ts->stats.ngroups = 0;
 	ts->stats.memory_used = 0;
 	ts->stats.gpu_counted = false;
@@ -205,14 +197,14 @@ create_page_sink(AggScanState *ts)
 		.desc = agg->largest,
 		.nulls_first = false,
 		.key_attno = agg->value_attno,
-		.filter = ts->reader.filter,
+		.filter = ts->scan.reader.filter,
 	};
 
 	if (ts->planned.group_attno != 0 || ts->planned.naggs != 1 || ts->exchange != NULL)
 		return NULL;
-	return scan_page_sink_create(&ts->reader, &program,
+	return scan_page_sink_create(&ts->scan.reader, &program,
 								 Min((uint64) agg->k,
-								 (uint64) ts->reader.scan->rs_nblocks * MaxHeapTuplesPerPage),
+								 (uint64) ts->scan.reader.scan->rs_nblocks * MaxHeapTuplesPerPage),
 								 TOPK_WITH_TIES);
 }
 
@@ -231,101 +223,94 @@ group_row(void *arg)
 		agg_group_row(ts, group, group_isnull);
 }
 
+/* A page read on the CPU: each row to its group (a ScanDriverRoutine's read_page). */
+static void
+group_page(void *arg, BlockNumber block)
+{
+	AggScanState *ts = arg;
+
+	while (scan_row_reader_next_row(&ts->scan.reader))
+		group_row(ts);
+}
+
+static bool
+rows_job_failed(void *arg)
+{
+	return agg_run_rows_job_failed((AggScanState *) arg);
+}
+
 /*
- * The rows the GPU selected from the pages it read, fetched and grouped;
- * the job's work counted.  If the GPU failed the job (under auto), the run
- * is marked for agg_run_end to begin again on the CPU.
+ * The table is read: the rows the GPU selected from the pages it read
+ * (pages, or NULL) fetched and grouped, and the candidates of the GPU's
+ * grouped top-ks into the states; false where the GPU failed a job (under
+ * auto).
+ */
+static bool
+take_gpu_answers(void *arg, PageSink *pages, PageSinkStats *stats)
+{
+	AggScanState *ts = arg;
+	TopkResult	result;
+
+	if (pages != NULL)
+	{
+		scan_page_sink_result(pages, &result, &ts->scan.counters.gpu, stats);
+		if (scan_page_sink_failed(pages))
+			return false;
+		ts->scan.counters.counts[COUNT_GPU_CANDIDATES] += result.count;
+		scan_row_reader_fetch_tids(&ts->scan.reader, ts->css.ss.ps.state->es_snapshot, &result,
+								   group_row, ts);
+		agg_run_on_gpu(ts);
+	}
+	return ts->exchange != NULL || agg_run_take_gpu(ts);
+}
+
+/*
+ * The GPU failed a job: the run begins again on the CPU, in a memory of its
+ * own that replaces the one the scan was in.
  */
 static void
-group_gpu_rows(AggScanState *ts, PageSink *pages)
+group_again_on_cpu(void *arg)
 {
-	TopkResult	result;
-	PageSinkStats stats = {0};
+	AggScanState *ts = arg;
 
-	scan_page_sink_result(pages, &result, &ts->stats.counters.gpu, &stats);
-	if (scan_page_sink_failed(pages))
-	{
-		ts->run.gpu_failed = true;
-		return;
-	}
-	ts->stats.counters.counts[COUNT_ROWS_SCANNED] += stats.rows_read;
-	ts->stats.counters.counts[COUNT_GPU_CACHED_PAGES] += stats.pages_cached;
-	ts->stats.counters.counts[COUNT_GPU_UNPINNED_PAGES] += stats.pages_unpinned;
-	ts->stats.counters.counts[COUNT_GPU_PAGES] += stats.pages_unpinned;
-	ts->stats.counters.counts[COUNT_PAGES_READ] += stats.pages_unpinned;
-	ts->stats.counters.counts[COUNT_GPU_CANDIDATES] += result.count;
-	scan_row_reader_fetch_tids(&ts->reader, ts->css.ss.ps.state->es_snapshot, &result,
-							   group_row, ts);
-	agg_run_on_gpu(ts);
+	agg_run_again_on_cpu(ts);
+	MemoryContextSwitchTo(ts->run.cxt);
 }
+
+static const ScanDriverRoutine agg_table_routine = {
+	.read_page = group_page,
+	.rows_job_failed = rows_job_failed,
+	.finish = take_gpu_answers,
+	.start_over = group_again_on_cpu,
+};
 
 /*
  * Read this process's share of the table: each row to its group, or in a
  * partitioned plan to the exchange.  With a page sink, the pages that can
  * be read whole go to the GPU, the other pages' rows stay on the CPU (one
  * GPU job per process); without one, the rows go to the GPU as they are
- * read where this process's backend is the GPU.  The reader is left open,
- * and with GPU jobs it keeps the blocks taken, for group_taken_again.
+ * read where this process's backend is the GPU.
  */
 static void
 scan_table(AggScanState *ts)
 {
-	BlockNumber block;
 	PageSink   *pages;
 	instr_time	start;
 	instr_time	end;
 
 	INSTR_TIME_SET_CURRENT(start);
-	if (ts->reader.filter)
-		scan_filter_program_bind(ts->reader.filter, ts->css.ss.ps.ps_ExprContext);
-	ts->reader.parallel = ts->shared ?
-		(ParallelTableScanDesc) ((char *) ts->shared + AGG_SHARED_SCAN_OFFSET) : NULL;
-	scan_row_reader_begin(&ts->reader, ts->css.ss.ps.state->es_snapshot);
+	scan_driver_begin(&ts->scan);
 	pages = create_page_sink(ts);
 	/* a partitioned plan's rows go to the exchange, grouped in runs of their own later */
 	if (pages == NULL && ts->exchange == NULL)
 		agg_run_start_gpu_jobs(ts);
 	if (ts->run.sinks != NULL)
-		scan_row_reader_remember_blocks(&ts->reader);
-	while ((block = pages ? scan_page_sink_next_block(pages, &ts->reader) :
-			scan_row_reader_next_read_block(&ts->reader)) != InvalidBlockNumber)
-	{
-		WholePage	whole;
-
-		ts->stats.counters.counts[COUNT_PAGES_READ]++;
-		if (pages == NULL)
-			scan_row_reader_read_page(&ts->reader, block);
-		else if (scan_row_reader_read_or_pin(&ts->reader, block, &whole))
-		{
-			scan_page_sink_add(pages, block, &whole);
-			ts->stats.counters.counts[COUNT_GPU_PAGES]++;
-			continue;
-		}
-		while (scan_row_reader_next_row(&ts->reader))
-			group_row(ts);
-		ts->stats.counters.counts[COUNT_ROWS_SCANNED] += ts->reader.scan->rs_ntuples;
-	}
-	if (pages != NULL)
-		group_gpu_rows(ts, pages);
+		scan_driver_rows_to_gpu(&ts->scan);
+	scan_driver_run(&ts->scan, pages, &agg_table_routine, ts);
+	scan_driver_end(&ts->scan);
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, start);
 	ts->stats.scan_ms += INSTR_TIME_GET_MILLISEC(end);
-}
-
-/*
- * After the GPU failed a job of the run (under auto): every block this
- * process took, read again on the CPU, each row to its group.  Under the
- * same snapshot a page shows the same rows.
- */
-static void
-group_taken_again(AggScanState *ts)
-{
-	for (size_t i = 0; i < ts->reader.ntaken; i++)
-	{
-		scan_row_reader_read_page(&ts->reader, ts->reader.taken[i]);
-		while (scan_row_reader_next_row(&ts->reader))
-			group_row(ts);
-	}
 }
 
 /*
@@ -358,13 +343,12 @@ start_exchange(AggScanState *ts)
 										 ALLOCSET_DEFAULT_SIZES);
 		MemoryContextSwitchTo(scan_cxt);
 		scan_table(ts);
-		scan_row_reader_end(&ts->reader);
 		MemoryContextSwitchTo(query_cxt);
 		agg_exchange_finish_writing(ts->exchange);
 		MemoryContextDelete(scan_cxt);
-		ts->stats.counters.counts[COUNT_ROWS_EXCHANGED] += ts->exchange->rows_written;
-		ts->stats.counters.counts[COUNT_BYTES_EXCHANGED] += ts->exchange->bytes_written;
-		scan_counters_publish(&ts->stats.counters);
+		ts->scan.counters.counts[COUNT_ROWS_EXCHANGED] += ts->exchange->rows_written;
+		ts->scan.counters.counts[COUNT_BYTES_EXCHANGED] += ts->exchange->bytes_written;
+		scan_counters_publish(&ts->scan.counters);
 	}
 	MemoryContextSwitchTo(old);
 }
@@ -405,10 +389,9 @@ run_spill_partition(AggScanState *ts, GroupSpill *spill)
 		group_record(ts, record);
 	}
 	MemoryContextSwitchTo(old);
-	ts->stats.counters.counts[COUNT_SPILL_BATCHES]++;
+	ts->scan.counters.counts[COUNT_SPILL_BATCHES]++;
 	/* a spill's runs are on the CPU */
-	if (!agg_run_end(ts))
-		elog(ERROR, "gputopk: a spilled partition's run failed on the GPU");
+	agg_run_end(ts);
 	return true;
 }
 
@@ -430,11 +413,13 @@ run_exchange_partition(AggScanState *ts)
 		while ((record = agg_exchange_next_row(ts->exchange)) != NULL)
 			group_record(ts, record);
 		MemoryContextSwitchTo(old);
-		if (agg_run_end(ts))
+		if (agg_run_take_gpu(ts))
 			break;
 		/* the GPU failed a job (under auto): the partition again, on the CPU */
+		agg_run_again_on_cpu(ts);
 		agg_exchange_rewind(ts->exchange);
 	}
+	agg_run_end(ts);
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, start);
 	ts->stats.group_ms += INSTR_TIME_GET_MILLISEC(end);
@@ -470,14 +455,7 @@ next_run(AggScanState *ts)
 		old = MemoryContextSwitchTo(ts->run.cxt);
 		scan_table(ts);
 		MemoryContextSwitchTo(old);
-		/* the GPU failed a job (under auto): the same blocks again, on the CPU */
-		while (!agg_run_end(ts))
-		{
-			old = MemoryContextSwitchTo(ts->run.cxt);
-			group_taken_again(ts);
-			MemoryContextSwitchTo(old);
-		}
-		scan_row_reader_end(&ts->reader);
+		agg_run_end(ts);
 		ts->exhausted = true;
 		return true;
 	}
@@ -561,84 +539,67 @@ rescan_topk_agg_scan(CustomScanState *node)
 		agg_exchange_reinit(ts->local_exchange);
 }
 
-static Size
-estimate_shared(CustomScanState *node, ParallelContext *pcxt)
-{
-	return add_size(AGG_SHARED_SCAN_OFFSET,
-					table_parallelscan_estimate(node->ss.ss_currentRelation,
-												node->ss.ps.state->es_snapshot));
-}
-
+/*
+ * A parallel scan's own part of the shared memory: a partitioned plan's
+ * exchange.  Without a segment (none could be made, so no workers) the
+ * exchange is local.
+ */
 static void
-initialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+initialize_shared(CustomScanState *node, void *own, ParallelContext *pcxt)
 {
 	AggScanState *ts = (AggScanState *) node;
 
-	ts->shared = (AggShared *) coordinate;
-	scan_counters_init_shared(&ts->stats.counters, &ts->shared->counters);
-	/* without a segment (none could be made, so no workers) the exchange is local */
 	if (ts->planned.mode == AGG_MODE_PARTITIONED && pcxt->seg != NULL)
 	{
-		agg_exchange_init(&ts->shared->exchange, pcxt->seg, pcxt->nworkers + 1,
-						  ts->planned.partitions);
-		ts->exchange_shared = &ts->shared->exchange;
-	}
-	table_parallelscan_initialize(node->ss.ss_currentRelation,
-								  (ParallelTableScanDesc) ((char *) coordinate + AGG_SHARED_SCAN_OFFSET),
-								  node->ss.ps.state->es_snapshot);
-}
-
-/* Before a rescan's workers start: the last run's counts are complete. */
-static void
-reinitialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
-{
-	AggScanState *ts = (AggScanState *) node;
-
-	scan_counters_collect(&ts->stats.counters);
-	/*
-	 * The rescan reaches this node only at its next ExecProcNode, after this:
-	 * a leader still in the last run's exchange (its reader stopped early)
-	 * leaves it before the barrier starts over.
-	 */
-	reset_scan(ts);
-	if (ts->exchange_shared)
-		agg_exchange_reinit(ts->exchange_shared);
-	table_parallelscan_reinitialize(node->ss.ss_currentRelation,
-									(ParallelTableScanDesc) ((char *) coordinate + AGG_SHARED_SCAN_OFFSET));
-}
-
-static void
-attach_shared(CustomScanState *node, shm_toc *toc, void *coordinate)
-{
-	AggScanState *ts = (AggScanState *) node;
-
-	ts->shared = (AggShared *) coordinate;
-	scan_counters_attach(&ts->stats.counters, &ts->shared->counters);
-	/* the leader's segment made, the exchange is in it */
-	if (ts->planned.mode == AGG_MODE_PARTITIONED)
-	{
-		ts->exchange_shared = &ts->shared->exchange;
-		agg_exchange_attach(ts->exchange_shared);
+		agg_exchange_init(own, pcxt->seg, pcxt->nworkers + 1, ts->planned.partitions);
+		ts->exchange_shared = own;
 	}
 }
 
 /*
- * Before the parallel scan's memory goes: the workers' counts, and the
- * leader leaves the exchange there.
+ * The rescan reaches this node only at its next ExecProcNode, after this:
+ * a leader still in the last run's exchange (its reader stopped early)
+ * leaves it before the barrier starts over.
  */
 static void
-shutdown_topk_agg_scan(CustomScanState *node)
+reinitialize_shared(CustomScanState *node, void *own)
 {
 	AggScanState *ts = (AggScanState *) node;
 
-	if (ts->shared == NULL || IsParallelWorker())
-		return;
+	reset_scan(ts);
 	if (ts->exchange_shared)
-	{
-		agg_exchange_end(ts->exchange);
-		ts->exchange = NULL;
-		ts->exchange_shared = NULL;
-	}
-	scan_counters_detach(&ts->stats.counters);
-	ts->shared = NULL;
+		agg_exchange_reinit(ts->exchange_shared);
 }
+
+/* the leader's segment made, the exchange is in it */
+static void
+attach_shared(CustomScanState *node, void *own)
+{
+	AggScanState *ts = (AggScanState *) node;
+
+	if (ts->planned.mode == AGG_MODE_PARTITIONED)
+	{
+		ts->exchange_shared = own;
+		agg_exchange_attach(ts->exchange_shared);
+	}
+}
+
+/* The leader leaves the exchange before the memory goes. */
+static void
+detach_shared(CustomScanState *node)
+{
+	AggScanState *ts = (AggScanState *) node;
+
+	if (ts->exchange_shared == NULL)
+		return;
+	agg_exchange_end(ts->exchange);
+	ts->exchange = NULL;
+	ts->exchange_shared = NULL;
+}
+
+static const ScanDriverSharedPart agg_shared_part = {
+	.initialize = initialize_shared,
+	.reinitialize = reinitialize_shared,
+	.attach = attach_shared,
+	.detach = detach_shared,
+};

@@ -30,7 +30,7 @@ agg_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	List	   *context = set_deparse_context_plan(es->deparse_cxt, &cscan->scan.plan,
 												   ancestors);
 	bool		prefix = compat_explain_prefix(es);
-	const uint64 *count = ts->stats.counters.counts;
+	const uint64 *count = ts->scan.counters.counts;
 	List	   *aggs = NIL;
 	ListCell   *lc;
 
@@ -45,8 +45,8 @@ agg_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 								es);
 	}
 	ExplainPropertyList("Aggregates", aggs, es);
-	if (ts->reader.filter)
-		scan_filter_program_explain(ts->reader.filter, "Compiled Filter", context, es);
+	if (ts->scan.reader.filter)
+		scan_filter_program_explain(ts->scan.reader.filter, "Compiled Filter", context, es);
 	if (ts->planned.interpreted != NIL)
 		ExplainPropertyText("Filter",
 							deparse_expression((Node *) make_ands_explicit(ts->planned.interpreted),
@@ -59,19 +59,19 @@ agg_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 													   ts->planned.results_byval ?
 													   device_selected_backend() :
 													   BACKEND_CPU), es);
-	if (!(es->analyze && ts->stats.counters.processes > 0))
+	if (!(es->analyze && ts->scan.counters.processes > 0))
 		return;
 	if (node->ss.ps.plan->parallel_aware)
 	{
-		ExplainPropertyInteger("Scan Processes", NULL, ts->stats.counters.processes, es);
-		ExplainPropertyInteger("GPU Processes", NULL, ts->stats.counters.gpu_processes, es);
+		ExplainPropertyInteger("Scan Processes", NULL, ts->scan.counters.processes, es);
+		ExplainPropertyInteger("GPU Processes", NULL, ts->scan.counters.gpu_processes, es);
 	}
 	/* pages are shown where some were read on the GPU */
-	if (count[COUNT_GPU_PAGES] > 0)
-		scan_gpu_stats_explain_pages(count[COUNT_PAGES_READ], count[COUNT_GPU_PAGES],
-									 count[COUNT_GPU_CACHED_PAGES],
-									 count[COUNT_GPU_UNPINNED_PAGES], ts->stats.scan_ms, es);
-	ExplainPropertyUInteger("Rows Scanned", NULL, count[COUNT_ROWS_SCANNED], es);
+	if (count[SCAN_COUNT_GPU_PAGES] > 0)
+		scan_gpu_stats_explain_pages(count[SCAN_COUNT_PAGES_READ], count[SCAN_COUNT_GPU_PAGES],
+									 count[SCAN_COUNT_GPU_CACHED_PAGES],
+									 count[SCAN_COUNT_GPU_UNPINNED_PAGES], ts->stats.scan_ms, es);
+	ExplainPropertyUInteger("Rows Scanned", NULL, count[SCAN_COUNT_ROWS_SCANNED], es);
 	ExplainPropertyUInteger("Groups", NULL, node->ss.ps.plan->parallel_aware ?
 							count[COUNT_PARTIAL_GROUPS] : ts->stats.ngroups, es);
 	/* the leader's groups: none if it grouped none */
@@ -92,9 +92,9 @@ agg_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyInteger("Spill Disk", "kB",
 							   (int64) ((count[COUNT_BYTES_SPILLED] + 1023) / 1024), es);
 	}
-	if (ts->stats.counters.gpu_processes > 0)
+	if (ts->scan.counters.gpu_processes > 0)
 	{
-		scan_gpu_stats_explain_shipped(&ts->stats.counters.gpu, es);
+		scan_gpu_stats_explain_shipped(&ts->scan.counters.gpu, es);
 		ExplainPropertyUInteger("Candidates", NULL, count[COUNT_GPU_CANDIDATES], es);
 	}
 	if (es->timing)
@@ -102,9 +102,9 @@ agg_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyFloat("Scan Time", "ms", ts->stats.scan_ms, 3, es);
 		if (ts->planned.mode == AGG_MODE_PARTITIONED)
 			ExplainPropertyFloat("Group Time", "ms", ts->stats.group_ms, 3, es);
-		if (ts->stats.counters.gpu_processes > 0)
+		if (ts->scan.counters.gpu_processes > 0)
 		{
-			scan_gpu_stats_explain_times(&ts->stats.counters.gpu, es);
+			scan_gpu_stats_explain_times(&ts->scan.counters.gpu, es);
 			ExplainPropertyFloat("Merge Time", "ms", ts->stats.merge_ms, 3, es);
 		}
 	}

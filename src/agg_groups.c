@@ -170,7 +170,7 @@ agg_run_on_gpu(AggScanState *ts)
 	ts->run.backend = BACKEND_GPU;
 	if (!ts->stats.gpu_counted)
 	{
-		scan_counters_count_process(&ts->stats.counters, true);
+		scan_counters_count_process(&ts->scan.counters, true);
 		ts->stats.gpu_counted = true;
 	}
 }
@@ -201,7 +201,6 @@ agg_run_begin(AggScanState *ts, int depth)
 
 	ts->run.backend = BACKEND_CPU;
 	ts->run.sinks = NULL;
-	ts->run.gpu_failed = false;
 	if (ts->planned.group_attno == 0)
 		group_entry(ts, 0, true);
 }
@@ -298,7 +297,7 @@ offer_candidates(AggScanState *ts)
 	for (int i = 0; i < naggs; i++)
 	{
 		agg_sink_result(ts->run.sinks[i], &all_keys[i], &all_payloads[i], &counts[i],
-						&ts->stats.counters.gpu);
+						&ts->scan.counters.gpu);
 		failed |= agg_sink_failed(ts->run.sinks[i]);
 	}
 	for (int i = 0; i < naggs && !failed; i++)
@@ -308,7 +307,7 @@ offer_candidates(AggScanState *ts)
 		size_t		count = counts[i];
 		size_t		end;
 
-		ts->stats.counters.counts[COUNT_GPU_CANDIDATES] += count;
+		ts->scan.counters.counts[COUNT_GPU_CANDIDATES] += count;
 		for (size_t start = 0; start < count; start = end)
 		{
 			GroupEntry *entry = group_entry(ts, keys[start].group, false);
@@ -339,13 +338,8 @@ offer_candidates(AggScanState *ts)
 	return !failed;
 }
 
-/*
- * The GPU failed a job of the run (under auto): its groups and spill are
- * dropped, and the run begins again on the CPU, for its caller to group
- * its rows again.
- */
-static void
-begin_again_on_cpu(AggScanState *ts)
+void
+agg_run_again_on_cpu(AggScanState *ts)
 {
 	int			depth = ts->run.depth;
 
@@ -356,31 +350,48 @@ begin_again_on_cpu(AggScanState *ts)
 	agg_run_begin(ts, depth);
 }
 
-/*
- * End a run: the GPU's candidates into the states, the groups ready to
- * return, and its spill, if any, to be grouped after them.
- */
 bool
-agg_run_end(AggScanState *ts)
+agg_run_take_gpu(AggScanState *ts)
 {
 	instr_time	start;
 	instr_time	end;
-	uint64		groups;
-	Size		allocated;
 
+	if (ts->run.sinks == NULL)
+		return true;
 	INSTR_TIME_SET_CURRENT(start);
-	if (ts->run.gpu_failed || (ts->run.sinks != NULL && !offer_candidates(ts)))
-	{
-		begin_again_on_cpu(ts);
+	if (!offer_candidates(ts))
 		return false;
-	}
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, start);
 	ts->stats.merge_ms += INSTR_TIME_GET_MILLISEC(end);
+	return true;
+}
+
+bool
+agg_run_rows_job_failed(AggScanState *ts)
+{
+	if (ts->run.sinks == NULL)
+		return false;
+	for (int i = 0; i < ts->planned.naggs; i++)
+		if (agg_sink_failed(ts->run.sinks[i]))
+			return true;
+	return false;
+}
+
+/*
+ * End a run: the groups ready to return, and its spill, if any, to be
+ * grouped after them.
+ */
+void
+agg_run_end(AggScanState *ts)
+{
+	uint64		groups;
+	Size		allocated;
+
 	groups = ts->run.groups->members + (ts->run.single->states != NULL);
 	ts->stats.ngroups += groups;
-	if (ts->shared || ts->planned.mode == AGG_MODE_PARTITIONED)
-		ts->stats.counters.counts[COUNT_PARTIAL_GROUPS] += groups;
+	if (ts->scan.shared || ts->planned.mode == AGG_MODE_PARTITIONED)
+		ts->scan.counters.counts[COUNT_PARTIAL_GROUPS] += groups;
 	allocated = MemoryContextMemAllocated(ts->run.cxt, true);
 	ts->stats.memory_used = Max(ts->stats.memory_used, allocated);
 	/* the groups' measured size, where the planner's estimate was larger, for the runs after */
@@ -390,17 +401,16 @@ agg_run_end(AggScanState *ts)
 	{
 		MemoryContext old = MemoryContextSwitchTo(ts->css.ss.ps.state->es_query_cxt);
 
-		ts->stats.counters.counts[COUNT_ROWS_SPILLED] += ts->run.spill->rows_written;
-		ts->stats.counters.counts[COUNT_BYTES_SPILLED] += ts->run.spill->bytes_written;
+		ts->scan.counters.counts[COUNT_ROWS_SPILLED] += ts->run.spill->rows_written;
+		ts->scan.counters.counts[COUNT_BYTES_SPILLED] += ts->run.spill->bytes_written;
 		ts->spills = lappend(ts->spills, ts->run.spill);
 		ts->run.spill = NULL;
 		MemoryContextSwitchTo(old);
 	}
-	scan_counters_publish(&ts->stats.counters);
+	scan_counters_publish(&ts->scan.counters);
 	agg_groups_start_iterate(ts->run.groups, &ts->run.iter);
 	ts->run.single_returned = false;
 	ts->run.done = true;
-	return true;
 }
 
 /*

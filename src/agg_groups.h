@@ -18,13 +18,24 @@ extern void agg_run_on_gpu(AggScanState *ts);
 /* The row (ts->row) to its group. */
 extern void agg_group_row(AggScanState *ts, Datum group, bool group_isnull);
 
+/* Whether the GPU failed a job the run's rows go to (under auto). */
+extern bool agg_run_rows_job_failed(AggScanState *ts);
+
 /*
- * The run's rows are in: its groups' tuples, one at a time; then free it.
- * False where the GPU failed a job of the run (under auto, and never on
- * the CPU): the run has begun again on the CPU, and its rows must be
- * grouped again before the next call.
+ * The run's rows are in: the GPU's candidates into the groups' states;
+ * false where the GPU failed a job of the run (under auto, and never on
+ * the CPU).
  */
-extern bool agg_run_end(AggScanState *ts);
+extern bool agg_run_take_gpu(AggScanState *ts);
+
+/*
+ * After such a failure: the run's groups and spill dropped, and the run
+ * begun again on the CPU, for its rows to be grouped again.
+ */
+extern void agg_run_again_on_cpu(AggScanState *ts);
+
+/* Then its groups' tuples, one at a time; then free it. */
+extern void agg_run_end(AggScanState *ts);
 extern TupleTableSlot *agg_run_next_tuple(AggScanState *ts);
 extern void agg_run_free(AggScanState *ts);
 

@@ -26,9 +26,8 @@
 #include "agg_scan.h"
 #include "device.h"
 #include "keys.h"
-#include "scan_counters.h"
+#include "scan_driver.h"
 #include "scan_gpu_stats.h"
-#include "scan_row_reader.h"
 
 struct ExplainState;
 
@@ -90,36 +89,23 @@ agg_hash_group(uint64 group, int level)
 #define SH_DECLARE
 #include "lib/simplehash.h"
 
-/* counts for EXPLAIN ANALYZE, summed over runs and processes (scan_counters.h) */
+/*
+ * counts for EXPLAIN ANALYZE, summed over runs and processes
+ * (scan_counters.h), after the heap scan's (scan_driver.h)
+ */
 typedef enum SummedCount
 {
-	COUNT_ROWS_SCANNED,
-	COUNT_PARTIAL_GROUPS,		/* a parallel scan's, returned by all processes */
+	COUNT_PARTIAL_GROUPS = SCAN_DRIVER_COUNTS,		/* a parallel scan's, returned by all processes */
 	COUNT_ROWS_EXCHANGED,		/* a partitioned plan's, written by all processes */
 	COUNT_BYTES_EXCHANGED,
 	COUNT_ROWS_SPILLED,
 	COUNT_BYTES_SPILLED,
 	COUNT_SPILL_BATCHES,		/* runs over spilled rows */
 	COUNT_GPU_CANDIDATES,		/* rows the GPU returned */
-	COUNT_PAGES_READ,
-	COUNT_GPU_PAGES,			/* of those, pages read on the GPU in place */
-	COUNT_GPU_CACHED_PAGES,		/* of those, read from the GPU's page cache */
-	COUNT_GPU_UNPINNED_PAGES,	/* of those, not read by the scan */
 	SUMMED_COUNTS
 } SummedCount;
 
 StaticAssertDecl(SUMMED_COUNTS <= SCAN_COUNTERS_MAX, "too many counts for scan_counters.h");
-
-/*
- * Shared by the processes of a parallel scan: the counts, which the
- * workers add to, a partitioned plan's exchange, and the table scan that
- * hands out blocks (after this struct, MAXALIGNed).
- */
-typedef struct AggShared
-{
-	ScanSharedCounters counters;
-	GroupExchangeShared exchange;
-} AggShared;
 
 /* what the plan fixes */
 typedef struct AggPlanned
@@ -141,7 +127,6 @@ typedef struct AggRun
 	int			depth;			/* 0, or the depth of the spill the run reads */
 	TopkBackend backend;		/* EXPLAIN shows the last run's */
 	GroupSink **sinks;			/* rows on the GPU: one per aggregate */
-	bool		gpu_failed;		/* the GPU failed a job of the run (under auto) */
 	GroupSpill *spill;			/* once its groups outgrow hash_mem */
 	agg_groups_hash *groups;
 	GroupEntry *single;			/* the NULL group, or the only one */
@@ -157,8 +142,7 @@ typedef struct AggStats
 	uint64		ngroups;
 	Size		memory_used;	/* the most of any run */
 	bool		gpu_counted;	/* counted among the processes on the GPU */
-	/* summed over all runs (the leader's: over all processes) */
-	ScanCounters counters;		/* SummedCount's, the processes, the GPU's work */
+	/* summed over all runs (the leader's: over all processes), as scan.counters */
 	int			leader_partitions;	/* grouped by the leader */
 	double		scan_ms;		/* reading the table (into the exchange) */
 	double		group_ms;		/* grouping a partitioned plan's partitions */
@@ -168,9 +152,10 @@ typedef struct AggStats
 typedef struct AggScanState
 {
 	CustomScanState css;
+	ScanDriver	scan;			/* the table's scan, the counts (SummedCount's), the
+								 * parallel scan's shared memory (its own part: a
+								 * partitioned plan's exchange) */
 	AggPlanned	planned;
-	RowReader	reader;
-	AggShared  *shared;			/* of a parallel scan, or NULL */
 	AggValue   *row;			/* the row being grouped, an entry per aggregate */
 	StringInfoData record;		/* a row encoded for the exchange or a spill */
 	StringInfoData spilled_record;	/* one read back from a spill, aligned */
@@ -187,5 +172,7 @@ typedef struct AggScanState
 	AggRun		run;
 	AggStats	stats;
 } AggScanState;
+
+SCAN_DRIVER_NODE_CHECK(AggScanState);
 
 #endif							/* AGG_STATE_H */

@@ -52,18 +52,10 @@
 /* the most groups kept for which rows are dropped as they are read (best) */
 #define GROUPS_DROP_MAX_KEEP 100000
 
-/* the table's parallel scan, in the shared memory after GroupsShared */
-#define GROUPS_SHARED_SCAN_OFFSET MAXALIGN(sizeof(GroupsShared))
-
 static void begin_groups_scan(CustomScanState *node, EState *estate, int eflags);
 static TupleTableSlot *exec_groups_scan(CustomScanState *node);
 static void end_groups_scan(CustomScanState *node);
 static void rescan_groups_scan(CustomScanState *node);
-static Size estimate_shared(CustomScanState *node, ParallelContext *pcxt);
-static void initialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
-static void reinitialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
-static void attach_shared(CustomScanState *node, shm_toc *toc, void *coordinate);
-static void shutdown_groups_scan(CustomScanState *node);
 
 static const CustomExecMethods groups_exec_methods = {
 	.CustomName = GROUPS_SCAN_NAME,
@@ -71,13 +63,15 @@ static const CustomExecMethods groups_exec_methods = {
 	.ExecCustomScan = exec_groups_scan,
 	.EndCustomScan = end_groups_scan,
 	.ReScanCustomScan = rescan_groups_scan,
-	.EstimateDSMCustomScan = estimate_shared,
-	.InitializeDSMCustomScan = initialize_shared,
-	.ReInitializeDSMCustomScan = reinitialize_shared,
-	.InitializeWorkerCustomScan = attach_shared,
-	.ShutdownCustomScan = shutdown_groups_scan,
 	.ExplainCustomScan = groups_explain_scan,
+	.EstimateDSMCustomScan = scan_driver_estimate_dsm,
+	.InitializeDSMCustomScan = scan_driver_initialize_dsm,
+	.ReInitializeDSMCustomScan = scan_driver_reinitialize_dsm,
+	.InitializeWorkerCustomScan = scan_driver_initialize_worker,
+	.ShutdownCustomScan = scan_driver_shutdown,
 };
+
+static const ScanDriverSharedPart groups_shared_part;
 
 Node *
 groups_create_scan_state(CustomScan *cscan)
@@ -183,18 +177,17 @@ begin_groups_scan(CustomScanState *node, EState *estate, int eflags)
 	gs->page_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuTopKGroups page",
 										 ALLOCSET_DEFAULT_SIZES);
 
-	gs->reader.rel = node->ss.ss_currentRelation;
-	gs->reader.econtext = node->ss.ps.ps_ExprContext;
-	gs->reader.table_slot = table_slot_create(node->ss.ss_currentRelation,
-											  &estate->es_tupleTable);
+	/* a parallel scan's shared memory holds the exchange */
+	scan_driver_init(&gs->scan, &node->ss, &groups_shared_part, sizeof(GroupExchangeShared),
+					 true);
 	/* the WHERE clause is over the table's slots, of any type */
 	node->ss.ps.scanopsfixed = false;
 	/* its Vars as planned, renumbered as the scan's (in a subquery they differ) */
 	where = copyObject(list_nth(private, GROUPS_FIELDS));
 	ChangeVarNodes((Node *) where, planned_relid, cscan->scan.scanrelid, 0);
-	gs->reader.filter = scan_filter_program_compile(where, cscan->scan.scanrelid, &node->ss.ps,
+	gs->scan.reader.filter = scan_filter_program_compile(where, cscan->scan.scanrelid, &node->ss.ps,
 													&gs->interpreted);
-	gs->reader.table_qual = ExecInitQual(gs->interpreted, &node->ss.ps);
+	gs->scan.reader.table_qual = ExecInitQual(gs->interpreted, &node->ss.ps);
 	node->ss.ps.scanopsfixed = fixed;
 }
 
@@ -213,7 +206,7 @@ start_spill(GroupsScanState *gs, BlockNumber pages_read)
 
 	if (gs->local_exchange == NULL)
 	{
-		double		share = (double) Max(pages_read, 1) / Max(gs->reader.scan->rs_nblocks, 1);
+		double		share = (double) Max(pages_read, 1) / Max(gs->scan.reader.scan->rs_nblocks, 1);
 		double		bytes = (double) MemoryContextMemAllocated(gs->groups_cxt, true) / share;
 
 		gs->local_exchange = palloc0(sizeof(GroupExchangeShared));
@@ -227,49 +220,51 @@ start_spill(GroupsScanState *gs, BlockNumber pages_read)
 }
 
 /*
- * The table's blocks, or this process's share of them, into the set of
- * groups; in the partitioned form, or once it spills, the set goes to the
- * exchange whenever it outgrows hash_mem.  In the GPU form the pages the
- * GPU can read whole go to it (groups_gpu.c), and the set ends as the
- * groups it chose; the set of the other pages does not spill.
+ * A page read on the CPU: its rows into the set of groups (a
+ * ScanDriverRoutine's read_page).  In the partitioned form, or once it
+ * spills, the set goes to the exchange whenever it outgrows hash_mem; in
+ * the GPU form, while the GPU reads the other pages, it does not spill.
  */
 static void
-read_blocks(GroupsScanState *gs)
+group_page(void *arg, BlockNumber block)
 {
-	BlockNumber block;
-	BlockNumber pages_read = 0;
-	PageSink   *sink = gs->partitions == 0 && gs->exchange == NULL ? groups_gpu_sink(gs) : NULL;
+	GroupsScanState *gs = arg;
 
-	while ((block = sink ? scan_page_sink_next_block(sink, &gs->reader) :
-			scan_row_reader_next_read_block(&gs->reader)) != InvalidBlockNumber)
+	groups_add_page(gs);
+	if (gs->scan.pages == NULL &&
+		MemoryContextMemAllocated(gs->groups_cxt, true) > gs->hash_mem)
 	{
-		WholePage	whole;
-
-		CHECK_FOR_INTERRUPTS();
-		gs->pages_read++;
-		if (sink == NULL)
-			scan_row_reader_read_page(&gs->reader, block);
-		else if (scan_row_reader_read_or_pin(&gs->reader, block, &whole))
-		{
-			scan_page_sink_add(sink, block, &whole);
-			gs->pages_on_gpu++;
-			if (scan_page_sink_failed(sink))
-				sink = groups_gpu_fall_back(gs, sink);
-			continue;
-		}
-		groups_add_page(gs);
-		pages_read++;
-		if (sink == NULL && MemoryContextMemAllocated(gs->groups_cxt, true) > gs->hash_mem)
-		{
-			if (gs->exchange == NULL && gs->partitions == 0 && gs->spillable)
-				start_spill(gs, pages_read);
-			if (gs->exchange)
-				groups_write_records(gs);
-		}
+		if (gs->exchange == NULL && gs->partitions == 0 && gs->spillable)
+			start_spill(gs, (BlockNumber) gs->scan.blocks_read);
+		if (gs->exchange)
+			groups_write_records(gs);
 	}
-	if (sink)
-		groups_gpu_finish(gs, sink);
 }
+
+/* The blocks are read: in the GPU form, the set ends as the groups the GPU chose. */
+static bool
+take_gpu_groups(void *arg, PageSink *pages, PageSinkStats *stats)
+{
+	return pages == NULL || groups_gpu_finish((GroupsScanState *) arg, pages, stats);
+}
+
+/* The GPU failed the job (under auto): the groups it held are gone, the set starts empty. */
+static void
+group_again_on_cpu(void *arg)
+{
+	GroupsScanState *gs = arg;
+
+	groups_reset(gs);
+	groups_begin(gs);
+	if (gs->best != NULL)
+		groups_best_reset(gs);
+}
+
+static const ScanDriverRoutine groups_table_routine = {
+	.read_page = group_page,
+	.finish = take_gpu_groups,
+	.start_over = group_again_on_cpu,
+};
 
 /*
  * The table, or this process's share of it, into the set of groups: in
@@ -284,18 +279,17 @@ scan_table(GroupsScanState *gs)
 	instr_time	end;
 
 	INSTR_TIME_SET_CURRENT(start);
-	scan_counters_count_process(&gs->counters, false);
-	if (gs->reader.filter)
-		scan_filter_program_bind(gs->reader.filter, gs->css.ss.ps.ps_ExprContext);
-	gs->reader.parallel = gs->shared ?
-		(ParallelTableScanDesc) ((char *) gs->shared + GROUPS_SHARED_SCAN_OFFSET) : NULL;
-	scan_row_reader_begin(&gs->reader, gs->css.ss.ps.state->es_snapshot);
+	scan_counters_count_process(&gs->scan.counters, false);
+	scan_driver_begin(&gs->scan);
 	if (gs->best != NULL)
 		groups_best_reset(gs);
+	/* the GPU form reads the pages it can whole, in one process */
 	if (!(OidIsValid(gs->index_oid) && gs->partitions == 0 && gs->exchange == NULL &&
 		  groups_index_scan(gs)))
-		read_blocks(gs);
-	scan_row_reader_end(&gs->reader);
+		scan_driver_run(&gs->scan,
+						gs->partitions == 0 && gs->exchange == NULL ? groups_gpu_sink(gs) : NULL,
+						&groups_table_routine, gs);
+	scan_driver_end(&gs->scan);
 	if (gs->exchange)
 		groups_write_records(gs);
 	INSTR_TIME_SET_CURRENT(end);
@@ -384,7 +378,7 @@ next_set(GroupsScanState *gs)
 	if (!agg_exchange_next_partition(gs->exchange, !IsParallelWorker()))
 	{
 		gs->exhausted = true;
-		scan_counters_publish(&gs->counters);
+		scan_counters_publish(&gs->scan.counters);
 		return false;
 	}
 	groups_begin(gs);
@@ -422,12 +416,12 @@ next_group(ScanState *ss)
 static bool
 read_next_page(GroupsScanState *gs)
 {
-	BlockNumber block = scan_row_reader_next_read_block(&gs->reader);
+	BlockNumber block = scan_row_reader_next_read_block(&gs->scan.reader);
 
 	if (block == InvalidBlockNumber)
 		return false;
 	MemoryContextReset(gs->page_cxt);
-	scan_row_reader_read_page(&gs->reader, block);
+	scan_row_reader_read_page(&gs->scan.reader, block);
 	return true;
 }
 
@@ -446,23 +440,23 @@ next_row(ScanState *ss)
 	{
 		if (!next_set(gs))
 			return ExecClearTuple(ss->ss_ScanTupleSlot);
-		scan_row_reader_begin(&gs->reader, ss->ps.state->es_snapshot);
+		scan_row_reader_begin(&gs->scan.reader, ss->ps.state->es_snapshot);
 		page = read_next_page(gs);
 	}
 	while (page)
 	{
-		while (scan_row_reader_next_row(&gs->reader))
+		while (scan_row_reader_next_row(&gs->scan.reader))
 			if (groups_row_chosen(gs))
 			{
 				/* the scan's slot is virtual: the row copied, defaults of added columns too */
-				ExecStoreBufferHeapTuple(&gs->reader.tuple, gs->reader.table_slot,
-										 gs->reader.scan->rs_cbuf);
-				return ExecCopySlot(ss->ss_ScanTupleSlot, gs->reader.table_slot);
+				ExecStoreBufferHeapTuple(&gs->scan.reader.tuple, gs->scan.reader.table_slot,
+										 gs->scan.reader.scan->rs_cbuf);
+				return ExecCopySlot(ss->ss_ScanTupleSlot, gs->scan.reader.table_slot);
 			}
 		CHECK_FOR_INTERRUPTS();
 		page = read_next_page(gs);
 	}
-	scan_row_reader_end(&gs->reader);
+	scan_row_reader_end(&gs->scan.reader);
 	groups_reset(gs);
 	return ExecClearTuple(ss->ss_ScanTupleSlot);
 }
@@ -485,8 +479,8 @@ static void
 reset_scan(GroupsScanState *gs)
 {
 	/* the rows form's second pass, left before its end */
-	if (gs->reader.scan != NULL)
-		scan_row_reader_end(&gs->reader);
+	if (gs->scan.reader.scan != NULL)
+		scan_row_reader_end(&gs->scan.reader);
 	groups_reset(gs);
 	MemoryContextReset(gs->page_cxt);
 	agg_exchange_end(gs->exchange);
@@ -512,78 +506,59 @@ rescan_groups_scan(CustomScanState *node)
 	ExecScanReScan(&node->ss);
 }
 
-static Size
-estimate_shared(CustomScanState *node, ParallelContext *pcxt)
-{
-	return add_size(GROUPS_SHARED_SCAN_OFFSET,
-					table_parallelscan_estimate(node->ss.ss_currentRelation,
-												node->ss.ps.state->es_snapshot));
-}
-
+/*
+ * A parallel scan's own part of the shared memory: the exchange.  Without
+ * a segment (none could be made, so no workers) the exchange is local.
+ */
 static void
-initialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+initialize_shared(CustomScanState *node, void *own, ParallelContext *pcxt)
 {
 	GroupsScanState *gs = (GroupsScanState *) node;
 
-	gs->shared = (GroupsShared *) coordinate;
-	scan_counters_init_shared(&gs->counters, &gs->shared->counters);
-	/* without a segment (none could be made, so no workers) the exchange is local */
 	if (pcxt->seg != NULL)
 	{
-		agg_exchange_init(&gs->shared->exchange, pcxt->seg, pcxt->nworkers + 1, gs->partitions);
-		gs->exchange_shared = &gs->shared->exchange;
+		agg_exchange_init(own, pcxt->seg, pcxt->nworkers + 1, gs->partitions);
+		gs->exchange_shared = own;
 	}
-	table_parallelscan_initialize(node->ss.ss_currentRelation,
-								  (ParallelTableScanDesc) ((char *) coordinate +
-														   GROUPS_SHARED_SCAN_OFFSET),
-								  node->ss.ps.state->es_snapshot);
 }
 
-/* Before a rescan's workers start: the last run's counts are complete. */
+/* a leader still in the last run's exchange leaves it before it starts over */
 static void
-reinitialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+reinitialize_shared(CustomScanState *node, void *own)
 {
 	GroupsScanState *gs = (GroupsScanState *) node;
 
-	scan_counters_collect(&gs->counters);
-	/* a leader still in the last run's exchange leaves it before it starts over */
 	reset_scan(gs);
 	if (gs->exchange_shared)
 		agg_exchange_reinit(gs->exchange_shared);
-	table_parallelscan_reinitialize(node->ss.ss_currentRelation,
-									(ParallelTableScanDesc) ((char *) coordinate +
-															 GROUPS_SHARED_SCAN_OFFSET));
 }
 
+/* the leader's segment made, the exchange is in it */
 static void
-attach_shared(CustomScanState *node, shm_toc *toc, void *coordinate)
+attach_shared(CustomScanState *node, void *own)
 {
 	GroupsScanState *gs = (GroupsScanState *) node;
 
-	gs->shared = (GroupsShared *) coordinate;
-	scan_counters_attach(&gs->counters, &gs->shared->counters);
-	/* the leader's segment made, the exchange is in it */
-	gs->exchange_shared = &gs->shared->exchange;
+	gs->exchange_shared = own;
 	agg_exchange_attach(gs->exchange_shared);
 }
 
-/*
- * Before the parallel scan's memory goes: the workers' counts, and the
- * leader leaves the exchange there.
- */
+/* The leader leaves the exchange before the memory goes. */
 static void
-shutdown_groups_scan(CustomScanState *node)
+detach_shared(CustomScanState *node)
 {
 	GroupsScanState *gs = (GroupsScanState *) node;
 
-	if (gs->shared == NULL || IsParallelWorker())
+	if (gs->exchange_shared == NULL)
 		return;
-	if (gs->exchange_shared)
-	{
-		agg_exchange_end(gs->exchange);
-		gs->exchange = NULL;
-		gs->exchange_shared = NULL;
-	}
-	scan_counters_detach(&gs->counters);
-	gs->shared = NULL;
+	agg_exchange_end(gs->exchange);
+	gs->exchange = NULL;
+	gs->exchange_shared = NULL;
 }
+
+static const ScanDriverSharedPart groups_shared_part = {
+	.initialize = initialize_shared,
+	.reinitialize = reinitialize_shared,
+	.attach = attach_shared,
+	.detach = detach_shared,
+};

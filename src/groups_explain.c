@@ -39,7 +39,8 @@ explain_index(GroupsScanState *gs, ExplainState *es)
 	ExplainPropertyUInteger("Index Entries Scanned", NULL, gs->index_entries, es);
 	ExplainPropertyUInteger("Index Pages Skipped", NULL, gs->index_pages_skipped, es);
 	ExplainPropertyUInteger("Heap Pages Vouched by Visibility Map", NULL, gs->blocks_vouched, es);
-	ExplainPropertyUInteger("Heap Pages Read on CPU", NULL, gs->pages_read, es);
+	ExplainPropertyUInteger("Heap Pages Read on CPU", NULL,
+							gs->scan.counters.counts[SCAN_COUNT_PAGES_READ], es);
 	ExplainPropertyInteger("Groupings on GPU", NULL, gs->index_rounds, es);
 	if (gs->ran_on_gpu)
 		scan_gpu_stats_explain_shipped(&gs->gpu, es);
@@ -53,7 +54,7 @@ groups_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	List	   *context = set_deparse_context_plan(es->deparse_cxt, &cscan->scan.plan,
 												   ancestors);
 	bool		prefix = compat_explain_prefix(es);
-	const uint64 *count = gs->counters.counts;
+	const uint64 *count = gs->scan.counters.counts;
 	List	   *keys = NIL;
 	List	   *aggs = NIL;
 	ListCell   *lc;
@@ -81,8 +82,8 @@ groups_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyInteger("Groups Kept", NULL, gs->keep, es);
 	if (gs->table_rows)
 		ExplainPropertyText("Returns", "the table's rows of the groups kept", es);
-	if (gs->reader.filter)
-		scan_filter_program_explain(gs->reader.filter, "Compiled Filter", context, es);
+	if (gs->scan.reader.filter)
+		scan_filter_program_explain(gs->scan.reader.filter, "Compiled Filter", context, es);
 	if (gs->interpreted != NIL)
 		ExplainPropertyText("Filter",
 							deparse_expression((Node *) make_ands_explicit(gs->interpreted),
@@ -96,17 +97,18 @@ groups_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyText("Backend", device_backend_name(gs->gpu_planned &&
 													   (!es->analyze || gs->ran_on_gpu) ?
 													   BACKEND_GPU : BACKEND_CPU), es);
-	if (!(es->analyze && gs->counters.processes > 0))
+	if (!(es->analyze && gs->scan.counters.processes > 0))
 		return;
 	if (node->ss.ps.plan->parallel_aware)
-		ExplainPropertyInteger("Scan Processes", NULL, gs->counters.processes, es);
-	ExplainPropertyUInteger("Rows Scanned", NULL, count[GROUPS_COUNT_ROWS_SCANNED], es);
+		ExplainPropertyInteger("Scan Processes", NULL, gs->scan.counters.processes, es);
+	ExplainPropertyUInteger("Rows Scanned", NULL, count[SCAN_COUNT_ROWS_SCANNED], es);
 	if (gs->index_used)
 		explain_index(gs, es);
 	else if (gs->ran_on_gpu)
 	{
-		scan_gpu_stats_explain_pages(gs->pages_read, gs->pages_on_gpu,
-									 gs->pages_cached, gs->pages_unpinned,
+		scan_gpu_stats_explain_pages(count[SCAN_COUNT_PAGES_READ], count[SCAN_COUNT_GPU_PAGES],
+									 count[SCAN_COUNT_GPU_CACHED_PAGES],
+									 count[SCAN_COUNT_GPU_UNPINNED_PAGES],
 									 es->timing ? gs->scan_ms : 0, es);
 		scan_gpu_stats_explain_shipped(&gs->gpu, es);
 	}

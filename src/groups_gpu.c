@@ -15,9 +15,8 @@
  * from and returns, as on the CPU.  Only aggregates whose cells add up in
  * any order run there, so the answer is the CPU's to the bit.
  *
- * Should the GPU fail the job (under gputopk.device = auto), every block
- * taken so far is read again on the CPU into an empty set, and the scan
- * goes on there.
+ * Should the GPU fail the job (under gputopk.device = auto), the scan
+ * starts over on the CPU (scan_driver.h).
  *
  *-------------------------------------------------------------------------
  */
@@ -127,7 +126,7 @@ groups_gpu_adopt(GroupsScanState *gs, char *records, size_t count, uint64 gpu_gr
 	MemoryContextReset(gs->page_cxt);
 	pfree(records);
 	/* the groups chosen from are the GPU's; the set holds those it chose */
-	gs->counters.counts[GROUPS_COUNT_GROUPS] += gpu_groups - count;
+	gs->scan.counters.counts[GROUPS_COUNT_GROUPS] += gpu_groups - count;
 	gs->ran_on_gpu = true;
 }
 
@@ -140,46 +139,14 @@ groups_gpu_sink(GroupsScanState *gs)
 		!groups_gpu_describe(gs, heap_column, RelationGetDescr(gs->css.ss.ss_currentRelation),
 							 &spec))
 		return NULL;
-	return scan_page_sink_create_groups(&gs->reader, &spec, (uint64) gs->expected_groups);
+	return scan_page_sink_create_groups(&gs->scan.reader, &spec, (uint64) gs->expected_groups);
 }
 
-/*
- * Every block the scan has taken read again on the CPU into an empty set:
- * the GPU failed the job, and the groups it held are gone.
- */
-static void
-read_again_on_cpu(GroupsScanState *gs)
-{
-	groups_reset(gs);
-	groups_begin(gs);
-	if (gs->best != NULL)
-		groups_best_reset(gs);
-	gs->counters.counts[GROUPS_COUNT_ROWS_SCANNED] = 0;
-	gs->pages_on_gpu = 0;
-	/* the blocks read below are taken already */
-	gs->reader.remember_blocks = false;
-	for (size_t i = 0; i < gs->reader.ntaken; i++)
-	{
-		CHECK_FOR_INTERRUPTS();
-		scan_row_reader_read_page(&gs->reader, gs->reader.taken[i]);
-		groups_add_page(gs);
-	}
-}
-
-PageSink *
-groups_gpu_fall_back(GroupsScanState *gs, PageSink *sink)
-{
-	scan_page_sink_abandon(sink);
-	read_again_on_cpu(gs);
-	return NULL;
-}
-
-void
-groups_gpu_finish(GroupsScanState *gs, PageSink *sink)
+bool
+groups_gpu_finish(GroupsScanState *gs, PageSink *sink, PageSinkStats *stats)
 {
 	char	   *records;
 	size_t		count;
-	PageSinkStats stats = {0};
 
 	for (uint32 n = 0; n < gs->ngroups; n++)
 	{
@@ -187,17 +154,9 @@ groups_gpu_finish(GroupsScanState *gs, PageSink *sink)
 			CHECK_FOR_INTERRUPTS();
 		groups_record_of(gs, n, scan_page_sink_record(sink));
 	}
-	scan_page_sink_groups(sink, &records, &count, &gs->gpu, &stats);
+	scan_page_sink_groups(sink, &records, &count, &gs->gpu, stats);
 	if (scan_page_sink_failed(sink))
-	{
-		read_again_on_cpu(gs);
-		return;
-	}
-	groups_gpu_adopt(gs, records, count, stats.groups, NULL);
-	gs->counters.counts[GROUPS_COUNT_ROWS_SCANNED] += stats.rows_read;
-	/* pages the scan did not read, as the visibility map vouched for them */
-	gs->pages_read += stats.pages_unpinned;
-	gs->pages_on_gpu += stats.pages_unpinned;
-	gs->pages_cached += stats.pages_cached;
-	gs->pages_unpinned += stats.pages_unpinned;
+		return false;
+	groups_gpu_adopt(gs, records, count, stats->groups, NULL);
+	return true;
 }

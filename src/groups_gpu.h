@@ -42,17 +42,10 @@ extern void groups_gpu_adopt(GroupsScanState *gs, char *records, size_t count,
 extern PageSink *groups_gpu_sink(GroupsScanState *gs);
 
 /*
- * The GPU failed the job (under auto): the job given up, and every block
- * taken so far read again on the CPU into an empty set.  Returns NULL, the
- * scan's sink from then on.
- */
-extern PageSink *groups_gpu_fall_back(GroupsScanState *gs, PageSink *sink);
-
-/*
  * Once every block is read: the set's groups sent to the GPU, and the
- * groups it chose made the set; or, should it fail now, every block read
- * again on the CPU.
+ * groups it chose made the set, the job's work in *stats; false, leaving
+ * the set as it was, where the GPU failed the job (under auto).
  */
-extern void groups_gpu_finish(GroupsScanState *gs, PageSink *sink);
+extern bool groups_gpu_finish(GroupsScanState *gs, PageSink *sink, PageSinkStats *stats);
 
 #endif							/* GROUPS_GPU_H */

@@ -71,10 +71,8 @@
 static void
 read_block(GroupsScanState *gs, BlockNumber block)
 {
-	CHECK_FOR_INTERRUPTS();
-	scan_row_reader_read_page(&gs->reader, block);
+	scan_driver_read_block(&gs->scan, block);
 	groups_add_page(gs);
-	gs->pages_read++;
 }
 
 /* Every block of the first nblocks whose bit in blocks is set, read on the CPU. */
@@ -197,7 +195,7 @@ describe(GroupsScanState *gs, Relation index, ServiceIndexGroupsRequest *request
 	GpuProgramSource source = {
 		.key_type = KEY_INT8,
 		.key_attno = gs->group_attno,
-		.filter = gs->reader.filter,
+		.filter = gs->scan.reader.filter,
 	};
 
 	colindex_gpu_describe_pages(columns.layout, !TransactionStartedDuringRecovery(),
@@ -219,7 +217,7 @@ groups_index_scan(GroupsScanState *gs)
 	Relation	index;
 	ServiceIndexGroupsRequest request = {0};
 	ServiceJobSpec spec = {.kind = SERVICE_JOB_INDEX_GROUPS, .k = gs->keep};
-	BlockNumber nblocks = gs->reader.scan->rs_nblocks;
+	BlockNumber nblocks = gs->scan.reader.scan->rs_nblocks;
 	uint64	   *set_values = NULL;
 	uint64	   *vouched;
 	ServiceJob *job;
@@ -231,7 +229,7 @@ groups_index_scan(GroupsScanState *gs)
 
 	/* a snapshot that can be too old must read the pages (see scan_page_sink.c) */
 	if (gs->interpreted != NIL || compat_snapshots_get_too_old() ||
-		gs->reader.scan->rs_base.rs_snapshot->takenDuringRecovery)
+		gs->scan.reader.scan->rs_base.rs_snapshot->takenDuringRecovery)
 		return false;
 	index = index_open(gs->index_oid, AccessShareLock);
 	/* a full dictionary no longer gives every value a code of its own */
@@ -285,7 +283,7 @@ groups_index_scan(GroupsScanState *gs)
 	else
 	{
 		groups_gpu_adopt(gs, records, count, service_job_stats(job)->groups, index);
-		gs->counters.counts[GROUPS_COUNT_ROWS_SCANNED] += service_job_stats(job)->rows_read;
+		gs->scan.counters.counts[SCAN_COUNT_ROWS_SCANNED] += service_job_stats(job)->rows_read;
 		scan_gpu_stats_add_job(&gs->gpu, job);
 	}
 	service_job_release(job);

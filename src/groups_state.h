@@ -17,10 +17,8 @@
 
 #include "agg_exchange.h"
 #include "groups_aggs.h"
-#include "scan_counters.h"
+#include "scan_driver.h"
 #include "scan_gpu_stats.h"
-#include "scan_page_sink.h"
-#include "scan_row_reader.h"
 
 /* a group in the hash table: its grouping value's Datum and its number */
 typedef struct GroupSlot
@@ -109,11 +107,13 @@ typedef struct BestGroups
 /* no group has this number */
 #define NO_GROUP PG_UINT32_MAX
 
-/* what EXPLAIN ANALYZE counts, summed over a parallel scan's processes */
+/*
+ * what EXPLAIN ANALYZE counts, summed over a parallel scan's processes,
+ * after the heap scan's (scan_driver.h)
+ */
 typedef enum GroupsCount
 {
-	GROUPS_COUNT_ROWS_SCANNED,
-	GROUPS_COUNT_GROUPS,		/* whole groups: the table's, or the partitions' */
+	GROUPS_COUNT_GROUPS = SCAN_DRIVER_COUNTS,		/* whole groups: the table's, or the partitions' */
 	GROUPS_COUNT_RETURNED,
 	GROUPS_COUNT_RECORDS,		/* a partitioned plan's, written by all processes */
 	GROUPS_COUNT_BYTES,
@@ -133,16 +133,12 @@ typedef struct PageRows
 	bool	  **isnull;
 } PageRows;
 
-/* a parallel scan's shared memory; the table's parallel scan follows it */
-typedef struct GroupsShared
-{
-	ScanSharedCounters counters;
-	GroupExchangeShared exchange;
-} GroupsShared;
-
 typedef struct GroupsScanState
 {
 	CustomScanState css;
+	ScanDriver	scan;			/* the table's scan, the counts (GroupsCount's), the
+								 * parallel scan's shared memory (its own part: the
+								 * exchange) */
 
 	/* as planned */
 	AttrNumber	group_attno;
@@ -171,12 +167,10 @@ typedef struct GroupsScanState
 								 * aggregate's cells combine) */
 	int			spill_partitions;	/* once it did, its exchange's partitions */
 	List	   *interpreted;	/* the WHERE clauses that did not compile */
-	RowReader	reader;
 	PageRows	rows;
 	Size		hash_mem;
 
 	/* the partitioned form: groups exchanged by partition (agg_exchange.h) */
-	GroupsShared *shared;		/* of a parallel scan, or NULL */
 	GroupExchangeShared *exchange_shared;	/* in its segment, or NULL */
 	GroupExchangeShared *local_exchange;	/* in this process alone */
 	GroupExchange *exchange;	/* this process's use of it */
@@ -202,13 +196,8 @@ typedef struct GroupsScanState
 	uint32		next;			/* the next of them to return */
 	bool		exhausted;		/* no set of groups is left */
 
-	/* for EXPLAIN ANALYZE */
-	ScanCounters counters;
+	/* for EXPLAIN ANALYZE, besides scan.counters */
 	bool		ran_on_gpu;		/* the GPU form's job gave its answer */
-	uint64		pages_read;		/* by the scan in one process, */
-	uint64		pages_on_gpu;	/* of them read on the GPU, */
-	uint64		pages_cached;	/* of those from its page cache, */
-	uint64		pages_unpinned; /* of those vouched for by the visibility map */
 	ScanGpuStats gpu;
 	/* the GPU form over a column index (groups_index.c) */
 	bool		index_used;		/* its job started */
@@ -221,6 +210,8 @@ typedef struct GroupsScanState
 	double		scan_ms;
 	double		choose_ms;
 } GroupsScanState;
+
+SCAN_DRIVER_NODE_CHECK(GroupsScanState);
 
 /* groups_table.c: a set of groups, in groups_cxt */
 extern void groups_begin(GroupsScanState *gs);

@@ -462,14 +462,13 @@ groups_add_page(GroupsScanState *gs)
 
 	MemoryContext old = MemoryContextSwitchTo(gs->page_cxt);
 
-	gs->counters.counts[GROUPS_COUNT_ROWS_SCANNED] += gs->reader.scan->rs_ntuples;
 	MemoryContextReset(gs->page_cxt);
-	while (scan_row_reader_next_row(&gs->reader))
+	while (scan_row_reader_next_row(&gs->scan.reader))
 	{
-		rows->groups[n] = scan_row_reader_column(&gs->reader, gs->group_attno, desc,
+		rows->groups[n] = scan_row_reader_column(&gs->scan.reader, gs->group_attno, desc,
 												 &rows->group_isnull[n]);
 		if (gs->second_attno != 0)
-			rows->seconds[n] = scan_row_reader_column(&gs->reader, gs->second_attno, desc,
+			rows->seconds[n] = scan_row_reader_column(&gs->scan.reader, gs->second_attno, desc,
 													  &rows->second_isnull[n]);
 		if (gs->best != NULL &&
 			(gs->rank_column == 0 ?
@@ -501,7 +500,7 @@ groups_add_page(GroupsScanState *gs)
 		{
 			if (gs->aggs[i].attno == 0)
 				continue;
-			rows->values[i][n] = scan_row_reader_column(&gs->reader, gs->aggs[i].attno,
+			rows->values[i][n] = scan_row_reader_column(&gs->scan.reader, gs->aggs[i].attno,
 														desc, &rows->isnull[i][n]);
 			/* a varlena kept whole as its functions take it, in the page's context */
 			if (groups_agg_keeps_value(gs->aggs[i].kind) && gs->aggs[i].typlen == -1 &&
@@ -605,8 +604,8 @@ groups_write_records(GroupsScanState *gs)
 		agg_exchange_put(gs->exchange, gs->second_attno != 0 ? hash_pair(key) :
 						 key.nulls != 0 ? 0 : hash_group(key.a), gs->record);
 	}
-	gs->counters.counts[GROUPS_COUNT_RECORDS] += gs->ngroups;
-	gs->counters.counts[GROUPS_COUNT_BYTES] += (uint64) gs->ngroups * gs->record_bytes;
+	gs->scan.counters.counts[GROUPS_COUNT_RECORDS] += gs->ngroups;
+	gs->scan.counters.counts[GROUPS_COUNT_BYTES] += (uint64) gs->ngroups * gs->record_bytes;
 	if (gs->best != NULL)
 		best_groups_written(gs);
 	groups_reset(gs);
@@ -681,8 +680,8 @@ groups_choose(GroupsScanState *gs)
 		if (last == NO_GROUP || compare_groups(gs, n, last) >= 0)
 			gs->kept[gs->nkept++] = n;
 	gs->next = 0;
-	gs->counters.counts[GROUPS_COUNT_GROUPS] += gs->ngroups;
-	gs->counters.counts[GROUPS_COUNT_RETURNED] += gs->nkept;
+	gs->scan.counters.counts[GROUPS_COUNT_GROUPS] += gs->ngroups;
+	gs->scan.counters.counts[GROUPS_COUNT_RETURNED] += gs->nkept;
 }
 
 /*
@@ -695,12 +694,12 @@ groups_row_chosen(GroupsScanState *gs)
 	TupleDesc	desc = RelationGetDescr(gs->css.ss.ss_currentRelation);
 	bool		isnull;
 	bool		second_isnull;
-	Datum		value = scan_row_reader_column(&gs->reader, gs->group_attno, desc, &isnull);
+	Datum		value = scan_row_reader_column(&gs->scan.reader, gs->group_attno, desc, &isnull);
 	uint32		n = NO_GROUP;
 
 	if (gs->second_attno != 0)
 	{
-		Datum		second = scan_row_reader_column(&gs->reader, gs->second_attno, desc,
+		Datum		second = scan_row_reader_column(&gs->scan.reader, gs->second_attno, desc,
 													&second_isnull);
 		PairKey		key = pair_of(value, isnull, second, second_isnull);
 		PairGroupSlot *slot = groups_pair_table_lookup_hash(gs->pair_table, key,

@@ -2,7 +2,7 @@
  *
  * scan_counters.c
  *	  Counts for EXPLAIN ANALYZE that the processes of a parallel scan add
- *	  up, for both custom scans.
+ *	  up, for the custom scans.
  *
  * The workers add to the shared counts, and the leader takes them with an
  * atomic exchange, leaving zero for a rescan's workers.

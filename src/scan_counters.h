@@ -2,7 +2,7 @@
  *
  * scan_counters.h
  *	  Counts for EXPLAIN ANALYZE that the processes of a parallel scan add
- *	  up, for both custom scans.
+ *	  up, for the custom scans.
  *
  * Each process counts into its own ScanCounters, summed over its runs.  A
  * parallel scan keeps a ScanSharedCounters in its shared memory: every

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * scan_gpu_stats.h
- *	  What the GPU did for a scan: filled from both custom scans' GPU jobs
+ *	  What the GPU did for a scan: filled from the custom scans' GPU jobs
  *	  (topk's keys, agg's grouped rows), summed over the processes of a
  *	  parallel scan (scan_counters.h) and shown by EXPLAIN ANALYZE.
  *

@@ -43,31 +43,21 @@
 #include "colindex_coverage.h"
 #include "colindex_dict.h"
 #include "colindex_select.h"
-#include "scan_counters.h"
 #include "scan_datum_key.h"
 #include "scan_filter_program.h"
 #include "scan_gpu_stats.h"
 #include "scan_key_program.h"
 #include "scan_page_sink.h"
-#include "scan_row_reader.h"
 #include "settings.h"
 #include "topk_exec.h"
 #include "topk_key_sink.h"
 #include "topk_scan.h"
 #include "topk_state.h"
 
-/* the table scan of a parallel scan, after TopkShared */
-#define SHARED_SCAN_OFFSET MAXALIGN(sizeof(TopkShared))
-
 static void begin_topk_scan(CustomScanState *node, EState *estate, int eflags);
 static TupleTableSlot *exec_topk_scan(CustomScanState *node);
 static void end_topk_scan(CustomScanState *node);
 static void rescan_topk_scan(CustomScanState *node);
-static Size estimate_shared(CustomScanState *node, ParallelContext *pcxt);
-static void initialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
-static void reinitialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
-static void attach_shared(CustomScanState *node, shm_toc *toc, void *coordinate);
-static void shutdown_topk_scan(CustomScanState *node);
 
 static const CustomExecMethods topk_exec_methods = {
 	.CustomName = TOPK_SCAN_NAME,
@@ -76,11 +66,11 @@ static const CustomExecMethods topk_exec_methods = {
 	.EndCustomScan = end_topk_scan,
 	.ReScanCustomScan = rescan_topk_scan,
 	.ExplainCustomScan = topk_explain_scan,
-	.EstimateDSMCustomScan = estimate_shared,
-	.InitializeDSMCustomScan = initialize_shared,
-	.ReInitializeDSMCustomScan = reinitialize_shared,
-	.InitializeWorkerCustomScan = attach_shared,
-	.ShutdownCustomScan = shutdown_topk_scan,
+	.EstimateDSMCustomScan = scan_driver_estimate_dsm,
+	.InitializeDSMCustomScan = scan_driver_initialize_dsm,
+	.ReInitializeDSMCustomScan = scan_driver_reinitialize_dsm,
+	.InitializeWorkerCustomScan = scan_driver_initialize_worker,
+	.ShutdownCustomScan = scan_driver_shutdown,
 };
 
 Node *
@@ -172,6 +162,51 @@ open_index(TopkScanState *ts, CustomScan *cscan)
 	ts->candidates_per_row = floatVal(list_nth(cscan->custom_private, TOPK_FIELD_CANDIDATES));
 }
 
+/*
+ * Over a column index, a parallel scan's own part of the shared memory
+ * hands out the index's blocks (colindex_select.h).
+ */
+static void
+initialize_shared(CustomScanState *node, void *own, ParallelContext *pcxt)
+{
+	TopkScanState *ts = (TopkScanState *) node;
+
+	if (ts->index)
+	{
+		ts->index_shared = own;
+		colindex_select_shared_init(ts->index_shared);
+	}
+}
+
+static void
+reinitialize_shared(CustomScanState *node, void *own)
+{
+	if (((TopkScanState *) node)->index)
+		colindex_select_shared_init(own);
+}
+
+static void
+attach_shared(CustomScanState *node, void *own)
+{
+	TopkScanState *ts = (TopkScanState *) node;
+
+	if (ts->index)
+		ts->index_shared = own;
+}
+
+static void
+detach_shared(CustomScanState *node)
+{
+	((TopkScanState *) node)->index_shared = NULL;
+}
+
+static const ScanDriverSharedPart topk_shared_part = {
+	.initialize = initialize_shared,
+	.reinitialize = reinitialize_shared,
+	.attach = attach_shared,
+	.detach = detach_shared,
+};
+
 static void
 begin_topk_scan(CustomScanState *node, EState *estate, int eflags)
 {
@@ -201,9 +236,10 @@ begin_topk_scan(CustomScanState *node, EState *estate, int eflags)
 	}
 	ts->limit_count = ExecInitExpr(linitial(cscan->custom_exprs), &node->ss.ps);
 	ts->limit_offset = ExecInitExpr(lsecond(cscan->custom_exprs), &node->ss.ps);
-	ts->reader.rel = node->ss.ss_currentRelation;
-	ts->reader.econtext = node->ss.ps.ps_ExprContext;
-	ts->reader.table_slot = table_slot_create(node->ss.ss_currentRelation, &estate->es_tupleTable);
+	/* over a column index, a parallel scan hands out its blocks */
+	scan_driver_init(&ts->scan, &node->ss, &topk_shared_part,
+					 list_nth(private, TOPK_FIELD_INDEX) != NIL ? sizeof(IndexSharedBlocks) : 0,
+					 list_nth(private, TOPK_FIELD_INDEX) == NIL);
 
 	/*
 	 * The node's own quals are compiled for its (virtual) scan slot; the
@@ -216,9 +252,9 @@ begin_topk_scan(CustomScanState *node, EState *estate, int eflags)
 		List	   *interpreted;
 
 		node->ss.ps.scanopsfixed = false;
-		ts->reader.filter = scan_filter_program_compile(cscan->scan.plan.qual, cscan->scan.scanrelid,
+		ts->scan.reader.filter = scan_filter_program_compile(cscan->scan.plan.qual, cscan->scan.scanrelid,
 														&node->ss.ps, &interpreted);
-		ts->reader.table_qual = ExecInitQual(interpreted, &node->ss.ps);
+		ts->scan.reader.table_qual = ExecInitQual(interpreted, &node->ss.ps);
 		init_sort_exprs(ts, cscan, estate);
 		if (list_nth(private, TOPK_FIELD_INDEX) != NIL)
 			open_index(ts, cscan);
@@ -294,126 +330,98 @@ key_rows(TopkScanState *ts, KeySink *sink, BlockNumber block, uint64 ordinal)
 
 #ifdef __GNUC__
 		/* the page's rows start coming into the CPU's cache at once (its second level) */
-		for (int at = ((PageHeader) ts->reader.page)->pd_upper; at < BLCKSZ; at += 64)
-			__builtin_prefetch((const char *) ts->reader.page + at, 0, 2);
+		for (int at = ((PageHeader) ts->scan.reader.page)->pd_upper; at < BLCKSZ; at += 64)
+			__builtin_prefetch((const char *) ts->scan.reader.page + at, 0, 2);
 #endif
-		while (scan_row_reader_next_row(&ts->reader))
-			tuples[n++] = ts->reader.tuple;
+		while (scan_row_reader_next_row(&ts->scan.reader))
+			tuples[n++] = ts->scan.reader.tuple;
 		scan_key_program_keys(ts->key_program, tuples, n, desc, ts->desc, null_key, keys);
 		for (int i = 0; i < n; i++)
 			topk_key_sink_add(sink, keys[i]);
 		ordinal += n;
 	}
 	else
-		while (scan_row_reader_next_row(&ts->reader))
+		while (scan_row_reader_next_row(&ts->scan.reader))
 		{
 			bool		isnull;
 			Datum		d;
 
-			d = attno > 0 ? scan_row_reader_column(&ts->reader, attno, desc, &isnull) :
-				scan_row_reader_eval(&ts->reader, ts->key_expr, &isnull);
+			d = attno > 0 ? scan_row_reader_column(&ts->scan.reader, attno, desc, &isnull) :
+				scan_row_reader_eval(&ts->scan.reader, ts->key_expr, &isnull);
 			topk_key_sink_add(sink, key_of(ts, d, isnull));
 			ordinal++;
 		}
 	if (ordinal > page_first)
 		note_block(ts, block, page_first);
-	ts->counters.counts[TOPK_COUNT_ROWS_SCANNED] += ts->reader.scan->rs_ntuples;
-	InstrCountFiltered1(ts, ts->reader.scan->rs_ntuples - (ordinal - page_first));
+	InstrCountFiltered1(ts, ts->scan.reader.scan->rs_ntuples - (ordinal - page_first));
 	return ordinal;
 }
 
-/*
- * Scan the rest of the table, keying every qualifying row read on the CPU
- * from ordinal `ordinal` on; returns the next ordinal.  With a page sink,
- * the pages that can be read whole go to the GPU instead, and those its
- * page cache holds, by the visibility map's word, without the scan reading
- * them.  The block map records blocks in the order read, which in a
- * parallel scan need not be the table's.  Stops early where the GPU failed
- * a job (under auto).
- */
-static uint64
-scan_keys(TopkScanState *ts, KeySink *sink, PageSink *pages, uint64 ordinal)
+/* a run over the table: the key sink of the rows read on the CPU, the answers */
+typedef struct TableRun
 {
-	BlockNumber block;
+	TopkScanState *ts;
+	uint64		k;
+	KeySink    *sink;
+	uint64		keyed;			/* the rows keyed, the next one's ordinal */
+	TopkResult	result;			/* the key sink's answer */
+	TopkResult	gpu_result;		/* the page sink's */
+} TableRun;
 
-	while ((block = pages ? scan_page_sink_next_block(pages, &ts->reader) :
-			scan_row_reader_next_read_block(&ts->reader)) != InvalidBlockNumber)
-	{
-		WholePage	whole;
+/* A page read on the CPU: its qualifying rows keyed (a ScanDriverRoutine's read_page). */
+static void
+key_page(void *arg, BlockNumber block)
+{
+	TableRun   *run = arg;
 
-		ts->counters.counts[TOPK_COUNT_PAGES_READ]++;
-		if (pages == NULL)
-			scan_row_reader_read_page(&ts->reader, block);
-		else if (scan_row_reader_read_or_pin(&ts->reader, block, &whole))
-		{
-			scan_page_sink_add(pages, block, &whole);
-			ts->counters.counts[TOPK_COUNT_GPU_PAGES]++;
-			if (scan_page_sink_failed(pages))
-				break;
-			continue;
-		}
-		ordinal = key_rows(ts, sink, block, ordinal);
-		if (topk_key_sink_failed(sink))
-			break;
-	}
-	return ordinal;
+	run->keyed = key_rows(run->ts, run->sink, block, run->keyed);
+}
+
+static bool
+key_job_failed(void *arg)
+{
+	return topk_key_sink_failed(((TableRun *) arg)->sink);
 }
 
 /*
  * The answers of the sinks, and their jobs given back; false where the GPU
- * failed a job (under auto), whose answer is then empty.
+ * failed a job (under auto).
  */
 static bool
-take_answers(TopkScanState *ts, KeySink *sink, PageSink *pages, TopkResult *result,
-			 TopkResult *gpu_result, PageSinkStats *page_stats)
+take_answers(void *arg, PageSink *pages, PageSinkStats *stats)
 {
-	topk_key_sink_result(sink, result, &ts->counters.gpu, &ts->algorithm);
+	TableRun   *run = arg;
+	ScanCounters *counters = &run->ts->scan.counters;
+
+	topk_key_sink_result(run->sink, &run->result, &counters->gpu, &run->ts->algorithm);
 	if (pages != NULL)
-		scan_page_sink_result(pages, gpu_result, &ts->counters.gpu, page_stats);
-	return !topk_key_sink_failed(sink) && (pages == NULL || !scan_page_sink_failed(pages));
+		scan_page_sink_result(pages, &run->gpu_result, &counters->gpu, stats);
+	return !topk_key_sink_failed(run->sink) && (pages == NULL || !scan_page_sink_failed(pages));
 }
 
 /*
- * The GPU failed a job of this scan (under auto): key again on the CPU,
- * into a new sink, every row this process has keyed or handed to the GPU,
- * then the rest of the table.  Returns the next ordinal; *sink is the new
- * sink, and *pages NULL.  Under the same snapshot, a page read again shows
- * the same rows.
+ * The GPU failed a job of this run (under auto): the rows are keyed again
+ * from the first ordinal, into a new sink on the CPU.
  */
-static uint64
-key_again_on_cpu(TopkScanState *ts, KeySink **sink, PageSink **pages, uint64 k)
+static void
+key_again_on_cpu(void *arg)
 {
-	BlockNumber *blocks;
-	size_t		nblocks;
-	uint64		ordinal = 0;
+	TableRun   *run = arg;
+	TopkScanState *ts = run->ts;
 
-	if (*pages != NULL)
-	{
-		scan_page_sink_abandon(*pages);
-		nblocks = ts->reader.ntaken;
-		blocks = ts->reader.taken;
-		/* the blocks read below are taken already */
-		ts->reader.remember_blocks = false;
-	}
-	else
-	{
-		nblocks = ts->nblocks;
-		blocks = palloc_extended(sizeof(BlockNumber) * Max(nblocks, 1), MCXT_ALLOC_HUGE);
-		for (size_t i = 0; i < nblocks; i++)
-			blocks[i] = ts->blocks[i].block;
-	}
-	*pages = NULL;
-	*sink = topk_key_sink_create(key_width(ts->key_type), k, ts->mode,
-								 (GpuTopkAlgorithm) gputopk_algorithm, false);
+	run->sink = topk_key_sink_create(key_width(ts->key_type), run->k, ts->mode,
+									 (GpuTopkAlgorithm) gputopk_algorithm, false);
+	run->keyed = 0;
+	memset(&run->gpu_result, 0, sizeof(TopkResult));
 	ts->nblocks = 0;
-	for (size_t i = 0; i < nblocks; i++)
-	{
-		CHECK_FOR_INTERRUPTS();
-		scan_row_reader_read_page(&ts->reader, blocks[i]);
-		ordinal = key_rows(ts, *sink, blocks[i], ordinal);
-	}
-	return scan_keys(ts, *sink, NULL, ordinal);
 }
+
+static const ScanDriverRoutine topk_table_routine = {
+	.read_page = key_page,
+	.rows_job_failed = key_job_failed,
+	.finish = take_answers,
+	.start_over = key_again_on_cpu,
+};
 
 /* The first natts columns of src into the cleared virtual slot dst, not yet stored. */
 static void
@@ -453,7 +461,7 @@ static void
 put_candidate(TopkScanState *ts, const uint64 *key)
 {
 	ExprContext *econtext = ts->css.ss.ps.ps_ExprContext;
-	TupleTableSlot *row = ts->reader.table_slot;
+	TupleTableSlot *row = ts->scan.reader.table_slot;
 	TupleTableSlot *in = ts->sort_input;
 	int			natts = RelationGetDescr(ts->css.ss.ss_currentRelation)->natts;
 
@@ -498,18 +506,18 @@ fetch_rows(TopkScanState *ts, uint64 *ordinals, size_t count)
 		/* the block of ordinals[i]: the last one starting at or before it */
 		while (b + 1 < ts->nblocks && ts->blocks[b + 1].first <= ordinals[i])
 			b++;
-		scan_row_reader_read_page(&ts->reader, ts->blocks[b].block);
+		scan_row_reader_read_page(&ts->scan.reader, ts->blocks[b].block);
 		ordinal = ts->blocks[b].first;
 		while (i < count &&
 			   (b + 1 >= ts->nblocks || ordinals[i] < ts->blocks[b + 1].first))
 		{
-			if (!scan_row_reader_next_row(&ts->reader))
+			if (!scan_row_reader_next_row(&ts->scan.reader))
 				elog(ERROR, "gputopk: row " UINT64_FORMAT " of block %u is no longer visible",
 					 ordinals[i], ts->blocks[b].block);
 			if (ordinal == ordinals[i])
 			{
-				ExecStoreBufferHeapTuple(&ts->reader.tuple, ts->reader.table_slot,
-										 ts->reader.scan->rs_cbuf);
+				ExecStoreBufferHeapTuple(&ts->scan.reader.tuple, ts->scan.reader.table_slot,
+										 ts->scan.reader.scan->rs_cbuf);
 				put_candidate(ts, NULL);
 				i++;
 			}
@@ -552,13 +560,13 @@ create_page_sink(TopkScanState *ts, uint64 k)
 		.nulls_first = ts->sort_nulls_first[0],
 		.key_attno = ts->key_attno,
 		.key_program = ts->key_program,
-		.filter = ts->reader.filter,
+		.filter = ts->scan.reader.filter,
 	};
 
 	if (ts->key_source == KEY_SOURCE_LOSSY_NUMERIC ||
 		(ts->key_attno == 0 && ts->key_program == NULL))
 		return NULL;
-	return scan_page_sink_create(&ts->reader, &program, k, ts->mode);
+	return scan_page_sink_create(&ts->scan.reader, &program, k, ts->mode);
 }
 
 /*
@@ -569,55 +577,47 @@ create_page_sink(TopkScanState *ts, uint64 k)
 static void
 select_from_table(TopkScanState *ts, instr_time *selected)
 {
-	KeySink    *sink;
+	TableRun	run = {.ts = ts};
 	PageSink   *pages;
-	TopkResult	result;
-	TopkResult	gpu_result = {0};
-	PageSinkStats page_stats = {0};
-	uint64		k;
-	uint64		keyed;
+	uint64	   *counts = ts->scan.counters.counts;
 	uint64	   *ordinals;
 
-	ts->reader.parallel = ts->shared ?
-		(ParallelTableScanDesc) ((char *) ts->shared + SHARED_SCAN_OFFSET) : NULL;
-	scan_row_reader_begin(&ts->reader, ts->css.ss.ps.state->es_snapshot);
+	scan_driver_begin(&ts->scan);
 	/* a bound above the rows the table can hold is no bound */
-	k = Min(ts->bound, (uint64) ts->reader.scan->rs_nblocks * MaxHeapTuplesPerPage);
-	pages = create_page_sink(ts, k);
-	sink = topk_key_sink_create(key_width(ts->key_type), k, ts->mode,
-								(GpuTopkAlgorithm) gputopk_algorithm, pages == NULL);
+	run.k = Min(ts->bound, (uint64) ts->scan.reader.scan->rs_nblocks * MaxHeapTuplesPerPage);
+	pages = create_page_sink(ts, run.k);
+	run.sink = topk_key_sink_create(key_width(ts->key_type), run.k, ts->mode,
+									(GpuTopkAlgorithm) gputopk_algorithm, pages == NULL);
+	if (run.sink->backend == BACKEND_GPU)
+		scan_driver_rows_to_gpu(&ts->scan);
 	ts->nblocks = 0;
 	ts->blocks_cap = 0;
 	ts->blocks = NULL;
-	keyed = scan_keys(ts, sink, pages, 0);
-	while (!take_answers(ts, sink, pages, &result, &gpu_result, &page_stats))
-		keyed = key_again_on_cpu(ts, &sink, &pages, k);
-	ts->counters.counts[TOPK_COUNT_ROWS_KEYED] += keyed;
-	ts->backend = sink->backend;
-	if (pages != NULL)
+	ts->backend = BACKEND_CPU;
+	if (scan_driver_run(&ts->scan, pages, &topk_table_routine, &run))
 	{
+		PageSinkStats *stats = &ts->scan.page_stats;
+
 		ts->backend = BACKEND_GPU;
-		ts->algorithm = scan_gpu_stats_plan_name(page_stats.plan);
-		ts->counters.counts[TOPK_COUNT_ROWS_SCANNED] += page_stats.rows_read;
-		ts->counters.counts[TOPK_COUNT_ROWS_KEYED] += page_stats.rows_keyed;
-		ts->counters.counts[TOPK_COUNT_GPU_CACHED_PAGES] += page_stats.pages_cached;
-		ts->counters.counts[TOPK_COUNT_GPU_UNPINNED_PAGES] += page_stats.pages_unpinned;
-		ts->counters.counts[TOPK_COUNT_GPU_PAGES] += page_stats.pages_unpinned;
-		ts->counters.counts[TOPK_COUNT_PAGES_READ] += page_stats.pages_unpinned;
-		InstrCountFiltered1(ts, page_stats.rows_read - page_stats.rows_keyed);
+		ts->algorithm = scan_gpu_stats_plan_name(stats->plan);
+		counts[TOPK_COUNT_ROWS_KEYED] += stats->rows_keyed;
+		InstrCountFiltered1(ts, stats->rows_read - stats->rows_keyed);
 	}
+	else
+		ts->backend = run.sink->backend;
+	counts[TOPK_COUNT_ROWS_KEYED] += run.keyed;
 	INSTR_TIME_SET_CURRENT(*selected);
-	ts->counters.counts[TOPK_COUNT_CANDIDATES] += result.count + gpu_result.count;
-	scan_counters_count_process(&ts->counters, false);
+	counts[TOPK_COUNT_CANDIDATES] += run.result.count + run.gpu_result.count;
+	scan_counters_count_process(&ts->scan.counters, false);
 	if (ts->backend == BACKEND_GPU)
-		scan_counters_count_process(&ts->counters, true);
+		scan_counters_count_process(&ts->scan.counters, true);
 	/* the leader shows the counts of all processes */
-	scan_counters_publish(&ts->counters);
-	ordinals = sorted_refs(&result);
-	fetch_rows(ts, ordinals, result.count);
-	scan_row_reader_fetch_tids(&ts->reader, ts->css.ss.ps.state->es_snapshot, &gpu_result,
-							   put_fetched, ts);
-	scan_row_reader_end(&ts->reader);
+	scan_counters_publish(&ts->scan.counters);
+	ordinals = sorted_refs(&run.result);
+	fetch_rows(ts, ordinals, run.result.count);
+	scan_row_reader_fetch_tids(&ts->scan.reader, ts->css.ss.ps.state->es_snapshot,
+							   &run.gpu_result, put_fetched, ts);
+	scan_driver_end(&ts->scan);
 	ts->blocks = NULL;
 }
 
@@ -628,15 +628,15 @@ keep_index_row(void *arg, TupleTableSlot *slot, uint64 key)
 	TopkScanState *ts = arg;
 	ExprContext *econtext = ts->css.ss.ps.ps_ExprContext;
 
-	if (ts->reader.filter &&
-		!scan_filter_program_passes(ts->reader.filter, ExecFetchSlotHeapTuple(slot, false, NULL),
+	if (ts->scan.reader.filter &&
+		!scan_filter_program_passes(ts->scan.reader.filter, ExecFetchSlotHeapTuple(slot, false, NULL),
 									RelationGetDescr(ts->css.ss.ss_currentRelation)))
 		return false;
-	if (ts->reader.table_qual)
+	if (ts->scan.reader.table_qual)
 	{
 		econtext->ecxt_scantuple = slot;
 		ResetExprContext(econtext);
-		if (!ExecQual(ts->reader.table_qual, econtext))
+		if (!ExecQual(ts->scan.reader.table_qual, econtext))
 			return false;
 	}
 	put_candidate(ts, &key);
@@ -674,15 +674,16 @@ select_from_index(TopkScanState *ts, instr_time *selected)
 		.exact = ts->mode == TOPK_EXACT,
 		.exact_if_no_errors = !ties_matter(ts),
 		.candidates_per_row = ts->candidates_per_row,
-		.shared = ts->shared ?
-		(IndexSharedBlocks *) ((char *) ts->shared + SHARED_SCAN_OFFSET) : NULL,
+		.shared = ts->index_shared,
 	};
 	IndexSelectStats stats = {0};
-	uint64	   *counts = ts->counters.counts;
+	uint64	   *counts = ts->scan.counters.counts;
 
+	if (ts->scan.reader.filter)
+		scan_filter_program_bind(ts->scan.reader.filter, ts->css.ss.ps.ps_ExprContext);
 	if (ts->index_filter)
 		scan_filter_program_bind(ts->index_filter, ts->css.ss.ps.ps_ExprContext);
-	colindex_select_rows(&spec, ts->bound, keep_index_row, ts, ts->reader.table_slot, &stats);
+	colindex_select_rows(&spec, ts->bound, keep_index_row, ts, ts->scan.reader.table_slot, &stats);
 	INSTR_TIME_SET_CURRENT(*selected);
 	ts->backend = stats.on_gpu ? BACKEND_GPU : BACKEND_CPU;
 	ts->algorithm = NULL;
@@ -699,9 +700,9 @@ select_from_index(TopkScanState *ts, instr_time *selected)
 	ts->index_stats.gpus |= stats.gpus;
 	ts->index_stats.gpu_ms += stats.gpu_ms;
 	ts->index_stats.fetch_ms += stats.fetch_ms;
-	scan_counters_count_process(&ts->counters, false);
+	scan_counters_count_process(&ts->scan.counters, false);
 	/* the leader shows the counts of all processes */
-	scan_counters_publish(&ts->counters);
+	scan_counters_publish(&ts->scan.counters);
 }
 
 /* One run: select, fetch and sort. */
@@ -744,8 +745,6 @@ run_topk(TopkScanState *ts)
 									ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(run_cxt);
 	INSTR_TIME_SET_CURRENT(start);
-	if (ts->reader.filter)
-		scan_filter_program_bind(ts->reader.filter, econtext);
 	if (ts->index)
 		select_from_index(ts, &mid);
 	else
@@ -826,72 +825,4 @@ static void
 rescan_topk_scan(CustomScanState *node)
 {
 	reset_run((TopkScanState *) node);
-}
-
-static Size
-estimate_shared(CustomScanState *node, ParallelContext *pcxt)
-{
-	if (((TopkScanState *) node)->index)
-		return add_size(SHARED_SCAN_OFFSET, sizeof(IndexSharedBlocks));
-	return add_size(SHARED_SCAN_OFFSET,
-					table_parallelscan_estimate(node->ss.ss_currentRelation,
-												node->ss.ps.state->es_snapshot));
-}
-
-/* The blocks handed out from the start, for the first run or (again) a rescan. */
-static void
-start_shared_scan(TopkScanState *ts, void *coordinate, bool again)
-{
-	void	   *scan = (char *) coordinate + SHARED_SCAN_OFFSET;
-
-	if (ts->index)
-		colindex_select_shared_init((IndexSharedBlocks *) scan);
-	else if (!again)
-		table_parallelscan_initialize(ts->css.ss.ss_currentRelation,
-									  (ParallelTableScanDesc) scan,
-									  ts->css.ss.ps.state->es_snapshot);
-	else
-		table_parallelscan_reinitialize(ts->css.ss.ss_currentRelation,
-										(ParallelTableScanDesc) scan);
-}
-
-static void
-initialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
-{
-	TopkScanState *ts = (TopkScanState *) node;
-
-	start_shared_scan(ts, coordinate, false);
-	ts->shared = (TopkShared *) coordinate;
-	scan_counters_init_shared(&ts->counters, &ts->shared->counters);
-}
-
-/* Before a rescan's workers start: the last run's counts are complete. */
-static void
-reinitialize_shared(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
-{
-	TopkScanState *ts = (TopkScanState *) node;
-
-	scan_counters_collect(&ts->counters);
-	start_shared_scan(ts, coordinate, true);
-}
-
-static void
-attach_shared(CustomScanState *node, shm_toc *toc, void *coordinate)
-{
-	TopkScanState *ts = (TopkScanState *) node;
-
-	ts->shared = (TopkShared *) coordinate;
-	scan_counters_attach(&ts->counters, &ts->shared->counters);
-}
-
-/* The workers' counts, before the parallel scan's memory goes. */
-static void
-shutdown_topk_scan(CustomScanState *node)
-{
-	TopkScanState *ts = (TopkScanState *) node;
-
-	if (ts->shared == NULL || IsParallelWorker())
-		return;
-	scan_counters_detach(&ts->counters);
-	ts->shared = NULL;
 }

@@ -33,7 +33,7 @@ compiled_key_text(const TopkScanState *ts, ExplainState *es)
 {
 	if (!(ts->key_program && scan_key_program_may_raise(ts->key_program)))
 		return "compiled";
-	if (es->analyze && ts->done && ts->counters.counts[TOPK_COUNT_INDEX_NO_ERRORS] > 0)
+	if (es->analyze && ts->done && ts->scan.counters.counts[TOPK_COUNT_INDEX_NO_ERRORS] > 0)
 		return "compiled, ties not kept (the index's page summaries show no row raises an error)";
 	return "compiled, ties kept (a row may raise an error)";
 }
@@ -67,18 +67,18 @@ explain_planned_bound(CustomScan *cscan, ExplainState *es)
 static void
 explain_data_path(TopkScanState *ts, ExplainState *es)
 {
-	uint64		pages_read = ts->counters.counts[TOPK_COUNT_PAGES_READ];
-	uint64		gpu_pages = ts->counters.counts[TOPK_COUNT_GPU_PAGES];
+	uint64		pages_read = ts->scan.counters.counts[SCAN_COUNT_PAGES_READ];
+	uint64		gpu_pages = ts->scan.counters.counts[SCAN_COUNT_GPU_PAGES];
 
 	ExplainPropertyText("Data Path", gpu_pages > 0 ?
 						"all-visible heap pages read on the GPU in place, other pages' rows on the CPU" :
 						"heap rows read on the CPU, keys to the backend", es);
-	ExplainPropertyInteger("Scan Processes", NULL, ts->counters.processes, es);
+	ExplainPropertyInteger("Scan Processes", NULL, ts->scan.counters.processes, es);
 	if (ts->css.ss.ps.plan->parallel_aware)
-		ExplainPropertyInteger("GPU Processes", NULL, ts->counters.gpu_processes, es);
+		ExplainPropertyInteger("GPU Processes", NULL, ts->scan.counters.gpu_processes, es);
 	scan_gpu_stats_explain_pages(pages_read, gpu_pages,
-								 ts->counters.counts[TOPK_COUNT_GPU_CACHED_PAGES],
-								 ts->counters.counts[TOPK_COUNT_GPU_UNPINNED_PAGES], ts->scan_ms, es);
+								 ts->scan.counters.counts[SCAN_COUNT_GPU_CACHED_PAGES],
+								 ts->scan.counters.counts[SCAN_COUNT_GPU_UNPINNED_PAGES], ts->scan_ms, es);
 }
 
 /* What the rounds over a column index did. */
@@ -86,13 +86,13 @@ static void
 explain_index_rounds(TopkScanState *ts, ExplainState *es)
 {
 	IndexSelectStats *stats = &ts->index_stats;
-	uint64	   *counts = ts->counters.counts;
+	uint64	   *counts = ts->scan.counters.counts;
 
 	ExplainPropertyText("Data Path", stats->on_gpu ?
 						"index entries read from the GPU's copy, candidates' rows fetched" :
 						"index entries read on the CPU, candidates' rows fetched", es);
 	if (ts->css.ss.ps.plan->parallel_aware)
-		ExplainPropertyInteger("Scan Processes", NULL, ts->counters.processes, es);
+		ExplainPropertyInteger("Scan Processes", NULL, ts->scan.counters.processes, es);
 	if (stats->on_gpu)
 	{
 		scan_gpu_stats_explain_gpus(stats->gpus, es);
@@ -158,8 +158,8 @@ topk_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyText("Column Index", RelationGetRelationName(ts->index), es);
 	if (ts->index_filter)
 		scan_filter_program_explain(ts->index_filter, "Index Filter", context, es);
-	if (ts->reader.filter)
-		scan_filter_program_explain(ts->reader.filter, "Compiled Filter", context, es);
+	if (ts->scan.reader.filter)
+		scan_filter_program_explain(ts->scan.reader.filter, "Compiled Filter", context, es);
 	if (ts->key_source == KEY_SOURCE_EXACT_FLOAT8 &&
 		exprType(list_nth(cscan->custom_exprs, TOPK_EXPR_SORT)) != NUMERICOID)
 		ExplainPropertyText("Ranking Key", compiled_key_text(ts, es), es);
@@ -188,16 +188,16 @@ topk_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	}
 	ExplainPropertyText("Mode", ts->mode == TOPK_EXACT ? "exact" : "with ties", es);
 	explain_data_path(ts, es);
-	ExplainPropertyUInteger("Rows Scanned", NULL, ts->counters.counts[TOPK_COUNT_ROWS_SCANNED], es);
-	ExplainPropertyUInteger("Rows Keyed", NULL, ts->counters.counts[TOPK_COUNT_ROWS_KEYED], es);
-	if (ts->counters.gpu_processes > 0)
-		scan_gpu_stats_explain_shipped(&ts->counters.gpu, es);
-	ExplainPropertyUInteger("Candidates", NULL, ts->counters.counts[TOPK_COUNT_CANDIDATES], es);
+	ExplainPropertyUInteger("Rows Scanned", NULL, ts->scan.counters.counts[SCAN_COUNT_ROWS_SCANNED], es);
+	ExplainPropertyUInteger("Rows Keyed", NULL, ts->scan.counters.counts[TOPK_COUNT_ROWS_KEYED], es);
+	if (ts->scan.counters.gpu_processes > 0)
+		scan_gpu_stats_explain_shipped(&ts->scan.counters.gpu, es);
+	ExplainPropertyUInteger("Candidates", NULL, ts->scan.counters.counts[TOPK_COUNT_CANDIDATES], es);
 	if (es->timing)
 	{
 		ExplainPropertyFloat("Scan and Select Time", "ms", ts->scan_ms, 3, es);
-		if (ts->counters.gpu_processes > 0)
-			scan_gpu_stats_explain_times(&ts->counters.gpu, es);
+		if (ts->scan.counters.gpu_processes > 0)
+			scan_gpu_stats_explain_times(&ts->scan.counters.gpu, es);
 		ExplainPropertyFloat("Fetch and Sort Time", "ms", ts->fetch_ms, 3, es);
 	}
 }

@@ -14,22 +14,19 @@
 #include "utils/tuplesort.h"
 
 #include "colindex_select.h"
-#include "scan_counters.h"
 #include "scan_filter_program.h"
 #include "scan_key_program.h"
-#include "scan_row_reader.h"
+#include "scan_driver.h"
 #include "topk_scan.h"
 
-/* counts for EXPLAIN ANALYZE, summed over runs and processes (scan_counters.h) */
+/*
+ * counts for EXPLAIN ANALYZE, summed over runs and processes
+ * (scan_counters.h), after the heap scan's (scan_driver.h)
+ */
 typedef enum TopkCount
 {
-	TOPK_COUNT_PAGES_READ,
-	TOPK_COUNT_ROWS_SCANNED,
-	TOPK_COUNT_ROWS_KEYED,
+	TOPK_COUNT_ROWS_KEYED = SCAN_DRIVER_COUNTS,
 	TOPK_COUNT_CANDIDATES,
-	TOPK_COUNT_GPU_PAGES,		/* pages read on the GPU, in place */
-	TOPK_COUNT_GPU_CACHED_PAGES,	/* of those, read from the GPU's page cache */
-	TOPK_COUNT_GPU_UNPINNED_PAGES,	/* of those, not read by the scan */
 	/* over a column index: IndexSelectStats's counts */
 	TOPK_COUNT_INDEX_ROUNDS,
 	TOPK_COUNT_INDEX_NO_ERRORS, /* scans whose summaries showed no key raises */
@@ -44,16 +41,6 @@ typedef enum TopkCount
 
 StaticAssertDecl(TOPK_COUNTS <= SCAN_COUNTERS_MAX, "too many counts for scan_counters.h");
 
-/*
- * Shared by the processes of a parallel scan: the counts, which the
- * workers add to, and the table scan that hands out blocks, or over a
- * column index its blocks handed out (at SHARED_SCAN_OFFSET).
- */
-typedef struct TopkShared
-{
-	ScanSharedCounters counters;
-} TopkShared;
-
 /* where a block's qualifying rows start among the scan's ordinals */
 typedef struct BlockStart
 {
@@ -64,6 +51,8 @@ typedef struct BlockStart
 typedef struct TopkScanState
 {
 	CustomScanState css;
+	ScanDriver	scan;			/* the table's scan, the counts, the parallel
+								 * scan's shared memory */
 
 	/* from the plan */
 	KeyType		key_type;
@@ -85,9 +74,8 @@ typedef struct TopkScanState
 	bool	   *sort_nulls_first;
 	ExprState  *limit_count;
 	ExprState  *limit_offset;
-	RowReader	reader;			/* its table_slot, filter and table_qual */
-	TopkShared *shared;			/* of a parallel scan, or NULL */
 	Relation	index;			/* the column index read instead of the table, or NULL */
+	IndexSharedBlocks *index_shared;	/* over it, a parallel scan's blocks, or NULL */
 	FilterProgram *index_filter;	/* the WHERE clauses checked on its entries */
 	double		candidates_per_row;
 
@@ -106,12 +94,13 @@ typedef struct TopkScanState
 	/* for EXPLAIN ANALYZE: the last run's */
 	TopkBackend backend;
 	const char *algorithm;
-	/* summed over runs */
-	ScanCounters counters;		/* TopkCount's, the processes, the GPU's work */
+	/* summed over runs (and TopkCount's in scan.counters) */
 	IndexSelectStats index_stats;	/* the GPU's part: its counts are in counters */
 	double		scan_ms;
 	double		fetch_ms;
 } TopkScanState;
+
+SCAN_DRIVER_NODE_CHECK(TopkScanState);
 
 /* topk_explain.c */
 extern void topk_explain_scan(CustomScanState *node, List *ancestors,

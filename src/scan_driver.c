@@ -1,0 +1,242 @@
+/*-------------------------------------------------------------------------
+ *
+ * scan_driver.c
+ *	  The heap scan of the three custom scans: the block loop, pages to the
+ *	  GPU or the CPU, the CPU's second read after a GPU failure, the
+ *	  parallel scan's shared memory and the scan's counts (scan_driver.h).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/parallel.h"
+#include "access/tableam.h"
+#include "executor/executor.h"
+
+#include "scan_driver.h"
+
+/* the scan's own part of the shared memory, after the counts */
+#define OWN_OFFSET MAXALIGN(sizeof(ScanSharedCounters))
+
+static ParallelTableScanDesc
+table_scan_of(ScanDriver *driver, void *coordinate)
+{
+	return (ParallelTableScanDesc) ((char *) coordinate + OWN_OFFSET +
+									MAXALIGN(driver->own_bytes));
+}
+
+void
+scan_driver_init(ScanDriver *driver, ScanState *node, const ScanDriverSharedPart *own,
+				 Size own_bytes, bool reads_heap)
+{
+	driver->node = node;
+	driver->own = own;
+	driver->own_bytes = own_bytes;
+	driver->reads_heap = reads_heap;
+	driver->reader.rel = node->ss_currentRelation;
+	driver->reader.econtext = node->ps.ps_ExprContext;
+	driver->reader.table_slot = table_slot_create(node->ss_currentRelation,
+												  &node->ps.state->es_tupleTable);
+}
+
+void
+scan_driver_begin(ScanDriver *driver)
+{
+	RowReader  *reader = &driver->reader;
+
+	if (reader->filter)
+		scan_filter_program_bind(reader->filter, driver->node->ps.ps_ExprContext);
+	reader->parallel = driver->shared ? table_scan_of(driver, driver->shared) : NULL;
+	scan_row_reader_begin(reader, driver->node->ps.state->es_snapshot);
+	driver->rows_to_gpu = false;
+	driver->blocks_read = 0;
+	memset(&driver->page_stats, 0, sizeof(PageSinkStats));
+	memcpy(driver->counts_at_begin, driver->counters.counts, sizeof(driver->counts_at_begin));
+}
+
+void
+scan_driver_rows_to_gpu(ScanDriver *driver)
+{
+	driver->rows_to_gpu = true;
+}
+
+void
+scan_driver_read_block(ScanDriver *driver, BlockNumber block)
+{
+	scan_row_reader_read_page(&driver->reader, block);
+	driver->counters.counts[SCAN_COUNT_PAGES_READ]++;
+	driver->counters.counts[SCAN_COUNT_ROWS_SCANNED] += driver->reader.scan->rs_ntuples;
+	driver->blocks_read++;
+}
+
+/*
+ * The table's blocks, the rest of this process's share: each to the GPU
+ * where the page sink takes it, else read here.  Stops early, false, where
+ * the GPU failed a job.
+ */
+static bool
+read_blocks(ScanDriver *driver, PageSink *pages, const ScanDriverRoutine *routine, void *arg)
+{
+	RowReader  *reader = &driver->reader;
+	uint64	   *counts = driver->counters.counts;
+	BlockNumber block;
+
+	while ((block = pages ? scan_page_sink_next_block(pages, reader) :
+			scan_row_reader_next_read_block(reader)) != InvalidBlockNumber)
+	{
+		WholePage	whole;
+
+		if (pages != NULL && scan_row_reader_read_or_pin(reader, block, &whole))
+		{
+			scan_page_sink_add(pages, block, &whole);
+			counts[SCAN_COUNT_PAGES_READ]++;
+			counts[SCAN_COUNT_GPU_PAGES]++;
+			if (scan_page_sink_failed(pages))
+				return false;
+			continue;
+		}
+		if (pages == NULL)
+			scan_driver_read_block(driver, block);
+		else
+		{
+			/* read_or_pin read it */
+			counts[SCAN_COUNT_PAGES_READ]++;
+			counts[SCAN_COUNT_ROWS_SCANNED] += reader->scan->rs_ntuples;
+		}
+		routine->read_page(arg, block);
+		if (driver->rows_to_gpu && routine->rows_job_failed(arg))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The GPU failed a job: the scan drops what it made and every block this
+ * process took so far is read again, here.  With a page sink those are
+ * all the blocks the reader handed out (the sink's, the GPU's and those
+ * the GPU sent back); without one, the blocks read so far, as a read
+ * stream may have taken more ahead, which it still returns.
+ */
+static void
+start_over(ScanDriver *driver, PageSink *pages, const ScanDriverRoutine *routine, void *arg)
+{
+	RowReader  *reader = &driver->reader;
+	size_t		nblocks = pages ? reader->ntaken : (size_t) driver->blocks_read;
+
+	if (pages != NULL)
+		scan_page_sink_abandon(pages);
+	driver->pages = NULL;
+	/* the counts say what the answer was made of */
+	memcpy(driver->counters.counts, driver->counts_at_begin, sizeof(driver->counts_at_begin));
+	routine->start_over(arg);
+	/* the blocks read below are taken already */
+	reader->remember_blocks = false;
+	driver->rows_to_gpu = false;
+	for (size_t i = 0; i < nblocks; i++)
+	{
+		scan_driver_read_block(driver, reader->taken[i]);
+		routine->read_page(arg, reader->taken[i]);
+	}
+}
+
+bool
+scan_driver_run(ScanDriver *driver, PageSink *pages, const ScanDriverRoutine *routine, void *arg)
+{
+	uint64	   *counts = driver->counters.counts;
+
+	if (pages != NULL || driver->rows_to_gpu)
+		scan_row_reader_remember_blocks(&driver->reader);
+	driver->pages = pages;
+	while (!(read_blocks(driver, pages, routine, arg) &&
+			 routine->finish(arg, pages, &driver->page_stats)))
+	{
+		start_over(driver, pages, routine, arg);
+		pages = NULL;
+	}
+	driver->pages = NULL;
+	if (pages == NULL)
+		return false;
+	/* the pages the GPU read without the scan: the page cache held them */
+	counts[SCAN_COUNT_ROWS_SCANNED] += driver->page_stats.rows_read;
+	counts[SCAN_COUNT_GPU_CACHED_PAGES] += driver->page_stats.pages_cached;
+	counts[SCAN_COUNT_GPU_UNPINNED_PAGES] += driver->page_stats.pages_unpinned;
+	counts[SCAN_COUNT_GPU_PAGES] += driver->page_stats.pages_unpinned;
+	counts[SCAN_COUNT_PAGES_READ] += driver->page_stats.pages_unpinned;
+	return true;
+}
+
+void
+scan_driver_end(ScanDriver *driver)
+{
+	scan_row_reader_end(&driver->reader);
+}
+
+static ScanDriver *
+driver_of(CustomScanState *node)
+{
+	return &((ScanDriverNode *) node)->scan;
+}
+
+Size
+scan_driver_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
+{
+	ScanDriver *driver = driver_of(node);
+	Size		size = add_size(OWN_OFFSET, MAXALIGN(driver->own_bytes));
+
+	if (!driver->reads_heap)
+		return size;
+	return add_size(size, table_parallelscan_estimate(node->ss.ss_currentRelation,
+													  node->ss.ps.state->es_snapshot));
+}
+
+void
+scan_driver_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	ScanDriver *driver = driver_of(node);
+
+	driver->shared = coordinate;
+	scan_counters_init_shared(&driver->counters, (ScanSharedCounters *) coordinate);
+	if (driver->reads_heap)
+		table_parallelscan_initialize(node->ss.ss_currentRelation,
+									  table_scan_of(driver, coordinate),
+									  node->ss.ps.state->es_snapshot);
+	driver->own->initialize(node, (char *) coordinate + OWN_OFFSET, pcxt);
+}
+
+/*
+ * Before a rescan's workers start: the last run's counts are complete, and
+ * the blocks are handed out from the start again.
+ */
+void
+scan_driver_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	ScanDriver *driver = driver_of(node);
+
+	scan_counters_collect(&driver->counters);
+	if (driver->reads_heap)
+		table_parallelscan_reinitialize(node->ss.ss_currentRelation,
+										table_scan_of(driver, coordinate));
+	driver->own->reinitialize(node, (char *) coordinate + OWN_OFFSET);
+}
+
+void
+scan_driver_initialize_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
+{
+	ScanDriver *driver = driver_of(node);
+
+	driver->shared = coordinate;
+	scan_counters_attach(&driver->counters, (ScanSharedCounters *) coordinate);
+	driver->own->attach(node, (char *) coordinate + OWN_OFFSET);
+}
+
+void
+scan_driver_shutdown(CustomScanState *node)
+{
+	ScanDriver *driver = driver_of(node);
+
+	if (driver->shared == NULL || IsParallelWorker())
+		return;
+	driver->own->detach(node);
+	scan_counters_detach(&driver->counters);
+	driver->shared = NULL;
+}

@@ -1,0 +1,163 @@
+/*-------------------------------------------------------------------------
+ *
+ * scan_driver.h
+ *	  The heap scan of the three custom scans: the block loop over a table
+ *	  or this process's share of it, each page to the GPU or to the CPU
+ *	  reader, the CPU's second read of the blocks after the GPU failed a
+ *	  job, the parallel scan's shared memory, and the scan's counts.
+ *
+ * A scan (GpuTopK, GpuTopKAgg, GpuTopKGroups) says only what a page read
+ * on the CPU yields and what it does with the GPU's answers, through a
+ * ScanDriverRoutine; the driver decides which pages go to the GPU (through
+ * a page sink, scan_page_sink.h, by the visibility map) and which are read
+ * here.  Under gputopk.device = auto a GPU job that fails, the page sink's
+ * or one the scan feeds with its rows, leaves the scan to start over on
+ * the CPU: the driver reads every block this process took again, under
+ * the same snapshot, which shows the same rows, then goes on with the rest
+ * of the table on the CPU alone.
+ *
+ * The driver's functions of a parallel scan's shared memory are the
+ * scan's CustomExecMethods of that memory; the memory holds the scan's
+ * counts, then the scan's own part (its size and its hooks are the
+ * scan's), then the table's parallel block scan, where the scan reads the
+ * table.  A scan's state (a ScanDriverNode) holds its driver right after
+ * its CustomScanState.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SCAN_DRIVER_H
+#define SCAN_DRIVER_H
+
+#include "access/parallel.h"
+#include "nodes/execnodes.h"
+#include "nodes/extensible.h"
+
+#include "scan_counters.h"
+#include "scan_page_sink.h"
+#include "scan_row_reader.h"
+
+/* what the driver counts, the first of a scan's counts (a scan's own follow) */
+typedef enum ScanDriverCount
+{
+	SCAN_COUNT_PAGES_READ,		/* on the CPU or the GPU */
+	SCAN_COUNT_GPU_PAGES,		/* of those, read on the GPU in place */
+	SCAN_COUNT_GPU_CACHED_PAGES,	/* of those, from the GPU's page cache */
+	SCAN_COUNT_GPU_UNPINNED_PAGES,	/* of those, not read by the scan */
+	SCAN_COUNT_ROWS_SCANNED,	/* the visible tuples of the pages read */
+	SCAN_DRIVER_COUNTS
+} ScanDriverCount;
+
+/* what a scan does with the table's rows */
+typedef struct ScanDriverRoutine
+{
+	/* the rows of a page the reader has read on the CPU (block) */
+	void		(*read_page) (void *arg, BlockNumber block);
+
+	/*
+	 * Whether the GPU job that the scan hands its rows to failed (under
+	 * auto); asked after each page where scan_driver_rows_to_gpu said so.
+	 */
+	bool		(*rows_job_failed) (void *arg);
+
+	/*
+	 * The blocks are read: the GPU's answers taken, the page sink's (pages,
+	 * or NULL) with its work in *stats; false where the GPU failed a job.
+	 */
+	bool		(*finish) (void *arg, PageSink *pages, PageSinkStats *stats);
+
+	/*
+	 * The GPU failed a job: what the scan made of the rows so far is
+	 * dropped, and the rows it reads from now on stay on the CPU.
+	 */
+	void		(*start_over) (void *arg);
+} ScanDriverRoutine;
+
+/* a scan's own part of a parallel scan's shared memory, after the driver's */
+typedef struct ScanDriverSharedPart
+{
+	/* the leader, in a new segment (pcxt->seg NULL where none could be made) */
+	void		(*initialize) (CustomScanState *node, void *own, ParallelContext *pcxt);
+	/* the leader, before a rescan's workers start */
+	void		(*reinitialize) (CustomScanState *node, void *own);
+	/* a worker */
+	void		(*attach) (CustomScanState *node, void *own);
+	/* the leader, before the memory goes */
+	void		(*detach) (CustomScanState *node);
+} ScanDriverSharedPart;
+
+typedef struct ScanDriver
+{
+	/* the scan's reader: its quals set by the scan, the rest by the driver */
+	RowReader	reader;
+	/* the scan's counts, SCAN_DRIVER_COUNTS first; the scan counts its processes */
+	ScanCounters counters;
+	/* the page sink of the blocks being read, while the GPU has not failed it */
+	PageSink   *pages;
+	/* what the last run's page sink did, once it answered */
+	PageSinkStats page_stats;
+
+	ScanState  *node;
+	bool		reads_heap;		/* the parallel scan hands out the table's blocks */
+	const ScanDriverSharedPart *own;	/* the scan's part of the shared memory, */
+	Size		own_bytes;		/* of this size */
+	void	   *shared;			/* a parallel scan's shared memory, or NULL */
+	bool		rows_to_gpu;	/* the CPU's rows go to a GPU job of the scan */
+	uint64		blocks_read;	/* on the CPU, since the scan began */
+	uint64		counts_at_begin[SCAN_DRIVER_COUNTS];
+} ScanDriver;
+
+/* the first fields of a scan's state */
+typedef struct ScanDriverNode
+{
+	CustomScanState css;
+	ScanDriver	scan;
+} ScanDriverNode;
+
+#define SCAN_DRIVER_NODE_CHECK(type) \
+	StaticAssertDecl(offsetof(type, scan) == offsetof(ScanDriverNode, scan), \
+					 #type " holds its driver right after its CustomScanState")
+
+/*
+ * At BeginCustomScan: the reader for the node's table (the scan sets its
+ * quals); own_bytes of shared memory for the scan's part in a parallel
+ * plan, and whether that hands out the table's blocks (reads_heap).
+ */
+extern void scan_driver_init(ScanDriver *driver, ScanState *node,
+							 const ScanDriverSharedPart *own, Size own_bytes, bool reads_heap);
+
+/*
+ * Begin reading the table, in this process alone or its share of a
+ * parallel scan; the reader's filter bound to the node's parameters.
+ */
+extern void scan_driver_begin(ScanDriver *driver);
+
+/* The rows the CPU reads go to a GPU job of the scan: its blocks are kept. */
+extern void scan_driver_rows_to_gpu(ScanDriver *driver);
+
+/*
+ * Read the rest of the table: the pages the sink takes (pages, or NULL)
+ * to the GPU, the others to routine->read_page; then routine->finish.
+ * Where the GPU fails a job, start over on the CPU.  True where the page
+ * sink answered (driver->page_stats), false where there was none or it
+ * failed.
+ */
+extern bool scan_driver_run(ScanDriver *driver, PageSink *pages,
+							const ScanDriverRoutine *routine, void *arg);
+
+/* Read a block on the CPU, counted; its rows are the reader's. */
+extern void scan_driver_read_block(ScanDriver *driver, BlockNumber block);
+
+extern void scan_driver_end(ScanDriver *driver);
+
+/* A parallel scan's shared memory: a scan's CustomExecMethods of it. */
+extern Size scan_driver_estimate_dsm(CustomScanState *node, ParallelContext *pcxt);
+extern void scan_driver_initialize_dsm(CustomScanState *node, ParallelContext *pcxt,
+									   void *coordinate);
+extern void scan_driver_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt,
+										 void *coordinate);
+extern void scan_driver_initialize_worker(CustomScanState *node, shm_toc *toc,
+										  void *coordinate);
+/* the leader's: the workers' counts, before the memory goes */
+extern void scan_driver_shutdown(CustomScanState *node);
+
+#endif							/* SCAN_DRIVER_H */
