@@ -269,6 +269,70 @@ agg_exchange_next_row(GroupExchange *exchange)
 }
 
 /* Leave the exchange early or at the end: files open are closed, the barrier left. */
+GroupExchange *
+agg_exchange_join(GroupExchangeHome *home, int partitions, Size row_size)
+{
+	if (home->shared == NULL && home->local == NULL)
+	{
+		home->local = palloc0(sizeof(GroupExchangeShared));
+		agg_exchange_init(home->local, NULL, 1, partitions);
+	}
+	return agg_exchange_begin(home->shared ? home->shared : home->local, row_size);
+}
+
+void
+agg_exchange_restart_local(GroupExchangeHome *home)
+{
+	if (home->local)
+		agg_exchange_reinit(home->local);
+}
+
+void
+agg_exchange_share(GroupExchangeHome *home, GroupExchange **exchange, ScanSharedEvent event,
+				   void *own, ParallelContext *pcxt, int partitions)
+{
+	switch (event)
+	{
+		case SCAN_SHARED_INITIALIZE:
+			/* without a segment (none could be made, so no workers) it stays local */
+			if (pcxt->seg != NULL)
+			{
+				agg_exchange_init(own, pcxt->seg, pcxt->nworkers + 1, partitions);
+				home->shared = own;
+			}
+			break;
+		case SCAN_SHARED_REINITIALIZE:
+
+			/*
+			 * The rescan reaches the scan only at its next ExecProcNode,
+			 * after this: a leader still in the last run's exchange (its
+			 * reader stopped early) leaves it before the barrier starts over.
+			 */
+			agg_exchange_leave(exchange);
+			if (home->shared)
+				agg_exchange_reinit(home->shared);
+			break;
+		case SCAN_SHARED_ATTACH:
+			/* the leader's segment made, the exchange is in it */
+			home->shared = own;
+			agg_exchange_attach(home->shared);
+			break;
+		case SCAN_SHARED_DETACH:
+			if (home->shared == NULL)
+				break;
+			agg_exchange_leave(exchange);
+			home->shared = NULL;
+			break;
+	}
+}
+
+void
+agg_exchange_leave(GroupExchange **exchange)
+{
+	agg_exchange_end(*exchange);
+	*exchange = NULL;
+}
+
 void
 agg_exchange_end(GroupExchange *exchange)
 {

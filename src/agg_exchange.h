@@ -17,6 +17,7 @@
 #define AGG_EXCHANGE_H
 
 #include "port/atomics.h"
+#include "scan_driver.h"
 #include "storage/barrier.h"
 #include "storage/buffile.h"
 #include "storage/dsm.h"
@@ -31,6 +32,17 @@ typedef struct GroupExchangeShared
 	int			participants;	/* the leader (0) and the workers planned */
 	int			partitions;
 } GroupExchangeShared;
+
+/*
+ * Where a scan's exchange lives: in its parallel scan's shared memory
+ * (the scan's own part of it, scan_driver.h), or, outside parallel mode,
+ * in this process alone, made when first joined.
+ */
+typedef struct GroupExchangeHome
+{
+	GroupExchangeShared *shared;	/* in the parallel scan's memory, or NULL */
+	GroupExchangeShared *local; /* in this process alone, or NULL */
+} GroupExchangeHome;
 
 /* one process's use of the exchange */
 typedef struct GroupExchange
@@ -66,6 +78,29 @@ extern void agg_exchange_attach(GroupExchangeShared *shared);
 
 extern GroupExchange *agg_exchange_begin(GroupExchangeShared *shared, Size row_size);
 extern void agg_exchange_end(GroupExchange *exchange);
+
+/* This process out of the exchange, if in it: *exchange ended, and NULL. */
+extern void agg_exchange_leave(GroupExchange **exchange);
+
+/*
+ * This process's use of the home's exchange, made in this process alone
+ * with partitions where the home has none yet.
+ */
+extern GroupExchange *agg_exchange_join(GroupExchangeHome *home, int partitions,
+										Size row_size);
+
+/* A rescan outside parallel mode: the exchange of this process alone starts over. */
+extern void agg_exchange_restart_local(GroupExchangeHome *home);
+
+/*
+ * A scan's shared memory event (a ScanSharedCallback's) for the exchange
+ * of partitions at own: placed there; before a rescan's workers start,
+ * *exchange (this process's use) left and the exchange started over;
+ * attached; or, for the leader before the memory goes, *exchange left.
+ */
+extern void agg_exchange_share(GroupExchangeHome *home, GroupExchange **exchange,
+							   ScanSharedEvent event, void *own, ParallelContext *pcxt,
+							   int partitions);
 
 /*
  * Write a row of the group whose 32-bit hash is given (rows of one group

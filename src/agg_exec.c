@@ -62,14 +62,11 @@ static const CustomExecMethods topk_agg_exec_methods = {
 	.EndCustomScan = end_topk_agg_scan,
 	.ReScanCustomScan = rescan_topk_agg_scan,
 	.ExplainCustomScan = agg_explain_scan,
-	.EstimateDSMCustomScan = scan_driver_estimate_dsm,
-	.InitializeDSMCustomScan = scan_driver_initialize_dsm,
-	.ReInitializeDSMCustomScan = scan_driver_reinitialize_dsm,
-	.InitializeWorkerCustomScan = scan_driver_initialize_worker,
-	.ShutdownCustomScan = scan_driver_shutdown,
+	SCAN_DRIVER_DSM_METHODS,
 };
 
-static const ScanDriverSharedPart agg_shared_part;
+static void share_exchange(CustomScanState *node, ScanSharedEvent event, void *own,
+						   ParallelContext *pcxt);
 
 Node *
 agg_create_scan_state(CustomScan *cscan)
@@ -126,7 +123,7 @@ begin_topk_agg_scan(CustomScanState *node, EState *estate, int eflags)
 	}
 
 	/* a parallel scan's shared memory holds a partitioned plan's exchange */
-	scan_driver_init(&ts->scan, &node->ss, &agg_shared_part, sizeof(GroupExchangeShared), true);
+	scan_driver_init(&ts->scan, &node->ss, share_exchange, sizeof(GroupExchangeShared), true);
 	/* the WHERE clause is over the table's slots, of any type */
 	node->ss.ps.scanopsfixed = false;
 	/* the WHERE clause's Vars as planned, renumbered as the scan's (in a subquery they differ) */
@@ -327,15 +324,9 @@ start_exchange(AggScanState *ts)
 
 	/* the planner's rule: the exchange's fixed-size records carry results by value */
 	Assert(ts->planned.results_byval);
-	if (ts->exchange_shared == NULL && ts->local_exchange == NULL)
-	{
-		/* no parallel scan: the same files, in this process alone */
-		ts->local_exchange = palloc0(sizeof(GroupExchangeShared));
-		agg_exchange_init(ts->local_exchange, NULL, 1, ts->planned.partitions);
-	}
-	ts->exchange = agg_exchange_begin(ts->exchange_shared ? ts->exchange_shared :
-									  ts->local_exchange,
-									  TOPK_AGG_RECORD_BYTES(ts->planned.naggs));
+	/* without a parallel scan, the same files in this process alone */
+	ts->exchange = agg_exchange_join(&ts->exchange_home, ts->planned.partitions,
+									 TOPK_AGG_RECORD_BYTES(ts->planned.naggs));
 	count_process(ts);
 	if (ts->exchange->writing)
 	{
@@ -503,10 +494,14 @@ exec_topk_agg_scan(CustomScanState *node)
 	return ExecScan(&node->ss, next_group, recheck_group);
 }
 
-/* Leave the scan: its groups and spills freed, this process out of the exchange. */
+/*
+ * Leave the scan (at its end, or before a rescan): its groups and spills
+ * freed, this process out of the exchange.
+ */
 static void
-reset_scan(AggScanState *ts)
+end_topk_agg_scan(CustomScanState *node)
 {
+	AggScanState *ts = (AggScanState *) node;
 	ListCell   *lc;
 
 	agg_run_free(ts);
@@ -517,89 +512,25 @@ reset_scan(AggScanState *ts)
 		agg_spill_free(lfirst(lc));
 	list_free(ts->spills);
 	ts->spills = NIL;
-	agg_exchange_end(ts->exchange);
-	ts->exchange = NULL;
+	agg_exchange_leave(&ts->exchange);
 	ts->exhausted = false;
 }
 
-static void
-end_topk_agg_scan(CustomScanState *node)
-{
-	reset_scan((AggScanState *) node);
-}
-
+/* The exchange in this process alone starts over too (a parallel one: share_exchange). */
 static void
 rescan_topk_agg_scan(CustomScanState *node)
 {
-	AggScanState *ts = (AggScanState *) node;
-
-	reset_scan(ts);
-	/* the exchange in this process alone starts over (a parallel one: reinitialize_shared) */
-	if (ts->local_exchange)
-		agg_exchange_reinit(ts->local_exchange);
+	end_topk_agg_scan(node);
+	agg_exchange_restart_local(&((AggScanState *) node)->exchange_home);
 }
 
-/*
- * A parallel scan's own part of the shared memory: a partitioned plan's
- * exchange.  Without a segment (none could be made, so no workers) the
- * exchange is local.
- */
+/* A parallel scan's own part of the shared memory: a partitioned plan's exchange. */
 static void
-initialize_shared(CustomScanState *node, void *own, ParallelContext *pcxt)
-{
-	AggScanState *ts = (AggScanState *) node;
-
-	if (ts->planned.mode == AGG_MODE_PARTITIONED && pcxt->seg != NULL)
-	{
-		agg_exchange_init(own, pcxt->seg, pcxt->nworkers + 1, ts->planned.partitions);
-		ts->exchange_shared = own;
-	}
-}
-
-/*
- * The rescan reaches this node only at its next ExecProcNode, after this:
- * a leader still in the last run's exchange (its reader stopped early)
- * leaves it before the barrier starts over.
- */
-static void
-reinitialize_shared(CustomScanState *node, void *own)
-{
-	AggScanState *ts = (AggScanState *) node;
-
-	reset_scan(ts);
-	if (ts->exchange_shared)
-		agg_exchange_reinit(ts->exchange_shared);
-}
-
-/* the leader's segment made, the exchange is in it */
-static void
-attach_shared(CustomScanState *node, void *own)
+share_exchange(CustomScanState *node, ScanSharedEvent event, void *own, ParallelContext *pcxt)
 {
 	AggScanState *ts = (AggScanState *) node;
 
 	if (ts->planned.mode == AGG_MODE_PARTITIONED)
-	{
-		ts->exchange_shared = own;
-		agg_exchange_attach(ts->exchange_shared);
-	}
+		agg_exchange_share(&ts->exchange_home, &ts->exchange, event, own, pcxt,
+						   ts->planned.partitions);
 }
-
-/* The leader leaves the exchange before the memory goes. */
-static void
-detach_shared(CustomScanState *node)
-{
-	AggScanState *ts = (AggScanState *) node;
-
-	if (ts->exchange_shared == NULL)
-		return;
-	agg_exchange_end(ts->exchange);
-	ts->exchange = NULL;
-	ts->exchange_shared = NULL;
-}
-
-static const ScanDriverSharedPart agg_shared_part = {
-	.initialize = initialize_shared,
-	.reinitialize = reinitialize_shared,
-	.attach = attach_shared,
-	.detach = detach_shared,
-};

@@ -163,8 +163,7 @@ typedef struct AggScanState
 	Size		group_bytes;	/* a group's states: as planned, or as measured if less */
 
 	/* a partitioned plan's, per scan */
-	GroupExchangeShared *exchange_shared;	/* in shared memory, or NULL */
-	GroupExchangeShared *local_exchange;	/* without shared memory: this process's */
+	GroupExchangeHome exchange_home;	/* in shared memory, or this process's */
 	GroupExchange *exchange;	/* this process's part */
 	bool		exhausted;		/* no partition is left to claim, or the table is read */
 	List	   *spills;			/* spilled rows to group, the deepest last */

@@ -64,14 +64,11 @@ static const CustomExecMethods groups_exec_methods = {
 	.EndCustomScan = end_groups_scan,
 	.ReScanCustomScan = rescan_groups_scan,
 	.ExplainCustomScan = groups_explain_scan,
-	.EstimateDSMCustomScan = scan_driver_estimate_dsm,
-	.InitializeDSMCustomScan = scan_driver_initialize_dsm,
-	.ReInitializeDSMCustomScan = scan_driver_reinitialize_dsm,
-	.InitializeWorkerCustomScan = scan_driver_initialize_worker,
-	.ShutdownCustomScan = scan_driver_shutdown,
+	SCAN_DRIVER_DSM_METHODS,
 };
 
-static const ScanDriverSharedPart groups_shared_part;
+static void share_exchange(CustomScanState *node, ScanSharedEvent event, void *own,
+						   ParallelContext *pcxt);
 
 Node *
 groups_create_scan_state(CustomScan *cscan)
@@ -178,8 +175,7 @@ begin_groups_scan(CustomScanState *node, EState *estate, int eflags)
 										 ALLOCSET_DEFAULT_SIZES);
 
 	/* a parallel scan's shared memory holds the exchange */
-	scan_driver_init(&gs->scan, &node->ss, &groups_shared_part, sizeof(GroupExchangeShared),
-					 true);
+	scan_driver_init(&gs->scan, &node->ss, share_exchange, sizeof(GroupExchangeShared), true);
 	/* the WHERE clause is over the table's slots, of any type */
 	node->ss.ps.scanopsfixed = false;
 	/* its Vars as planned, renumbered as the scan's (in a subquery they differ) */
@@ -202,20 +198,16 @@ begin_groups_scan(CustomScanState *node, EState *estate, int eflags)
 static void
 start_spill(GroupsScanState *gs, BlockNumber pages_read)
 {
+	double		share = (double) Max(pages_read, 1) / Max(gs->scan.reader.scan->rs_nblocks, 1);
+	double		bytes = (double) MemoryContextMemAllocated(gs->groups_cxt, true) / share;
 	MemoryContext old = MemoryContextSwitchTo(gs->css.ss.ps.state->es_query_cxt);
 
-	if (gs->local_exchange == NULL)
-	{
-		double		share = (double) Max(pages_read, 1) / Max(gs->scan.reader.scan->rs_nblocks, 1);
-		double		bytes = (double) MemoryContextMemAllocated(gs->groups_cxt, true) / share;
-
-		gs->local_exchange = palloc0(sizeof(GroupExchangeShared));
-		agg_exchange_init(gs->local_exchange, NULL, 1,
-						  (int) Min(GROUP_EXCHANGE_MAX_PARTITIONS,
-									Max(4.0, ceil(2.0 * bytes / gs->hash_mem))));
-	}
-	gs->spill_partitions = gs->local_exchange->partitions;
-	gs->exchange = agg_exchange_begin(gs->local_exchange, gs->record_bytes);
+	/* a rescan's spill keeps the partitions of the first */
+	gs->exchange = agg_exchange_join(&gs->exchange_home,
+									 (int) Min(GROUP_EXCHANGE_MAX_PARTITIONS,
+											   Max(4.0, ceil(2.0 * bytes / gs->hash_mem))),
+									 gs->record_bytes);
+	gs->spill_partitions = gs->exchange->shared->partitions;
 	MemoryContextSwitchTo(old);
 }
 
@@ -307,14 +299,8 @@ start_exchange(GroupsScanState *gs)
 {
 	MemoryContext old = MemoryContextSwitchTo(gs->css.ss.ps.state->es_query_cxt);
 
-	if (gs->exchange_shared == NULL && gs->local_exchange == NULL)
-	{
-		/* no parallel scan: the same files, in this process alone */
-		gs->local_exchange = palloc0(sizeof(GroupExchangeShared));
-		agg_exchange_init(gs->local_exchange, NULL, 1, gs->partitions);
-	}
-	gs->exchange = agg_exchange_begin(gs->exchange_shared ? gs->exchange_shared :
-									  gs->local_exchange, gs->record_bytes);
+	/* without a parallel scan, the same files in this process alone */
+	gs->exchange = agg_exchange_join(&gs->exchange_home, gs->partitions, gs->record_bytes);
 	MemoryContextSwitchTo(old);
 	if (gs->exchange->writing)
 	{
@@ -474,91 +460,41 @@ exec_groups_scan(CustomScanState *node)
 					recheck_group);
 }
 
-/* Leave the scan: its groups freed, this process out of the exchange. */
+/*
+ * Leave the scan (at its end, or before a rescan): its groups freed, this
+ * process out of the exchange.
+ */
 static void
-reset_scan(GroupsScanState *gs)
+end_groups_scan(CustomScanState *node)
 {
+	GroupsScanState *gs = (GroupsScanState *) node;
+
 	/* the rows form's second pass, left before its end */
 	if (gs->scan.reader.scan != NULL)
 		scan_row_reader_end(&gs->scan.reader);
 	groups_reset(gs);
 	MemoryContextReset(gs->page_cxt);
-	agg_exchange_end(gs->exchange);
-	gs->exchange = NULL;
+	agg_exchange_leave(&gs->exchange);
 	gs->exhausted = false;
 }
 
-static void
-end_groups_scan(CustomScanState *node)
-{
-	reset_scan((GroupsScanState *) node);
-}
-
+/*
+ * The exchange in this process alone starts over too (a parallel one:
+ * share_exchange), and the rows form's scan slot is cleared.
+ */
 static void
 rescan_groups_scan(CustomScanState *node)
 {
-	GroupsScanState *gs = (GroupsScanState *) node;
-
-	reset_scan(gs);
-	/* the exchange in this process alone starts over (a parallel one: reinitialize_shared) */
-	if (gs->local_exchange)
-		agg_exchange_reinit(gs->local_exchange);
+	end_groups_scan(node);
+	agg_exchange_restart_local(&((GroupsScanState *) node)->exchange_home);
 	ExecScanReScan(&node->ss);
 }
 
-/*
- * A parallel scan's own part of the shared memory: the exchange.  Without
- * a segment (none could be made, so no workers) the exchange is local.
- */
+/* A parallel scan's own part of the shared memory: the exchange. */
 static void
-initialize_shared(CustomScanState *node, void *own, ParallelContext *pcxt)
+share_exchange(CustomScanState *node, ScanSharedEvent event, void *own, ParallelContext *pcxt)
 {
 	GroupsScanState *gs = (GroupsScanState *) node;
 
-	if (pcxt->seg != NULL)
-	{
-		agg_exchange_init(own, pcxt->seg, pcxt->nworkers + 1, gs->partitions);
-		gs->exchange_shared = own;
-	}
+	agg_exchange_share(&gs->exchange_home, &gs->exchange, event, own, pcxt, gs->partitions);
 }
-
-/* a leader still in the last run's exchange leaves it before it starts over */
-static void
-reinitialize_shared(CustomScanState *node, void *own)
-{
-	GroupsScanState *gs = (GroupsScanState *) node;
-
-	reset_scan(gs);
-	if (gs->exchange_shared)
-		agg_exchange_reinit(gs->exchange_shared);
-}
-
-/* the leader's segment made, the exchange is in it */
-static void
-attach_shared(CustomScanState *node, void *own)
-{
-	GroupsScanState *gs = (GroupsScanState *) node;
-
-	gs->exchange_shared = own;
-	agg_exchange_attach(gs->exchange_shared);
-}
-
-/* The leader leaves the exchange before the memory goes. */
-static void
-detach_shared(CustomScanState *node)
-{
-	GroupsScanState *gs = (GroupsScanState *) node;
-
-	if (gs->exchange_shared == NULL)
-		return;
-	agg_exchange_end(gs->exchange);
-	gs->exchange = NULL;
-	gs->exchange_shared = NULL;
-}
-
-static const ScanDriverSharedPart groups_shared_part = {
-	.initialize = initialize_shared,
-	.reinitialize = reinitialize_shared,
-	.attach = attach_shared,
-	.detach = detach_shared,
-};

@@ -171,8 +171,7 @@ typedef struct GroupsScanState
 	Size		hash_mem;
 
 	/* the partitioned form: groups exchanged by partition (agg_exchange.h) */
-	GroupExchangeShared *exchange_shared;	/* in its segment, or NULL */
-	GroupExchangeShared *local_exchange;	/* in this process alone */
+	GroupExchangeHome exchange_home;	/* in shared memory, or this process's */
 	GroupExchange *exchange;	/* this process's use of it */
 	Size		record_bytes;	/* a group's record: its value, NULL flag, cells */
 	char	   *record;

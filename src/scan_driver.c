@@ -26,11 +26,11 @@ table_scan_of(ScanDriver *driver, void *coordinate)
 }
 
 void
-scan_driver_init(ScanDriver *driver, ScanState *node, const ScanDriverSharedPart *own,
+scan_driver_init(ScanDriver *driver, ScanState *node, ScanSharedCallback own_callback,
 				 Size own_bytes, bool reads_heap)
 {
 	driver->node = node;
-	driver->own = own;
+	driver->own_callback = own_callback;
 	driver->own_bytes = own_bytes;
 	driver->reads_heap = reads_heap;
 	driver->reader.rel = node->ss_currentRelation;
@@ -200,7 +200,7 @@ scan_driver_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *c
 		table_parallelscan_initialize(node->ss.ss_currentRelation,
 									  table_scan_of(driver, coordinate),
 									  node->ss.ps.state->es_snapshot);
-	driver->own->initialize(node, (char *) coordinate + OWN_OFFSET, pcxt);
+	driver->own_callback(node, SCAN_SHARED_INITIALIZE, (char *) coordinate + OWN_OFFSET, pcxt);
 }
 
 /*
@@ -216,7 +216,7 @@ scan_driver_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt, void 
 	if (driver->reads_heap)
 		table_parallelscan_reinitialize(node->ss.ss_currentRelation,
 										table_scan_of(driver, coordinate));
-	driver->own->reinitialize(node, (char *) coordinate + OWN_OFFSET);
+	driver->own_callback(node, SCAN_SHARED_REINITIALIZE, (char *) coordinate + OWN_OFFSET, NULL);
 }
 
 void
@@ -226,7 +226,7 @@ scan_driver_initialize_worker(CustomScanState *node, shm_toc *toc, void *coordin
 
 	driver->shared = coordinate;
 	scan_counters_attach(&driver->counters, (ScanSharedCounters *) coordinate);
-	driver->own->attach(node, (char *) coordinate + OWN_OFFSET);
+	driver->own_callback(node, SCAN_SHARED_ATTACH, (char *) coordinate + OWN_OFFSET, NULL);
 }
 
 void
@@ -236,7 +236,7 @@ scan_driver_shutdown(CustomScanState *node)
 
 	if (driver->shared == NULL || IsParallelWorker())
 		return;
-	driver->own->detach(node);
+	driver->own_callback(node, SCAN_SHARED_DETACH, (char *) driver->shared + OWN_OFFSET, NULL);
 	scan_counters_detach(&driver->counters);
 	driver->shared = NULL;
 }

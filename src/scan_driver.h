@@ -18,7 +18,7 @@
  *
  * The driver's functions of a parallel scan's shared memory are the
  * scan's CustomExecMethods of that memory; the memory holds the scan's
- * counts, then the scan's own part (its size and its hooks are the
+ * counts, then the scan's own part (its size and its callback are the
  * scan's), then the table's parallel block scan, where the scan reads the
  * table.  A scan's state (a ScanDriverNode) holds its driver right after
  * its CustomScanState.
@@ -72,18 +72,19 @@ typedef struct ScanDriverRoutine
 	void		(*start_over) (void *arg);
 } ScanDriverRoutine;
 
-/* a scan's own part of a parallel scan's shared memory, after the driver's */
-typedef struct ScanDriverSharedPart
+/* what befalls a scan's own part of a parallel scan's shared memory */
+typedef enum ScanSharedEvent
 {
-	/* the leader, in a new segment (pcxt->seg NULL where none could be made) */
-	void		(*initialize) (CustomScanState *node, void *own, ParallelContext *pcxt);
-	/* the leader, before a rescan's workers start */
-	void		(*reinitialize) (CustomScanState *node, void *own);
-	/* a worker */
-	void		(*attach) (CustomScanState *node, void *own);
-	/* the leader, before the memory goes */
-	void		(*detach) (CustomScanState *node);
-} ScanDriverSharedPart;
+	SCAN_SHARED_INITIALIZE,		/* the leader, in a new segment (pcxt->seg
+								 * NULL where none could be made) */
+	SCAN_SHARED_REINITIALIZE,	/* the leader, before a rescan's workers start */
+	SCAN_SHARED_ATTACH,			/* a worker */
+	SCAN_SHARED_DETACH			/* the leader, before the memory goes */
+} ScanSharedEvent;
+
+/* a scan's callback for its own part (own); pcxt only at SCAN_SHARED_INITIALIZE */
+typedef void (*ScanSharedCallback) (CustomScanState *node, ScanSharedEvent event, void *own,
+									ParallelContext *pcxt);
 
 typedef struct ScanDriver
 {
@@ -98,7 +99,7 @@ typedef struct ScanDriver
 
 	ScanState  *node;
 	bool		reads_heap;		/* the parallel scan hands out the table's blocks */
-	const ScanDriverSharedPart *own;	/* the scan's part of the shared memory, */
+	ScanSharedCallback own_callback;	/* the scan's part of the shared memory, */
 	Size		own_bytes;		/* of this size */
 	void	   *shared;			/* a parallel scan's shared memory, or NULL */
 	bool		rows_to_gpu;	/* the CPU's rows go to a GPU job of the scan */
@@ -123,7 +124,7 @@ typedef struct ScanDriverNode
  * plan, and whether that hands out the table's blocks (reads_heap).
  */
 extern void scan_driver_init(ScanDriver *driver, ScanState *node,
-							 const ScanDriverSharedPart *own, Size own_bytes, bool reads_heap);
+							 ScanSharedCallback own_callback, Size own_bytes, bool reads_heap);
 
 /*
  * Begin reading the table, in this process alone or its share of a
@@ -149,7 +150,10 @@ extern void scan_driver_read_block(ScanDriver *driver, BlockNumber block);
 
 extern void scan_driver_end(ScanDriver *driver);
 
-/* A parallel scan's shared memory: a scan's CustomExecMethods of it. */
+/*
+ * A parallel scan's shared memory: a scan's CustomExecMethods of it, as
+ * SCAN_DRIVER_DSM_METHODS lists them in a CustomExecMethods initializer.
+ */
 extern Size scan_driver_estimate_dsm(CustomScanState *node, ParallelContext *pcxt);
 extern void scan_driver_initialize_dsm(CustomScanState *node, ParallelContext *pcxt,
 									   void *coordinate);
@@ -159,5 +163,12 @@ extern void scan_driver_initialize_worker(CustomScanState *node, shm_toc *toc,
 										  void *coordinate);
 /* the leader's: the workers' counts, before the memory goes */
 extern void scan_driver_shutdown(CustomScanState *node);
+
+#define SCAN_DRIVER_DSM_METHODS \
+	.EstimateDSMCustomScan = scan_driver_estimate_dsm, \
+	.InitializeDSMCustomScan = scan_driver_initialize_dsm, \
+	.ReInitializeDSMCustomScan = scan_driver_reinitialize_dsm, \
+	.InitializeWorkerCustomScan = scan_driver_initialize_worker, \
+	.ShutdownCustomScan = scan_driver_shutdown
 
 #endif							/* SCAN_DRIVER_H */

@@ -66,11 +66,7 @@ static const CustomExecMethods topk_exec_methods = {
 	.EndCustomScan = end_topk_scan,
 	.ReScanCustomScan = rescan_topk_scan,
 	.ExplainCustomScan = topk_explain_scan,
-	.EstimateDSMCustomScan = scan_driver_estimate_dsm,
-	.InitializeDSMCustomScan = scan_driver_initialize_dsm,
-	.ReInitializeDSMCustomScan = scan_driver_reinitialize_dsm,
-	.InitializeWorkerCustomScan = scan_driver_initialize_worker,
-	.ShutdownCustomScan = scan_driver_shutdown,
+	SCAN_DRIVER_DSM_METHODS,
 };
 
 Node *
@@ -164,48 +160,20 @@ open_index(TopkScanState *ts, CustomScan *cscan)
 
 /*
  * Over a column index, a parallel scan's own part of the shared memory
- * hands out the index's blocks (colindex_select.h).
+ * hands out the index's blocks (colindex_select.h): a ScanSharedCallback.
  */
 static void
-initialize_shared(CustomScanState *node, void *own, ParallelContext *pcxt)
+share_index_blocks(CustomScanState *node, ScanSharedEvent event, void *own,
+				   ParallelContext *pcxt)
 {
 	TopkScanState *ts = (TopkScanState *) node;
 
-	if (ts->index)
-	{
-		ts->index_shared = own;
+	if (ts->index == NULL)
+		return;
+	ts->index_shared = event == SCAN_SHARED_DETACH ? NULL : own;
+	if (event == SCAN_SHARED_INITIALIZE || event == SCAN_SHARED_REINITIALIZE)
 		colindex_select_shared_init(ts->index_shared);
-	}
 }
-
-static void
-reinitialize_shared(CustomScanState *node, void *own)
-{
-	if (((TopkScanState *) node)->index)
-		colindex_select_shared_init(own);
-}
-
-static void
-attach_shared(CustomScanState *node, void *own)
-{
-	TopkScanState *ts = (TopkScanState *) node;
-
-	if (ts->index)
-		ts->index_shared = own;
-}
-
-static void
-detach_shared(CustomScanState *node)
-{
-	((TopkScanState *) node)->index_shared = NULL;
-}
-
-static const ScanDriverSharedPart topk_shared_part = {
-	.initialize = initialize_shared,
-	.reinitialize = reinitialize_shared,
-	.attach = attach_shared,
-	.detach = detach_shared,
-};
 
 static void
 begin_topk_scan(CustomScanState *node, EState *estate, int eflags)
@@ -237,7 +205,7 @@ begin_topk_scan(CustomScanState *node, EState *estate, int eflags)
 	ts->limit_count = ExecInitExpr(linitial(cscan->custom_exprs), &node->ss.ps);
 	ts->limit_offset = ExecInitExpr(lsecond(cscan->custom_exprs), &node->ss.ps);
 	/* over a column index, a parallel scan hands out its blocks */
-	scan_driver_init(&ts->scan, &node->ss, &topk_shared_part,
+	scan_driver_init(&ts->scan, &node->ss, share_index_blocks,
 					 list_nth(private, TOPK_FIELD_INDEX) != NIL ? sizeof(IndexSharedBlocks) : 0,
 					 list_nth(private, TOPK_FIELD_INDEX) == NIL);
 
