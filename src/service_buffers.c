@@ -41,6 +41,7 @@
 #include "service_shmem.h"
 #include "service_buffers.h"
 #include "service_jobs.h"
+#include "service_pool.h"
 
 /* Linux 5.14 and later; where the kernel lacks it, registering populates */
 #ifndef MADV_POPULATE_WRITE
@@ -174,7 +175,7 @@ register_chunks(void)
 	}
 	if (done == total)
 	{
-		service_jobs_set_buffers(on_device + (BufferBlocks - start));
+		service_pool_set_buffers(on_device + (BufferBlocks - start));
 		return true;
 	}
 	strlcpy(failure, gpu_last_error(), sizeof(failure));

@@ -244,18 +244,73 @@ service_job_release(ServiceJob *job)
 	release_job(job);
 }
 
+/* what a batch of a job carries, row by row */
+typedef enum JobBatchUnit
+{
+	BATCH_KEYS,					/* keys of the spec's key_width */
+	BATCH_GROUPED_ROWS,			/* a GroupedKey and a payload word each */
+	BATCH_INDEX_PAGES,			/* a column index's pages, copied */
+	BATCH_HEAP_PAGES			/* a table's pages, read in place */
+} JobBatchUnit;
+
+/* what a backend knows of each kind of job */
+typedef struct JobKindInfo
+{
+	const char *action;			/* what it does on the GPU: "could not %s" */
+	JobBatchUnit unit;
+	bool		reads_buffers;	/* it reads shared_buffers where the GPU maps them */
+	bool		index_part;		/* a partitioned index's part: on its GPU only */
+} JobKindInfo;
+
+static const JobKindInfo job_kinds[] = {
+	[SERVICE_JOB_TOPK] = {
+		.action = "select the top k on the GPU",
+		.unit = BATCH_KEYS,
+	},
+	[SERVICE_JOB_GROUPED] = {
+		.action = "select each group's top k on the GPU",
+		.unit = BATCH_GROUPED_ROWS,
+	},
+	[SERVICE_JOB_INDEX] = {
+		.action = "select candidates from a column index on the GPU",
+		.unit = BATCH_INDEX_PAGES,
+		.index_part = true,
+	},
+	[SERVICE_JOB_PAGES] = {
+		.action = "read table pages on the GPU",
+		.unit = BATCH_HEAP_PAGES,
+		.reads_buffers = true,
+	},
+	[SERVICE_JOB_PAGE_GROUPS] = {
+		.action = "group table pages on the GPU",
+		.unit = BATCH_HEAP_PAGES,
+		.reads_buffers = true,
+	},
+	[SERVICE_JOB_INDEX_GROUPS] = {
+		.action = "group a column index's entries on the GPU",
+		.unit = BATCH_INDEX_PAGES,
+	},
+};
+
+static const JobKindInfo *
+kind_info(ServiceJobKind kind)
+{
+	Assert(kind >= 0 && kind < lengthof(job_kinds));
+	return &job_kinds[kind];
+}
+
 /* The GPU a job of spec must go to (a partitioned index's part's), or -1 for any. */
 static int
 required_device(const ServiceJobSpec *spec)
 {
-	return spec->kind == SERVICE_JOB_INDEX && spec->index_parts > 1 ? spec->index_part : -1;
+	return kind_info(spec->kind)->index_part && spec->index_parts > 1 ? spec->index_part : -1;
 }
 
 /* Whether a job of spec may go to a GPU: ready, and the job's if it must have one. */
 static bool
 device_takes(int device, const ServiceJobSpec *spec)
 {
-	if (spec->kind == SERVICE_JOB_PAGES || spec->kind == SERVICE_JOB_PAGE_GROUPS)
+	if (kind_info(spec->kind)->reads_buffers)
 		return device_maps_buffers(device);
 	if (required_device(spec) >= 0 && device != required_device(spec))
 		return false;
@@ -299,27 +354,6 @@ claim_slot(const ServiceJobSpec *spec)
 	}
 }
 
-static const char *
-job_action(ServiceJobKind kind)
-{
-	switch (kind)
-	{
-		case SERVICE_JOB_TOPK:
-			return "select the top k on the GPU";
-		case SERVICE_JOB_GROUPED:
-			return "select each group's top k on the GPU";
-		case SERVICE_JOB_PAGES:
-			return "read table pages on the GPU";
-		case SERVICE_JOB_PAGE_GROUPS:
-			return "group table pages on the GPU";
-		case SERVICE_JOB_INDEX_GROUPS:
-			return "group a column index's entries on the GPU";
-		case SERVICE_JOB_INDEX:
-			break;
-	}
-	return "select candidates from a column index on the GPU";
-}
-
 /* The error of a job the service failed. */
 static void
 report_failure(ServiceJob *job)
@@ -333,7 +367,7 @@ report_failure(ServiceJob *job)
 	strlcpy(message, slot->message, sizeof(message));
 	ereport(ERROR,
 			(errcode(status == GPU_OUT_OF_MEMORY ? ERRCODE_OUT_OF_MEMORY : ERRCODE_SYSTEM_ERROR),
-			 errmsg("could not %s", job_action(job->kind)),
+			 errmsg("could not %s", kind_info(job->kind)->action),
 			 errdetail("%s", message),
 			 status == GPU_DEVICE_LOST ?
 			 errhint("The GPU's process in the GPU service restarts with a fresh context; later queries can use the GPU again.") : 0));
@@ -361,7 +395,7 @@ fail_softly(ServiceJob *job, const char *why)
 	job->failed = true;
 	ereport(LOG,
 			(errmsg("gputopk could not %s; the scan does that work on the CPU",
-					job_action(job->kind)),
+					kind_info(job->kind)->action),
 			 errdetail("%s", why)));
 }
 
@@ -396,7 +430,7 @@ wait_done(ServiceJob *job, uint32 orders)
 			if (!job->soft)
 				ereport(ERROR,
 						(errcode(ERRCODE_SYSTEM_ERROR),
-						 errmsg("could not %s", job_action(job->kind)),
+						 errmsg("could not %s", kind_info(job->kind)->action),
 						 errdetail("%s", exited)));
 			fail_softly(job, exited);
 			return false;
@@ -552,29 +586,32 @@ service_job_buffer(ServiceJob *job)
 static size_t
 row_bytes(ServiceJob *job)
 {
-	switch (job->kind)
+	switch (kind_info(job->kind)->unit)
 	{
-		case SERVICE_JOB_TOPK:
+		case BATCH_KEYS:
 			return job->slot->spec.key_width;
-		case SERVICE_JOB_GROUPED:
+		case BATCH_GROUPED_ROWS:
 			return sizeof(GroupedKey) + sizeof(uint64);
-		case SERVICE_JOB_INDEX:
-		case SERVICE_JOB_INDEX_GROUPS:
-		case SERVICE_JOB_PAGES:
-		case SERVICE_JOB_PAGE_GROUPS:
+		case BATCH_INDEX_PAGES:
+		case BATCH_HEAP_PAGES:
 			break;
 	}
-	/* a page: an index's page copied, or a table's read in place */
 	return BLCKSZ;
 }
 
 size_t
 service_job_batch_rows(ServiceJob *job)
 {
-	if (job->kind == SERVICE_JOB_INDEX || job->kind == SERVICE_JOB_INDEX_GROUPS)
-		return SERVICE_INDEX_PAGES(service->buffer_bytes);
-	if (job->kind == SERVICE_JOB_PAGES || job->kind == SERVICE_JOB_PAGE_GROUPS)
-		return SERVICE_HEAP_PAGES(service->buffer_bytes);
+	switch (kind_info(job->kind)->unit)
+	{
+		case BATCH_INDEX_PAGES:
+			return SERVICE_INDEX_PAGES(service->buffer_bytes);
+		case BATCH_HEAP_PAGES:
+			return SERVICE_HEAP_PAGES(service->buffer_bytes);
+		case BATCH_KEYS:
+		case BATCH_GROUPED_ROWS:
+			break;
+	}
 	return service->buffer_bytes / row_bytes(job);
 }
 

@@ -11,13 +11,6 @@
 
 #include "compat.h"
 
-/*
- * The GPU's pool of engine objects, with one of each kind warmed up, and
- * its page cache; false (gpu_last_error says why) if the GPU fails.
- * Before the threads start.
- */
-extern bool service_jobs_warm_up(void);
-
 /* One thread per job slot of the GPU, started once it is ready. */
 extern void service_jobs_start(void);
 
@@ -26,9 +19,6 @@ extern void service_jobs_start(void);
  * process to end.  False if some did not stop within 10 s.
  */
 extern bool service_jobs_stop(void);
-
-/* Where the GPU's kernels read shared_buffers, once registered. */
-extern void service_jobs_set_buffers(char *on_device);
 
 /* Where a thread that used CUDA ends: it waits for the process to end. */
 pg_noreturn extern void service_thread_park(void);

@@ -57,6 +57,7 @@
 #include "service_shmem.h"
 #include "service_buffers.h"
 #include "service_jobs.h"
+#include "service_pool.h"
 
 
 /* the background worker's entry point (service_main.c starts it by name) */
@@ -180,7 +181,7 @@ warm_up_device(void)
 	bool		ok;
 
 	service_block_signals(&saved);
-	ok = service_jobs_warm_up();
+	ok = service_pool_warm_up();
 	service_restore_signals(&saved);
 	if (!ok)
 		give_up("Preparing its first jobs failed");
