@@ -258,7 +258,8 @@ take_gpu_answers(void *arg, PageSink *pages, PageSinkStats *stats)
 								   group_row, ts);
 		agg_run_on_gpu(ts);
 	}
-	return ts->exchange != NULL || agg_run_take_gpu(ts);
+	/* (the exchange's writers start no GPU jobs of their own) */
+	return agg_run_take_gpu(ts);
 }
 
 /*

@@ -52,18 +52,26 @@ service_pool_drain(void)
 	pthread_mutex_unlock(&pool.lock);
 }
 
+/* The last of the n idle objects of one kind, taken, or NULL. */
+static void *
+pool_take(void **objects, int *n)
+{
+	void	   *object = NULL;
+
+	pthread_mutex_lock(&pool.lock);
+	if (*n > 0)
+		object = objects[--*n];
+	pthread_mutex_unlock(&pool.lock);
+	return object;
+}
+
 GpuStatus
 service_pool_take_topk(const ServiceJobSpec *spec, GpuTopk **out)
 {
-	GpuTopk    *t = NULL;
-	GpuStatus	status;
-
-	pthread_mutex_lock(&pool.lock);
-	if (pool.ntopk > 0)
-		t = pool.topk[--pool.ntopk];
-	pthread_mutex_unlock(&pool.lock);
-	status = t != NULL ? gpu_topk_reset(t, spec->key_width, spec->k, spec->mode) :
+	GpuTopk    *t = pool_take((void **) pool.topk, &pool.ntopk);
+	GpuStatus	status = t != NULL ? gpu_topk_reset(t, spec->key_width, spec->k, spec->mode) :
 		gpu_topk_create(spec->key_width, spec->k, spec->mode, &t);
+
 	if (status != GPU_OK)
 	{
 		gpu_topk_destroy(t);
@@ -83,22 +91,15 @@ service_pool_grouped_batch_rows(void)
 GpuStatus
 service_pool_take_grouped(uint64 k, GpuGroupedTopk **out)
 {
-	GpuGroupedTopk *g = NULL;
-	GpuStatus	status;
-
-	pthread_mutex_lock(&pool.lock);
-	if (pool.ngrouped > 0)
-		g = pool.grouped[--pool.ngrouped];
-	pthread_mutex_unlock(&pool.lock);
-	status = g != NULL ? gpu_grouped_reset(g, k) :
+	GpuGroupedTopk *g = pool_take((void **) pool.grouped, &pool.ngrouped);
+	GpuStatus	status = g != NULL ? gpu_grouped_reset(g, k) :
 		gpu_grouped_create(k, service_pool_grouped_batch_rows(), &g);
-	if (status != GPU_OK)
-	{
+
+	if (status == GPU_OK)
+		*out = g;
+	else
 		gpu_grouped_destroy(g);
-		return status;
-	}
-	*out = g;
-	return GPU_OK;
+	return status;
 }
 
 /* Destroying an object that is not reusable waits for its work. */

@@ -185,6 +185,7 @@ begin_topk_scan(CustomScanState *node, EState *estate, int eflags)
 	List	   *ops = list_nth(private, TOPK_FIELD_SORT_OPS);
 	List	   *collations = list_nth(private, TOPK_FIELD_SORT_COLLATIONS);
 	List	   *nulls_first = list_nth(private, TOPK_FIELD_SORT_NULLS_FIRST);
+	bool		over_index = list_nth(private, TOPK_FIELD_INDEX) != NIL;
 
 	ts->key_type = (KeyType) intVal(list_nth(private, TOPK_FIELD_KEY_TYPE));
 	ts->key_source = (TopkKeySource) intVal(list_nth(private, TOPK_FIELD_KEY_SOURCE));
@@ -206,8 +207,7 @@ begin_topk_scan(CustomScanState *node, EState *estate, int eflags)
 	ts->limit_offset = ExecInitExpr(lsecond(cscan->custom_exprs), &node->ss.ps);
 	/* over a column index, a parallel scan hands out its blocks */
 	scan_driver_init(&ts->scan, &node->ss, share_index_blocks,
-					 list_nth(private, TOPK_FIELD_INDEX) != NIL ? sizeof(IndexSharedBlocks) : 0,
-					 list_nth(private, TOPK_FIELD_INDEX) == NIL);
+					 over_index ? sizeof(IndexSharedBlocks) : 0, !over_index);
 
 	/*
 	 * The node's own quals are compiled for its (virtual) scan slot; the
@@ -224,7 +224,7 @@ begin_topk_scan(CustomScanState *node, EState *estate, int eflags)
 														&node->ss.ps, &interpreted);
 		ts->scan.reader.table_qual = ExecInitQual(interpreted, &node->ss.ps);
 		init_sort_exprs(ts, cscan, estate);
-		if (list_nth(private, TOPK_FIELD_INDEX) != NIL)
+		if (over_index)
 			open_index(ts, cscan);
 		node->ss.ps.scanopsfixed = fixed;
 	}
@@ -561,7 +561,6 @@ select_from_table(TopkScanState *ts, instr_time *selected)
 	ts->nblocks = 0;
 	ts->blocks_cap = 0;
 	ts->blocks = NULL;
-	ts->backend = BACKEND_CPU;
 	if (scan_driver_run(&ts->scan, pages, &topk_table_routine, &run))
 	{
 		PageSinkStats *stats = &ts->scan.page_stats;
