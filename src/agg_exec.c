@@ -483,16 +483,10 @@ next_group(ScanState *ss)
 	}
 }
 
-static bool
-recheck_group(ScanState *ss, TupleTableSlot *slot)
-{
-	return true;
-}
-
 static TupleTableSlot *
 exec_topk_agg_scan(CustomScanState *node)
 {
-	return ExecScan(&node->ss, next_group, recheck_group);
+	return ExecScan(&node->ss, next_group, scan_driver_no_recheck);
 }
 
 /*

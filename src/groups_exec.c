@@ -447,17 +447,11 @@ next_row(ScanState *ss)
 	return ExecClearTuple(ss->ss_ScanTupleSlot);
 }
 
-static bool
-recheck_group(ScanState *ss, TupleTableSlot *slot)
-{
-	return true;
-}
-
 static TupleTableSlot *
 exec_groups_scan(CustomScanState *node)
 {
 	return ExecScan(&node->ss, ((GroupsScanState *) node)->table_rows ? next_row : next_group,
-					recheck_group);
+					scan_driver_no_recheck);
 }
 
 /*

@@ -171,6 +171,12 @@ scan_driver_end(ScanDriver *driver)
 	scan_row_reader_end(&driver->reader);
 }
 
+bool
+scan_driver_no_recheck(ScanState *node, TupleTableSlot *slot)
+{
+	return true;
+}
+
 static ScanDriver *
 driver_of(CustomScanState *node)
 {

@@ -150,6 +150,9 @@ extern void scan_driver_read_block(ScanDriver *driver, BlockNumber block);
 
 extern void scan_driver_end(ScanDriver *driver);
 
+/* ExecScan's recheck of a scan's rows: none, the rows it returns are final */
+extern bool scan_driver_no_recheck(ScanState *node, TupleTableSlot *slot);
+
 /*
  * A parallel scan's shared memory: a scan's CustomExecMethods of it, as
  * SCAN_DRIVER_DSM_METHODS lists them in a CustomExecMethods initializer.

@@ -757,16 +757,10 @@ next_sorted(ScanState *ss)
 	return ss->ss_ScanTupleSlot;
 }
 
-static bool
-recheck_sorted(ScanState *ss, TupleTableSlot *slot)
-{
-	return true;
-}
-
 static TupleTableSlot *
 exec_topk_scan(CustomScanState *node)
 {
-	return ExecScan(&node->ss, next_sorted, recheck_sorted);
+	return ExecScan(&node->ss, next_sorted, scan_driver_no_recheck);
 }
 
 static void
