@@ -37,7 +37,7 @@ SRC_OBJS = $(patsubst %.c,%.o,$(filter-out src/gpu_absent.c,$(wildcard src/*.c))
 REGRESS = install upgrade gucs devices topk_scan topk_filter topk_partition topk_index topk_rank_float topk_index_skip topk_random topk_agg topk_agg_scan topk_groups topk_groups_random
 REGRESS_OPTS = --inputdir=. --load-extension=gputopk
 # isolation tests in specs/ (with concurrent sessions), also run by installcheck
-ISOLATION = topk_snapshot index_serializable index_check_temp
+ISOLATION = topk_snapshot heap_mvcc index_serializable index_check_temp
 ISOLATION_OPTS = --load-extension=gputopk
 
 PG_CONFIG ?= pg_config

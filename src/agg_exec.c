@@ -182,8 +182,8 @@ count_process(AggScanState *ts)
  * A sink for the pages the GPU can read in place, where the scan allows it
  * (scan_page_sink_create) and the query has one aggregate and no GROUP BY.  The
  * GPU returns the rows of the k best values and those tied with the k-th
- * (NULLs last), which are fetched and offered to the state like the other
- * pages' rows, so the state decides the answer exactly.
+ * (NULLs last), which are fetched and offered to the state as rows read
+ * here are, so the state decides the answer exactly.
  */
 static PageSink *
 create_page_sink(AggScanState *ts)
@@ -284,10 +284,9 @@ static const ScanDriverRoutine agg_table_routine = {
 
 /*
  * Read this process's share of the table: each row to its group, or in a
- * partitioned plan to the exchange.  With a page sink, the pages that can
- * be read whole go to the GPU, the other pages' rows stay on the CPU (one
- * GPU job per process); without one, the rows go to the GPU as they are
- * read where this process's backend is the GPU.
+ * partitioned plan to the exchange.  With a page sink, every page goes to
+ * the GPU (one GPU job per process); without one, the rows go to the GPU
+ * as they are read where this process's backend is the GPU.
  */
 static void
 scan_table(AggScanState *ts)

@@ -68,9 +68,7 @@ agg_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	}
 	/* pages are shown where some were read on the GPU */
 	if (count[SCAN_COUNT_GPU_PAGES] > 0)
-		scan_gpu_stats_explain_pages(count[SCAN_COUNT_PAGES_READ], count[SCAN_COUNT_GPU_PAGES],
-									 count[SCAN_COUNT_GPU_CACHED_PAGES],
-									 count[SCAN_COUNT_GPU_UNPINNED_PAGES], ts->stats.scan_ms, es);
+		scan_driver_explain_pages(count, ts->stats.scan_ms, es);
 	ExplainPropertyUInteger("Rows Scanned", NULL, count[SCAN_COUNT_ROWS_SCANNED], es);
 	ExplainPropertyUInteger("Groups", NULL, node->ss.ps.plan->parallel_aware ?
 							count[COUNT_PARTIAL_GROUPS] : ts->stats.ngroups, es);

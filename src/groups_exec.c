@@ -214,8 +214,8 @@ start_spill(GroupsScanState *gs, BlockNumber pages_read)
 /*
  * A page read on the CPU: its rows into the set of groups (a
  * ScanDriverRoutine's read_page).  In the partitioned form, or once it
- * spills, the set goes to the exchange whenever it outgrows hash_mem; in
- * the GPU form, while the GPU reads the other pages, it does not spill.
+ * spills, the set goes to the exchange whenever it outgrows hash_mem.
+ * (In the GPU form every page goes to the GPU, until it fails the job.)
  */
 static void
 group_page(void *arg, BlockNumber block)
@@ -223,8 +223,7 @@ group_page(void *arg, BlockNumber block)
 	GroupsScanState *gs = arg;
 
 	groups_add_page(gs);
-	if (gs->scan.pages == NULL &&
-		MemoryContextMemAllocated(gs->groups_cxt, true) > gs->hash_mem)
+	if (MemoryContextMemAllocated(gs->groups_cxt, true) > gs->hash_mem)
 	{
 		if (gs->exchange == NULL && gs->partitions == 0 && gs->spillable)
 			start_spill(gs, (BlockNumber) gs->scan.blocks_read);

@@ -106,10 +106,7 @@ groups_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		explain_index(gs, es);
 	else if (gs->ran_on_gpu)
 	{
-		scan_gpu_stats_explain_pages(count[SCAN_COUNT_PAGES_READ], count[SCAN_COUNT_GPU_PAGES],
-									 count[SCAN_COUNT_GPU_CACHED_PAGES],
-									 count[SCAN_COUNT_GPU_UNPINNED_PAGES],
-									 es->timing ? gs->scan_ms : 0, es);
+		scan_driver_explain_pages(count, es->timing ? gs->scan_ms : 0, es);
 		scan_gpu_stats_explain_shipped(&gs->gpu, es);
 	}
 	ExplainPropertyUInteger("Groups", NULL, count[GROUPS_COUNT_GROUPS], es);

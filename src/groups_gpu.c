@@ -1,18 +1,16 @@
 /*-------------------------------------------------------------------------
  *
  * groups_gpu.c
- *	  GpuTopKGroups on the GPU: the table's all-visible pages are grouped
- *	  there (kernels/gpu_groups.h), in place in shared_buffers or from the
- *	  GPU's page cache, through a page sink's groups job (scan_page_sink.h).
+ *	  GpuTopKGroups on the GPU: the table's pages are grouped there
+ *	  (kernels/gpu_groups.h), in place in shared_buffers or from the GPU's
+ *	  page cache, through a page sink's groups job (scan_page_sink.h).
  *
  * The scan in one process reads each block as GpuTopK's page scan does:
- * a page the GPU can read whole goes to it, pinned or, where the page
- * cache stands for it, unread; the other pages' rows go to the process's
- * own set of groups.  Once the table is read, that set's groups go to the
- * GPU as records, where they add to the GPU's groups, and the GPU sends
- * back the groups it chose (the first LIMIT + OFFSET by the ranking value
- * and those tied with the last): they become the set that the scan chooses
- * from and returns, as on the CPU.  Only aggregates whose cells add up in
+ * each page goes to the GPU, pinned with the line pointers of its visible
+ * tuples or, where the page cache stands for it, unread.  Once the table
+ * is read, the GPU sends back the groups it chose (the first LIMIT +
+ * OFFSET by the ranking value and those tied with the last): they become
+ * the set that the scan chooses from and returns, as on the CPU.  Only aggregates whose cells add up in
  * any order run there, so the answer is the CPU's to the bit.
  *
  * Should the GPU fail the job (under gputopk.device = auto), the scan
@@ -148,12 +146,6 @@ groups_gpu_finish(GroupsScanState *gs, PageSink *sink, PageSinkStats *stats)
 	char	   *records;
 	size_t		count;
 
-	for (uint32 n = 0; n < gs->ngroups; n++)
-	{
-		if ((n & 0xffff) == 0)
-			CHECK_FOR_INTERRUPTS();
-		groups_record_of(gs, n, scan_page_sink_record(sink));
-	}
 	scan_page_sink_groups(sink, &records, &count, &gs->gpu, stats);
 	if (scan_page_sink_failed(sink))
 		return false;

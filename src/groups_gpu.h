@@ -1,9 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * groups_gpu.h
- *	  GpuTopKGroups on the GPU (groups_gpu.c): the scan's all-visible pages
- *	  grouped there, its other pages' groups sent to join them, and the
- *	  groups the GPU chose brought back as the scan's set.
+ *	  GpuTopKGroups on the GPU (groups_gpu.c): the scan's pages grouped
+ *	  there, and the groups the GPU chose brought back as the scan's set.
  *
  *-------------------------------------------------------------------------
  */
@@ -42,9 +41,9 @@ extern void groups_gpu_adopt(GroupsScanState *gs, char *records, size_t count,
 extern PageSink *groups_gpu_sink(GroupsScanState *gs);
 
 /*
- * Once every block is read: the set's groups sent to the GPU, and the
- * groups it chose made the set, the job's work in *stats; false, leaving
- * the set as it was, where the GPU failed the job (under auto).
+ * Once every block is read: the groups the GPU chose made the set, the
+ * job's work in *stats; false, leaving the set as it was, where the GPU
+ * failed the job (under auto).
  */
 extern bool groups_gpu_finish(GroupsScanState *gs, PageSink *sink, PageSinkStats *stats);
 

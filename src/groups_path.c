@@ -32,10 +32,10 @@
  * (work_mem times hash_mem_multiplier); partitioned, in a parallel plan;
  * and the GPU form, in one process, where the GPU can group the table's
  * pages (groups_gpu.h): the GPU is the backend, gputopk.gpu_pages is on,
- * the service has mapped shared_buffers, half of the table's pages are
- * all-visible by its statistics, every WHERE clause compiles, the grouping
- * is by value, and the GPU computes every aggregate and ranks by the first
- * ORDER BY key.  Where a column index the GPU reads holds the grouping and
+ * the service has mapped shared_buffers, every WHERE clause compiles, the
+ * grouping is by value, and the GPU computes every aggregate and ranks by
+ * the first ORDER BY key; the pages that are not all-visible by the
+ * statistics cost a visibility check per tuple on the CPU.  Where a column index the GPU reads holds the grouping and
  * aggregated columns and checks every WHERE clause, the GPU form over its
  * entries is offered too (groups_index.h), its GPU's work costed by the
  * index's pages instead of the table's; a text grouping column there is
@@ -243,25 +243,23 @@ scan_exprs_of(PlannerInfo *root, GroupsQuery *q)
 }
 
 /*
- * The share of the table's pages the GPU form would group on the GPU: the
- * all-visible share by the statistics where the GPU can take the query
- * (see the header comment; a text grouping only over a column index),
- * else 0.
+ * Whether the GPU form can group the table's pages (see the header
+ * comment; a text grouping only over a column index).
  */
-static double
-gpu_pages_share(const GroupsQuery *q)
+static bool
+gpu_can_group(const GroupsQuery *q)
 {
 	ListCell   *lc;
 
 	if (!q->gpu_computable || !gputopk_gpu_pages || !service_buffers_mapped() ||
-		q->scan_rel->allvisfrac < 0.5 || IsolationIsSerializable() || RecoveryInProgress() ||
+		IsolationIsSerializable() || RecoveryInProgress() ||
 		device_selected_backend() != BACKEND_GPU)
-		return 0.0;
+		return false;
 	foreach(lc, q->scan_rel->baserestrictinfo)
 		if (!scan_filter_program_compiles((Node *) lfirst_node(RestrictInfo, lc)->clause,
 										  q->scan_rel->relid))
-			return 0.0;
-	return q->scan_rel->allvisfrac;
+			return false;
+	return true;
 }
 
 /* Whether a clause reads a text or varchar column. */
@@ -383,12 +381,13 @@ rank_order_of(PlannerInfo *root, bool *desc, bool *nulls_first)
  * group returned its output.  Nothing comes out before the scan ends.  In
  * the GPU form, the gpu_share of the pages that the GPU groups costs
  * instead the scan's work per page, as for GpuTopK, over gpu_pages: the
- * table's pages, or its column index's.  The rows form (table_rows) then
- * reads the table once more.
+ * table's pages, or its column index's; and a visibility check for each
+ * of checked_tuples.  The rows form (table_rows) then reads the table once
+ * more.
  */
 static void
 cost_groups_path(PlannerInfo *root, const GroupsQuery *q, Path *path, int partitions,
-				 double gpu_share, double gpu_pages, bool table_rows)
+				 double gpu_share, double gpu_pages, double checked_tuples, bool table_rows)
 {
 	RelOptInfo *scan_rel = q->scan_rel;
 	int			workers = path->parallel_workers;
@@ -408,6 +407,7 @@ cost_groups_path(PlannerInfo *root, const GroupsQuery *q, Path *path, int partit
 		 GROUPS_ADD_COST_FACTOR * cpu_operator_cost * (1 + q->naggs) * scan_rel->rows +
 		 cpu_operator_cost * q->groups * per_group) * (1.0 - gpu_share) / divisor +
 		gpu_share * gpu_pages * GROUPS_GPU_PAGE_COST_FACTOR * cpu_tuple_cost +
+		checked_tuples * cpu_operator_cost +
 		(cpu_tuple_cost + path->pathtarget->cost.per_tuple) * path->rows;
 	/* the rows form reads the table again, each row's group looked up */
 	if (table_rows)
@@ -420,9 +420,9 @@ cost_groups_path(PlannerInfo *root, const GroupsQuery *q, Path *path, int partit
 
 /*
  * A GpuTopKGroups path: in one process (on the GPU where gpu_share > 0,
- * over the column index index where valid; returning the kept groups'
- * rows of the table where table_rows), or partitioned (parallel with
- * workers).
+ * over the column index index where valid, else over every page of the
+ * table; returning the kept groups' rows of the table where table_rows),
+ * or partitioned (parallel with workers).
  */
 static CustomPath *
 make_groups_path(PlannerInfo *root, const GroupsQuery *q, int partitions, int workers,
@@ -457,7 +457,9 @@ make_groups_path(PlannerInfo *root, const GroupsQuery *q, int partitions, int wo
 	path->custom_private = lappend(path->custom_private, q->scan_exprs);
 	path->methods = &groups_path_methods;
 	cost_groups_path(root, q, &path->path, partitions, gpu_share,
-					 OidIsValid(index) ? index_pages : q->scan_rel->pages, table_rows);
+					 OidIsValid(index) ? index_pages : q->scan_rel->pages,
+					 gpu_share > 0 && !OidIsValid(index) ?
+					 (1.0 - q->scan_rel->allvisfrac) * q->scan_rel->tuples : 0.0, table_rows);
 	return path;
 }
 
@@ -550,7 +552,6 @@ groups_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo
 	Query	   *parse = root->parse;
 	GroupsQuery q = {.grouped_rel = input_rel};
 	double		group_bytes;
-	double		gpu_share;
 	Oid			index;
 	double		index_pages = 0;
 	EstimationInfo estimate;
@@ -594,18 +595,18 @@ groups_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo
 			add_rows_path(root, &q, output_rel);
 		return;
 	}
-	gpu_share = gpu_pages_share(&q);
-	if (gpu_share > 0)
+	if (gpu_can_group(&q))
 	{
 		/* a text value in a page is by reference; in an index entry it is a code */
 		if (!q.by_text)
 			add_sorted_path(root, output_rel,
-							&make_groups_path(root, &q, 0, 0, gpu_share, InvalidOid, 0.0,
-										  false)->path);
+							&make_groups_path(root, &q, 0, 0, 1.0, InvalidOid, 0.0,
+											  false)->path);
+		/* over the index, the pages that are not all-visible are read on the CPU */
 		index = gpu_index_of(root, &q, &index_pages);
-		if (OidIsValid(index))
+		if (OidIsValid(index) && q.scan_rel->allvisfrac > 0)
 			add_sorted_path(root, output_rel,
-							&make_groups_path(root, &q, 0, 0, gpu_share, index,
+							&make_groups_path(root, &q, 0, 0, q.scan_rel->allvisfrac, index,
 											  index_pages, false)->path);
 	}
 	if (device_gpu_demanded())

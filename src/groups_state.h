@@ -160,7 +160,7 @@ typedef struct GroupsScanState
 	List	   *exprs;			/* the grouping columns, then the aggregates */
 	bool		table_rows;		/* the rows form: returns the table's rows of
 								 * the groups chosen (groups_row_chosen) */
-	bool		gpu_planned;	/* the GPU form: its all-visible pages on the GPU, */
+	bool		gpu_planned;	/* the GPU form: the table's pages on the GPU, */
 	Oid			index_oid;		/* or its column index's entries, or InvalidOid */
 	double		expected_groups;	/* the planner's estimate */
 	bool		spillable;		/* in one process, may the set go to files (every

@@ -11,6 +11,7 @@
 
 #include "access/parallel.h"
 #include "access/tableam.h"
+#include "commands/explain.h"
 #include "executor/executor.h"
 
 #include "scan_driver.h"
@@ -84,25 +85,24 @@ read_blocks(ScanDriver *driver, PageSink *pages, const ScanDriverRoutine *routin
 	while ((block = pages ? scan_page_sink_next_block(pages, reader) :
 			scan_row_reader_next_read_block(reader)) != InvalidBlockNumber)
 	{
-		WholePage	whole;
-
-		if (pages != NULL && scan_row_reader_read_or_pin(reader, block, &whole))
+		if (pages != NULL)
 		{
+			WholePage	whole;
+
+			scan_row_reader_pin(reader, block, &whole);
 			scan_page_sink_add(pages, block, &whole);
 			counts[SCAN_COUNT_PAGES_READ]++;
 			counts[SCAN_COUNT_GPU_PAGES]++;
+			if (!whole.all_visible)
+			{
+				counts[SCAN_COUNT_GPU_CHECKED_PAGES]++;
+				counts[SCAN_COUNT_TUPLES_CHECKED] += whole.checked;
+			}
 			if (scan_page_sink_failed(pages))
 				return false;
 			continue;
 		}
-		if (pages == NULL)
-			scan_driver_read_block(driver, block);
-		else
-		{
-			/* read_or_pin read it */
-			counts[SCAN_COUNT_PAGES_READ]++;
-			counts[SCAN_COUNT_ROWS_SCANNED] += reader->scan->rs_ntuples;
-		}
+		scan_driver_read_block(driver, block);
 		routine->read_page(arg, block);
 		if (driver->rows_to_gpu && routine->rows_job_failed(arg))
 			return false;
@@ -169,6 +169,39 @@ void
 scan_driver_end(ScanDriver *driver)
 {
 	scan_row_reader_end(&driver->reader);
+}
+
+void
+scan_driver_explain_pages(const uint64 *counts, double scan_ms, ExplainState *es)
+{
+	uint64		pages_read = counts[SCAN_COUNT_PAGES_READ];
+	uint64		gpu_pages = counts[SCAN_COUNT_GPU_PAGES];
+
+	ExplainPropertyUInteger("Pages Read", NULL, pages_read, es);
+	if (gpu_pages > 0)
+	{
+		ExplainPropertyUInteger("Pages Read on GPU", NULL, gpu_pages, es);
+		ExplainPropertyUInteger("Pages Read on CPU", NULL, pages_read - gpu_pages, es);
+	}
+	if (counts[SCAN_COUNT_GPU_CACHED_PAGES] > 0)
+		ExplainPropertyUInteger("Pages from GPU Cache", NULL, counts[SCAN_COUNT_GPU_CACHED_PAGES], es);
+	if (counts[SCAN_COUNT_GPU_UNPINNED_PAGES] > 0)
+		ExplainPropertyUInteger("Pages Vouched by Visibility Map", NULL,
+								counts[SCAN_COUNT_GPU_UNPINNED_PAGES], es);
+	if (counts[SCAN_COUNT_GPU_CHECKED_PAGES] > 0)
+	{
+		ExplainPropertyUInteger("Pages Not All-Visible on GPU", NULL,
+								counts[SCAN_COUNT_GPU_CHECKED_PAGES], es);
+		ExplainPropertyUInteger("Tuples Checked on CPU", NULL, counts[SCAN_COUNT_TUPLES_CHECKED], es);
+	}
+	if (es->timing && scan_ms > 0)
+	{
+		ExplainPropertyFloat("Read Rate", "MB/s",
+							 (double) pages_read * BLCKSZ / (scan_ms * 1000.0), 0, es);
+		if (gpu_pages > 0)
+			ExplainPropertyFloat("GPU Page Rate", "MB/s",
+								 (double) gpu_pages * BLCKSZ / (scan_ms * 1000.0), 0, es);
+	}
 }
 
 bool

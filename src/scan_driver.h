@@ -43,6 +43,8 @@ typedef enum ScanDriverCount
 	SCAN_COUNT_GPU_PAGES,		/* of those, read on the GPU in place */
 	SCAN_COUNT_GPU_CACHED_PAGES,	/* of those, from the GPU's page cache */
 	SCAN_COUNT_GPU_UNPINNED_PAGES,	/* of those, not read by the scan */
+	SCAN_COUNT_GPU_CHECKED_PAGES,	/* of those, not all-visible: their */
+	SCAN_COUNT_TUPLES_CHECKED,	/* tuples' visibility decided on the CPU */
 	SCAN_COUNT_ROWS_SCANNED,	/* the visible tuples of the pages read */
 	SCAN_DRIVER_COUNTS
 } ScanDriverCount;
@@ -149,6 +151,15 @@ extern bool scan_driver_run(ScanDriver *driver, PageSink *pages,
 extern void scan_driver_read_block(ScanDriver *driver, BlockNumber block);
 
 extern void scan_driver_end(ScanDriver *driver);
+
+/*
+ * EXPLAIN ANALYZE's lines for the pages a scan read (counts, summed over its
+ * processes): how many on the GPU in place, from its page cache, vouched
+ * for by the visibility map unread, not all-visible with their tuples'
+ * visibility decided on the CPU; with timing on (scan_ms > 0) the rates.
+ */
+extern void scan_driver_explain_pages(const uint64 *counts, double scan_ms,
+									  struct ExplainState *es);
 
 /* ExecScan's recheck of a scan's rows: none, the rows it returns are final */
 extern bool scan_driver_no_recheck(ScanState *node, TupleTableSlot *slot);

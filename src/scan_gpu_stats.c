@@ -63,30 +63,6 @@ scan_gpu_stats_explain_times(const ScanGpuStats *stats, ExplainState *es)
 	ExplainPropertyFloat("GPU Wait Time", "ms", stats->wait_ms, 3, es);
 }
 
-void
-scan_gpu_stats_explain_pages(uint64 pages_read, uint64 gpu_pages, uint64 cached_pages,
-							 uint64 unpinned_pages, double scan_ms, ExplainState *es)
-{
-	ExplainPropertyUInteger("Pages Read", NULL, pages_read, es);
-	if (gpu_pages > 0)
-	{
-		ExplainPropertyUInteger("Pages Read on GPU", NULL, gpu_pages, es);
-		ExplainPropertyUInteger("Pages Read on CPU", NULL, pages_read - gpu_pages, es);
-	}
-	if (cached_pages > 0)
-		ExplainPropertyUInteger("Pages from GPU Cache", NULL, cached_pages, es);
-	if (unpinned_pages > 0)
-		ExplainPropertyUInteger("Pages Vouched by Visibility Map", NULL, unpinned_pages, es);
-	if (es->timing && scan_ms > 0)
-	{
-		ExplainPropertyFloat("Read Rate", "MB/s",
-							 (double) pages_read * BLCKSZ / (scan_ms * 1000.0), 0, es);
-		if (gpu_pages > 0)
-			ExplainPropertyFloat("GPU Page Rate", "MB/s",
-								 (double) gpu_pages * BLCKSZ / (scan_ms * 1000.0), 0, es);
-	}
-}
-
 /* The name of a plan's algorithm, for EXPLAIN. */
 const char *
 scan_gpu_stats_plan_name(GpuTopkPlan plan)

@@ -38,16 +38,6 @@ extern void scan_gpu_stats_explain_shipped(const ScanGpuStats *stats,
 extern void scan_gpu_stats_explain_times(const ScanGpuStats *stats,
 										 struct ExplainState *es);
 
-/*
- * EXPLAIN ANALYZE's lines for the pages a scan read, gpu_pages of them on
- * the GPU in place (cached_pages of those from its page cache, and of
- * those unpinned_pages that the visibility map vouched for, unread by the
- * scan), and with timing on (scan_ms > 0) the rates.
- */
-extern void scan_gpu_stats_explain_pages(uint64 pages_read, uint64 gpu_pages,
-										 uint64 cached_pages, uint64 unpinned_pages,
-										 double scan_ms, struct ExplainState *es);
-
 /* EXPLAIN's "GPUs" line: the CUDA ordinals of a bit per GPU (none: no line). */
 extern void scan_gpu_stats_explain_gpus(uint32 gpus, struct ExplainState *es);
 

@@ -1,16 +1,16 @@
 /*-------------------------------------------------------------------------
  *
  * scan_page_sink.c
- *	  A scan's all-visible table pages handed to a pages job of the GPU
- *	  service: pinned, or, where the GPU's page cache can stand for them,
- *	  unread on the visibility map's word.
+ *	  A scan's table pages handed to a pages job of the GPU service: pinned
+ *	  with the line pointers of their visible tuples, or, where the GPU's
+ *	  page cache can stand for an all-visible page, unread on the
+ *	  visibility map's word.
  *
  * The job is described once: the table's attributes up to the last one
  * the filter, the key or the groups read (their widths and alignments, for
  * deforming tuples) and the program (scan_gpu_program.c).  A top-k job
  * selects the best rows; a groups job (GpuTopKGroups) adds the rows to
- * groups on the GPU, takes the groups of the pages the scan read itself
- * as records once the pages are in, and sends back the best groups.  Then batches of page
+ * groups on the GPU and sends back the best groups.  Then batches of page
  * descriptions (buffer, block, line pointers) fill the job's two staging
  * buffers in turn: while the GPU reads one batch's pages over the bus,
  * the scan pins the next one's.  A batch's pins are released once the
@@ -99,11 +99,6 @@ struct PageSink
 	size_t		returned_cap;
 	bool		reader_done;	/* the reader has no more blocks */
 
-	/* a groups job's records being filled */
-	char	   *records;
-	size_t		nrecords;
-	size_t		records_cap;
-	size_t		record_bytes;
 };
 
 bool
@@ -204,17 +199,6 @@ batch_pins(void)
 	return Min(Min(share / 2, BATCH_PAGES_MAX), SERVICE_HEAP_PAGES(service_buffer_bytes()));
 }
 
-/* Whether at least half of the reader's table is all-visible by its visibility map. */
-static bool
-mostly_all_visible(RowReader *reader)
-{
-	BlockNumber all_visible = 0;
-	BlockNumber all_frozen = 0;
-
-	visibilitymap_count(reader->rel, &all_visible, &all_frozen);
-	return (uint64) all_visible * 2 >= reader->scan->rs_nblocks;
-}
-
 /*
  * A sink whose job spec describes, for the program and (a groups job) the
  * groups; NULL where the GPU cannot read the table's pages.
@@ -231,7 +215,7 @@ create_sink(RowReader *reader, const GpuProgramSource *program, ServiceJobSpec *
 	PageSink   *sink;
 
 	if (reader->table_qual != NULL || !scan_row_reader_can_read_whole(reader) ||
-		!mostly_all_visible(reader) || !gputopk_gpu_pages ||
+		!gputopk_gpu_pages ||
 		!service_buffers_mapped() || batch_pins() < BATCH_PAGES_MIN ||
 		device_selected_backend() != BACKEND_GPU)
 		return NULL;
@@ -262,7 +246,6 @@ create_sink(RowReader *reader, const GpuProgramSource *program, ServiceJobSpec *
 	sink->rel = rel;
 	sink->pins_cap = batch_pins();
 	sink->batch_cap = Min(SERVICE_HEAP_PAGES(service_buffer_bytes()), BATCH_UNPINNED_MAX);
-	sink->record_bytes = spec->record_bytes;
 	service_job_pages_query(sink->job, &request, set_values);
 	for (int i = 0; i < 2; i++)
 		sink->pins[i] = palloc(sizeof(Buffer) * sink->pins_cap);
@@ -479,7 +462,9 @@ scan_page_sink_add(PageSink *sink, BlockNumber block, const WholePage *whole)
 	page->lines = whole->lines;
 	page->masked = whole->masked;
 	page->lsn = whole->lsn;
-	page->vm_lsn = page->lsn != InvalidXLogRecPtr ? map_page_lsn(sink, block) : InvalidXLogRecPtr;
+	/* a copy of a page that is not all-visible must never stand for an unpinned one */
+	page->vm_lsn = page->lsn != InvalidXLogRecPtr && whole->all_visible ?
+		map_page_lsn(sink, block) : InvalidXLogRecPtr;
 	if (whole->masked)
 		memcpy(page->normal, whole->normal, sizeof(whole->normal));
 	sink->pins[filling][sink->npins[filling]++] = whole->buffer;
@@ -495,22 +480,6 @@ release_all_pins(PageSink *sink)
 	if (BufferIsValid(sink->vm_buffer))
 		ReleaseBuffer(sink->vm_buffer);
 	sink->vm_buffer = InvalidBuffer;
-}
-
-char *
-scan_page_sink_record(PageSink *sink)
-{
-	if (sink->records == NULL)
-	{
-		/* the last pages first: records follow them */
-		if (sink->nbatch > 0)
-			post_batch(sink);
-		sink->records = service_job_buffer(sink->job);
-		sink->records_cap = service_buffer_bytes() / sink->record_bytes;
-	}
-	else if (sink->nrecords == sink->records_cap)
-		sink->records = service_job_post_records(sink->job, &sink->nrecords);
-	return sink->records + sink->nrecords++ * sink->record_bytes;
 }
 
 bool
@@ -561,8 +530,6 @@ scan_page_sink_groups(PageSink *sink, char **records, size_t *count, ScanGpuStat
 {
 	if (sink->nbatch > 0)
 		post_batch(sink);
-	if (sink->nrecords > 0)
-		service_job_post_records(sink->job, &sink->nrecords);
 	service_job_groups_answer(sink->job, records, count);
 	release_all_pins(sink);
 	finish_job(sink, gpu, stats);

@@ -1,15 +1,15 @@
 /*-------------------------------------------------------------------------
  *
  * scan_page_sink.h
- *	  A scan's all-visible table pages handed, pinned, to a pages job of
- *	  the GPU service, which reads them in place in shared_buffers and
- *	  selects the best rows of them (kernels/gpu_heap.h).
+ *	  A scan's table pages handed, pinned, to a pages job of the GPU
+ *	  service, which reads them in place in shared_buffers and selects the
+ *	  best rows of them (kernels/gpu_heap.h).
  *
- * The scan reads each block (scan_row_reader.h); a page it can leave
- * whole to the GPU stays pinned and goes into the sink, the others' rows
- * are read on the CPU as before.  The answer is the best rows of the
- * sink's pages, known by their TIDs.  Everything is released with the
- * memory context that was current at scan_page_sink_create, errors included.
+ * The scan pins each block (scan_row_reader_pin), with the line pointers
+ * of the tuples visible to its snapshot, and the page goes into the sink.
+ * The answer is the best rows of the sink's pages, known by their TIDs.
+ * Everything is released with the memory context that was current at
+ * scan_page_sink_create, errors included.
  *
  *-------------------------------------------------------------------------
  */
@@ -44,8 +44,7 @@ typedef struct PageSinkStats
  * A sink for the reader's scan (begun) whose rows the program selects, or
  * NULL where the GPU cannot read the table's pages: the reader has quals
  * the program does not hold, the snapshot needs serializable conflicts
- * recorded, fewer than half of the table's pages are all-visible by its
- * visibility map, gputopk.gpu_pages is off, no GPU is at hand under
+ * recorded, gputopk.gpu_pages is off, no GPU is at hand under
  * gputopk.device = auto, shared_buffers are not mapped, the kernel cannot
  * read a column or the program, or too few buffers can be pinned.  Under
  * gputopk.device = gpu, an error where the GPU cannot take the job.
@@ -77,7 +76,7 @@ extern PageSink *scan_page_sink_create_groups(RowReader *reader, const GpuGroups
 extern BlockNumber scan_page_sink_next_block(PageSink *sink, RowReader *reader);
 
 /*
- * A block the scan read and left whole (scan_row_reader_read_or_pin), pinned:
+ * A block the scan pinned (scan_row_reader_pin), with its line pointers to read:
  * the GPU reads it, and the sink releases the pin.
  */
 extern void scan_page_sink_add(PageSink *sink, BlockNumber block, const WholePage *whole);
@@ -88,12 +87,6 @@ extern void scan_page_sink_add(PageSink *sink, BlockNumber block, const WholePag
  * the blocks a sink's scan takes (scan_row_reader_remember_blocks) for that.
  */
 extern bool scan_page_sink_failed(PageSink *sink);
-
-/*
- * A groups job's next record to fill (of the job's record bytes), once the
- * scan is over: the groups of the pages it read itself go to the GPU's.
- */
-extern char *scan_page_sink_record(PageSink *sink);
 
 /* After a failure: every pin, the job and the sink released. */
 extern void scan_page_sink_abandon(PageSink *sink);

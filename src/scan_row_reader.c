@@ -196,12 +196,15 @@ readable_whole(Page page, Snapshot snapshot)
 
 /*
  * The offsets of the tuples of the pinned, share-locked page visible to the
- * snapshot, into the scan's rs_vistuples; the lock is released.  A page
- * that is all-visible (every tuple on it visible to every snapshot) needs
- * no check per tuple.
+ * snapshot, into offsets (room for MaxHeapTuplesPerPage), and their count.
+ * A page that is all-visible (every tuple on it visible to every snapshot)
+ * needs no check per tuple; on another, each normal line pointer's tuple
+ * is checked by the heap's own rules (HeapTupleSatisfiesVisibility, which
+ * also sets hint bits), and *checked counts them.
  */
-static void
-collect_visible(RowReader *reader, Buffer buffer, BlockNumber block, Page page)
+static int
+visible_offsets(RowReader *reader, Buffer buffer, BlockNumber block, Page page,
+				OffsetNumber *offsets, int *checked)
 {
 	HeapScanDesc scan = reader->scan;
 	Relation	rel = scan->rs_base.rs_rd;
@@ -210,6 +213,7 @@ collect_visible(RowReader *reader, Buffer buffer, BlockNumber block, Page page)
 	bool		all_visible = readable_whole(page, snapshot);
 	int			ntup = 0;
 
+	*checked = 0;
 	for (OffsetNumber off = FirstOffsetNumber; off <= lines; off++)
 	{
 		ItemId		item = PageGetItemId(page, off);
@@ -223,13 +227,27 @@ collect_visible(RowReader *reader, Buffer buffer, BlockNumber block, Page page)
 			tuple.t_data = (HeapTupleHeader) PageGetItem(page, item);
 			tuple.t_len = ItemIdGetLength(item);
 			ItemPointerSet(&tuple.t_self, block, off);
+			(*checked)++;
 			if (!HeapTupleSatisfiesVisibility(&tuple, snapshot, buffer))
 				continue;
 		}
-		scan->rs_vistuples[ntup++] = off;
+		offsets[ntup++] = off;
 	}
+	return ntup;
+}
+
+/*
+ * The visible tuples of the pinned, share-locked page into the scan's
+ * rs_vistuples; the lock is released.
+ */
+static void
+collect_visible(RowReader *reader, Buffer buffer, BlockNumber block, Page page)
+{
+	HeapScanDesc scan = reader->scan;
+	int			checked;
+
+	scan->rs_ntuples = visible_offsets(reader, buffer, block, page, scan->rs_vistuples, &checked);
 	LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
-	scan->rs_ntuples = ntup;
 	reader->page = page;
 }
 
@@ -313,13 +331,18 @@ scan_row_reader_can_read_whole(RowReader *reader)
 }
 
 /*
- * Read a block as scan_row_reader_read_page does, unless the whole page can be
- * read elsewhere (readable_whole): then it is left pinned in whole, for the
- * caller to release, with its line pointers, and the reader has no rows for
- * it.  Only where scan_row_reader_can_read_whole.
+ * Pin a block for another reader of its page (where
+ * scan_row_reader_can_read_whole), found as scan_row_reader_read_page finds
+ * it: whole gets the pin, for the caller to release, and the line pointers
+ * to read, and the reader has no rows for it.  On an all-visible page those
+ * are its normal line pointers; on another, the ones whose tuples are
+ * visible to the snapshot, decided here under the page's share lock.  The
+ * pin keeps them where they are: pruning moves tuples only under a cleanup
+ * lock, which waits for every pin to go, and a tuple visible to the
+ * snapshot stays so, and is not removed, while the snapshot is held.
  */
-bool
-scan_row_reader_read_or_pin(RowReader *reader, BlockNumber block, WholePage *whole)
+void
+scan_row_reader_pin(RowReader *reader, BlockNumber block, WholePage *whole)
 {
 	Buffer		buffer;
 	Page		page;
@@ -327,28 +350,27 @@ scan_row_reader_read_or_pin(RowReader *reader, BlockNumber block, WholePage *who
 	start_page(reader, block);
 	buffer = pin_and_lock(reader, block);
 	page = BufferGetPage(buffer);
-	if (readable_whole(page, reader->scan->rs_base.rs_snapshot))
+	whole->buffer = buffer;
+	whole->lines = PageGetMaxOffsetNumber(page);
+	/* read as a hint bit's WAL record may set it under a share lock */
+	whole->lsn = RelationNeedsWAL(reader->rel) ? BufferGetLSNAtomic(buffer) :
+		InvalidXLogRecPtr;
+	whole->all_visible = readable_whole(page, reader->scan->rs_base.rs_snapshot);
+	whole->checked = 0;
+	whole->masked = !whole->all_visible || PageHasFreeLinePointers(page);
+	if (whole->masked)
 	{
-		whole->buffer = buffer;
-		whole->lines = PageGetMaxOffsetNumber(page);
-		/* read as a hint bit's WAL record may set it under a share lock */
-		whole->lsn = RelationNeedsWAL(reader->rel) ? BufferGetLSNAtomic(buffer) :
-			InvalidXLogRecPtr;
-		whole->masked = PageHasFreeLinePointers(page);
-		if (whole->masked)
-		{
-			memset(whole->normal, 0, sizeof(whole->normal));
-			for (OffsetNumber off = FirstOffsetNumber; off <= whole->lines; off++)
-				if (ItemIdIsNormal(PageGetItemId(page, off)))
-					whole->normal[(off - 1) / 32] |= (uint32) 1 << ((off - 1) % 32);
-		}
-		LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
-		reader->scan->rs_ntuples = 0;
-		return true;
+		OffsetNumber visible[MaxHeapTuplesPerPage];
+		int			checked;
+		int			n = visible_offsets(reader, buffer, block, page, visible, &checked);
+
+		memset(whole->normal, 0, sizeof(whole->normal));
+		for (int i = 0; i < n; i++)
+			whole->normal[(visible[i] - 1) / 32] |= (uint32) 1 << ((visible[i] - 1) % 32);
+		whole->checked = checked;
 	}
-	set_current(reader, buffer, block);
-	collect_visible(reader, buffer, block, page);
-	return false;
+	LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
+	reader->scan->rs_ntuples = 0;
 }
 
 /* The current row into table_slot, as the expression context's scan tuple. */
@@ -372,9 +394,10 @@ scan_row_reader_eval(RowReader *reader, ExprState *expr, bool *isnull)
 /*
  * The rows of a top-k answer whose refs are TIDs (block << 16 | offset),
  * which pages read on the GPU gave, each in reader->tuple and table_slot
- * while keep(arg) runs, in TID order.  Those pages were all-visible when
- * the scan read them, so the rows are visible to the snapshot, and stay
- * where they are while it is held; both are checked.
+ * while keep(arg) runs, in TID order.  The rows were visible to the
+ * snapshot when the scan read their pages (all-visible, or checked one by
+ * one), so they stay visible, and where they are, while it is held; both
+ * are checked.
  */
 void
 scan_row_reader_fetch_tids(RowReader *reader, Snapshot snapshot, const TopkResult *result,

@@ -67,17 +67,19 @@ extern void scan_row_reader_remember_blocks(RowReader *reader);
 extern BlockNumber scan_row_reader_next_read_block(RowReader *reader);
 extern void scan_row_reader_read_page(RowReader *reader, BlockNumber block);
 extern bool scan_row_reader_can_read_whole(RowReader *reader);
-/* a page left whole to another reader, pinned, and its line pointers */
+/* a page left whole to another reader, pinned, and its line pointers to read */
 typedef struct WholePage
 {
 	Buffer		buffer;
 	OffsetNumber lines;			/* line pointers 1 to lines, */
-	bool		masked;			/* if set, only the normal ones listed here */
+	bool		masked;			/* if set, only those listed here */
 	uint32		normal[(MaxHeapTuplesPerPage + 31) / 32];	/* bit i - 1: line pointer i */
 	XLogRecPtr	lsn;			/* its LSN where every change to it is WAL-logged, else 0 */
+	bool		all_visible;	/* by the page's flag: its normal ones are listed */
+	int			checked;		/* else the tuples whose visibility was decided here */
 } WholePage;
 
-extern bool scan_row_reader_read_or_pin(RowReader *reader, BlockNumber block, WholePage *whole);
+extern void scan_row_reader_pin(RowReader *reader, BlockNumber block, WholePage *whole);
 extern Datum scan_row_reader_eval(RowReader *reader, ExprState *expr, bool *isnull);
 extern void scan_row_reader_store(RowReader *reader);
 extern void scan_row_reader_fetch_tids(RowReader *reader, Snapshot snapshot,

@@ -310,7 +310,6 @@ static const JobKindOps job_kinds[] = {
 		.ready = buffers_mapped,
 		.query = set_page_groups_query,
 		.push = push_heap_pages,
-		.records = merge_records,
 		.answer = choose_groups,
 		.chunk = chunk_records,
 	},

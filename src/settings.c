@@ -56,7 +56,7 @@ settings_define(void)
 							 NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("gputopk.gpu_pages",
-							 "Lets GpuTopK's GPU read a table's all-visible pages in place in shared_buffers.",
+							 "Lets GpuTopK's GPU read a table's pages in place in shared_buffers.",
 							 "When off, or where the GPU cannot read a page, the scan's processes read its rows on the CPU.",
 							 &gputopk_gpu_pages,
 							 true,

@@ -515,9 +515,10 @@ sorted_refs(const TopkResult *result)
 
 /*
  * A sink for the pages the GPU can read in place, where the scan allows it
- * (scan_page_sink_create) and the GPU computes the key.  With a page sink the
- * keys of the other pages' rows stay on the CPU (one GPU job per process);
- * without one they go to the GPU as before.
+ * (scan_page_sink_create) and the GPU computes the key.  With a page sink
+ * every page goes to the GPU (one GPU job per process), and the key sink,
+ * on the CPU, has rows only where the GPU fails the job; without one the
+ * keys go to the GPU as the rows are read.
  */
 static PageSink *
 create_page_sink(TopkScanState *ts, uint64 k)

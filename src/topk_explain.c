@@ -67,18 +67,13 @@ explain_planned_bound(CustomScan *cscan, ExplainState *es)
 static void
 explain_data_path(TopkScanState *ts, ExplainState *es)
 {
-	uint64		pages_read = ts->scan.counters.counts[SCAN_COUNT_PAGES_READ];
-	uint64		gpu_pages = ts->scan.counters.counts[SCAN_COUNT_GPU_PAGES];
-
-	ExplainPropertyText("Data Path", gpu_pages > 0 ?
-						"all-visible heap pages read on the GPU in place, other pages' rows on the CPU" :
+	ExplainPropertyText("Data Path", ts->scan.counters.counts[SCAN_COUNT_GPU_PAGES] > 0 ?
+						"heap pages read on the GPU in place" :
 						"heap rows read on the CPU, keys to the backend", es);
 	ExplainPropertyInteger("Scan Processes", NULL, ts->scan.counters.processes, es);
 	if (ts->css.ss.ps.plan->parallel_aware)
 		ExplainPropertyInteger("GPU Processes", NULL, ts->scan.counters.gpu_processes, es);
-	scan_gpu_stats_explain_pages(pages_read, gpu_pages,
-								 ts->scan.counters.counts[SCAN_COUNT_GPU_CACHED_PAGES],
-								 ts->scan.counters.counts[SCAN_COUNT_GPU_UNPINNED_PAGES], ts->scan_ms, es);
+	scan_driver_explain_pages(ts->scan.counters.counts, ts->scan_ms, es);
 }
 
 /* What the rounds over a column index did. */

@@ -278,20 +278,19 @@ where_clause_cost(PlannerInfo *root, RelOptInfo *rel, bool *all_compiled)
 
 /*
  * The share of the table's pages that the GPU would read in place
- * (create_page_sink in topk_exec.c): the all-visible share by the
- * statistics, where gputopk.gpu_pages is on, the GPU service has mapped
- * shared_buffers and is the backend, every WHERE clause compiles, the key
- * compiles, the transaction need not record serializable conflicts and at
- * least half of the pages are all-visible; else 0.
+ * (create_page_sink in topk_exec.c): all of them where gputopk.gpu_pages is
+ * on, the GPU service has mapped shared_buffers and is the backend, every
+ * WHERE clause compiles, the key compiles and the transaction need not
+ * record serializable conflicts; else none.
  */
 static double
 gpu_pages_share(RelOptInfo *rel, List *private, bool all_compiled)
 {
-	if (!gputopk_gpu_pages || !all_compiled || !service_buffers_mapped() || rel->allvisfrac < 0.5 ||
+	if (!gputopk_gpu_pages || !all_compiled || !service_buffers_mapped() ||
 		IsolationIsSerializable() || RecoveryInProgress() ||
 		device_selected_backend() != BACKEND_GPU || !topk_key_compiles(rel, private))
 		return 0.0;
-	return rel->allvisfrac;
+	return 1.0;
 }
 
 /*
@@ -300,7 +299,8 @@ gpu_pages_share(RelOptInfo *rel, List *private, bool all_compiled)
  * their pages read again (in block order) and their sort.  All of it happens before the first row.
  * A partial path's process does its share of the per-row work.  The
  * gpu_share of the pages that the GPU reads in place costs instead each
- * process's work per page, or the bus's where that is more.
+ * process's work per page, or the bus's where that is more, and on those
+ * that are not all-visible by the statistics a visibility check per tuple.
  */
 static void
 cost_topk_path(PlannerInfo *root, RelOptInfo *rel, Path *path, QualCost where, double gpu_share)
@@ -318,6 +318,7 @@ cost_topk_path(PlannerInfo *root, RelOptInfo *rel, Path *path, QualCost where, d
 		 TOPK_PUSH_COST_FACTOR * cpu_operator_cost * rel->rows) * (1.0 - gpu_share) / divisor +
 		gpu_share * rel->pages * cpu_tuple_cost *
 		Max(TOPK_GPU_PAGE_CPU_COST_FACTOR / divisor, TOPK_GPU_PAGE_BUS_COST_FACTOR) +
+		gpu_share * (1.0 - rel->allvisfrac) * rel->tuples * cpu_operator_cost / divisor +
 		spc_seq_page_cost * Min(bound, rel->pages) +
 		topk_sort_cost(bound) + path->pathtarget->cost.per_tuple * bound;
 	/* each process returns at most its own bound's rows */

@@ -1,10 +1,11 @@
 -- pgTAP, GPU machines only, under gputopk.device = gpu: GpuTopKAgg without
--- GROUP BY and with one aggregate has the GPU read the table's all-visible
--- pages in place (gputopk.gpu_pages) and answers as the aggregates do
--- without gputopk: every value type, NULLs, NaN, -0, many ties, the _by
--- forms with results passed by reference, compiled filters, k larger than
--- the rows, pages left to the CPU after writes, pages vouched for by the
--- visibility map, parallel plans, and the cases that stay on the CPU.
+-- GROUP BY and with one aggregate has the GPU read the table's pages in
+-- place (gputopk.gpu_pages) and answers as the aggregates do without
+-- gputopk: every value type, NULLs, NaN, -0, many ties, the _by forms with
+-- results passed by reference, compiled filters, k larger than the rows,
+-- pages written since VACUUM (their tuples' visibility decided on the
+-- CPU), pages vouched for by the visibility map, parallel plans, and the
+-- cases that stay on the CPU.
 SET gputopk.min_table_rows = 1000;
 SET gputopk.device = gpu;
 SET gputopk.enable_column_index = off;
@@ -62,14 +63,15 @@ RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 RESET gputopk.max_parallel_workers;
 
--- pages written since the VACUUM go to the CPU, the others still to the GPU
+-- pages written since the VACUUM go to the GPU too, with the line pointers
+-- of the tuples the CPU found visible
 UPDATE ga SET score = score + 1 WHERE id % 1000 = 0;
 DELETE FROM ga WHERE id % 1000 = 1;
 INSERT INTO ga (id, score, a, b, s) SELECT -i, 2000 + i, i, i, 1 FROM generate_series(1, 50) i;
 SELECT is(pg_temp.same_on_gpu('SELECT gpu_topk(score, 100) FROM ga', true), 'same',
-          'pages written since the VACUUM read on the CPU, in the same scan');
+          'pages written since the VACUUM read on the GPU, their visibility decided on the CPU');
 SELECT is(pg_temp.same_on_gpu('SELECT gpu_bottomk_by(id, a, 100) FROM ga WHERE b < 500', true), 'same',
-          'a filter over pages read on both');
+          'a filter over pages that are all-visible and pages that are not');
 -- pages read again come from the GPU's page cache on the visibility map's word
 SELECT cmp_ok(pg_temp.explained('SELECT gpu_topk(score, 100) FROM ga',
                                 'Pages Vouched by Visibility Map')::bigint, '>', 0::bigint,

@@ -1,9 +1,9 @@
 -- pgTAP, GPU machines only, under gputopk.device = gpu: GpuTopKGroups groups
--- a table's all-visible pages on the GPU (groups_gpu.c) and answers as
--- PostgreSQL does: every aggregate the GPU computes, one and two grouping
--- columns, NULL groups, ranking by an aggregate or a grouping column in
--- either direction, OFFSET and WITH TIES, compiled filters, ties by the
--- hundred thousand, pages left to the CPU after writes, random queries,
+-- a table's pages on the GPU (groups_gpu.c) and answers as PostgreSQL
+-- does: every aggregate the GPU computes, one and two grouping columns,
+-- NULL groups, ranking by an aggregate or a grouping column in either
+-- direction, OFFSET and WITH TIES, compiled filters, ties by the hundred
+-- thousand, pages written since VACUUM, random queries,
 -- injected faults, and the queries that stay with PostgreSQL.
 SET gputopk.min_table_rows = 1000;
 SET gputopk.device = gpu;
@@ -51,10 +51,11 @@ SELECT is(pg_temp.explained('SELECT s, sum(score) FROM gg GROUP BY s ORDER BY 2 
 SELECT is(pg_temp.explained('SELECT s, max(v) FROM gg GROUP BY s ORDER BY 2 DESC LIMIT 5',
                             'Custom Plan Provider'), NULL, 'max of a float stays with PostgreSQL');
 
--- pages written since the VACUUM are read on the CPU; their groups join the GPU's
+-- pages written since the VACUUM are grouped on the GPU too, their tuples'
+-- visibility decided on the CPU
 UPDATE gg SET b = b + 1, s = s + 1 WHERE id % 1000 = 0;
 SELECT is(pg_temp.same_on_gpu('SELECT b, count(*) AS n, sum(s), max(a) FROM gg GROUP BY b ORDER BY n DESC, b LIMIT 10', true),
-          'same', 'pages after writes: the CPU''s groups merged into the GPU''s');
+          'same', 'pages after writes: grouped on the GPU');
 SELECT is(pg_temp.same_on_gpu('SELECT s, flag, count(*) AS n FROM gg GROUP BY s, flag ORDER BY n, s, flag LIMIT 10', true),
           'same', 'pages after writes: two grouping columns');
 

@@ -2,7 +2,7 @@
 -- share, included with \set pages_table NAME and \ir lib/pages.sql: their
 -- table NAME (300,000 rows with NULLs, NaN, -0, ties, text of every storage,
 -- a column added after the rows; frozen, so every page is all-visible), the
--- helpers of compare.sql, and same_on_gpu(q, cpu_pages).
+-- helpers of compare.sql, and same_on_gpu(q, not_all_visible).
 CREATE TABLE :"pages_table" AS
 SELECT i::int8 AS id,
        repeat('p', i % 37) AS pad,
@@ -31,20 +31,25 @@ VACUUM (FREEZE, ANALYZE) :"pages_table";
 
 \ir compare.sql
 
--- whether the GPU read pages of the query's table (and the CPU some, if
--- cpu_pages) and the answer is the one without gputopk
-CREATE FUNCTION pg_temp.same_on_gpu(q text, cpu_pages boolean DEFAULT false) RETURNS text
+-- whether the GPU read every page of the query's table (some not
+-- all-visible, their tuples' visibility decided on the CPU, if
+-- not_all_visible) and the answer is the one without gputopk
+CREATE FUNCTION pg_temp.same_on_gpu(q text, not_all_visible boolean DEFAULT false) RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE
   gpu text := pg_temp.explained(q, 'Pages Read on GPU');
   cpu text := pg_temp.explained(q, 'Pages Read on CPU');
+  checked text := pg_temp.explained(q, 'Pages Not All-Visible on GPU');
 BEGIN
   IF coalesce(gpu, '0') = '0' THEN
     RETURN 'no page read on the GPU: ' || coalesce(pg_temp.explained(q, 'Custom Plan Provider'),
                                                    'no custom scan');
   END IF;
-  IF cpu_pages AND cpu = '0' THEN
-    RETURN 'no page read on the CPU';
+  IF cpu <> '0' THEN
+    RETURN cpu || ' pages read on the CPU';
+  END IF;
+  IF not_all_visible AND coalesce(checked, '0') = '0' THEN
+    RETURN 'no page that is not all-visible read on the GPU';
   END IF;
   IF pg_temp.answer(q, true) IS DISTINCT FROM pg_temp.answer(q, false) THEN
     RETURN 'different answers';
