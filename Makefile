@@ -116,9 +116,11 @@ kernels/%.o: kernels/%.cu $(wildcard kernels/*.h kernels/*.cuh)
 # Test programs of the top-k engine (no PostgreSQL): test/engine/.
 ENGINE_CFLAGS = -O2 -g -Wall -Ikernels -Itest/engine
 ENGINE_HEADERS = $(wildcard kernels/*.h test/engine/*.h)
-ENGINE_TESTS = test/engine/test_cpu
+ENGINE_TESTS = test/engine/test_cpu test/engine/test_visibility
 test/engine/test_cpu: test/engine/test_cpu.c test/engine/testlib.c kernels/cpu_topk.c $(ENGINE_HEADERS)
 	$(CC) $(ENGINE_CFLAGS) -o $@ $(filter %.c,$^) -lm
+test/engine/test_visibility: test/engine/test_visibility.c $(ENGINE_HEADERS)
+	$(CC) $(ENGINE_CFLAGS) -o $@ $(filter %.c,$^)
 # The CPU backend's benchmark (bench/cpu_bench.c).
 bench/cpu_bench: bench/cpu_bench.c test/engine/testlib.c kernels/cpu_topk.c $(ENGINE_HEADERS)
 	$(CC) $(ENGINE_CFLAGS) -o $@ $(filter %.c,$^) -lm

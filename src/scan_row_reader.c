@@ -23,6 +23,23 @@
 #include "keys.h"
 #include "recent_buffers.h"
 #include "scan_row_reader.h"
+#include "tuple_visibility.h"
+
+StaticAssertDecl(offsetof(HeapTupleHeaderData, t_choice.t_heap.t_xmin) == TUPLE_XMIN_OFFSET &&
+				 offsetof(HeapTupleHeaderData, t_choice.t_heap.t_xmax) == TUPLE_XMAX_OFFSET &&
+				 offsetof(HeapTupleHeaderData, t_infomask) == TUPLE_INFOMASK_OFFSET,
+				 "tuple_visibility.h's offsets are the heap tuple header's");
+StaticAssertDecl(HEAP_XMAX_KEYSHR_LOCK == TUPLE_XMAX_KEYSHR_LOCK &&
+				 HEAP_XMAX_EXCL_LOCK == TUPLE_XMAX_EXCL_LOCK &&
+				 HEAP_XMAX_LOCK_ONLY == TUPLE_XMAX_LOCK_ONLY &&
+				 HEAP_XMIN_COMMITTED == TUPLE_XMIN_COMMITTED &&
+				 HEAP_XMIN_INVALID == TUPLE_XMIN_INVALID &&
+				 HEAP_XMAX_COMMITTED == TUPLE_XMAX_COMMITTED &&
+				 HEAP_XMAX_INVALID == TUPLE_XMAX_INVALID &&
+				 HEAP_XMAX_IS_MULTI == TUPLE_XMAX_IS_MULTI &&
+				 HEAP_LOCK_MASK == TUPLE_LOCK_MASK &&
+				 FirstNormalTransactionId == TUPLE_FIRST_NORMAL_XID,
+				 "tuple_visibility.h's bits are the heap tuple header's");
 
 /*
  * Whether a range table entry is a table the reader can read: a plain heap
@@ -44,6 +61,43 @@ scan_row_reader_can_read(RangeTblEntry *rte)
 	return heap;
 }
 
+static int
+xid_compare(const void *a, const void *b)
+{
+	uint32		x = *(const uint32 *) a;
+	uint32		y = *(const uint32 *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * What the scan's snapshot says of xids, for tuple_visibility (where it
+ * is an MVCC snapshot, not a historic one): its bounds and its xids in
+ * progress, top-level and subtransactions', sorted, in the current memory
+ * context.
+ */
+static void
+describe_snapshot(RowReader *reader)
+{
+	Snapshot	snapshot = reader->scan->rs_base.rs_snapshot;
+	TupleSnapshot *s = &reader->snapshot_xids;
+	uint32	   *xids;
+
+	reader->header_rules = snapshot->snapshot_type == SNAPSHOT_MVCC;
+	if (!reader->header_rules)
+		return;
+	s->xmin = snapshot->xmin;
+	s->xmax = snapshot->xmax;
+	s->complete = !snapshot->suboverflowed;
+	s->ninprogress = snapshot->xcnt + (uint32) Max(snapshot->subxcnt, 0);
+	xids = palloc(sizeof(uint32) * Max(s->ninprogress, 1));
+	memcpy(xids, snapshot->xip, sizeof(uint32) * snapshot->xcnt);
+	if (snapshot->subxcnt > 0)
+		memcpy(xids + snapshot->xcnt, snapshot->subxip, sizeof(uint32) * snapshot->subxcnt);
+	qsort(xids, s->ninprogress, sizeof(uint32), xid_compare);
+	s->inprogress = xids;
+}
+
 /*
  * Start reading the table, in this process alone or in parallel.  The scan
  * is made in the query's memory, not in a run's that GpuTopKAgg may drop
@@ -63,9 +117,10 @@ scan_row_reader_begin(RowReader *reader, Snapshot snapshot)
 	}
 	else
 		reader->scan = (HeapScanDesc) table_beginscan_strat(rel, snapshot, 0, NULL, true, false);
-	MemoryContextSwitchTo(old);
 	if (!(reader->scan->rs_base.rs_flags & SO_ALLOW_PAGEMODE))
 		elog(ERROR, "gputopk: the scan's snapshot is not an MVCC snapshot");
+	describe_snapshot(reader);
+	MemoryContextSwitchTo(old);
 	reader->next_block = 0;
 	reader->stream = NULL;
 	reader->streamed = InvalidBuffer;
@@ -199,8 +254,9 @@ readable_whole(Page page, Snapshot snapshot)
  * snapshot, into offsets (room for MaxHeapTuplesPerPage), and their count.
  * A page that is all-visible (every tuple on it visible to every snapshot)
  * needs no check per tuple; on another, each normal line pointer's tuple
- * is checked by the heap's own rules (HeapTupleSatisfiesVisibility, which
- * also sets hint bits), and *checked counts them.
+ * is checked, and *checked counts them: by its header where that settles
+ * it (tuple_visibility.h), else by the heap's own routine
+ * (HeapTupleSatisfiesVisibility, which also sets hint bits).
  */
 static int
 visible_offsets(RowReader *reader, Buffer buffer, BlockNumber block, Page page,
@@ -223,13 +279,22 @@ visible_offsets(RowReader *reader, Buffer buffer, BlockNumber block, Page page,
 			continue;
 		if (!all_visible)
 		{
-			tuple.t_tableOid = RelationGetRelid(rel);
-			tuple.t_data = (HeapTupleHeader) PageGetItem(page, item);
-			tuple.t_len = ItemIdGetLength(item);
-			ItemPointerSet(&tuple.t_self, block, off);
+			TupleVisibility settled = reader->header_rules ?
+				tuple_visibility((const uint8 *) PageGetItem(page, item), &reader->snapshot_xids) :
+				TUPLE_UNDECIDED;
+
 			(*checked)++;
-			if (!HeapTupleSatisfiesVisibility(&tuple, snapshot, buffer))
+			if (settled == TUPLE_INVISIBLE)
 				continue;
+			if (settled == TUPLE_UNDECIDED)
+			{
+				tuple.t_tableOid = RelationGetRelid(rel);
+				tuple.t_data = (HeapTupleHeader) PageGetItem(page, item);
+				tuple.t_len = ItemIdGetLength(item);
+				ItemPointerSet(&tuple.t_self, block, off);
+				if (!HeapTupleSatisfiesVisibility(&tuple, snapshot, buffer))
+					continue;
+			}
 		}
 		offsets[ntup++] = off;
 	}

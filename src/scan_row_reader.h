@@ -27,6 +27,7 @@
 #include "compat.h"
 #include "scan_filter_program.h"
 #include "topk.h"
+#include "tuple_visibility.h"
 
 typedef struct RowReader
 {
@@ -44,6 +45,9 @@ typedef struct RowReader
 	ReadStream *stream;			/* its blocks read ahead (17 and later), or NULL */
 	Buffer		streamed;		/* the stream's last block, pinned, not yet read */
 	HeapTupleData tuple;		/* the current row, on the scan's page */
+	/* the scan's snapshot for tuple headers, where header_rules */
+	bool		header_rules;
+	TupleSnapshot snapshot_xids;
 	/* the page being read: its visible rows are scan->rs_vistuples */
 	Page		page;
 	int			next_row;
