@@ -71,9 +71,9 @@ scan_driver_read_block(ScanDriver *driver, BlockNumber block)
 }
 
 /*
- * The table's blocks, the rest of this process's share: each to the GPU
- * where the page sink takes it, else read here.  Stops early, false, where
- * the GPU failed a job.
+ * The table's blocks, the rest of this process's share: each to the page
+ * sink where there is one, else read here.  Stops early, false, where the
+ * GPU failed a job.
  */
 static bool
 read_blocks(ScanDriver *driver, PageSink *pages, const ScanDriverRoutine *routine, void *arg)
@@ -125,7 +125,6 @@ start_over(ScanDriver *driver, PageSink *pages, const ScanDriverRoutine *routine
 
 	if (pages != NULL)
 		scan_page_sink_abandon(pages);
-	driver->pages = NULL;
 	/* the counts say what the answer was made of */
 	memcpy(driver->counters.counts, driver->counts_at_begin, sizeof(driver->counts_at_begin));
 	routine->start_over(arg);
@@ -146,14 +145,12 @@ scan_driver_run(ScanDriver *driver, PageSink *pages, const ScanDriverRoutine *ro
 
 	if (pages != NULL || driver->rows_to_gpu)
 		scan_row_reader_remember_blocks(&driver->reader);
-	driver->pages = pages;
 	while (!(read_blocks(driver, pages, routine, arg) &&
 			 routine->finish(arg, pages, &driver->page_stats)))
 	{
 		start_over(driver, pages, routine, arg);
 		pages = NULL;
 	}
-	driver->pages = NULL;
 	if (pages == NULL)
 		return false;
 	/* the pages the GPU read without the scan: the page cache held them */

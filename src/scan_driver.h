@@ -8,13 +8,13 @@
  *
  * A scan (GpuTopK, GpuTopKAgg, GpuTopKGroups) says only what a page read
  * on the CPU yields and what it does with the GPU's answers, through a
- * ScanDriverRoutine; the driver decides which pages go to the GPU (through
- * a page sink, scan_page_sink.h, by the visibility map) and which are read
- * here.  Under gputopk.device = auto a GPU job that fails, the page sink's
- * or one the scan feeds with its rows, leaves the scan to start over on
- * the CPU: the driver reads every block this process took again, under
- * the same snapshot, which shows the same rows, then goes on with the rest
- * of the table on the CPU alone.
+ * ScanDriverRoutine; with a page sink (scan_page_sink.h) the driver hands
+ * it every page, pinned with the line pointers of its visible tuples, else
+ * it reads the pages here.  Under gputopk.device = auto a GPU job that
+ * fails, the page sink's or one the scan feeds with its rows, leaves the
+ * scan to start over on the CPU: the driver reads every block this
+ * process took again, under the same snapshot, which shows the same rows,
+ * then goes on with the rest of the table on the CPU alone.
  *
  * The driver's functions of a parallel scan's shared memory are the
  * scan's CustomExecMethods of that memory; the memory holds the scan's
@@ -94,8 +94,6 @@ typedef struct ScanDriver
 	RowReader	reader;
 	/* the scan's counts, SCAN_DRIVER_COUNTS first; the scan counts its processes */
 	ScanCounters counters;
-	/* the page sink of the blocks being read, while the GPU has not failed it */
-	PageSink   *pages;
 	/* what the last run's page sink did, once it answered */
 	PageSinkStats page_stats;
 
@@ -138,8 +136,8 @@ extern void scan_driver_begin(ScanDriver *driver);
 extern void scan_driver_rows_to_gpu(ScanDriver *driver);
 
 /*
- * Read the rest of the table: the pages the sink takes (pages, or NULL)
- * to the GPU, the others to routine->read_page; then routine->finish.
+ * Read the rest of the table: every page to the page sink (pages), or
+ * without one (NULL) to routine->read_page; then routine->finish.
  * Where the GPU fails a job, start over on the CPU.  True where the page
  * sink answered (driver->page_stats), false where there was none or it
  * failed.

@@ -98,7 +98,6 @@ struct PageSink
 	size_t		next_returned;
 	size_t		returned_cap;
 	bool		reader_done;	/* the reader has no more blocks */
-
 };
 
 bool

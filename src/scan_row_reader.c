@@ -252,21 +252,20 @@ readable_whole(Page page, Snapshot snapshot)
 /*
  * The offsets of the tuples of the pinned, share-locked page visible to the
  * snapshot, into offsets (room for MaxHeapTuplesPerPage), and their count.
- * A page that is all-visible (every tuple on it visible to every snapshot)
- * needs no check per tuple; on another, each normal line pointer's tuple
+ * A page that is all_visible (readable_whole: every tuple on it visible to
+ * every snapshot) needs no check per tuple; on another, each normal line pointer's tuple
  * is checked, and *checked counts them: by its header where that settles
  * it (tuple_visibility.h), else by the heap's own routine
  * (HeapTupleSatisfiesVisibility, which also sets hint bits).
  */
 static int
 visible_offsets(RowReader *reader, Buffer buffer, BlockNumber block, Page page,
-				OffsetNumber *offsets, int *checked)
+				bool all_visible, OffsetNumber *offsets, int *checked)
 {
 	HeapScanDesc scan = reader->scan;
 	Relation	rel = scan->rs_base.rs_rd;
 	Snapshot	snapshot = scan->rs_base.rs_snapshot;
 	OffsetNumber lines = PageGetMaxOffsetNumber(page);
-	bool		all_visible = readable_whole(page, snapshot);
 	int			ntup = 0;
 
 	*checked = 0;
@@ -311,7 +310,9 @@ collect_visible(RowReader *reader, Buffer buffer, BlockNumber block, Page page)
 	HeapScanDesc scan = reader->scan;
 	int			checked;
 
-	scan->rs_ntuples = visible_offsets(reader, buffer, block, page, scan->rs_vistuples, &checked);
+	scan->rs_ntuples = visible_offsets(reader, buffer, block, page,
+									   readable_whole(page, scan->rs_base.rs_snapshot),
+									   scan->rs_vistuples, &checked);
 	LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
 	reader->page = page;
 }
@@ -427,7 +428,8 @@ scan_row_reader_pin(RowReader *reader, BlockNumber block, WholePage *whole)
 	{
 		OffsetNumber visible[MaxHeapTuplesPerPage];
 		int			checked;
-		int			n = visible_offsets(reader, buffer, block, page, visible, &checked);
+		int			n = visible_offsets(reader, buffer, block, page, whole->all_visible,
+										visible, &checked);
 
 		memset(whole->normal, 0, sizeof(whole->normal));
 		for (int i = 0; i < n; i++)
