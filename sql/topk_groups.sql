@@ -369,10 +369,13 @@ DROP TABLE gt;
 -- rows of groups in the answer, whose counts came out too low).  Planned
 -- with 4MB (16MB for 300,000 groups) and run with 4MB or 64kB in one
 -- process; in parallel plans with 4MB and 64kB.
-CREATE TABLE tg AS SELECT ((g::int8 * 7919) % 100000)::int AS a, (g / 100000) % 5 AS b
+-- (autovacuum off: its VACUUM would replan the statements prepared below under another work_mem)
+CREATE TABLE tg WITH (autovacuum_enabled = off) AS
+  SELECT ((g::int8 * 7919) % 100000)::int AS a, (g / 100000) % 5 AS b
   FROM generate_series(1, 1000000) g;
 ANALYZE tg;
-CREATE TABLE tg1 AS SELECT ((g::int8 * 7919) % 300000)::int AS a FROM generate_series(1, 1000000) g;
+CREATE TABLE tg1 WITH (autovacuum_enabled = off) AS
+  SELECT ((g::int8 * 7919) % 300000)::int AS a FROM generate_series(1, 1000000) g;
 ANALYZE tg1;
 -- how GpuTopKGroups ran q (or run, EXECUTE of q prepared), and how many of
 -- its rows PostgreSQL's answer lacks
