@@ -14,6 +14,22 @@
  * atomic add per line-pointer group into arrays of keys and TIDs, which the
  * engine's streamed top-k filters against its running cut.
  *
+ * On a page marked decide (not all-visible) each tuple's header is also
+ * read against the query's snapshot (tuple_visibility.h): a tuple it
+ * settles invisible is skipped, one it does not settle goes to the top-k
+ * marked GPU_HEAP_TID_UNDECIDED.  The page is read in place while writers
+ * may change its tuples' headers (xmax, hint bits; not the columns, not
+ * the line pointers the scan counted), each 16-byte word at its own
+ * moment, so a header copied may mix two moments.  After the copy the
+ * kernel reads the page's LSN again: where it is still the one the scan
+ * read under the page's share lock, no logged change to the page ended in
+ * between, and the header rules cannot be misled: a hint bit is set only
+ * after the change it speaks of ended (its xmax written, logged and
+ * committed), and a change still under way shows the rules either the old
+ * header or one without hint bits, which leaves the tuple to the CPU.
+ * Where the LSN moved, every tuple of the page goes to the CPU.  A copy
+ * in the page cache is the page at one LSN and needs no second look.
+ *
  * With a page cache, each page's slot is chosen on the host before the
  * kernel runs (cache_acquire): a current copy is read from device memory
  * instead of over the bus; a page without one is read over the bus and
@@ -39,6 +55,9 @@
 #include "gpu_resources.cuh"
 
 #define PAGE_THREADS 256
+
+/* a batch's counts: rows keyed, tuples read, settled, undecided */
+#define HEAP_COUNTS 4
 
 /* PostgreSQL's page and tuple layout */
 #define PAGE_LOWER 12			/* pd_lower: where the line pointers end */
@@ -142,7 +161,7 @@ struct GpuHeapReader
 	uint64_t   *tids;
 	size_t		tids_cap;
 	Span		kernel;			/* around the kernel */
-	unsigned long long *counts; /* keyed, read */
+	unsigned long long *counts; /* keyed, read, settled, undecided (HEAP_COUNTS) */
 	unsigned long long *host_counts;
 	int			key_width;
 	int			multiprocessors;
@@ -223,7 +242,8 @@ struct HeapRow
 /*
  * What the top-k's kernel does with a line pointer's row (tuple, or NULL
  * for none): the key of a row that passes goes, with its TID, into arrays
- * compacted by a block-wide scan; counts[0] gets their number.  Every
+ * compacted by a block-wide scan; counts[0] gets their number, counts[3]
+ * that of those whose visibility is left to the CPU (undecided).  Every
  * thread of the block calls it at once.
  */
 template <typename K>
@@ -241,7 +261,7 @@ struct TopkRows
 	unsigned long long *counts;
 
 	__device__ void row(Shared &shared, const GpuHeapQuery *q, const uint8_t *tuple,
-						uint32_t block, int line, ProgramState *state) const
+						uint32_t block, int line, bool undecided, ProgramState *state) const
 	{
 		uint64_t	key = 0;
 		uint32_t	pass = tuple != NULL &&
@@ -256,7 +276,10 @@ struct TopkRows
 		if (pass)
 		{
 			keys[shared.base + offset] = (K) key;
-			tids[shared.base + offset] = (uint64_t) block << 16 | (uint64_t) (line + 1);
+			tids[shared.base + offset] = (uint64_t) block << 16 | (uint64_t) (line + 1) |
+				(undecided ? GPU_HEAP_TID_UNDECIDED : 0);
+			if (undecided)
+				atomicAdd(&counts[3], 1ull);
 		}
 		__syncthreads();
 	}
@@ -265,7 +288,8 @@ struct TopkRows
 /*
  * What the grouped kernel does with a row: one that passes goes to its
  * group.  counts[0] gets the rows that pass, and groups.ngroups the groups
- * made, a warp's at a time.
+ * made, a warp's at a time.  A groups job's pages are never marked decide:
+ * no row of it is undecided.
  */
 struct GroupRows
 {
@@ -277,7 +301,7 @@ struct GroupRows
 	unsigned long long *counts;
 
 	__device__ void row(Shared &shared, const GpuHeapQuery *q, const uint8_t *tuple,
-						uint32_t block, int line, ProgramState *state) const
+						uint32_t block, int line, bool undecided, ProgramState *state) const
 	{
 		bool		pass = false;
 		bool		made;
@@ -291,9 +315,24 @@ struct GroupRows
 };
 
 /*
- * Every page's rows, each normal line pointer's to rows.row (and every
- * other line pointer's as NULL, so that a block's threads call it
- * together); counts[1] gets the tuples read.
+ * Whether the page read in place at from still has the LSN lsn, read again
+ * after the block's copy of it (see the header comment).
+ */
+static __device__ bool
+lsn_unchanged(const uint4 *from, uint64_t lsn)
+{
+	const volatile uint32_t *header = (const volatile uint32_t *) from;
+
+	__threadfence_system();
+	return ((uint64_t) header[0] << 32 | header[1]) == lsn;
+}
+
+/*
+ * Every page's rows, each normal line pointer's visible or undecided
+ * tuple's to rows.row (and every other line pointer's as NULL, so that a
+ * block's threads call it together); counts[1] gets the tuples read that
+ * were not settled invisible, counts[2] the tuples of decide pages that
+ * their headers settled.
  */
 template <typename Rows>
 __global__ void
@@ -303,11 +342,15 @@ pages_kernel(const char *buffers, const GpuHeapPage *pages, size_t npages, uint4
 			 unsigned long long *counts)
 {
 	__shared__ typename Rows::Shared shared;
+	__shared__ bool settles;	/* whether the page's headers may settle visibility */
 	extern __shared__ uint4 page_words[];
 	const uint8_t *page = (const uint8_t *) page_words;
 	int			nwords = q->page_size / (int) sizeof(uint4);
 	ProgramState state;
+	TupleSnapshot snapshot = {q->snapshot.xmin, q->snapshot.xmax, q->snapshot.complete != 0,
+	q->snapshot.ninprogress, q->snapshot.inprogress};
 	unsigned long long read = 0;
+	unsigned long long settled = 0;
 
 	state.init(&q->program);
 	for (size_t p = blockIdx.x; p < npages; p += gridDim.x)
@@ -329,6 +372,12 @@ pages_kernel(const char *buffers, const GpuHeapPage *pages, size_t npages, uint4
 				copy[i] = word;
 		}
 		__syncthreads();
+		if (d.decide)
+		{
+			if (threadIdx.x == 0)
+				settles = from == copy || lsn_unchanged(from, d.lsn);
+			__syncthreads();
+		}
 		/* an unpinned page's copy is the page: all its line pointers (pd_lower) */
 		if (d.buffer == GPU_HEAP_UNPINNED)
 			lines = ((int) *(const uint16_t *) (page + PAGE_LOWER) - PAGE_HEADER_BYTES) / 4;
@@ -339,6 +388,7 @@ pages_kernel(const char *buffers, const GpuHeapPage *pages, size_t npages, uint4
 		{
 			int			line = first + threadIdx.x;
 			const uint8_t *tuple = NULL;
+			TupleVisibility visibility = TUPLE_VISIBLE;
 
 			if (line < lines)
 			{
@@ -346,18 +396,25 @@ pages_kernel(const char *buffers, const GpuHeapPage *pages, size_t npages, uint4
 
 				if (((item >> 15) & 3) == LP_NORMAL &&
 					(!d.masked || (d.normal[line >> 5] >> (line & 31)) & 1))
-				{
-					read++;
 					tuple = page + (item & 0x7FFF);
-				}
 			}
-			rows.row(shared, q, tuple, d.block, line, &state);
+			if (tuple != NULL && d.decide)
+			{
+				visibility = settles ? tuple_visibility(tuple, &snapshot) : TUPLE_UNDECIDED;
+				settled += visibility != TUPLE_UNDECIDED;
+				if (visibility == TUPLE_INVISIBLE)
+					tuple = NULL;
+			}
+			read += tuple != NULL;
+			rows.row(shared, q, tuple, d.block, line, visibility == TUPLE_UNDECIDED, &state);
 		}
 		/* the page's words are read: the next page may replace them */
 		__syncthreads();
 	}
 	if (read > 0)
 		atomicAdd(&counts[1], read);
+	if (settled > 0)
+		atomicAdd(&counts[2], settled);
 }
 
 static GpuStatus
@@ -369,8 +426,9 @@ reader_init(GpuHeapReader *r)
 	GPU_CHECK(cudaDeviceGetAttribute(&r->multiprocessors, cudaDevAttrMultiProcessorCount, device),
 			  "Finding the device's multiprocessors");
 	GPU_CHECK(cudaMalloc(&r->query, sizeof(GpuHeapQuery)), "Allocating device memory");
-	GPU_CHECK(cudaMalloc(&r->counts, 2 * sizeof(unsigned long long)), "Allocating device memory");
-	GPU_CHECK(cudaMallocHost(&r->host_counts, 2 * sizeof(unsigned long long)),
+	GPU_CHECK(cudaMalloc(&r->counts, HEAP_COUNTS * sizeof(unsigned long long)),
+			  "Allocating device memory");
+	GPU_CHECK(cudaMallocHost(&r->host_counts, HEAP_COUNTS * sizeof(unsigned long long)),
 			  "Allocating pinned host memory");
 	return span_create(&r->kernel);
 }
@@ -712,12 +770,13 @@ read_batch(GpuHeapReader *r, GpuPageCache *cache, const char *buffers, const Gpu
 		GPU_CHECK(cudaMemcpyAsync(r->slots, r->host_slots.data(), n * sizeof(uint32_t),
 								  cudaMemcpyHostToDevice, cudaStreamPerThread),
 				  "Copying page descriptions");
-	GPU_CHECK(cudaMemsetAsync(r->counts, 0, 2 * sizeof(unsigned long long), cudaStreamPerThread),
+	GPU_CHECK(cudaMemsetAsync(r->counts, 0, HEAP_COUNTS * sizeof(unsigned long long),
+							  cudaStreamPerThread),
 			  "Clearing a batch's counts");
 	GPU_CHECK(cudaEventRecord(r->kernel.begun, cudaStreamPerThread), "Recording an event");
 	GPU_TRY(launch_pages_kernel(r, cache, buffers, n, groups));
 	GPU_CHECK(cudaEventRecord(r->kernel.ended, cudaStreamPerThread), "Recording an event");
-	GPU_CHECK(cudaMemcpyAsync(r->host_counts, r->counts, 2 * sizeof(unsigned long long),
+	GPU_CHECK(cudaMemcpyAsync(r->host_counts, r->counts, HEAP_COUNTS * sizeof(unsigned long long),
 							  cudaMemcpyDeviceToHost, cudaStreamPerThread),
 			  "Copying a batch's counts");
 	GPU_CHECK(cudaStreamSynchronize(cudaStreamPerThread), "Reading heap pages");
@@ -791,6 +850,8 @@ read_pages(GpuHeapReader *r, GpuPageCache *cache, const char *buffers, GpuHeapPa
 		return GPU_OK;
 	counts->rows_keyed += r->host_counts[0];
 	counts->rows_read += r->host_counts[1];
+	counts->rows_settled += r->host_counts[2];
+	counts->rows_undecided += r->host_counts[3];
 	return GPU_OK;
 }
 

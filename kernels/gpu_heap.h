@@ -8,12 +8,15 @@
  * The GPU service registers shared_buffers with CUDA, mapped, so that a
  * kernel reads a page where it is, over the bus, without a copy by the
  * CPU.  A scan process pins the pages it hands over and keeps them pinned
- * until the batch is read; it hands over only pages whose every tuple is
- * visible to every snapshot (all-visible) and whose line pointers up to
- * lines cannot change while pinned, or whose normal line pointers the scan
- * listed (see src/scan_row_reader.c), so the kernel needs no visibility
- * check.  Each row is known to the top-k by its
- * TID, block << 16 | offset.
+ * until the batch is read.  On an all-visible page every tuple is visible
+ * to every snapshot; on another the scan either listed the line pointers
+ * of the tuples visible to its snapshot, or (a top-k's page marked
+ * decide) the kernel decides each tuple by its header and the query's
+ * snapshot (tuple_visibility.h), and a row whose header does not settle
+ * it goes to the top-k with GPU_HEAP_TID_UNDECIDED in its TID, for the
+ * CPU to decide.  Line pointers up to lines cannot change while pinned,
+ * or the scan listed the normal ones (see src/scan_row_reader.c).  Each
+ * row is known to the top-k by its TID, block << 16 | offset.
  *
  * Like the rest of kernels/: no PostgreSQL headers, GpuStatus results.  A
  * reader is used by one thread at a time, with its device current.
@@ -25,6 +28,7 @@
 #include "gpu_groups.h"
 #include "gpu_program.h"
 #include "gpu_topk.h"
+#include "tuple_visibility.h"
 
 #ifdef __cplusplus
 extern "C"
@@ -33,6 +37,22 @@ extern "C"
 
 /* the most attributes a query reads up to; a query beyond stays on the CPU */
 #define GPU_HEAP_MAX_ATTRS 64
+
+/* the most in-progress xids a query's snapshot carries; beyond, it carries none */
+#define GPU_HEAP_MAX_XIDS 512
+
+/* a TID's bit (in its offset) for a row whose visibility the GPU left to the CPU */
+#define GPU_HEAP_TID_UNDECIDED 0x8000
+
+/* the query's MVCC snapshot, for pages marked decide (a TupleSnapshot) */
+typedef struct GpuHeapSnapshot
+{
+	uint32_t	xmin;
+	uint32_t	xmax;
+	uint32_t	complete;		/* whether inprogress holds all between */
+	uint32_t	ninprogress;
+	uint32_t	inprogress[GPU_HEAP_MAX_XIDS];	/* sorted */
+} GpuHeapSnapshot;
 
 /* a table attribute as the tuple holds it */
 typedef struct GpuHeapAttr
@@ -52,6 +72,7 @@ typedef struct GpuHeapQuery
 	/* the filter and the key over a tuple's columns (attno) */
 	GpuRowProgram program;
 	uint32_t	relation[3];	/* the table's tablespace, database and relfilenode */
+	GpuHeapSnapshot snapshot;
 } GpuHeapQuery;
 
 /* words of a page's mask of line pointers: enough for 8 kB pages */
@@ -71,6 +92,8 @@ typedef struct GpuHeapPage
 	uint32_t	lines;			/* line pointers 1 to lines are read, */
 	uint32_t	masked;			/* if not 0, only those with their bit in normal */
 	uint32_t	normal[GPU_HEAP_MASK_WORDS];	/* bit i - 1: line pointer i */
+	uint32_t	decide;			/* if not 0, the kernel decides visibility (a
+								 * top-k's page, not all-visible, lsn not 0) */
 	uint64_t	lsn;			/* the page's LSN where every change to its tuples
 								 * and line pointers sets it (WAL-logged), else 0 */
 	uint64_t	vm_lsn;			/* the LSN of its visibility map page, read before
@@ -108,6 +131,8 @@ typedef struct GpuHeapCounts
 	uint64_t	rows_keyed;		/* rows that passed the filter */
 	uint64_t	pages_cached;	/* pages read from the cache's copies, */
 	uint64_t	pages_unpinned; /* of those, pages the scan did not read */
+	uint64_t	rows_settled;	/* tuples of decide pages their headers settled */
+	uint64_t	rows_undecided; /* rows that passed, left to the CPU */
 	double		kernel_ms;		/* device time */
 } GpuHeapCounts;
 

@@ -159,6 +159,8 @@ scan_driver_run(ScanDriver *driver, PageSink *pages, const ScanDriverRoutine *ro
 	counts[SCAN_COUNT_GPU_UNPINNED_PAGES] += driver->page_stats.pages_unpinned;
 	counts[SCAN_COUNT_GPU_PAGES] += driver->page_stats.pages_unpinned;
 	counts[SCAN_COUNT_PAGES_READ] += driver->page_stats.pages_unpinned;
+	counts[SCAN_COUNT_GPU_SETTLED] += driver->page_stats.rows_settled;
+	counts[SCAN_COUNT_GPU_UNDECIDED] += driver->page_stats.rows_undecided;
 	return true;
 }
 
@@ -189,6 +191,13 @@ scan_driver_explain_pages(const uint64 *counts, double scan_ms, ExplainState *es
 	{
 		ExplainPropertyUInteger("Pages Not All-Visible on GPU", NULL,
 								counts[SCAN_COUNT_GPU_CHECKED_PAGES], es);
+		if (counts[SCAN_COUNT_GPU_SETTLED] + counts[SCAN_COUNT_GPU_UNDECIDED] > 0)
+		{
+			ExplainPropertyUInteger("Tuples Settled on GPU", NULL,
+									counts[SCAN_COUNT_GPU_SETTLED], es);
+			ExplainPropertyUInteger("Rows Undecided on GPU", NULL,
+									counts[SCAN_COUNT_GPU_UNDECIDED], es);
+		}
 		ExplainPropertyUInteger("Tuples Checked on CPU", NULL, counts[SCAN_COUNT_TUPLES_CHECKED], es);
 	}
 	if (es->timing && scan_ms > 0)

@@ -43,8 +43,10 @@ typedef enum ScanDriverCount
 	SCAN_COUNT_GPU_PAGES,		/* of those, read on the GPU in place */
 	SCAN_COUNT_GPU_CACHED_PAGES,	/* of those, from the GPU's page cache */
 	SCAN_COUNT_GPU_UNPINNED_PAGES,	/* of those, not read by the scan */
-	SCAN_COUNT_GPU_CHECKED_PAGES,	/* of those, not all-visible: their */
-	SCAN_COUNT_TUPLES_CHECKED,	/* tuples' visibility decided on the CPU */
+	SCAN_COUNT_GPU_CHECKED_PAGES,	/* of those, not all-visible */
+	SCAN_COUNT_TUPLES_CHECKED,	/* tuples whose visibility the CPU decided */
+	SCAN_COUNT_GPU_SETTLED,		/* tuples whose visibility the GPU settled */
+	SCAN_COUNT_GPU_UNDECIDED,	/* rows that passed it left to the CPU */
 	SCAN_COUNT_ROWS_SCANNED,	/* the visible tuples of the pages read */
 	SCAN_DRIVER_COUNTS
 } ScanDriverCount;

@@ -199,12 +199,35 @@ batch_pins(void)
 }
 
 /*
+ * The reader's snapshot for the GPU, where it may decide the visibility of
+ * tuples by their headers (kernels/tuple_visibility.h): an MVCC snapshot
+ * not taken in recovery.  A list of xids in progress too long for the
+ * query is not sent; the xids it would name are left to the CPU.
+ */
+static bool
+describe_snapshot(const RowReader *reader, GpuHeapSnapshot *out)
+{
+	const TupleSnapshot *s = &reader->snapshot_xids;
+
+	if (!reader->header_rules || reader->scan->rs_base.rs_snapshot->takenDuringRecovery)
+		return false;
+	out->xmin = s->xmin;
+	out->xmax = s->xmax;
+	out->complete = s->complete && s->ninprogress <= GPU_HEAP_MAX_XIDS;
+	out->ninprogress = out->complete ? s->ninprogress : 0;
+	memcpy(out->inprogress, s->inprogress, sizeof(uint32) * out->ninprogress);
+	return true;
+}
+
+/*
  * A sink whose job spec describes, for the program and (a groups job) the
- * groups; NULL where the GPU cannot read the table's pages.
+ * groups; NULL where the GPU cannot read the table's pages.  Where the
+ * GPU decides (a top-k's job), it gets the snapshot, and the reader pins
+ * pages that are not all-visible for it to decide their tuples.
  */
 static PageSink *
 create_sink(RowReader *reader, const GpuProgramSource *program, ServiceJobSpec *spec,
-			const GpuGroupsSpec *groups, uint64 expected_groups)
+			const GpuGroupsSpec *groups, uint64 expected_groups, bool gpu_decides)
 {
 	Relation	rel = reader->rel;
 	GpuProgramSource source = *program;
@@ -236,6 +259,7 @@ create_sink(RowReader *reader, const GpuProgramSource *program, ServiceJobSpec *
 		request.expected_groups = expected_groups;
 		spec->record_bytes = GPU_GROUPS_HEADER_BYTES + groups->cell_bytes;
 	}
+	gpu_decides = gpu_decides && describe_snapshot(reader, &request.query.snapshot);
 
 	/* released with the current memory context, errors included (service_client.h) */
 	sink = palloc0(sizeof(PageSink));
@@ -257,6 +281,7 @@ create_sink(RowReader *reader, const GpuProgramSource *program, ServiceJobSpec *
 	sink->vm_first = InvalidBlockNumber;
 	/* the blocks to read again on the CPU if the GPU fails the job */
 	scan_row_reader_remember_blocks(reader);
+	reader->gpu_decides = gpu_decides;
 	return sink;
 }
 
@@ -271,7 +296,7 @@ scan_page_sink_create(RowReader *reader, const GpuProgramSource *program, uint64
 		.algorithm = (GpuTopkAlgorithm) gputopk_algorithm,
 	};
 
-	return create_sink(reader, program, &spec, NULL, 0);
+	return create_sink(reader, program, &spec, NULL, 0, true);
 }
 
 PageSink *
@@ -289,7 +314,7 @@ scan_page_sink_create_groups(RowReader *reader, const GpuGroupsSpec *groups,
 		.filter = reader->filter,
 	};
 
-	return create_sink(reader, &program, &spec, groups, expected_groups);
+	return create_sink(reader, &program, &spec, groups, expected_groups, false);
 }
 
 static void
@@ -460,6 +485,7 @@ scan_page_sink_add(PageSink *sink, BlockNumber block, const WholePage *whole)
 	page->block = block;
 	page->lines = whole->lines;
 	page->masked = whole->masked;
+	page->decide = whole->decide;
 	page->lsn = whole->lsn;
 	/* a copy of a page that is not all-visible must never stand for an unpinned one */
 	page->vm_lsn = page->lsn != InvalidXLogRecPtr && whole->all_visible ?
@@ -508,6 +534,8 @@ finish_job(PageSink *sink, ScanGpuStats *gpu, PageSinkStats *stats)
 	stats->rows_keyed += service_job_stats(sink->job)->rows_keyed;
 	stats->pages_cached += service_job_stats(sink->job)->pages_cached;
 	stats->pages_unpinned += service_job_stats(sink->job)->pages_unpinned;
+	stats->rows_settled += service_job_stats(sink->job)->rows_settled;
+	stats->rows_undecided += service_job_stats(sink->job)->rows_undecided;
 	stats->plan = service_job_stats(sink->job)->plan;
 	stats->groups += service_job_stats(sink->job)->groups;
 	service_job_release(sink->job);

@@ -7,7 +7,12 @@
  *
  * The scan pins each block (scan_row_reader_pin), with the line pointers
  * of the tuples visible to its snapshot, and the page goes into the sink.
- * The answer is the best rows of the sink's pages, known by their TIDs.
+ * A top-k's job gets the snapshot too: its pages that are not all-visible
+ * go with their normal line pointers, and the GPU decides their tuples'
+ * visibility where their headers settle it.  The answer is the best rows
+ * of the sink's pages, known by their TIDs; in a top-k's, a TID with
+ * GPU_HEAP_TID_UNDECIDED is a row the CPU must decide
+ * (scan_row_reader_settle_tids).
  * Everything is released with the memory context that was current at
  * scan_page_sink_create, errors included.
  *
@@ -36,6 +41,8 @@ typedef struct PageSinkStats
 	uint64		rows_keyed;		/* rows that passed the filter */
 	uint64		pages_cached;	/* pages read from the GPU's page cache, */
 	uint64		pages_unpinned; /* of them those the scan did not read */
+	uint64		rows_settled;	/* tuples whose visibility the GPU settled */
+	uint64		rows_undecided; /* rows that passed it left to the CPU */
 	GpuTopkPlan plan;			/* the top-k's last selection */
 	uint64		groups;			/* a groups job's groups */
 } PageSinkStats;

@@ -20,6 +20,7 @@
 #include "utils/rel.h"
 
 #include "compat.h"
+#include "gpu_heap.h"
 #include "keys.h"
 #include "recent_buffers.h"
 #include "scan_row_reader.h"
@@ -126,6 +127,7 @@ scan_row_reader_begin(RowReader *reader, Snapshot snapshot)
 	reader->streamed = InvalidBuffer;
 	reader->next_row = 0;
 	reader->tuple.t_tableOid = RelationGetRelid(rel);
+	reader->gpu_decides = false;
 	reader->remember_blocks = false;
 	reader->taken = NULL;
 	reader->ntaken = reader->taken_cap = 0;
@@ -402,10 +404,13 @@ scan_row_reader_can_read_whole(RowReader *reader)
  * it: whole gets the pin, for the caller to release, and the line pointers
  * to read, and the reader has no rows for it.  On an all-visible page those
  * are its normal line pointers; on another, the ones whose tuples are
- * visible to the snapshot, decided here under the page's share lock.  The
- * pin keeps them where they are: pruning moves tuples only under a cleanup
- * lock, which waits for every pin to go, and a tuple visible to the
- * snapshot stays so, and is not removed, while the snapshot is held.
+ * visible to the snapshot, decided here under the page's share lock, or,
+ * where the reader's GPU decides (gpu_decides) and every change to the
+ * page is WAL-logged (its LSN moves), its normal ones, the page marked
+ * decide (kernels/gpu_heap.h).  The pin keeps them where they are: pruning
+ * moves tuples only under a cleanup lock, which waits for every pin to go,
+ * and a tuple visible to the snapshot stays so, and is not removed, while
+ * the snapshot is held.
  */
 void
 scan_row_reader_pin(RowReader *reader, BlockNumber block, WholePage *whole)
@@ -422,14 +427,15 @@ scan_row_reader_pin(RowReader *reader, BlockNumber block, WholePage *whole)
 	whole->lsn = RelationNeedsWAL(reader->rel) ? BufferGetLSNAtomic(buffer) :
 		InvalidXLogRecPtr;
 	whole->all_visible = readable_whole(page, reader->scan->rs_base.rs_snapshot);
+	whole->decide = reader->gpu_decides && !whole->all_visible && whole->lsn != InvalidXLogRecPtr;
 	whole->checked = 0;
-	whole->masked = !whole->all_visible || PageHasFreeLinePointers(page);
+	whole->masked = (!whole->all_visible && !whole->decide) || PageHasFreeLinePointers(page);
 	if (whole->masked)
 	{
 		OffsetNumber visible[MaxHeapTuplesPerPage];
 		int			checked;
-		int			n = visible_offsets(reader, buffer, block, page, whole->all_visible,
-										visible, &checked);
+		int			n = visible_offsets(reader, buffer, block, page,
+										whole->all_visible || whole->decide, visible, &checked);
 
 		memset(whole->normal, 0, sizeof(whole->normal));
 		for (int i = 0; i < n; i++)
@@ -459,12 +465,69 @@ scan_row_reader_eval(RowReader *reader, ExprState *expr, bool *isnull)
 }
 
 /*
+ * The rows of a top-k answer whose visibility the GPU left to the CPU (refs
+ * with GPU_HEAP_TID_UNDECIDED), decided by the heap's own routine under
+ * their pages' share locks: those not visible to the snapshot are taken
+ * out of the answer, the others keep their place without the bit.  Returns
+ * how many were taken out; *checked gets how many were decided.
+ */
+size_t
+scan_row_reader_settle_tids(RowReader *reader, Snapshot snapshot, TopkResult *result,
+							uint64 *checked)
+{
+	Relation	rel = reader->rel;
+	HeapTupleData tuple;
+	size_t		kept = 0;
+	size_t		removed;
+
+	*checked = 0;
+	tuple.t_tableOid = RelationGetRelid(rel);
+	for (size_t i = 0; i < result->count; i++)
+	{
+		TopkItem	item = result->items[i];
+		BlockNumber block = (BlockNumber) (item.ref >> 16);
+		OffsetNumber off = (OffsetNumber) (item.ref & ~(uint64) GPU_HEAP_TID_UNDECIDED & 0xFFFF);
+		bool		visible = true;
+
+		if (item.ref & GPU_HEAP_TID_UNDECIDED)
+		{
+			Buffer		buffer;
+			Page		page;
+			ItemId		line;
+
+			CHECK_FOR_INTERRUPTS();
+			(*checked)++;
+			buffer = ReadBufferExtended(rel, MAIN_FORKNUM, block, RBM_NORMAL, NULL);
+			LockBuffer(buffer, BUFFER_LOCK_SHARE);
+			page = BufferGetPage(buffer);
+			line = PageGetItemId(page, off);
+			/* pruned since (an aborted insert): in its place, if any, a later one */
+			visible = off <= PageGetMaxOffsetNumber(page) && ItemIdIsNormal(line);
+			if (visible)
+			{
+				tuple.t_data = (HeapTupleHeader) PageGetItem(page, line);
+				tuple.t_len = ItemIdGetLength(line);
+				ItemPointerSet(&tuple.t_self, block, off);
+				visible = HeapTupleSatisfiesVisibility(&tuple, snapshot, buffer);
+			}
+			UnlockReleaseBuffer(buffer);
+			item.ref = (uint64) block << 16 | off;
+		}
+		if (visible)
+			result->items[kept++] = item;
+	}
+	removed = result->count - kept;
+	result->count = kept;
+	return removed;
+}
+
+/*
  * The rows of a top-k answer whose refs are TIDs (block << 16 | offset),
  * which pages read on the GPU gave, each in reader->tuple and table_slot
  * while keep(arg) runs, in TID order.  The rows were visible to the
- * snapshot when the scan read their pages (all-visible, or checked one by
- * one), so they stay visible, and where they are, while it is held; both
- * are checked.
+ * snapshot when the scan read their pages (all-visible, checked one by
+ * one, settled on the GPU or by scan_row_reader_settle_tids), so they stay
+ * visible, and where they are, while it is held; both are checked.
  */
 void
 scan_row_reader_fetch_tids(RowReader *reader, Snapshot snapshot, const TopkResult *result,

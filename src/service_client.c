@@ -704,6 +704,8 @@ first_chunk(ServiceJob *job, uint64 *rows)
 	job->stats.rows_read = slot->rows_read;
 	job->stats.rows_keyed = slot->rows_keyed;
 	job->stats.pages_cached = slot->pages_cached;
+	job->stats.rows_settled = slot->rows_settled;
+	job->stats.rows_undecided = slot->rows_undecided;
 	job->stats.pages_unpinned = slot->pages_unpinned;
 	job->stats.groups = slot->groups;
 	*rows = slot->chunk_rows;

@@ -38,6 +38,8 @@ typedef struct ServiceJobStats
 	uint64		rows_keyed;		/* and rows that passed the filter, */
 	uint64		pages_cached;	/* and pages read from the GPU's page cache, */
 	uint64		pages_unpinned; /* of them those not pinned */
+	uint64		rows_settled;	/* tuples whose headers settled visibility on the GPU */
+	uint64		rows_undecided; /* rows that passed left to the backend */
 	uint64		groups;			/* a page groups job's: the groups found */
 } ServiceJobStats;
 

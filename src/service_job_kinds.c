@@ -184,6 +184,8 @@ report_pages(JobRun *run)
 	run->slot->rows_keyed = run->pages.rows_keyed;
 	run->slot->pages_cached = run->pages.pages_cached;
 	run->slot->pages_unpinned = run->pages.pages_unpinned;
+	run->slot->rows_settled = run->pages.rows_settled;
+	run->slot->rows_undecided = run->pages.rows_undecided;
 }
 
 /* A top-k's answer, of keys or of pages. */

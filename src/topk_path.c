@@ -299,8 +299,9 @@ gpu_pages_share(RelOptInfo *rel, List *private, bool all_compiled)
  * their pages read again (in block order) and their sort.  All of it happens before the first row.
  * A partial path's process does its share of the per-row work.  The
  * gpu_share of the pages that the GPU reads in place costs instead each
- * process's work per page, or the bus's where that is more, and on those
- * that are not all-visible by the statistics a visibility check per tuple.
+ * process's work per page, or the bus's where that is more, whether the
+ * pages are all-visible or not: the GPU decides the visibility of the
+ * others' tuples (scan_row_reader_pin).
  */
 static void
 cost_topk_path(PlannerInfo *root, RelOptInfo *rel, Path *path, QualCost where, double gpu_share)
@@ -318,7 +319,6 @@ cost_topk_path(PlannerInfo *root, RelOptInfo *rel, Path *path, QualCost where, d
 		 TOPK_PUSH_COST_FACTOR * cpu_operator_cost * rel->rows) * (1.0 - gpu_share) / divisor +
 		gpu_share * rel->pages * cpu_tuple_cost *
 		Max(TOPK_GPU_PAGE_CPU_COST_FACTOR / divisor, TOPK_GPU_PAGE_BUS_COST_FACTOR) +
-		gpu_share * (1.0 - rel->allvisfrac) * rel->tuples * cpu_operator_cost / divisor +
 		spc_seq_page_cost * Min(bound, rel->pages) +
 		topk_sort_cost(bound) + path->pathtarget->cost.per_tuple * bound;
 	/* each process returns at most its own bound's rows */
