@@ -28,7 +28,9 @@
  * committed), and a change still under way shows the rules either the old
  * header or one without hint bits, which leaves the tuple to the CPU.
  * Where the LSN moved, every tuple of the page goes to the CPU.  A copy
- * in the page cache is the page at one LSN and needs no second look.
+ * in the page cache is the page at one LSN and needs no second look; one
+ * whose tuples were left undecided is filled again at its next read, as
+ * hint bits set since may settle them.
  *
  * With a page cache, each page's slot is chosen on the host before the
  * kernel runs (cache_acquire): a current copy is read from device memory
@@ -124,6 +126,7 @@ struct SlotInfo
 	uint32_t	readers;		/* kernels reading or filling it */
 	uint8_t		state;			/* a SlotState */
 	bool		used;			/* read since the clock hand last passed */
+	bool		undecided;		/* read last for a decide page, it left tuples undecided */
 };
 
 /*
@@ -154,6 +157,9 @@ struct GpuHeapReader
 	uint32_t   *slots;			/* and each page's cache slot (SLOT_*) */
 	size_t		slots_cap;
 	std::vector<uint32_t> host_slots;
+	uint8_t    *undecided;		/* and whether it left tuples undecided */
+	size_t		undecided_cap;
+	std::vector<uint8_t> host_undecided;
 	std::vector<uint32_t> missed;	/* a batch's unpinned pages without a copy */
 	RelationKey relation;		/* the query's table */
 	uint64_t   *keys;			/* its rows' keys (of key_width bytes) and TIDs */
@@ -332,14 +338,15 @@ lsn_unchanged(const uint4 *from, uint64_t lsn)
  * tuple's to rows.row (and every other line pointer's as NULL, so that a
  * block's threads call it together); counts[1] gets the tuples read that
  * were not settled invisible, counts[2] the tuples of decide pages that
- * their headers settled.
+ * their headers settled, undecided[p] (cleared) 1 where page p left some
+ * undecided.
  */
 template <typename Rows>
 __global__ void
 __launch_bounds__(PAGE_THREADS)
 pages_kernel(const char *buffers, const GpuHeapPage *pages, size_t npages, uint4 *cache,
 			 const uint32_t *slots, const GpuHeapQuery *q, Rows rows,
-			 unsigned long long *counts)
+			 unsigned long long *counts, uint8_t *undecided)
 {
 	__shared__ typename Rows::Shared shared;
 	__shared__ bool settles;	/* whether the page's headers may settle visibility */
@@ -404,6 +411,8 @@ pages_kernel(const char *buffers, const GpuHeapPage *pages, size_t npages, uint4
 				settled += visibility != TUPLE_UNDECIDED;
 				if (visibility == TUPLE_INVISIBLE)
 					tuple = NULL;
+				if (visibility == TUPLE_UNDECIDED)
+					undecided[p] = 1;
 			}
 			read += tuple != NULL;
 			rows.row(shared, q, tuple, d.block, line, visibility == TUPLE_UNDECIDED, &state);
@@ -450,6 +459,7 @@ gpu_heap_reader_destroy(GpuHeapReader *r)
 	cudaFree(r->set_values);
 	cudaFree(r->pages);
 	cudaFree(r->slots);
+	cudaFree(r->undecided);
 	cudaFree(r->keys);
 	cudaFree(r->tids);
 	cudaFree(r->counts);
@@ -618,6 +628,10 @@ cache_acquire(GpuHeapReader *r, GpuPageCache *c, GpuHeapPage *pages, size_t n,
 				(unpinned ? page.vm_lsn != 0 && s.vm_lsn == page.vm_lsn :
 				 page.lsn != 0 && s.lsn == page.lsn);
 
+			/* a copy that left tuples undecided may lack hint bits set since */
+			if (page.decide && s.undecided)
+				current = false;
+
 			if (current)
 			{
 				slot = found;
@@ -659,9 +673,13 @@ cache_acquire(GpuHeapReader *r, GpuPageCache *c, GpuHeapPage *pages, size_t n,
 	return kept;
 }
 
-/* The kernel is done with the slots: filled ones are current, or free if it failed. */
+/*
+ * The kernel is done with the slots of pages: filled ones are current, or
+ * free if it failed; each notes whether its page, read as a decide page,
+ * left tuples undecided (r->host_undecided).
+ */
 static void
-cache_release(GpuHeapReader *r, GpuPageCache *c, size_t n, bool filled)
+cache_release(GpuHeapReader *r, GpuPageCache *c, const GpuHeapPage *pages, size_t n, bool filled)
 {
 	std::lock_guard<std::mutex> guard(c->lock);
 
@@ -674,6 +692,8 @@ cache_release(GpuHeapReader *r, GpuPageCache *c, size_t n, bool filled)
 			continue;
 		s = &c->info[slot & ~SLOT_FILL];
 		s->readers--;
+		if (filled && (pages[p].decide || (slot & SLOT_FILL)))
+			s->undecided = pages[p].decide && r->host_undecided[p];
 		if (!(slot & SLOT_FILL))
 			continue;
 		if (filled)
@@ -739,21 +759,21 @@ launch_pages_kernel(GpuHeapReader *r, GpuPageCache *cache, const char *buffers, 
 		GroupRows	rows = {gpu_groups_view(groups), r->counts};
 
 		pages_kernel<<<grid, PAGE_THREADS, r->page_size, cudaStreamPerThread>>>(
-			buffers, r->pages, n, slots, r->slots, r->query, rows, r->counts);
+			buffers, r->pages, n, slots, r->slots, r->query, rows, r->counts, r->undecided);
 	}
 	else if (r->key_width == 4)
 	{
 		TopkRows<uint32_t> rows = {(uint32_t *) r->keys, r->tids, r->counts};
 
 		pages_kernel<<<grid, PAGE_THREADS, r->page_size, cudaStreamPerThread>>>(
-			buffers, r->pages, n, slots, r->slots, r->query, rows, r->counts);
+			buffers, r->pages, n, slots, r->slots, r->query, rows, r->counts, r->undecided);
 	}
 	else
 	{
 		TopkRows<uint64_t> rows = {(uint64_t *) r->keys, r->tids, r->counts};
 
 		pages_kernel<<<grid, PAGE_THREADS, r->page_size, cudaStreamPerThread>>>(
-			buffers, r->pages, n, slots, r->slots, r->query, rows, r->counts);
+			buffers, r->pages, n, slots, r->slots, r->query, rows, r->counts, r->undecided);
 	}
 	GPU_CHECK(cudaGetLastError(), "Launching the heap page reader");
 	return GPU_OK;
@@ -770,6 +790,7 @@ read_batch(GpuHeapReader *r, GpuPageCache *cache, const char *buffers, const Gpu
 		GPU_CHECK(cudaMemcpyAsync(r->slots, r->host_slots.data(), n * sizeof(uint32_t),
 								  cudaMemcpyHostToDevice, cudaStreamPerThread),
 				  "Copying page descriptions");
+	GPU_CHECK(cudaMemsetAsync(r->undecided, 0, n, cudaStreamPerThread), "Clearing a batch's counts");
 	GPU_CHECK(cudaMemsetAsync(r->counts, 0, HEAP_COUNTS * sizeof(unsigned long long),
 							  cudaStreamPerThread),
 			  "Clearing a batch's counts");
@@ -779,6 +800,10 @@ read_batch(GpuHeapReader *r, GpuPageCache *cache, const char *buffers, const Gpu
 	GPU_CHECK(cudaMemcpyAsync(r->host_counts, r->counts, HEAP_COUNTS * sizeof(unsigned long long),
 							  cudaMemcpyDeviceToHost, cudaStreamPerThread),
 			  "Copying a batch's counts");
+	if (cache)
+		GPU_CHECK(cudaMemcpyAsync(r->host_undecided.data(), r->undecided, n,
+								  cudaMemcpyDeviceToHost, cudaStreamPerThread),
+				  "Copying a batch's counts");
 	GPU_CHECK(cudaStreamSynchronize(cudaStreamPerThread), "Reading heap pages");
 	GPU_TRY(span_add_ms(&r->kernel, kernel_ms));
 	return GPU_OK;
@@ -814,6 +839,7 @@ read_pages(GpuHeapReader *r, GpuPageCache *cache, const char *buffers, GpuHeapPa
 		return GPU_OK;
 	GPU_TRY(ensure((void **) &r->pages, &r->pages_cap, n, sizeof(GpuHeapPage)));
 	GPU_TRY(ensure((void **) &r->slots, &r->slots_cap, n, sizeof(uint32_t)));
+	GPU_TRY(ensure((void **) &r->undecided, &r->undecided_cap, n, sizeof(uint8_t)));
 	if (groups == NULL)
 	{
 		/* keys of up to 8 bytes */
@@ -827,7 +853,10 @@ read_pages(GpuHeapReader *r, GpuPageCache *cache, const char *buffers, GpuHeapPa
 		r->missed.clear();
 		r->missed.reserve(n);
 		if (cache)
+		{
 			r->host_slots.resize(n);
+			r->host_undecided.assign(n, 0);
+		}
 	}
 	catch (const std::bad_alloc &)
 	{
@@ -841,7 +870,7 @@ read_pages(GpuHeapReader *r, GpuPageCache *cache, const char *buffers, GpuHeapPa
 		if (status == GPU_OK)
 			status = read_batch(r, cache, buffers, pages, *kept, groups, &counts->kernel_ms);
 		if (cache)
-			cache_release(r, cache, *kept, status == GPU_OK);
+			cache_release(r, cache, pages, *kept, status == GPU_OK);
 	}
 	GPU_TRY(status);
 	memcpy(missed, r->missed.data(), r->missed.size() * sizeof(uint32_t));

@@ -105,7 +105,10 @@ typedef struct GpuHeapReader GpuHeapReader;
 /*
  * Copies of heap pages in device memory, shared by the readers of one
  * device (thread-safe).  A copy stands for its page while the page's
- * (relation, block, LSN) is the same: a page with LSN 0 is never kept.  It
+ * (relation, block, LSN) is the same: a page with LSN 0 is never kept.  For
+ * a page marked decide, only while its last read as one left no tuple
+ * undecided: hint bits set since (without moving the LSN) may settle them,
+ * so such a copy is filled again.  It
  * also stands for an unpinned page whose vm_lsn is the one it was filled
  * or last found current with (not 0): see src/scan_page_sink.c for why.
  * Slots are reused clock-wise, never while a kernel reads or fills them.

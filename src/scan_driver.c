@@ -148,7 +148,10 @@ scan_driver_run(ScanDriver *driver, PageSink *pages, const ScanDriverRoutine *ro
 	while (!(read_blocks(driver, pages, routine, arg) &&
 			 routine->finish(arg, pages, &driver->page_stats)))
 	{
+		bool		too_few_visible = pages != NULL && scan_page_sink_too_few_visible(pages);
+
 		start_over(driver, pages, routine, arg);
+		counts[SCAN_COUNT_VISIBILITY_RESCANS] += too_few_visible;
 		pages = NULL;
 	}
 	if (pages == NULL)
@@ -161,6 +164,7 @@ scan_driver_run(ScanDriver *driver, PageSink *pages, const ScanDriverRoutine *ro
 	counts[SCAN_COUNT_PAGES_READ] += driver->page_stats.pages_unpinned;
 	counts[SCAN_COUNT_GPU_SETTLED] += driver->page_stats.rows_settled;
 	counts[SCAN_COUNT_GPU_UNDECIDED] += driver->page_stats.rows_undecided;
+	counts[SCAN_COUNT_TUPLES_CHECKED] += driver->page_stats.tuples_checked;
 	return true;
 }
 
@@ -200,6 +204,9 @@ scan_driver_explain_pages(const uint64 *counts, double scan_ms, ExplainState *es
 		}
 		ExplainPropertyUInteger("Tuples Checked on CPU", NULL, counts[SCAN_COUNT_TUPLES_CHECKED], es);
 	}
+	if (counts[SCAN_COUNT_VISIBILITY_RESCANS] > 0)
+		ExplainPropertyUInteger("Rescans on CPU for Visibility", NULL,
+								counts[SCAN_COUNT_VISIBILITY_RESCANS], es);
 	if (es->timing && scan_ms > 0)
 	{
 		ExplainPropertyFloat("Read Rate", "MB/s",

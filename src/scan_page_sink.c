@@ -76,7 +76,11 @@
 struct PageSink
 {
 	ServiceJob *job;
+	RowReader  *reader;
 	Relation	rel;
+	uint64		k;				/* a top-k's rows asked for, */
+	uint64		gpu_k;			/* and those the GPU selects (see settle_answer) */
+	bool		too_few_visible;	/* its answer could not hold the best k */
 	GpuHeapPage *batch;			/* the buffer being filled */
 	size_t		nbatch;
 	size_t		batch_cap;
@@ -266,6 +270,7 @@ create_sink(RowReader *reader, const GpuProgramSource *program, ServiceJobSpec *
 	sink->job = device_start_job(spec, true);
 	if (sink->job == NULL)
 		return NULL;
+	sink->reader = reader;
 	sink->rel = rel;
 	sink->pins_cap = batch_pins();
 	sink->batch_cap = Min(SERVICE_HEAP_PAGES(service_buffer_bytes()), BATCH_UNPINNED_MAX);
@@ -285,18 +290,45 @@ create_sink(RowReader *reader, const GpuProgramSource *program, ServiceJobSpec *
 	return sink;
 }
 
+/*
+ * The rows the GPU selects beyond k where the table has pages that are not
+ * all-visible, whose rows it may leave undecided: a margin for those the
+ * CPU then finds invisible, so that they rarely leave too few
+ * (settle_answer).  None where k is every row the table can hold.
+ */
+static uint64
+undecided_margin(RowReader *reader, uint64 k)
+{
+	uint64		table_rows = (uint64) reader->scan->rs_nblocks * MaxHeapTuplesPerPage;
+	BlockNumber all_visible;
+
+	if (k >= table_rows)
+		return 0;
+	visibilitymap_count(reader->rel, &all_visible, NULL);
+	if (all_visible >= reader->scan->rs_nblocks)
+		return 0;
+	return Min(Min(Max(k / 8, 16), 4096), table_rows - k);
+}
+
 PageSink *
 scan_page_sink_create(RowReader *reader, const GpuProgramSource *program, uint64 k, TopkMode mode)
 {
+	uint64		gpu_k = k + undecided_margin(reader, k);
 	ServiceJobSpec spec = {
 		.kind = SERVICE_JOB_PAGES,
 		.key_width = key_width(program->key_type),
-		.k = k,
+		.k = gpu_k,
 		.mode = mode,
 		.algorithm = (GpuTopkAlgorithm) gputopk_algorithm,
 	};
+	PageSink   *sink = create_sink(reader, program, &spec, NULL, 0, true);
 
-	return create_sink(reader, program, &spec, NULL, 0, true);
+	if (sink != NULL)
+	{
+		sink->k = k;
+		sink->gpu_k = gpu_k;
+	}
+	return sink;
 }
 
 PageSink *
@@ -510,7 +542,13 @@ release_all_pins(PageSink *sink)
 bool
 scan_page_sink_failed(PageSink *sink)
 {
-	return service_job_failed(sink->job);
+	return service_job_failed(sink->job) || sink->too_few_visible;
+}
+
+bool
+scan_page_sink_too_few_visible(PageSink *sink)
+{
+	return sink->too_few_visible;
 }
 
 void
@@ -541,6 +579,28 @@ finish_job(PageSink *sink, ScanGpuStats *gpu, PageSinkStats *stats)
 	service_job_release(sink->job);
 }
 
+/*
+ * The rows of a top-k's answer that the GPU left undecided, decided
+ * (scan_row_reader_settle_tids); too_few_visible where too few of them
+ * were visible for the answer to hold the best k.  The GPU selected the
+ * best gpu_k of the rows visible or undecided, ties to the last key kept
+ * under TOPK_WITH_TIES: every visible row left out is worse than those.
+ * So the visible ones hold the best k where they are k or more, or where
+ * the GPU had fewer than gpu_k rows to select from.
+ */
+static void
+settle_answer(PageSink *sink, TopkResult *result, PageSinkStats *stats)
+{
+	uint64		selected = result->count;
+	uint64		checked;
+	size_t		removed;
+
+	removed = scan_row_reader_settle_tids(sink->reader, sink->reader->scan->rs_base.rs_snapshot,
+										  result, &checked);
+	stats->tuples_checked += checked;
+	sink->too_few_visible = removed > 0 && selected >= sink->gpu_k && result->count < sink->k;
+}
+
 void
 scan_page_sink_result(PageSink *sink, TopkResult *result, ScanGpuStats *gpu, PageSinkStats *stats)
 {
@@ -549,6 +609,8 @@ scan_page_sink_result(PageSink *sink, TopkResult *result, ScanGpuStats *gpu, Pag
 	service_job_topk_answer(sink->job, result);
 	release_all_pins(sink);
 	finish_job(sink, gpu, stats);
+	if (!service_job_failed(sink->job) && sink->reader->gpu_decides)
+		settle_answer(sink, result, stats);
 }
 
 void

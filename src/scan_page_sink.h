@@ -42,7 +42,8 @@ typedef struct PageSinkStats
 	uint64		pages_cached;	/* pages read from the GPU's page cache, */
 	uint64		pages_unpinned; /* of them those the scan did not read */
 	uint64		rows_settled;	/* tuples whose visibility the GPU settled */
-	uint64		rows_undecided; /* rows that passed it left to the CPU */
+	uint64		rows_undecided; /* rows that passed it left to the CPU, */
+	uint64		tuples_checked; /* of those, the answer's, decided on the CPU */
 	GpuTopkPlan plan;			/* the top-k's last selection */
 	uint64		groups;			/* a groups job's groups */
 } PageSinkStats;
@@ -89,19 +90,25 @@ extern BlockNumber scan_page_sink_next_block(PageSink *sink, RowReader *reader);
 extern void scan_page_sink_add(PageSink *sink, BlockNumber block, const WholePage *whole);
 
 /*
- * Whether the GPU failed the sink's job (under auto: service_client.h): the
- * pages it was to read must be read again on the CPU.  The reader keeps
- * the blocks a sink's scan takes (scan_row_reader_remember_blocks) for that.
+ * Whether the GPU failed the sink's job (under auto: service_client.h), or
+ * its answer could not hold the best k (too few of the rows the GPU left
+ * undecided were visible): the pages it was to read must be read again on
+ * the CPU.  The reader keeps the blocks a sink's scan takes
+ * (scan_row_reader_remember_blocks) for that.
  */
 extern bool scan_page_sink_failed(PageSink *sink);
+
+/* Whether the sink failed for the second reason only. */
+extern bool scan_page_sink_too_few_visible(PageSink *sink);
 
 /* After a failure: every pin, the job and the sink released. */
 extern void scan_page_sink_abandon(PageSink *sink);
 
 /*
  * The best rows of the pages, in the current memory context, refs being
- * TIDs (block << 16 | offset); the job's work is added to *gpu and *stats.
- * Every pin is released.
+ * TIDs (block << 16 | offset), every one visible to the snapshot (those
+ * the GPU left undecided are decided here); the job's work is added to
+ * *gpu and *stats.  Every pin is released.
  */
 extern void scan_page_sink_result(PageSink *sink, TopkResult *result, ScanGpuStats *gpu,
 								  PageSinkStats *stats);

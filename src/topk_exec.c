@@ -25,7 +25,6 @@
 #include "access/relscan.h"
 #include "access/stratnum.h"
 #include "access/tableam.h"
-#include "access/visibilitymap.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
@@ -334,9 +333,7 @@ typedef struct TableRun
 	KeySink    *sink;
 	uint64		keyed;			/* the rows keyed, the next one's ordinal */
 	TopkResult	result;			/* the key sink's answer */
-	uint64		gpu_k;			/* the rows the page sink selects, */
-	TopkResult	gpu_result;		/* and its answer */
-	bool		rescanned;		/* read again on the CPU for too few visible rows */
+	TopkResult	gpu_result;		/* the page sink's */
 } TableRun;
 
 /* A page read on the CPU: its qualifying rows keyed (a ScanDriverRoutine's read_page). */
@@ -355,28 +352,6 @@ key_job_failed(void *arg)
 }
 
 /*
- * The rows of the page sink's answer that the GPU left undecided, decided;
- * false where too few of them were visible for the answer to hold the best
- * rows.  The GPU selected the best gpu_k of the rows visible or undecided,
- * ties to the last key kept under TOPK_WITH_TIES: every visible row left
- * out is worse than those.  So the visible ones hold the best k where
- * they are k or more, or where the GPU had fewer than gpu_k rows to select.
- */
-static bool
-settle_gpu_answer(TableRun *run)
-{
-	TopkScanState *ts = run->ts;
-	uint64		selected = run->gpu_result.count;
-	uint64		checked;
-	size_t		removed = scan_row_reader_settle_tids(&ts->scan.reader,
-													  ts->css.ss.ps.state->es_snapshot,
-													  &run->gpu_result, &checked);
-
-	ts->scan.counters.counts[SCAN_COUNT_TUPLES_CHECKED] += checked;
-	return removed == 0 || selected < run->gpu_k || run->gpu_result.count >= run->k;
-}
-
-/*
  * The answers of the sinks, and their jobs given back; false where the GPU
  * failed a job (under auto), or left too few visible rows.
  */
@@ -389,14 +364,7 @@ take_answers(void *arg, PageSink *pages, PageSinkStats *stats)
 	topk_key_sink_result(run->sink, &run->result, &counters->gpu, &run->ts->algorithm);
 	if (pages != NULL)
 		scan_page_sink_result(pages, &run->gpu_result, &counters->gpu, stats);
-	if (topk_key_sink_failed(run->sink) || (pages != NULL && scan_page_sink_failed(pages)))
-		return false;
-	if (pages != NULL && !settle_gpu_answer(run))
-	{
-		run->rescanned = true;
-		return false;
-	}
-	return true;
+	return !topk_key_sink_failed(run->sink) && (pages == NULL || !scan_page_sink_failed(pages));
 }
 
 /*
@@ -546,24 +514,6 @@ sorted_refs(const TopkResult *result)
 }
 
 /*
- * The rows the GPU selects beyond k where the table has pages that are not
- * all-visible, whose rows it may leave undecided (scan_row_reader_pin): a
- * margin for those the CPU then finds invisible, so that they rarely
- * leave too few (settle_gpu_answer).
- */
-static uint64
-undecided_margin(TopkScanState *ts, uint64 k)
-{
-	Relation	rel = ts->css.ss.ss_currentRelation;
-	BlockNumber all_visible;
-
-	visibilitymap_count(rel, &all_visible, NULL);
-	if (all_visible >= ts->scan.reader.scan->rs_nblocks)
-		return 0;
-	return Min(Max(k / 8, 16), 4096);
-}
-
-/*
  * A sink for the pages the GPU can read in place, where the scan allows it
  * (scan_page_sink_create) and the GPU computes the key.  With a page sink
  * every page goes to the GPU (one GPU job per process), and the key sink,
@@ -600,14 +550,11 @@ select_from_table(TopkScanState *ts, instr_time *selected)
 	PageSink   *pages;
 	uint64	   *counts = ts->scan.counters.counts;
 	uint64	   *ordinals;
-	uint64		table_rows;
 
 	scan_driver_begin(&ts->scan);
 	/* a bound above the rows the table can hold is no bound */
-	table_rows = (uint64) ts->scan.reader.scan->rs_nblocks * MaxHeapTuplesPerPage;
-	run.k = Min(ts->bound, table_rows);
-	run.gpu_k = run.k < table_rows ? Min(run.k + undecided_margin(ts, run.k), table_rows) : run.k;
-	pages = create_page_sink(ts, run.gpu_k);
+	run.k = Min(ts->bound, (uint64) ts->scan.reader.scan->rs_nblocks * MaxHeapTuplesPerPage);
+	pages = create_page_sink(ts, run.k);
 	run.sink = topk_key_sink_create(key_width(ts->key_type), run.k, ts->mode,
 									(GpuTopkAlgorithm) gputopk_algorithm, pages == NULL);
 	if (run.sink->backend == BACKEND_GPU)
@@ -626,7 +573,6 @@ select_from_table(TopkScanState *ts, instr_time *selected)
 	}
 	else
 		ts->backend = run.sink->backend;
-	counts[TOPK_COUNT_VISIBILITY_RESCANS] += run.rescanned;
 	counts[TOPK_COUNT_ROWS_KEYED] += run.keyed;
 	INSTR_TIME_SET_CURRENT(*selected);
 	counts[TOPK_COUNT_CANDIDATES] += run.result.count + run.gpu_result.count;

@@ -188,9 +188,6 @@ topk_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	if (ts->scan.counters.gpu_processes > 0)
 		scan_gpu_stats_explain_shipped(&ts->scan.counters.gpu, es);
 	ExplainPropertyUInteger("Candidates", NULL, ts->scan.counters.counts[TOPK_COUNT_CANDIDATES], es);
-	if (ts->scan.counters.counts[TOPK_COUNT_VISIBILITY_RESCANS] > 0)
-		ExplainPropertyUInteger("Rescans on CPU for Visibility", NULL,
-								ts->scan.counters.counts[TOPK_COUNT_VISIBILITY_RESCANS], es);
 	if (es->timing)
 	{
 		ExplainPropertyFloat("Scan and Select Time", "ms", ts->scan_ms, 3, es);

@@ -27,8 +27,6 @@ typedef enum TopkCount
 {
 	TOPK_COUNT_ROWS_KEYED = SCAN_DRIVER_COUNTS,
 	TOPK_COUNT_CANDIDATES,
-	TOPK_COUNT_VISIBILITY_RESCANS,	/* runs read again on the CPU: too few rows
-									 * the GPU left undecided were visible */
 	/* over a column index: IndexSelectStats's counts */
 	TOPK_COUNT_INDEX_ROUNDS,
 	TOPK_COUNT_INDEX_NO_ERRORS, /* scans whose summaries showed no key raises */
