@@ -355,7 +355,7 @@ pages_kernel(const char *buffers, const GpuHeapPage *pages, size_t npages, uint4
 	int			nwords = q->page_size / (int) sizeof(uint4);
 	ProgramState state;
 	TupleSnapshot snapshot = {q->snapshot.xmin, q->snapshot.xmax, q->snapshot.complete != 0,
-	q->snapshot.ninprogress, q->snapshot.inprogress};
+	q->snapshot.ninprogress, q->snapshot.inprogress, q->snapshot.no_own_xids != 0};
 	unsigned long long read = 0;
 	unsigned long long settled = 0;
 

@@ -51,6 +51,7 @@ typedef struct GpuHeapSnapshot
 	uint32_t	xmax;
 	uint32_t	complete;		/* whether inprogress holds all between */
 	uint32_t	ninprogress;
+	uint32_t	no_own_xids;	/* the current transaction has no xid */
 	uint32_t	inprogress[GPU_HEAP_MAX_XIDS];	/* sorted */
 } GpuHeapSnapshot;
 

@@ -11,18 +11,24 @@
  *	 xmin aborted (XMIN_INVALID alone)					invisible
  *	 xmin committed (or frozen), and in progress to
  *	 the snapshot (not frozen)							invisible
+ *	 xmin without a hint bit, in progress to the
+ *	 snapshot, of a transaction not the current one		invisible
  *	 then: xmax invalid, or a lock only					visible
  *	 xmax committed: in progress to the snapshot		visible
  *					 ended before it					invisible
+ *	 xmax without a hint bit, in progress to the
+ *	 snapshot, of a transaction not the current one		visible
  *
- * Everything else is left to PostgreSQL's own routine: an xmin without a
- * hint bit (its fate is in the commit log, or it is the current
- * transaction's, whose command ids decide), an xmax without one, a
- * multixact xmax, and any xid the snapshot may list where its list is not
- * complete (subtransactions overflowed).  A committed hint bit is never
- * the current transaction's, which has not committed, so the rules need
- * not know it.  An xid is in progress to the snapshot where it is not
- * before its xmin and either not before its xmax or listed
+ * Everything else is left to PostgreSQL's own routine: an xmin or xmax
+ * without a hint bit that the snapshot does not see in progress (its fate
+ * is in the commit log), any xid without one where the current
+ * transaction has an xid (its own tuples, whose command ids decide), an
+ * xmin moved by a VACUUM FULL of old versions (HEAP_MOVED), a multixact
+ * xmax, and any xid the snapshot may list where its list is not complete
+ * (subtransactions overflowed).  A committed hint bit is never the current
+ * transaction's, which has not committed, and a transaction without an xid
+ * has written no tuple.  An xid is in progress to the snapshot where it is
+ * not before its xmin and either not before its xmax or listed
  * (XidInMVCCSnapshot, with its list of top-level and subtransaction xids
  * merged and sorted).
  *
@@ -49,6 +55,7 @@
 #define TUPLE_XMAX_COMMITTED 0x0400
 #define TUPLE_XMAX_INVALID 0x0800
 #define TUPLE_XMAX_IS_MULTI 0x1000
+#define TUPLE_MOVED 0xC000		/* HEAP_MOVED_OFF | HEAP_MOVED_IN */
 #define TUPLE_LOCK_MASK (TUPLE_XMAX_EXCL_LOCK | TUPLE_XMAX_KEYSHR_LOCK)
 
 /* the first normal xid: those before it are permanent */
@@ -62,6 +69,7 @@ typedef struct TupleSnapshot
 	bool		complete;		/* whether inprogress holds all between */
 	uint32_t	ninprogress;
 	const uint32_t *inprogress; /* those between that had not ended, sorted */
+	bool		no_own_xids;	/* the current transaction has no xid */
 } TupleSnapshot;
 
 typedef enum TupleVisibility
@@ -137,7 +145,13 @@ tuple_visibility(const uint8_t *header, const TupleSnapshot *s)
 	if ((infomask & TUPLE_XMIN_FROZEN) == TUPLE_XMIN_INVALID)
 		return TUPLE_INVISIBLE;
 	if (!(infomask & TUPLE_XMIN_COMMITTED))
-		return TUPLE_UNDECIDED;
+	{
+		if (!s->no_own_xids || (infomask & TUPLE_MOVED))
+			return TUPLE_UNDECIDED;
+		/* not committed when the snapshot was taken: whatever befell it since */
+		return tuple_xid_state(xmin, s) == TUPLE_XID_IN_PROGRESS ? TUPLE_INVISIBLE :
+			TUPLE_UNDECIDED;
+	}
 	if ((infomask & TUPLE_XMIN_FROZEN) != TUPLE_XMIN_FROZEN)
 	{
 		state = tuple_xid_state(xmin, s);
@@ -147,9 +161,12 @@ tuple_visibility(const uint8_t *header, const TupleSnapshot *s)
 	/* the deleter: none, a locker, not known here, or committed */
 	if ((infomask & TUPLE_XMAX_INVALID) || tuple_xmax_locks_only(infomask))
 		return TUPLE_VISIBLE;
-	if ((infomask & TUPLE_XMAX_IS_MULTI) || !(infomask & TUPLE_XMAX_COMMITTED))
+	if (infomask & TUPLE_XMAX_IS_MULTI)
 		return TUPLE_UNDECIDED;
 	state = tuple_xid_state(xmax, s);
+	if (!(infomask & TUPLE_XMAX_COMMITTED))
+		return s->no_own_xids && state == TUPLE_XID_IN_PROGRESS ? TUPLE_VISIBLE :
+			TUPLE_UNDECIDED;
 	if (state == TUPLE_XID_UNKNOWN)
 		return TUPLE_UNDECIDED;
 	/* deleted: visible while the deleter was in progress to the snapshot */

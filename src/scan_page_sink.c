@@ -217,6 +217,7 @@ describe_snapshot(const RowReader *reader, GpuHeapSnapshot *out)
 		return false;
 	out->xmin = s->xmin;
 	out->xmax = s->xmax;
+	out->no_own_xids = s->no_own_xids;
 	out->complete = s->complete && s->ninprogress <= GPU_HEAP_MAX_XIDS;
 	out->ninprogress = out->complete ? s->ninprogress : 0;
 	memcpy(out->inprogress, s->inprogress, sizeof(uint32) * out->ninprogress);

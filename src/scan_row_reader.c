@@ -10,6 +10,7 @@
 
 #include "access/table.h"
 #include "access/tableam.h"
+#include "access/xact.h"
 #include "catalog/pg_am_d.h"
 #include "catalog/pg_class_d.h"
 #include "executor/executor.h"
@@ -30,7 +31,8 @@ StaticAssertDecl(offsetof(HeapTupleHeaderData, t_choice.t_heap.t_xmin) == TUPLE_
 				 offsetof(HeapTupleHeaderData, t_choice.t_heap.t_xmax) == TUPLE_XMAX_OFFSET &&
 				 offsetof(HeapTupleHeaderData, t_infomask) == TUPLE_INFOMASK_OFFSET,
 				 "tuple_visibility.h's offsets are the heap tuple header's");
-StaticAssertDecl(HEAP_XMAX_KEYSHR_LOCK == TUPLE_XMAX_KEYSHR_LOCK &&
+StaticAssertDecl(HEAP_MOVED == TUPLE_MOVED &&
+				 HEAP_XMAX_KEYSHR_LOCK == TUPLE_XMAX_KEYSHR_LOCK &&
 				 HEAP_XMAX_EXCL_LOCK == TUPLE_XMAX_EXCL_LOCK &&
 				 HEAP_XMAX_LOCK_ONLY == TUPLE_XMAX_LOCK_ONLY &&
 				 HEAP_XMIN_COMMITTED == TUPLE_XMIN_COMMITTED &&
@@ -89,6 +91,7 @@ describe_snapshot(RowReader *reader)
 		return;
 	s->xmin = snapshot->xmin;
 	s->xmax = snapshot->xmax;
+	s->no_own_xids = !TransactionIdIsValid(GetTopTransactionIdIfAny());
 	s->complete = !snapshot->suboverflowed;
 	s->ninprogress = snapshot->xcnt + (uint32) Max(snapshot->subxcnt, 0);
 	xids = palloc(sizeof(uint32) * Max(s->ninprogress, 1));

@@ -16,6 +16,9 @@ static const uint32_t in_progress[] = {150, 170};
 static const TupleSnapshot snapshot = {100, 200, true, 2, in_progress};
 /* the same with its subtransactions overflowed */
 static const TupleSnapshot overflowed = {100, 200, false, 2, in_progress};
+/* the first two where the current transaction has no xid */
+static const TupleSnapshot no_own = {100, 200, true, 2, in_progress, true};
+static const TupleSnapshot no_own_overflowed = {100, 200, false, 2, in_progress, true};
 
 static void
 check(const char *name, uint16_t infomask, uint32_t xmin, uint32_t xmax,
@@ -57,6 +60,18 @@ main(void)
 	check("xmin committed before the range, list overflowed", live, 50, 0, &overflowed,
 		  TUPLE_VISIBLE);
 	check("xmin permanent (frozen xid)", live, 2, 0, &snapshot, TUPLE_VISIBLE);
+	check("xmin without a hint bit, listed, no own xid", TUPLE_XMAX_INVALID, 150, 0, &no_own,
+		  TUPLE_INVISIBLE);
+	check("xmin without a hint bit, after the snapshot, no own xid", TUPLE_XMAX_INVALID, 900, 0,
+		  &no_own, TUPLE_INVISIBLE);
+	check("xmin without a hint bit, listed, an own xid", TUPLE_XMAX_INVALID, 150, 0, &snapshot,
+		  TUPLE_UNDECIDED);
+	check("xmin without a hint bit, ended, no own xid", TUPLE_XMAX_INVALID, 50, 0, &no_own,
+		  TUPLE_UNDECIDED);
+	check("xmin without a hint bit, in the range, list overflowed", TUPLE_XMAX_INVALID, 150, 0,
+		  &no_own_overflowed, TUPLE_UNDECIDED);
+	check("xmin without a hint bit, moved", TUPLE_XMAX_INVALID | TUPLE_MOVED, 150, 0, &no_own,
+		  TUPLE_UNDECIDED);
 
 	/* the deleter */
 	check("xmax a lock only", committed | TUPLE_XMAX_LOCK_ONLY, 50, 60, &snapshot,
@@ -71,6 +86,14 @@ main(void)
 	check("xmax a multixact of lockers", committed | TUPLE_XMAX_IS_MULTI | TUPLE_XMAX_LOCK_ONLY,
 		  50, 60, &snapshot, TUPLE_VISIBLE);
 	check("xmax without a hint bit", committed, 50, 60, &snapshot, TUPLE_UNDECIDED);
+	check("xmax without a hint bit, listed, no own xid", committed, 50, 170, &no_own,
+		  TUPLE_VISIBLE);
+	check("xmax without a hint bit, after the snapshot, no own xid", committed, 50, 250, &no_own,
+		  TUPLE_VISIBLE);
+	check("xmax without a hint bit, listed, an own xid", committed, 50, 170, &snapshot,
+		  TUPLE_UNDECIDED);
+	check("xmax without a hint bit, ended, no own xid", committed, 50, 60, &no_own,
+		  TUPLE_UNDECIDED);
 	check("xmax committed before the snapshot", committed | TUPLE_XMAX_COMMITTED, 50, 60,
 		  &snapshot, TUPLE_INVISIBLE);
 	check("xmax committed, listed in progress", committed | TUPLE_XMAX_COMMITTED, 50, 170,
