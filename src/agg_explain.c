@@ -66,8 +66,8 @@ agg_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyInteger("Scan Processes", NULL, ts->scan.counters.processes, es);
 		ExplainPropertyInteger("GPU Processes", NULL, ts->scan.counters.gpu_processes, es);
 	}
-	/* pages are shown where some were read on the GPU */
-	if (count[SCAN_COUNT_GPU_PAGES] > 0)
+	/* pages are shown where some were read on the GPU, or read again for visibility */
+	if (count[SCAN_COUNT_GPU_PAGES] > 0 || count[SCAN_COUNT_VISIBILITY_RESCANS] > 0)
 		scan_driver_explain_pages(count, ts->stats.scan_ms, es);
 	ExplainPropertyUInteger("Rows Scanned", NULL, count[SCAN_COUNT_ROWS_SCANNED], es);
 	ExplainPropertyUInteger("Groups", NULL, node->ss.ps.plan->parallel_aware ?
