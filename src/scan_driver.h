@@ -158,7 +158,8 @@ extern void scan_driver_end(ScanDriver *driver);
  * EXPLAIN ANALYZE's lines for the pages a scan read (counts, summed over its
  * processes): how many on the GPU in place, from its page cache, vouched
  * for by the visibility map unread, not all-visible with their tuples'
- * visibility decided on the CPU; with timing on (scan_ms > 0) the rates.
+ * visibility settled on the GPU or decided on the CPU, runs read again for
+ * visibility; with timing on (scan_ms > 0) the rates.
  */
 extern void scan_driver_explain_pages(const uint64 *counts, double scan_ms,
 									  struct ExplainState *es);
