@@ -468,11 +468,39 @@ scan_row_reader_eval(RowReader *reader, ExprState *expr, bool *isnull)
 }
 
 /*
+ * Whether the tuple at (block, off) of the pinned buffer is visible to the
+ * snapshot, decided by the heap's own routine under the page's share lock;
+ * tuple points to it.  A line pointer that is not normal (pruned since: an
+ * aborted insert) holds none.
+ */
+static bool
+visible_at(Buffer buffer, BlockNumber block, OffsetNumber off, Snapshot snapshot,
+		   HeapTuple tuple)
+{
+	Page		page;
+	ItemId		line;
+	bool		visible = false;
+
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buffer);
+	line = PageGetItemId(page, off);
+	if (off <= PageGetMaxOffsetNumber(page) && ItemIdIsNormal(line))
+	{
+		tuple->t_data = (HeapTupleHeader) PageGetItem(page, line);
+		tuple->t_len = ItemIdGetLength(line);
+		ItemPointerSet(&tuple->t_self, block, off);
+		visible = HeapTupleSatisfiesVisibility(tuple, snapshot, buffer);
+	}
+	LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
+	return visible;
+}
+
+/*
  * The rows of a top-k answer whose visibility the GPU left to the CPU (refs
- * with GPU_HEAP_TID_UNDECIDED), decided by the heap's own routine under
- * their pages' share locks: those not visible to the snapshot are taken
- * out of the answer, the others keep their place without the bit.  Returns
- * how many were taken out; *checked gets how many were decided.
+ * with GPU_HEAP_TID_UNDECIDED), decided (visible_at): those not visible to
+ * the snapshot are taken out of the answer, the others keep their place
+ * without the bit.  Returns how many were taken out; *checked gets how many
+ * were decided.
  */
 size_t
 scan_row_reader_settle_tids(RowReader *reader, Snapshot snapshot, TopkResult *result,
@@ -495,25 +523,12 @@ scan_row_reader_settle_tids(RowReader *reader, Snapshot snapshot, TopkResult *re
 		if (item.ref & GPU_HEAP_TID_UNDECIDED)
 		{
 			Buffer		buffer;
-			Page		page;
-			ItemId		line;
 
 			CHECK_FOR_INTERRUPTS();
 			(*checked)++;
 			buffer = ReadBufferExtended(rel, MAIN_FORKNUM, block, RBM_NORMAL, NULL);
-			LockBuffer(buffer, BUFFER_LOCK_SHARE);
-			page = BufferGetPage(buffer);
-			line = PageGetItemId(page, off);
-			/* pruned since (an aborted insert): in its place, if any, a later one */
-			visible = off <= PageGetMaxOffsetNumber(page) && ItemIdIsNormal(line);
-			if (visible)
-			{
-				tuple.t_data = (HeapTupleHeader) PageGetItem(page, line);
-				tuple.t_len = ItemIdGetLength(line);
-				ItemPointerSet(&tuple.t_self, block, off);
-				visible = HeapTupleSatisfiesVisibility(&tuple, snapshot, buffer);
-			}
-			UnlockReleaseBuffer(buffer);
+			visible = visible_at(buffer, block, off, snapshot, &tuple);
+			ReleaseBuffer(buffer);
 			item.ref = (uint64) block << 16 | off;
 		}
 		if (visible)
@@ -550,9 +565,6 @@ scan_row_reader_fetch_tids(RowReader *reader, Snapshot snapshot, const TopkResul
 	{
 		BlockNumber block = (BlockNumber) (tids[i] >> 16);
 		OffsetNumber off = (OffsetNumber) (tids[i] & 0xFFFF);
-		Page		page;
-		ItemId		item;
-		bool		visible = false;
 
 		CHECK_FOR_INTERRUPTS();
 		if (!BufferIsValid(buffer) || BufferGetBlockNumber(buffer) != block)
@@ -561,18 +573,7 @@ scan_row_reader_fetch_tids(RowReader *reader, Snapshot snapshot, const TopkResul
 				ReleaseBuffer(buffer);
 			buffer = ReadBufferExtended(rel, MAIN_FORKNUM, block, RBM_NORMAL, NULL);
 		}
-		LockBuffer(buffer, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buffer);
-		item = PageGetItemId(page, off);
-		if (off <= PageGetMaxOffsetNumber(page) && ItemIdIsNormal(item))
-		{
-			tuple->t_data = (HeapTupleHeader) PageGetItem(page, item);
-			tuple->t_len = ItemIdGetLength(item);
-			ItemPointerSet(&tuple->t_self, block, off);
-			visible = HeapTupleSatisfiesVisibility(tuple, snapshot, buffer);
-		}
-		LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
-		if (!visible)
+		if (!visible_at(buffer, block, off, snapshot, tuple))
 			elog(ERROR, "gputopk: row (%u,%u) read on the GPU is no longer visible", block, off);
 		ExecStoreBufferHeapTuple(tuple, reader->table_slot, buffer);
 		keep(arg);
