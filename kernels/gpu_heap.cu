@@ -27,7 +27,10 @@
  * after the change it speaks of ended (its xmax written, logged and
  * committed), and a change still under way shows the rules either the old
  * header or one without hint bits, which leaves the tuple to the CPU.
- * Where the LSN moved, every tuple of the page goes to the CPU.  A copy
+ * Where the LSN moved, every tuple of the page goes to the CPU.  A groups
+ * job cannot take a row out of its group later, so where a page leaves any
+ * tuple undecided, none of its rows is read: its block goes back to the
+ * scan (GroupRows).  A copy
  * in the page cache is the page at one LSN and needs no second look; one
  * whose tuples were left undecided is filled again at its next read, as
  * hint bits set since may settle them.
@@ -160,7 +163,7 @@ struct GpuHeapReader
 	uint8_t    *undecided;		/* and whether it left tuples undecided */
 	size_t		undecided_cap;
 	std::vector<uint8_t> host_undecided;
-	std::vector<uint32_t> missed;	/* a batch's unpinned pages without a copy */
+	std::vector<uint32_t> missed;	/* a batch's blocks sent back (read_pages) */
 	RelationKey relation;		/* the query's table */
 	uint64_t   *keys;			/* its rows' keys (of key_width bytes) and TIDs */
 	size_t		keys_cap;
@@ -262,6 +265,9 @@ struct TopkRows
 		uint32_t	base;
 	};
 
+	/* a page's undecided tuples go to the top-k, each marked */
+	static constexpr bool whole_pages = false;
+
 	K		   *keys;
 	uint64_t   *tids;
 	unsigned long long *counts;
@@ -294,14 +300,18 @@ struct TopkRows
 /*
  * What the grouped kernel does with a row: one that passes goes to its
  * group.  counts[0] gets the rows that pass, and groups.ngroups the groups
- * made, a warp's at a time.  A groups job's pages are never marked decide:
- * no row of it is undecided.
+ * made, a warp's at a time.  A row once added cannot be taken out of its
+ * group, so a decide page that leaves any tuple undecided is not read at
+ * all (whole_pages): it goes back to the scan, which decides its tuples
+ * itself, and no row this sees is undecided.
  */
 struct GroupRows
 {
 	struct Shared
 	{
 	};
+
+	static constexpr bool whole_pages = true;
 
 	GroupsView	groups;
 	unsigned long long *counts;
@@ -334,12 +344,28 @@ lsn_unchanged(const uint4 *from, uint64_t lsn)
 }
 
 /*
+ * The tuple of line pointer line (from 0) of the page copied to page that
+ * its description d lets the kernel read (normal, and in the mask where
+ * there is one), or NULL.
+ */
+static __device__ const uint8_t *
+line_tuple(const uint8_t *page, const GpuHeapPage &d, int line)
+{
+	uint32_t	item = *(const uint32_t *) (page + PAGE_HEADER_BYTES + 4 * line);
+
+	if (((item >> 15) & 3) != LP_NORMAL ||
+		(d.masked && !((d.normal[line >> 5] >> (line & 31)) & 1)))
+		return NULL;
+	return page + (item & 0x7FFF);
+}
+
+/*
  * Every page's rows, each normal line pointer's visible or undecided
  * tuple's to rows.row (and every other line pointer's as NULL, so that a
  * block's threads call it together); counts[1] gets the tuples read that
  * were not settled invisible, counts[2] the tuples of decide pages that
  * their headers settled, undecided[p] (cleared) 1 where page p left some
- * undecided.
+ * undecided.  Where Rows::whole_pages, such a page's rows are not read.
  */
 template <typename Rows>
 __global__ void
@@ -391,20 +417,31 @@ pages_kernel(const char *buffers, const GpuHeapPage *pages, size_t npages, uint4
 		else
 			lines = (int) d.lines;
 		lines = min(lines, q->max_lines);
+		if (Rows::whole_pages && d.decide)
+		{
+			bool		left = false;
+
+			for (int line = threadIdx.x; line < lines; line += PAGE_THREADS)
+			{
+				const uint8_t *tuple = line_tuple(page, d, line);
+
+				left |= tuple != NULL &&
+					(!settles || tuple_visibility(tuple, &snapshot) == TUPLE_UNDECIDED);
+			}
+			/* also the barrier before the next page replaces the words */
+			if (__syncthreads_or(left))
+			{
+				if (threadIdx.x == 0)
+					undecided[p] = 1;
+				continue;
+			}
+		}
 		for (int first = 0; first < lines; first += PAGE_THREADS)
 		{
 			int			line = first + threadIdx.x;
-			const uint8_t *tuple = NULL;
+			const uint8_t *tuple = line < lines ? line_tuple(page, d, line) : NULL;
 			TupleVisibility visibility = TUPLE_VISIBLE;
 
-			if (line < lines)
-			{
-				uint32_t	item = *(const uint32_t *) (page + PAGE_HEADER_BYTES + 4 * line);
-
-				if (((item >> 15) & 3) == LP_NORMAL &&
-					(!d.masked || (d.normal[line >> 5] >> (line & 31)) & 1))
-					tuple = page + (item & 0x7FFF);
-			}
 			if (tuple != NULL && d.decide)
 			{
 				visibility = settles ? tuple_visibility(tuple, &snapshot) : TUPLE_UNDECIDED;
@@ -800,10 +837,9 @@ read_batch(GpuHeapReader *r, GpuPageCache *cache, const char *buffers, const Gpu
 	GPU_CHECK(cudaMemcpyAsync(r->host_counts, r->counts, HEAP_COUNTS * sizeof(unsigned long long),
 							  cudaMemcpyDeviceToHost, cudaStreamPerThread),
 			  "Copying a batch's counts");
-	if (cache)
-		GPU_CHECK(cudaMemcpyAsync(r->host_undecided.data(), r->undecided, n,
-								  cudaMemcpyDeviceToHost, cudaStreamPerThread),
-				  "Copying a batch's counts");
+	GPU_CHECK(cudaMemcpyAsync(r->host_undecided.data(), r->undecided, n,
+							  cudaMemcpyDeviceToHost, cudaStreamPerThread),
+			  "Copying a batch's counts");
 	GPU_CHECK(cudaStreamSynchronize(cudaStreamPerThread), "Reading heap pages");
 	GPU_TRY(span_add_ms(&r->kernel, kernel_ms));
 	return GPU_OK;
@@ -823,8 +859,8 @@ rows_bound(const GpuHeapReader *r, const GpuHeapPage *pages, size_t n)
 
 /*
  * Read a batch: the pages with a copy or pinned, into the top-k's arrays
- * or into groups; the blocks of the others into missed.  *kept: the pages
- * read.
+ * or into groups; the blocks of the others into missed, and of a groups
+ * job's pages left undecided (GroupRows).  *kept: the pages read.
  */
 static GpuStatus
 read_pages(GpuHeapReader *r, GpuPageCache *cache, const char *buffers, GpuHeapPage *pages,
@@ -852,11 +888,9 @@ read_pages(GpuHeapReader *r, GpuPageCache *cache, const char *buffers, GpuHeapPa
 	{
 		r->missed.clear();
 		r->missed.reserve(n);
+		r->host_undecided.assign(n, 0);
 		if (cache)
-		{
 			r->host_slots.resize(n);
-			r->host_undecided.assign(n, 0);
-		}
 	}
 	catch (const std::bad_alloc &)
 	{
@@ -873,6 +907,17 @@ read_pages(GpuHeapReader *r, GpuPageCache *cache, const char *buffers, GpuHeapPa
 			cache_release(r, cache, pages, *kept, status == GPU_OK);
 	}
 	GPU_TRY(status);
+	/* a groups job's pages left undecided go back (GroupRows), to be read again */
+	for (size_t p = 0; groups && p < *kept; p++)
+	{
+		if (r->host_undecided[p])
+		{
+			r->missed.push_back(pages[p].block);
+			counts->pages_undecided++;
+			if (cache && r->host_slots[p] != SLOT_NONE && !(r->host_slots[p] & SLOT_FILL))
+				counts->pages_cached--;
+		}
+	}
 	memcpy(missed, r->missed.data(), r->missed.size() * sizeof(uint32_t));
 	*nmissed = r->missed.size();
 	if (*kept == 0)

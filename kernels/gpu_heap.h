@@ -94,7 +94,7 @@ typedef struct GpuHeapPage
 	uint32_t	masked;			/* if not 0, only those with their bit in normal */
 	uint32_t	normal[GPU_HEAP_MASK_WORDS];	/* bit i - 1: line pointer i */
 	uint32_t	decide;			/* if not 0, the kernel decides visibility (a
-								 * top-k's page, not all-visible, lsn not 0) */
+								 * page not all-visible, lsn not 0) */
 	uint64_t	lsn;			/* the page's LSN where every change to its tuples
 								 * and line pointers sets it (WAL-logged), else 0 */
 	uint64_t	vm_lsn;			/* the LSN of its visibility map page, read before
@@ -137,6 +137,7 @@ typedef struct GpuHeapCounts
 	uint64_t	pages_unpinned; /* of those, pages the scan did not read */
 	uint64_t	rows_settled;	/* tuples of decide pages their headers settled */
 	uint64_t	rows_undecided; /* rows that passed, left to the CPU */
+	uint64_t	pages_undecided;	/* a groups job's pages sent back undecided */
 	double		kernel_ms;		/* device time */
 } GpuHeapCounts;
 
@@ -156,7 +157,9 @@ extern GpuStatus gpu_heap_read(GpuHeapReader *r, GpuPageCache *cache, const char
 
 /*
  * The same, but the rows that pass go to their groups in groups
- * (gpu_groups.h), grown first for every row the pages could hold.
+ * (gpu_groups.h), grown first for every row the pages could hold.  A page
+ * marked decide whose tuples the kernel cannot all settle is not read:
+ * its block goes to missed as well (counts->pages_undecided).
  */
 extern GpuStatus gpu_heap_read_groups(GpuHeapReader *r, GpuPageCache *cache,
 									  const char *buffers, GpuHeapPage *pages, size_t n,

@@ -34,12 +34,11 @@
  * pages (groups_gpu.h): the GPU is the backend, gputopk.gpu_pages is on,
  * the service has mapped shared_buffers, every WHERE clause compiles, the
  * grouping is by value, and the GPU computes every aggregate and ranks by
- * the first ORDER BY key; the pages that are not all-visible by the
- * statistics cost a visibility check per tuple on the CPU.  Where a column index the GPU reads holds the grouping and
- * aggregated columns and checks every WHERE clause, the GPU form over its
- * entries is offered too (groups_index.h), its GPU's work costed by the
- * index's pages instead of the table's; a text grouping column there is
- * grouped by the index's dictionary codes.  Under gputopk.device = gpu
+ * the first ORDER BY key.  Where a column index the GPU reads holds the
+ * grouping and aggregated columns and checks every WHERE clause, the GPU
+ * form over its entries is offered too (groups_index.h), its GPU's work
+ * costed by the index's pages instead of the table's; a text grouping
+ * column there is grouped by the index's dictionary codes.  Under gputopk.device = gpu
  * only the GPU forms are offered.
  *
  *-------------------------------------------------------------------------
@@ -381,13 +380,13 @@ rank_order_of(PlannerInfo *root, bool *desc, bool *nulls_first)
  * group returned its output.  Nothing comes out before the scan ends.  In
  * the GPU form, the gpu_share of the pages that the GPU groups costs
  * instead the scan's work per page, as for GpuTopK, over gpu_pages: the
- * table's pages, or its column index's; and a visibility check for each
- * of checked_tuples.  The rows form (table_rows) then reads the table once
- * more.
+ * table's pages, or its column index's, whether all-visible or not (the
+ * GPU decides visibility on the others).  The rows form (table_rows) then
+ * reads the table once more.
  */
 static void
 cost_groups_path(PlannerInfo *root, const GroupsQuery *q, Path *path, int partitions,
-				 double gpu_share, double gpu_pages, double checked_tuples, bool table_rows)
+				 double gpu_share, double gpu_pages, bool table_rows)
 {
 	RelOptInfo *scan_rel = q->scan_rel;
 	int			workers = path->parallel_workers;
@@ -407,7 +406,6 @@ cost_groups_path(PlannerInfo *root, const GroupsQuery *q, Path *path, int partit
 		 GROUPS_ADD_COST_FACTOR * cpu_operator_cost * (1 + q->naggs) * scan_rel->rows +
 		 cpu_operator_cost * q->groups * per_group) * (1.0 - gpu_share) / divisor +
 		gpu_share * gpu_pages * GROUPS_GPU_PAGE_COST_FACTOR * cpu_tuple_cost +
-		checked_tuples * cpu_operator_cost +
 		(cpu_tuple_cost + path->pathtarget->cost.per_tuple) * path->rows;
 	/* the rows form reads the table again, each row's group looked up */
 	if (table_rows)
@@ -457,9 +455,7 @@ make_groups_path(PlannerInfo *root, const GroupsQuery *q, int partitions, int wo
 	path->custom_private = lappend(path->custom_private, q->scan_exprs);
 	path->methods = &groups_path_methods;
 	cost_groups_path(root, q, &path->path, partitions, gpu_share,
-					 OidIsValid(index) ? index_pages : q->scan_rel->pages,
-					 gpu_share > 0 && !OidIsValid(index) ?
-					 (1.0 - q->scan_rel->allvisfrac) * q->scan_rel->tuples : 0.0, table_rows);
+					 OidIsValid(index) ? index_pages : q->scan_rel->pages, table_rows);
 	return path;
 }
 

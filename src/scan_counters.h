@@ -24,7 +24,7 @@
 
 #include "scan_gpu_stats.h"
 
-#define SCAN_COUNTERS_MAX 20
+#define SCAN_COUNTERS_MAX 24
 
 /* ScanGpuStats's fields in shared memory: bytes, and times in microseconds */
 typedef enum ScanSharedGpuField

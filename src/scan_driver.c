@@ -81,15 +81,16 @@ read_blocks(ScanDriver *driver, PageSink *pages, const ScanDriverRoutine *routin
 	RowReader  *reader = &driver->reader;
 	uint64	   *counts = driver->counters.counts;
 	BlockNumber block;
+	bool		gpu_decides = false;
 
-	while ((block = pages ? scan_page_sink_next_block(pages, reader) :
+	while ((block = pages ? scan_page_sink_next_block(pages, reader, &gpu_decides) :
 			scan_row_reader_next_read_block(reader)) != InvalidBlockNumber)
 	{
 		if (pages != NULL)
 		{
 			WholePage	whole;
 
-			scan_row_reader_pin(reader, block, &whole);
+			scan_row_reader_pin(reader, block, gpu_decides, &whole);
 			scan_page_sink_add(pages, block, &whole);
 			counts[SCAN_COUNT_PAGES_READ]++;
 			counts[SCAN_COUNT_GPU_PAGES]++;
@@ -158,6 +159,11 @@ scan_driver_run(ScanDriver *driver, PageSink *pages, const ScanDriverRoutine *ro
 		return false;
 	/* the pages the GPU read without the scan: the page cache held them */
 	counts[SCAN_COUNT_ROWS_SCANNED] += driver->page_stats.rows_read;
+	/* pages sent back undecided were pinned and counted twice */
+	counts[SCAN_COUNT_GPU_SENT_BACK] += driver->page_stats.pages_undecided;
+	counts[SCAN_COUNT_PAGES_READ] -= driver->page_stats.pages_undecided;
+	counts[SCAN_COUNT_GPU_PAGES] -= driver->page_stats.pages_undecided;
+	counts[SCAN_COUNT_GPU_CHECKED_PAGES] -= driver->page_stats.pages_undecided;
 	counts[SCAN_COUNT_GPU_CACHED_PAGES] += driver->page_stats.pages_cached;
 	counts[SCAN_COUNT_GPU_UNPINNED_PAGES] += driver->page_stats.pages_unpinned;
 	counts[SCAN_COUNT_GPU_PAGES] += driver->page_stats.pages_unpinned;
@@ -202,6 +208,9 @@ scan_driver_explain_pages(const uint64 *counts, double scan_ms, ExplainState *es
 			ExplainPropertyUInteger("Rows Undecided on GPU", NULL,
 									counts[SCAN_COUNT_GPU_UNDECIDED], es);
 		}
+		if (counts[SCAN_COUNT_GPU_SENT_BACK] > 0)
+			ExplainPropertyUInteger("Pages Sent Back Undecided", NULL,
+									counts[SCAN_COUNT_GPU_SENT_BACK], es);
 		ExplainPropertyUInteger("Tuples Checked on CPU", NULL, counts[SCAN_COUNT_TUPLES_CHECKED], es);
 	}
 	if (counts[SCAN_COUNT_VISIBILITY_RESCANS] > 0)

@@ -47,6 +47,7 @@ typedef enum ScanDriverCount
 	SCAN_COUNT_TUPLES_CHECKED,	/* tuples whose visibility the CPU decided */
 	SCAN_COUNT_GPU_SETTLED,		/* tuples whose visibility the GPU settled */
 	SCAN_COUNT_GPU_UNDECIDED,	/* rows that passed it left to the CPU */
+	SCAN_COUNT_GPU_SENT_BACK,	/* pages it left undecided to the CPU whole */
 	SCAN_COUNT_VISIBILITY_RESCANS,	/* runs read again on the CPU: too few of
 									 * those were visible */
 	SCAN_COUNT_ROWS_SCANNED,	/* the visible tuples of the pages read */

@@ -87,10 +87,12 @@ struct PageSink
 	size_t		pins_cap;
 	Buffer	   *pins[2];		/* of the batch in each of the job's buffers */
 	size_t		npins[2];
-	size_t		nunpinned[2];	/* and its unpinned pages */
+	size_t		nunpinned[2];	/* and its unpinned pages, */
+	size_t		ndecide[2];		/* and its pages marked decide */
 
 	/* the visibility map page of the last block, copied under its lock */
 	bool		unpinning;		/* whether to send blocks unpinned */
+	bool		gpu_decides;	/* whether the GPU decides visibility */
 	Buffer		vm_buffer;
 	BlockNumber vm_first;		/* the first block it covers, or InvalidBlockNumber */
 	XLogRecPtr	vm_lsn;
@@ -227,12 +229,13 @@ describe_snapshot(const RowReader *reader, GpuHeapSnapshot *out)
 /*
  * A sink whose job spec describes, for the program and (a groups job) the
  * groups; NULL where the GPU cannot read the table's pages.  Where the
- * GPU decides (a top-k's job), it gets the snapshot, and the reader pins
- * pages that are not all-visible for it to decide their tuples.
+ * GPU may decide visibility (an MVCC snapshot outside recovery), it gets
+ * the snapshot, and the scan pins pages that are not all-visible for it to
+ * decide their tuples (scan_page_sink_next_block).
  */
 static PageSink *
 create_sink(RowReader *reader, const GpuProgramSource *program, ServiceJobSpec *spec,
-			const GpuGroupsSpec *groups, uint64 expected_groups, bool gpu_decides)
+			const GpuGroupsSpec *groups, uint64 expected_groups)
 {
 	Relation	rel = reader->rel;
 	GpuProgramSource source = *program;
@@ -264,7 +267,6 @@ create_sink(RowReader *reader, const GpuProgramSource *program, ServiceJobSpec *
 		request.expected_groups = expected_groups;
 		spec->record_bytes = GPU_GROUPS_HEADER_BYTES + groups->cell_bytes;
 	}
-	gpu_decides = gpu_decides && describe_snapshot(reader, &request.query.snapshot);
 
 	/* released with the current memory context, errors included (service_client.h) */
 	sink = palloc0(sizeof(PageSink));
@@ -273,6 +275,7 @@ create_sink(RowReader *reader, const GpuProgramSource *program, ServiceJobSpec *
 		return NULL;
 	sink->reader = reader;
 	sink->rel = rel;
+	sink->gpu_decides = describe_snapshot(reader, &request.query.snapshot);
 	sink->pins_cap = batch_pins();
 	sink->batch_cap = Min(SERVICE_HEAP_PAGES(service_buffer_bytes()), BATCH_UNPINNED_MAX);
 	service_job_pages_query(sink->job, &request, set_values);
@@ -287,7 +290,6 @@ create_sink(RowReader *reader, const GpuProgramSource *program, ServiceJobSpec *
 	sink->vm_first = InvalidBlockNumber;
 	/* the blocks to read again on the CPU if the GPU fails the job */
 	scan_row_reader_remember_blocks(reader);
-	reader->gpu_decides = gpu_decides;
 	return sink;
 }
 
@@ -322,7 +324,7 @@ scan_page_sink_create(RowReader *reader, const GpuProgramSource *program, uint64
 		.mode = mode,
 		.algorithm = (GpuTopkAlgorithm) gputopk_algorithm,
 	};
-	PageSink   *sink = create_sink(reader, program, &spec, NULL, 0, true);
+	PageSink   *sink = create_sink(reader, program, &spec, NULL, 0);
 
 	if (sink != NULL)
 	{
@@ -347,7 +349,7 @@ scan_page_sink_create_groups(RowReader *reader, const GpuGroupsSpec *groups,
 		.filter = reader->filter,
 	};
 
-	return create_sink(reader, &program, &spec, groups, expected_groups, false);
+	return create_sink(reader, &program, &spec, groups, expected_groups);
 }
 
 static void
@@ -360,8 +362,11 @@ release_pins(PageSink *sink, int buffer)
 
 /*
  * The blocks of the buffer's last batch that the GPU sent back, to be read
- * by the scan.  Once most of a batch's unpinned pages come back (the cache
- * does not hold the table), the scan stops sending pages unpinned.
+ * by the scan: unpinned pages without a copy, and a groups job's pages
+ * that it left undecided.  Once most of a batch's unpinned pages come back
+ * (the cache does not hold the table), the scan stops sending pages
+ * unpinned; pages left undecided, few once hint bits are set, count among
+ * them.
  */
 static void
 take_returned(PageSink *sink, int buffer)
@@ -369,12 +374,12 @@ take_returned(PageSink *sink, int buffer)
 	size_t		rows;
 	const uint32 *blocks;
 
-	if (sink->nunpinned[buffer] == 0)
+	if (sink->nunpinned[buffer] + sink->ndecide[buffer] == 0)
 		return;
 	blocks = (const uint32 *) service_job_returned(sink->job, buffer, &rows);
-	if (rows * 2 > sink->nunpinned[buffer])
+	if (sink->nunpinned[buffer] > 0 && rows * 2 > sink->nunpinned[buffer])
 		sink->unpinning = false;
-	sink->nunpinned[buffer] = 0;
+	sink->nunpinned[buffer] = sink->ndecide[buffer] = 0;
 	if (sink->next_returned == sink->nreturned)
 		sink->next_returned = sink->nreturned = 0;
 	if (sink->nreturned + rows > sink->returned_cap)
@@ -455,7 +460,7 @@ map_page_lsn(PageSink *sink, BlockNumber block)
 static bool
 take_last_returned(PageSink *sink)
 {
-	if (sink->nunpinned[0] + sink->nunpinned[1] == 0)
+	if (sink->nunpinned[0] + sink->nunpinned[1] + sink->ndecide[0] + sink->ndecide[1] == 0)
 		return false;
 	if (sink->nbatch > 0)
 		post_batch(sink);
@@ -465,7 +470,7 @@ take_last_returned(PageSink *sink)
 }
 
 BlockNumber
-scan_page_sink_next_block(PageSink *sink, RowReader *reader)
+scan_page_sink_next_block(PageSink *sink, RowReader *reader, bool *gpu_decides)
 {
 	for (;;)
 	{
@@ -495,7 +500,10 @@ scan_page_sink_next_block(PageSink *sink, RowReader *reader)
 		load_map_page(sink, block);
 		vm_lsn = map_page_lsn(sink, block);
 		if (!sink->unpinning || returned || vm_lsn == InvalidXLogRecPtr)
+		{
+			*gpu_decides = sink->gpu_decides && !returned;
 			return block;
+		}
 		page = next_description(sink);
 		page->buffer = GPU_HEAP_UNPINNED;
 		page->block = block;
@@ -519,6 +527,7 @@ scan_page_sink_add(PageSink *sink, BlockNumber block, const WholePage *whole)
 	page->lines = whole->lines;
 	page->masked = whole->masked;
 	page->decide = whole->decide;
+	sink->ndecide[filling] += whole->decide;
 	page->lsn = whole->lsn;
 	/* a copy of a page that is not all-visible must never stand for an unpinned one */
 	page->vm_lsn = page->lsn != InvalidXLogRecPtr && whole->all_visible ?
@@ -575,6 +584,7 @@ finish_job(PageSink *sink, ScanGpuStats *gpu, PageSinkStats *stats)
 	stats->pages_unpinned += service_job_stats(sink->job)->pages_unpinned;
 	stats->rows_settled += service_job_stats(sink->job)->rows_settled;
 	stats->rows_undecided += service_job_stats(sink->job)->rows_undecided;
+	stats->pages_undecided += service_job_stats(sink->job)->pages_undecided;
 	stats->plan = service_job_stats(sink->job)->plan;
 	stats->groups += service_job_stats(sink->job)->groups;
 	service_job_release(sink->job);
@@ -610,7 +620,7 @@ scan_page_sink_result(PageSink *sink, TopkResult *result, ScanGpuStats *gpu, Pag
 	service_job_topk_answer(sink->job, result);
 	release_all_pins(sink);
 	finish_job(sink, gpu, stats);
-	if (!service_job_failed(sink->job) && sink->reader->gpu_decides)
+	if (!service_job_failed(sink->job) && sink->gpu_decides)
 		settle_answer(sink, result, stats);
 }
 

@@ -44,6 +44,7 @@ typedef struct PageSinkStats
 	uint64		rows_settled;	/* tuples whose visibility the GPU settled */
 	uint64		rows_undecided; /* rows that passed it left to the CPU, */
 	uint64		tuples_checked; /* of those, the answer's, decided on the CPU */
+	uint64		pages_undecided;	/* a groups job's pages sent back undecided */
 	GpuTopkPlan plan;			/* the top-k's last selection */
 	uint64		groups;			/* a groups job's groups */
 } PageSinkStats;
@@ -77,11 +78,14 @@ extern PageSink *scan_page_sink_create_groups(RowReader *reader, const GpuGroups
 											  uint64 expected_groups);
 
 /*
- * The next block for the scan to read itself, InvalidBlockNumber at the
- * end: blocks the GPU sent back, then the reader's next block that does
- * not go to the GPU unread (see scan_page_sink.c).
+ * The next block for the scan to pin, InvalidBlockNumber at the end:
+ * blocks the GPU sent back, then the reader's next block that does not go
+ * to the GPU unread (see scan_page_sink.c).  *gpu_decides: whether the GPU
+ * may decide the visibility of its tuples (scan_row_reader_pin); not for a
+ * block it sent back.
  */
-extern BlockNumber scan_page_sink_next_block(PageSink *sink, RowReader *reader);
+extern BlockNumber scan_page_sink_next_block(PageSink *sink, RowReader *reader,
+											 bool *gpu_decides);
 
 /*
  * A block the scan pinned (scan_row_reader_pin), with its line pointers to read:

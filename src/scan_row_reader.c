@@ -130,7 +130,6 @@ scan_row_reader_begin(RowReader *reader, Snapshot snapshot)
 	reader->streamed = InvalidBuffer;
 	reader->next_row = 0;
 	reader->tuple.t_tableOid = RelationGetRelid(rel);
-	reader->gpu_decides = false;
 	reader->remember_blocks = false;
 	reader->taken = NULL;
 	reader->ntaken = reader->taken_cap = 0;
@@ -408,15 +407,15 @@ scan_row_reader_can_read_whole(RowReader *reader)
  * to read, and the reader has no rows for it.  On an all-visible page those
  * are its normal line pointers; on another, the ones whose tuples are
  * visible to the snapshot, decided here under the page's share lock, or,
- * where the reader's GPU decides (gpu_decides) and every change to the
- * page is WAL-logged (its LSN moves), its normal ones, the page marked
- * decide (kernels/gpu_heap.h).  The pin keeps them where they are: pruning
+ * where the GPU decides (gpu_decides) and every change to the page is
+ * WAL-logged (its LSN moves), its normal ones, the page marked decide
+ * (kernels/gpu_heap.h).  The pin keeps them where they are: pruning
  * moves tuples only under a cleanup lock, which waits for every pin to go,
  * and a tuple visible to the snapshot stays so, and is not removed, while
  * the snapshot is held.
  */
 void
-scan_row_reader_pin(RowReader *reader, BlockNumber block, WholePage *whole)
+scan_row_reader_pin(RowReader *reader, BlockNumber block, bool gpu_decides, WholePage *whole)
 {
 	Buffer		buffer;
 	Page		page;
@@ -430,7 +429,7 @@ scan_row_reader_pin(RowReader *reader, BlockNumber block, WholePage *whole)
 	whole->lsn = RelationNeedsWAL(reader->rel) ? BufferGetLSNAtomic(buffer) :
 		InvalidXLogRecPtr;
 	whole->all_visible = readable_whole(page, reader->scan->rs_base.rs_snapshot);
-	whole->decide = reader->gpu_decides && !whole->all_visible && whole->lsn != InvalidXLogRecPtr;
+	whole->decide = gpu_decides && !whole->all_visible && whole->lsn != InvalidXLogRecPtr;
 	whole->checked = 0;
 	whole->masked = (!whole->all_visible && !whole->decide) || PageHasFreeLinePointers(page);
 	if (whole->masked)

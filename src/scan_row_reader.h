@@ -48,8 +48,6 @@ typedef struct RowReader
 	/* the scan's snapshot for tuple headers, where header_rules */
 	bool		header_rules;
 	TupleSnapshot snapshot_xids;
-	/* pages that are not all-visible are pinned for a GPU that decides (scan_row_reader_pin) */
-	bool		gpu_decides;
 	/* the page being read: its visible rows are scan->rs_vistuples */
 	Page		page;
 	int			next_row;
@@ -82,11 +80,12 @@ typedef struct WholePage
 	uint32		normal[(MaxHeapTuplesPerPage + 31) / 32];	/* bit i - 1: line pointer i */
 	XLogRecPtr	lsn;			/* its LSN where every change to it is WAL-logged, else 0 */
 	bool		all_visible;	/* by the page's flag: its normal ones are listed */
-	bool		decide;			/* else, with gpu_decides: the normal ones, for the GPU */
+	bool		decide;			/* else, where the GPU decides: the normal ones */
 	int			checked;		/* else the tuples whose visibility was decided here */
 } WholePage;
 
-extern void scan_row_reader_pin(RowReader *reader, BlockNumber block, WholePage *whole);
+extern void scan_row_reader_pin(RowReader *reader, BlockNumber block, bool gpu_decides,
+								WholePage *whole);
 extern Datum scan_row_reader_eval(RowReader *reader, ExprState *expr, bool *isnull);
 extern void scan_row_reader_store(RowReader *reader);
 extern size_t scan_row_reader_settle_tids(RowReader *reader, Snapshot snapshot,

@@ -706,6 +706,7 @@ first_chunk(ServiceJob *job, uint64 *rows)
 	job->stats.pages_cached = slot->pages_cached;
 	job->stats.rows_settled = slot->rows_settled;
 	job->stats.rows_undecided = slot->rows_undecided;
+	job->stats.pages_undecided = slot->pages_undecided;
 	job->stats.pages_unpinned = slot->pages_unpinned;
 	job->stats.groups = slot->groups;
 	*rows = slot->chunk_rows;

@@ -120,13 +120,15 @@ push_index_pages(JobRun *run, const SlotOrder *order)
 
 /*
  * Heap pages read in place, their rows to the top-k or the groups; the
- * blocks of unpinned pages it could not read go back in the buffer.
+ * blocks it did not read (unpinned pages without a copy, a groups job's
+ * pages left undecided) go back in the buffer.
  */
 static GpuStatus
 push_heap_pages(JobRun *run, const SlotOrder *order)
 {
 	char	   *buffer = service_buffer(run->index, order->buffer);
 	uint64		cached = run->pages.pages_cached;
+	uint64		undecided = run->pages.pages_undecided;
 	size_t		missed;
 
 	if (run->groups)
@@ -141,8 +143,8 @@ push_heap_pages(JobRun *run, const SlotOrder *order)
 	run->slot->returned[order->buffer] = missed;
 	/* the pages that came over the bus, not from the page cache */
 	pg_atomic_fetch_add_u64(&THIS_DEVICE->bytes_received,
-							(order->rows - missed - (run->pages.pages_cached - cached)) *
-							BLCKSZ);
+							(order->rows - (missed - (run->pages.pages_undecided - undecided)) -
+							 (run->pages.pages_cached - cached)) * BLCKSZ);
 	return GPU_OK;
 }
 
@@ -186,6 +188,7 @@ report_pages(JobRun *run)
 	run->slot->pages_unpinned = run->pages.pages_unpinned;
 	run->slot->rows_settled = run->pages.rows_settled;
 	run->slot->rows_undecided = run->pages.rows_undecided;
+	run->slot->pages_undecided = run->pages.pages_undecided;
 }
 
 /* A top-k's answer, of keys or of pages. */

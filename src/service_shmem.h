@@ -131,11 +131,13 @@ typedef struct ServiceSlot
 	uint64		pages_cached;	/* and the pages read from the GPU's page cache, */
 	uint64		pages_unpinned; /* of them those the backend did not pin */
 	uint64		rows_settled;	/* the tuples whose headers settled visibility */
-	uint64		rows_undecided; /* and the rows that passed left to the backend */
+	uint64		rows_undecided; /* and the rows that passed left to the backend, */
+	uint64		pages_undecided;	/* and the pages sent back undecided */
 	uint64		groups;			/* page groups: the groups found, from SLOT_RESULT */
 	uint64		returned[2];	/* pages: rows written back into each buffer by
-								 * its last batch, the unpinned pages' blocks
-								 * it did not read */
+								 * its last batch, the blocks it did not read
+								 * (unpinned pages without a copy, pages sent
+								 * back undecided) */
 } ServiceSlot;
 
 /* a GPU the service opened, its process, and what it did */

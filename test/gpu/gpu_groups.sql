@@ -7,7 +7,7 @@
 -- injected faults, and the queries that stay with PostgreSQL.
 SET gputopk.min_table_rows = 1000;
 SET gputopk.device = gpu;
-SELECT plan(30);
+SELECT plan(32);
 
 \set pages_table gg
 \ir lib/pages.sql
@@ -52,8 +52,16 @@ SELECT is(pg_temp.explained('SELECT s, max(v) FROM gg GROUP BY s ORDER BY 2 DESC
                             'Custom Plan Provider'), NULL, 'max of a float stays with PostgreSQL');
 
 -- pages written since the VACUUM are grouped on the GPU too, their tuples'
--- visibility decided on the CPU
+-- visibility decided there by their headers; before a reader sets the
+-- writes' hint bits, a page whose header leaves a tuple undecided goes back
+-- to the CPU whole, which decides them (and sets the bits)
 UPDATE gg SET b = b + 1, s = s + 1 WHERE id % 1000 = 0;
+SELECT cmp_ok(coalesce(pg_temp.explained('SELECT b, count(*) AS n FROM gg GROUP BY b ORDER BY n DESC, b LIMIT 10',
+                                         'Pages Sent Back Undecided'), '0')::bigint, '>', 0::bigint,
+              'pages after writes, before their hint bits: sent back to the CPU whole');
+SELECT cmp_ok(coalesce(pg_temp.explained('SELECT b, count(*) AS n FROM gg GROUP BY b ORDER BY n DESC, b LIMIT 10',
+                                         'Tuples Settled on GPU'), '0')::bigint, '>', 0::bigint,
+              'pages after writes, hint bits set: tuples settled on the GPU');
 SELECT is(pg_temp.same_on_gpu('SELECT b, count(*) AS n, sum(s), max(a) FROM gg GROUP BY b ORDER BY n DESC, b LIMIT 10', true),
           'same', 'pages after writes: grouped on the GPU');
 SELECT is(pg_temp.same_on_gpu('SELECT s, flag, count(*) AS n FROM gg GROUP BY s, flag ORDER BY n, s, flag LIMIT 10', true),
