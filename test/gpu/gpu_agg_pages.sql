@@ -63,13 +63,14 @@ RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 RESET gputopk.max_parallel_workers;
 
--- pages written since the VACUUM go to the GPU too, with the line pointers
--- of the tuples the CPU found visible
+-- pages written since the VACUUM go to the GPU too, which settles their
+-- tuples' visibility by their headers (the undecided rows of its answer
+-- decided on the CPU)
 UPDATE ga SET score = score + 1 WHERE id % 1000 = 0;
 DELETE FROM ga WHERE id % 1000 = 1;
 INSERT INTO ga (id, score, a, b, s) SELECT -i, 2000 + i, i, i, 1 FROM generate_series(1, 50) i;
 SELECT is(pg_temp.same_on_gpu('SELECT gpu_topk(score, 100) FROM ga', true), 'same',
-          'pages written since the VACUUM read on the GPU, their visibility decided on the CPU');
+          'pages written since the VACUUM read on the GPU, their visibility settled there');
 SELECT is(pg_temp.same_on_gpu('SELECT gpu_bottomk_by(id, a, 100) FROM ga WHERE b < 500', true), 'same',
           'a filter over pages that are all-visible and pages that are not');
 -- pages read again come from the GPU's page cache on the visibility map's word

@@ -3,7 +3,8 @@
 -- and answers as PostgreSQL does: every key type, NULLs, NaN, -0, ties,
 -- compiled filters and computed keys, text equality and IN lists, columns
 -- after text and after NULLs, rows older than a column, pages written
--- since VACUUM (their tuples' visibility decided on the CPU), parallel
+-- since VACUUM (their tuples' visibility settled on the GPU by their
+-- headers, the rest decided on the CPU), parallel
 -- plans, the GPU's page cache and the pages the visibility map vouches
 -- for, and the cases that stay on the CPU.
 SET gputopk.min_table_rows = 1000;
