@@ -266,6 +266,9 @@ static const ScanDriverRoutine groups_table_routine = {
 static void
 scan_table(GroupsScanState *gs)
 {
+	bool		whole = gs->partitions == 0 && gs->exchange == NULL;
+	bool		index_read = false;
+	PageSink   *pages = NULL;
 	instr_time	start;
 	instr_time	end;
 
@@ -274,11 +277,21 @@ scan_table(GroupsScanState *gs)
 	scan_driver_begin(&gs->scan);
 	if (gs->best != NULL)
 		groups_best_reset(gs);
-	/* the GPU form reads the pages it can whole, in one process */
-	if (!(OidIsValid(gs->index_oid) && gs->partitions == 0 && gs->exchange == NULL &&
-		  groups_index_scan(gs)))
-		scan_driver_run(&gs->scan,
-						gs->partitions == 0 && gs->exchange == NULL ? groups_gpu_sink(gs) : NULL,
+	/*
+	 * The GPU form reads the pages it can whole, in one process: over the
+	 * column index where it is planned and cheaper, else the pages.
+	 */
+	gs->index_declined = 0;
+	if (whole && OidIsValid(gs->index_oid) && groups_index_declines(gs))
+	{
+		pages = groups_gpu_sink(gs);
+		if (pages == NULL)
+			gs->index_declined = 0;
+	}
+	if (whole && OidIsValid(gs->index_oid) && pages == NULL)
+		index_read = groups_index_scan(gs);
+	if (!index_read)
+		scan_driver_run(&gs->scan, pages == NULL && whole ? groups_gpu_sink(gs) : pages,
 						&groups_table_routine, gs);
 	scan_driver_end(&gs->scan);
 	if (gs->exchange)

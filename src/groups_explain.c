@@ -102,6 +102,9 @@ groups_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	if (node->ss.ps.plan->parallel_aware)
 		ExplainPropertyInteger("Scan Processes", NULL, gs->scan.counters.processes, es);
 	ExplainPropertyUInteger("Rows Scanned", NULL, count[SCAN_COUNT_ROWS_SCANNED], es);
+	if (gs->index_declined > 0)
+		ExplainPropertyUInteger("Column Index Declined", "pages not all-visible",
+								gs->index_declined, es);
 	if (gs->index_used)
 		explain_index(gs, es);
 	else if (gs->ran_on_gpu)

@@ -200,6 +200,7 @@ typedef struct GroupsScanState
 	ScanGpuStats gpu;
 	/* the GPU form over a column index (groups_index.c) */
 	bool		index_used;		/* its job started */
+	uint64		index_declined; /* or not, for this many blocks not all-visible */
 	uint64		index_pages_sent;	/* to bring the index's copy up to date */
 	uint64		index_entries;	/* entries of vouched blocks, the last grouping's */
 	uint64		index_pages_skipped;	/* by their summaries */

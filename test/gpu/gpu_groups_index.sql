@@ -1,14 +1,15 @@
 -- pgTAP, GPU machines only: GpuTopKGroups over a column index's copy on the
 -- GPU (groups_index.c) answers as PostgreSQL does: the entries of
 -- all-visible pages grouped there, the rows of pages written since the
--- VACUUM on the CPU, every aggregate the GPU computes, one and two grouping
+-- VACUUM on the CPU (where many are, the page form instead), every
+-- aggregate the GPU computes, one and two grouping
 -- columns, a text column by its dictionary codes, NULL groups, WHERE
 -- clauses checked on the entries, random
 -- queries (seed printed), under gpu and auto, injected faults, and the
 -- queries the index cannot serve.
 SET gputopk.min_table_rows = 1000;
 SET gputopk.device = gpu;
-SELECT plan(37);
+SELECT plan(40);
 
 \set pages_table gx
 \ir lib/pages.sql
@@ -75,19 +76,31 @@ SELECT is(pg_temp.explained('SELECT lang, count(*) FROM gx GROUP BY lang ORDER B
 SELECT is(pg_temp.explained('SELECT b, count(*) FROM gx WHERE tag = ''bb'' GROUP BY b ORDER BY 2 DESC LIMIT 5',
                             'Column Index'), NULL, 'a clause over a text column of the index: not over the index');
 
--- pages written since the VACUUM are read on the CPU; their groups join the GPU's
-UPDATE gx SET b = b + 1, s = s + 1 WHERE id % 1000 = 0;
-DELETE FROM gx WHERE id % 997 = 0;
-INSERT INTO gx (id, b, s, a, late) SELECT 400000 + i, i % 10, i % 5, i, NULL FROM generate_series(1, 3000) i;
+-- a few pages written since the VACUUM are read on the CPU; their groups
+-- join the GPU's
+UPDATE gx SET b = b + 1, s = s + 1 WHERE id % 100000 = 0;
+DELETE FROM gx WHERE id % 99991 = 0;
+INSERT INTO gx (id, b, s, a, late) SELECT 400000 + i, i % 10, i % 5, i, NULL FROM generate_series(1, 30) i;
 SELECT is(pg_temp.same_on_index('SELECT b, count(*) AS n, sum(s), max(a) FROM gx GROUP BY b ORDER BY n DESC, b LIMIT 10', true),
           'same', 'pages after writes: the CPU''s groups merged into the GPU''s');
 SELECT is(pg_temp.same_on_index('SELECT s, flag, count(*) AS n FROM gx GROUP BY s, flag ORDER BY n, s, flag LIMIT 10', true),
           'same', 'pages after writes: two grouping columns');
 SELECT is(pg_temp.same_on_index('SELECT late, count(*) AS n, min(id) FROM gx WHERE a > 0 GROUP BY late ORDER BY n DESC, late NULLS FIRST LIMIT 10', true),
           'same', 'pages after writes: a filter');
-UPDATE gx SET tag = 'new ' || (id % 3) WHERE id % 500 = 1;
+UPDATE gx SET tag = 'new ' || (id % 3) WHERE id % 100000 = 1;
 SELECT is(pg_temp.same_on_index('SELECT tag, count(*) AS n, min(b) FROM gx GROUP BY tag ORDER BY n, tag LIMIT 4', true),
           'same', 'pages after writes: text groups by code, new values among them');
+-- many pages written: the page form reads them all on the GPU instead,
+-- cheaper than their rows on the CPU; a text group keeps to the index
+UPDATE gx SET b = b + 1, s = s + 1 WHERE id % 1000 = 0;
+DELETE FROM gx WHERE id % 997 = 0;
+SELECT cmp_ok(coalesce(pg_temp.explained('SELECT b, count(*) AS n FROM gx GROUP BY b ORDER BY n DESC, b LIMIT 10',
+                                         'Column Index Declined'), '0')::bigint, '>', 64::bigint,
+              'many pages written: the column index declined for the pages');
+SELECT is(pg_temp.same_on_gpu('SELECT b, count(*) AS n, sum(s), max(a) FROM gx GROUP BY b ORDER BY n DESC, b LIMIT 10', true),
+          'same', 'many pages written: grouped over the pages on the GPU');
+SELECT is(pg_temp.same_on_index('SELECT tag, count(*) AS n, min(b) FROM gx GROUP BY tag ORDER BY n, tag LIMIT 4', true),
+          'same', 'many pages written: a text group still over the index');
 VACUUM gx;
 SELECT is(pg_temp.same_on_index('SELECT b, count(*) AS n, sum(s), max(a) FROM gx GROUP BY b ORDER BY n DESC, b LIMIT 10'),
           'same', 'after VACUUM: the freed entries are not counted');
