@@ -282,14 +282,15 @@ scan_table(GroupsScanState *gs)
 	 * column index where it is planned and cheaper, else the pages.
 	 */
 	gs->index_declined = 0;
-	if (whole && OidIsValid(gs->index_oid) && groups_index_declines(gs))
+	if (whole && OidIsValid(gs->index_oid))
 	{
-		pages = groups_gpu_sink(gs);
-		if (pages == NULL)
-			gs->index_declined = 0;
+		BlockNumber declined = groups_index_declines(gs);
+
+		if (declined > 0 && (pages = groups_gpu_sink(gs)) != NULL)
+			gs->index_declined = declined;
+		else
+			index_read = groups_index_scan(gs);
 	}
-	if (whole && OidIsValid(gs->index_oid) && pages == NULL)
-		index_read = groups_index_scan(gs);
 	if (!index_read)
 		scan_driver_run(&gs->scan, pages == NULL && whole ? groups_gpu_sink(gs) : pages,
 						&groups_table_routine, gs);

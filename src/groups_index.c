@@ -227,7 +227,7 @@ describe(GroupsScanState *gs, Relation index, ServiceIndexGroupsRequest *request
 	return true;
 }
 
-bool
+BlockNumber
 groups_index_declines(GroupsScanState *gs)
 {
 	BlockNumber nblocks = gs->scan.reader.scan->rs_nblocks;
@@ -236,14 +236,13 @@ groups_index_declines(GroupsScanState *gs)
 
 	/* a page holds a text value by reference: the page form cannot group it */
 	if (gs->group_by_text)
-		return false;
+		return 0;
 	visibilitymap_count(gs->css.ss.ss_currentRelation, &all_visible, NULL);
 	unvouched = nblocks - Min(all_visible, nblocks);
 	if (unvouched <= GROUPS_INDEX_UNVOUCHED_MIN ||
 		(uint64) unvouched * GROUPS_INDEX_UNVOUCHED_SHARE <= nblocks)
-		return false;
-	gs->index_declined = unvouched;
-	return true;
+		return 0;
+	return unvouched;
 }
 
 bool

@@ -21,11 +21,10 @@
 extern bool groups_index_scan(GroupsScanState *gs);
 
 /*
- * Whether the table has so many blocks that are not all-visible that the
- * page form (groups_gpu.c), which reads them on the GPU too, costs less
- * than reading their rows on the CPU beside the index; their number goes
- * to gs->index_declined.
+ * The table's blocks that are not all-visible where they are so many that
+ * the page form (groups_gpu.c), which reads them on the GPU too, costs
+ * less than reading their rows on the CPU beside the index; else 0.
  */
-extern bool groups_index_declines(GroupsScanState *gs);
+extern BlockNumber groups_index_declines(GroupsScanState *gs);
 
 #endif							/* GROUPS_INDEX_H */
