@@ -121,25 +121,44 @@ filter_text_key(const uint8_t *bytes, uint32_t length)
 }
 
 /*
- * The key of a text value stored in a heap tuple (little-endian varlena
- * headers, as varatt.h lays them out): inline, with a 1-byte or 4-byte
- * header, its bytes' key; compressed or stored out of line, the long
- * key.  That is exact for the comparisons with short constants: the heap
- * compresses or moves out of line only values of more than 20 bytes
- * (toast_tuple_find_biggest_attribute takes none of at most
- * MAXALIGN(TOAST_POINTER_SIZE) bytes, header included).
+ * The bytes of a text value stored in a heap tuple (little-endian varlena
+ * headers, as varatt.h lays them out) inline, with a 1-byte or 4-byte
+ * header; false for one compressed or stored out of line.
+ */
+KEY_FN bool
+filter_stored_text_bytes(const uint8_t *p, const uint8_t **bytes, uint32_t *length)
+{
+	if (p[0] == 0x01 || (p[0] & 0x03) == 0x02)
+		return false;			/* a pointer to a value out of line, or compressed */
+	if (p[0] & 0x01)
+	{
+		*bytes = p + 1;
+		*length = (uint32_t) (p[0] >> 1) - 1;
+		return true;
+	}
+	*bytes = p + 4;
+	*length = (((uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16 |
+				(uint32_t) p[3] << 24) >> 2) - 4;
+	return true;
+}
+
+/*
+ * The key of a text value stored in a heap tuple: inline, its bytes' key;
+ * compressed or stored out of line, the long key.  That is exact for the
+ * comparisons with short constants: the heap compresses or moves out of
+ * line only values of more than 20 bytes (toast_tuple_find_biggest_attribute
+ * takes none of at most MAXALIGN(TOAST_POINTER_SIZE) bytes, header
+ * included).
  */
 KEY_FN uint64_t
 filter_stored_text_key(const uint8_t *p)
 {
-	if (p[0] == 0x01)
-		return FILTER_TEXT_KEY_LONG;	/* a pointer to a value out of line */
-	if (p[0] & 0x01)
-		return filter_text_key(p + 1, (uint32_t) (p[0] >> 1) - 1);
-	if ((p[0] & 0x03) == 0x02)
-		return FILTER_TEXT_KEY_LONG;	/* compressed inline */
-	return filter_text_key(p + 4, (((uint32_t) p[0] | (uint32_t) p[1] << 8 |
-									 (uint32_t) p[2] << 16 | (uint32_t) p[3] << 24) >> 2) - 4);
+	const uint8_t *bytes;
+	uint32_t	length;
+
+	if (!filter_stored_text_bytes(p, &bytes, &length))
+		return FILTER_TEXT_KEY_LONG;
+	return filter_text_key(bytes, length);
 }
 
 /*

@@ -224,6 +224,45 @@ peers_best(unsigned peers, unsigned valued, int64_t x, bool largest)
 }
 
 /*
+ * A text grouping value as a heap tuple stores it (p), in two grouping
+ * values: its bytes zero-padded, first byte highest (a text holds no zero
+ * byte, so no two values share them); false for one the GPU does not
+ * group, of more than GPU_GROUPS_TEXT_BYTES bytes, compressed or out of
+ * line.
+ */
+static __device__ __forceinline__ bool
+text_group_values(const uint8_t *p, uint64_t values[2])
+{
+	const uint8_t *bytes;
+	uint32_t	length;
+
+	if (!filter_stored_text_bytes(p, &bytes, &length) || length > GPU_GROUPS_TEXT_BYTES)
+		return false;
+	values[0] = filter_text_key(bytes, min(length, 8u));
+	values[1] = length > 8 ? filter_text_key(bytes + 8, length - 8) : 0;
+	return true;
+}
+
+/*
+ * Whether the GPU can group a row: a text grouping value it holds, if the
+ * grouping is by text (the page kernel sends a page with any other back).
+ */
+template <typename Row>
+static __device__ bool
+groups_hold_row(const GroupsView &v, const Row &row)
+{
+	const GpuColumn &column = v.spec->columns[0];
+	uint64_t	values[2];
+	bool		isnull;
+	const void *p;
+
+	if (column.kind != VALUE_TEXT)
+		return true;
+	p = row.value(column, &isnull);
+	return isnull || text_group_values((const uint8_t *) p, values);
+}
+
+/*
  * A row that passed the filter (row, or NULL where this lane has none)
  * added to its group; row->value(column, &isnull) as for the programs
  * (gpu_program.cuh).  Every lane of a warp calls it at once: the lanes of
@@ -253,6 +292,8 @@ groups_add_row(const GroupsView &v, const Row *row)
 
 		if (isnull)
 			nulls |= 1u << c;
+		else if (spec->columns[c].kind == VALUE_TEXT)
+			(void) text_group_values((const uint8_t *) p, values);
 		else
 			values[c] = (uint64_t) stored_datum(p, spec->columns[c].width);
 	}
@@ -266,7 +307,8 @@ groups_add_row(const GroupsView &v, const Row *row)
 		bool		isnull = false;
 		const void *p = agg.kind == GPU_GROUPS_COUNT_STAR ? NULL :
 			row->value(agg.column, &isnull);
-		int64_t		x = isnull || p == NULL ? 0 : stored_datum(p, agg.column.width);
+		int64_t		x = isnull || p == NULL || agg.column.kind == VALUE_TEXT ? 0 :
+			stored_datum(p, agg.column.width);
 		unsigned	valued = __ballot_sync(peers, !isnull) & peers;
 		uint64_t	lo;
 		uint64_t	hi;

@@ -6,7 +6,9 @@
  *
  * A group is known by one or two grouping values passed by value, as
  * PostgreSQL's Datums hold them (sign-extended), and which of them are
- * NULL.  Its cells are those of src/groups_aggs.c, byte for byte, for the
+ * NULL; a text group read in heap pages (a column of kind VALUE_TEXT), by
+ * its bytes, at most GPU_GROUPS_TEXT_BYTES, zero-padded in the two values,
+ * first byte highest.  Its cells are those of src/groups_aggs.c, byte for byte, for the
  * aggregates whose cells add up in any order: count(*), count(col), sum of
  * int2/int4 (a 64-bit sum), sum or avg of the integers (a 128-bit sum),
  * and min/max of the integer types, date and timestamps (the value; the
@@ -36,6 +38,9 @@ extern "C"
 
 /* a record's header: the grouping values, then the NULL flags, 8 bytes each */
 #define GPU_GROUPS_HEADER_BYTES 24
+
+/* the longest text group the GPU holds, in bytes: its two grouping values' */
+#define GPU_GROUPS_TEXT_BYTES 16
 
 typedef enum GpuGroupsAggKind
 {

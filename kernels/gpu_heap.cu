@@ -64,6 +64,11 @@
 /* a batch's counts: rows keyed, tuples read, settled, undecided */
 #define HEAP_COUNTS 4
 
+/* why a groups job's page was not read (undecided[p]): it left tuples undecided, */
+#define PAGE_LEFT_UNDECIDED 1
+/* or it holds a row that the groups cannot (GroupRows::holds) */
+#define PAGE_UNHELD 2
+
 /* PostgreSQL's page and tuple layout */
 #define PAGE_LOWER 12			/* pd_lower: where the line pointers end */
 #define PAGE_HEADER_BYTES 24	/* SizeOfPageHeaderData: line pointers follow */
@@ -303,7 +308,8 @@ struct TopkRows
  * made, a warp's at a time.  A row once added cannot be taken out of its
  * group, so a decide page that leaves any tuple undecided is not read at
  * all (whole_pages): it goes back to the scan, which decides its tuples
- * itself, and no row this sees is undecided.
+ * itself, and no row this sees is undecided.  Nor is a page with a visible
+ * row whose text group the GPU does not hold (holds).
  */
 struct GroupRows
 {
@@ -315,6 +321,17 @@ struct GroupRows
 
 	GroupsView	groups;
 	unsigned long long *counts;
+
+	/* whether every page's rows are looked at first: a text grouping's */
+	__device__ bool checks_rows() const
+	{
+		return groups.spec->columns[0].kind == VALUE_TEXT;
+	}
+
+	__device__ bool holds(const GpuHeapQuery *q, const uint8_t *tuple) const
+	{
+		return groups_hold_row(groups, HeapRow(q, tuple));
+	}
 
 	__device__ void row(Shared &shared, const GpuHeapQuery *q, const uint8_t *tuple,
 						uint32_t block, int line, bool undecided, ProgramState *state) const
@@ -417,23 +434,35 @@ pages_kernel(const char *buffers, const GpuHeapPage *pages, size_t npages, uint4
 		else
 			lines = (int) d.lines;
 		lines = min(lines, q->max_lines);
-		if (Rows::whole_pages && d.decide)
+		if constexpr (Rows::whole_pages)
 		{
-			bool		left = false;
-
-			for (int line = threadIdx.x; line < lines; line += PAGE_THREADS)
+			if (d.decide || rows.checks_rows())
 			{
-				const uint8_t *tuple = line_tuple(page, d, line);
+				bool		left = false;
+				bool		unheld = false;
 
-				left |= tuple != NULL &&
-					(!settles || tuple_visibility(tuple, &snapshot) == TUPLE_UNDECIDED);
-			}
-			/* also the barrier before the next page replaces the words */
-			if (__syncthreads_or(left))
-			{
-				if (threadIdx.x == 0)
-					undecided[p] = 1;
-				continue;
+				for (int line = threadIdx.x; line < lines; line += PAGE_THREADS)
+				{
+					const uint8_t *tuple = line_tuple(page, d, line);
+					TupleVisibility visibility = TUPLE_VISIBLE;
+
+					if (tuple != NULL && d.decide)
+						visibility = settles ? tuple_visibility(tuple, &snapshot) :
+							TUPLE_UNDECIDED;
+					left |= tuple != NULL && visibility == TUPLE_UNDECIDED;
+					unheld |= tuple != NULL && visibility == TUPLE_VISIBLE &&
+						!rows.holds(q, tuple);
+				}
+				/* the block's; also the barrier before the next page replaces the words */
+				left = __syncthreads_or(left);
+				unheld = __syncthreads_or(unheld);
+				if (left || unheld)
+				{
+					if (threadIdx.x == 0)
+						undecided[p] = (left ? PAGE_LEFT_UNDECIDED : 0) |
+							(unheld ? PAGE_UNHELD : 0);
+					continue;
+				}
 			}
 		}
 		for (int first = 0; first < lines; first += PAGE_THREADS)
@@ -730,7 +759,7 @@ cache_release(GpuHeapReader *r, GpuPageCache *c, const GpuHeapPage *pages, size_
 		s = &c->info[slot & ~SLOT_FILL];
 		s->readers--;
 		if (filled && (pages[p].decide || (slot & SLOT_FILL)))
-			s->undecided = pages[p].decide && r->host_undecided[p];
+			s->undecided = pages[p].decide && (r->host_undecided[p] & PAGE_LEFT_UNDECIDED);
 		if (!(slot & SLOT_FILL))
 			continue;
 		if (filled)
@@ -907,15 +936,26 @@ read_pages(GpuHeapReader *r, GpuPageCache *cache, const char *buffers, GpuHeapPa
 			cache_release(r, cache, pages, *kept, status == GPU_OK);
 	}
 	GPU_TRY(status);
-	/* a groups job's pages left undecided go back (GroupRows), to be read again */
+	/*
+	 * A groups job's pages not read (GroupRows): those left undecided go
+	 * back, to be read again; those with rows the groups cannot hold are
+	 * counted, for the scan to group the table itself.
+	 */
 	for (size_t p = 0; groups && p < *kept; p++)
 	{
-		if (r->host_undecided[p])
+		if (r->host_undecided[p] == 0)
+			continue;
+		if (cache && r->host_slots[p] != SLOT_NONE && !(r->host_slots[p] & SLOT_FILL))
+		{
+			counts->pages_cached--;
+			counts->pages_unpinned -= pages[p].buffer == GPU_HEAP_UNPINNED;
+		}
+		if (r->host_undecided[p] & PAGE_UNHELD)
+			counts->pages_unheld++;
+		else
 		{
 			r->missed.push_back(pages[p].block);
 			counts->pages_undecided++;
-			if (cache && r->host_slots[p] != SLOT_NONE && !(r->host_slots[p] & SLOT_FILL))
-				counts->pages_cached--;
 		}
 	}
 	memcpy(missed, r->missed.data(), r->missed.size() * sizeof(uint32_t));

@@ -138,6 +138,7 @@ typedef struct GpuHeapCounts
 	uint64_t	rows_settled;	/* tuples of decide pages their headers settled */
 	uint64_t	rows_undecided; /* rows that passed, left to the CPU */
 	uint64_t	pages_undecided;	/* a groups job's pages sent back undecided */
+	uint64_t	pages_unheld;	/* and its pages with text groups it cannot hold */
 	double		kernel_ms;		/* device time */
 } GpuHeapCounts;
 
@@ -159,7 +160,10 @@ extern GpuStatus gpu_heap_read(GpuHeapReader *r, GpuPageCache *cache, const char
  * The same, but the rows that pass go to their groups in groups
  * (gpu_groups.h), grown first for every row the pages could hold.  A page
  * marked decide whose tuples the kernel cannot all settle is not read:
- * its block goes to missed as well (counts->pages_undecided).
+ * its block goes to missed as well (counts->pages_undecided).  Nor is a
+ * page with a visible row whose text group is longer than
+ * GPU_GROUPS_TEXT_BYTES, compressed or out of line: it is counted in
+ * counts->pages_unheld, and the groups lack its rows.
  */
 extern GpuStatus gpu_heap_read_groups(GpuHeapReader *r, GpuPageCache *cache,
 									  const char *buffers, GpuHeapPage *pages, size_t n,

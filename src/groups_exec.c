@@ -282,6 +282,7 @@ scan_table(GroupsScanState *gs)
 	 * column index where it is planned and cheaper, else the pages.
 	 */
 	gs->index_declined = 0;
+	gs->pages_unheld = 0;
 	if (whole && OidIsValid(gs->index_oid))
 	{
 		BlockNumber declined = groups_index_declines(gs);

@@ -18,6 +18,7 @@
 
 #include "compat.h"
 #include "device.h"
+#include "gpu_groups.h"
 #include "groups_state.h"
 #include "scan_filter_program.h"
 
@@ -105,6 +106,11 @@ groups_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	if (gs->index_declined > 0)
 		ExplainPropertyUInteger("Column Index Declined", "pages not all-visible",
 								gs->index_declined, es);
+	if (gs->pages_unheld > 0)
+		ExplainPropertyUInteger("Regrouped on CPU",
+								psprintf("pages with text groups over %d bytes",
+										 GPU_GROUPS_TEXT_BYTES),
+								gs->pages_unheld, es);
 	if (gs->index_used)
 		explain_index(gs, es);
 	else if (gs->ran_on_gpu)

@@ -10,11 +10,13 @@
  * tuples or, where the page cache stands for it, unread.  Once the table
  * is read, the GPU sends back the groups it chose (the first LIMIT +
  * OFFSET by the ranking value and those tied with the last): they become
- * the set that the scan chooses from and returns, as on the CPU.  Only aggregates whose cells add up in
- * any order run there, so the answer is the CPU's to the bit.
- *
- * Should the GPU fail the job (under gputopk.device = auto), the scan
- * starts over on the CPU (scan_driver.h).
+ * the set that the scan chooses from and returns, as on the CPU.  Only
+ * aggregates whose cells add up in any order run there, so the answer is
+ * the CPU's to the bit.  A text group is grouped there by its bytes, up to
+ * GPU_GROUPS_TEXT_BYTES of them: the GPU leaves out a page with a longer
+ * one (or one compressed or out of line, which is longer), and then the
+ * scan starts over on the CPU, as it does should the GPU fail the job
+ * (under gputopk.device = auto; scan_driver.h).
  *
  *-------------------------------------------------------------------------
  */
@@ -28,15 +30,6 @@
 #include "groups_gpu.h"
 #include "groups_scan.h"
 
-/*
- * A column of the table as the GPU reads it in a heap page, by value: a
- * grouping value or an aggregate's; false where it cannot (text too).
- */
-static bool
-heap_column(void *arg, AttrNumber attno, GpuColumn *column)
-{
-	return scan_page_sink_column(arg, attno, column) && column->kind != VALUE_TEXT;
-}
 
 bool
 groups_gpu_describe(GroupsScanState *gs, GpuColumnOf column_of, void *arg, GpuGroupsSpec *spec)
@@ -55,8 +48,11 @@ groups_gpu_describe(GroupsScanState *gs, GpuColumnOf column_of, void *arg, GpuGr
 	{
 		GpuGroupsAgg *agg = &spec->aggs[i];
 
+		/* a text column is only counted */
 		if (!groups_agg_gpu_kind(&gs->aggs[i], &kind) ||
-			(gs->aggs[i].attno != 0 && !column_of(arg, gs->aggs[i].attno, &agg->column)))
+			(gs->aggs[i].attno != 0 && (!column_of(arg, gs->aggs[i].attno, &agg->column) ||
+										(agg->column.kind == VALUE_TEXT &&
+										 kind != GPU_GROUPS_COUNT))))
 			return false;
 		agg->kind = kind;
 		agg->offset = gs->aggs[i].offset;
@@ -73,25 +69,47 @@ groups_gpu_describe(GroupsScanState *gs, GpuColumnOf column_of, void *arg, GpuGr
 	return true;
 }
 
-/*
- * A text group's value: its dictionary code's in the column index
- * dictionary, made in the page's context.
- */
+/* A text value of length bytes, made in the page's context. */
 static Datum
-text_of_code(GroupsScanState *gs, Relation dictionary, int64 code)
+text_in_page_cxt(GroupsScanState *gs, const char *bytes, int length)
 {
-	const char *bytes;
-	int			length;
-	MemoryContext old;
-	text	   *value;
+	MemoryContext old = MemoryContextSwitchTo(gs->page_cxt);
+	text	   *value = cstring_to_text_with_len(bytes, length);
 
-	if (!colindex_dict_value(dictionary, (int32) code, &bytes, &length))
-		elog(ERROR, "gputopk: code " INT64_FORMAT " is not in the dictionary of index \"%s\"",
-			 code, RelationGetRelationName(dictionary));
-	old = MemoryContextSwitchTo(gs->page_cxt);
-	value = cstring_to_text_with_len(bytes, length);
 	MemoryContextSwitchTo(old);
 	return PointerGetDatum(value);
+}
+
+/*
+ * A text group's value in a record of the GPU's: over a column index, its
+ * dictionary code's in the index's dictionary; over heap pages, the bytes
+ * in its two grouping values (gpu_groups.h).
+ */
+static Datum
+text_of_record(GroupsScanState *gs, Relation dictionary, const char *record)
+{
+	uint64		values[2];
+	const char *bytes;
+	char		packed[GPU_GROUPS_TEXT_BYTES];
+	int			length = 0;
+
+	memcpy(values, record, sizeof(values));
+	if (dictionary == NULL)
+	{
+		for (int i = 0; i < GPU_GROUPS_TEXT_BYTES; i++)
+		{
+			char		byte = (char) (values[i / 8] >> (56 - 8 * (i % 8)));
+
+			if (byte == '\0')
+				break;
+			packed[length++] = byte;
+		}
+		return text_in_page_cxt(gs, packed, length);
+	}
+	if (!colindex_dict_value(dictionary, (int32) values[0], &bytes, &length))
+		elog(ERROR, "gputopk: code " INT64_FORMAT " is not in the dictionary of index \"%s\"",
+			 (int64) values[0], RelationGetRelationName(dictionary));
+	return text_in_page_cxt(gs, bytes, length);
 }
 
 void
@@ -103,7 +121,6 @@ groups_gpu_adopt(GroupsScanState *gs, char *records, size_t count, uint64 gpu_gr
 	for (size_t i = 0; i < count; i++)
 	{
 		const char *record = records + i * gs->record_bytes;
-		int64		code;
 		uint64		nulls;
 
 		if ((i & 0xffff) == 0)
@@ -116,10 +133,9 @@ groups_gpu_adopt(GroupsScanState *gs, char *records, size_t count, uint64 gpu_gr
 			groups_merge_record(gs, record);
 			continue;
 		}
-		memcpy(&code, record, sizeof(int64));
 		memcpy(&nulls, record + 2 * sizeof(uint64), sizeof(uint64));
 		groups_merge_text_record(gs, nulls != 0 ? (Datum) 0 :
-								 text_of_code(gs, dictionary, code), record);
+								 text_of_record(gs, dictionary, record), record);
 	}
 	MemoryContextReset(gs->page_cxt);
 	pfree(records);
@@ -134,8 +150,8 @@ groups_gpu_sink(GroupsScanState *gs)
 	GpuGroupsSpec spec;
 
 	if (!gs->gpu_planned ||
-		!groups_gpu_describe(gs, heap_column, RelationGetDescr(gs->css.ss.ss_currentRelation),
-							 &spec))
+		!groups_gpu_describe(gs, scan_page_sink_column,
+							 RelationGetDescr(gs->css.ss.ss_currentRelation), &spec))
 		return NULL;
 	return scan_page_sink_create_groups(&gs->scan.reader, &spec, (uint64) gs->expected_groups);
 }
@@ -149,6 +165,13 @@ groups_gpu_finish(GroupsScanState *gs, PageSink *sink, PageSinkStats *stats)
 	scan_page_sink_groups(sink, &records, &count, &gs->gpu, stats);
 	if (scan_page_sink_failed(sink))
 		return false;
+	/* the groups lack rows of pages whose text groups the GPU could not hold */
+	if (stats->pages_unheld > 0)
+	{
+		gs->pages_unheld = stats->pages_unheld;
+		pfree(records);
+		return false;
+	}
 	groups_gpu_adopt(gs, records, count, stats->groups, NULL);
 	return true;
 }

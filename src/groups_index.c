@@ -234,7 +234,7 @@ groups_index_declines(GroupsScanState *gs)
 	BlockNumber all_visible;
 	BlockNumber unvouched;
 
-	/* a page holds a text value by reference: the page form cannot group it */
+	/* a text group stays: the index codes any value, the page form only short ones */
 	if (gs->group_by_text)
 		return 0;
 	visibilitymap_count(gs->css.ss.ss_currentRelation, &all_visible, NULL);

@@ -34,12 +34,15 @@
  * pages (groups_gpu.h): the GPU is the backend, gputopk.gpu_pages is on,
  * the service has mapped shared_buffers, every WHERE clause compiles, the
  * grouping is by value, and the GPU computes every aggregate and ranks by
- * the first ORDER BY key.  Where a column index the GPU reads holds the
+ * the first ORDER BY key; a text grouping column there is grouped by its
+ * bytes, offered where its values average at most GPU_GROUPS_TEXT_BYTES
+ * bytes and the groups fit in hash_mem (a longer value sends the scan back
+ * to the CPU: groups_gpu.h).  Where a column index the GPU reads holds the
  * grouping and aggregated columns and checks every WHERE clause, the GPU
  * form over its entries is offered too (groups_index.h), its GPU's work
  * costed by the index's pages instead of the table's; a text grouping
- * column there is grouped by the index's dictionary codes.  Under gputopk.device = gpu
- * only the GPU forms are offered.
+ * column there is grouped by the index's dictionary codes.  Under
+ * gputopk.device = gpu only the GPU forms are offered.
  *
  *-------------------------------------------------------------------------
  */
@@ -241,10 +244,7 @@ scan_exprs_of(PlannerInfo *root, GroupsQuery *q)
 	return q->rank != -1 - GROUPS_MAX_COLUMNS && q->naggs > 0;
 }
 
-/*
- * Whether the GPU form can group the table's pages (see the header
- * comment; a text grouping only over a column index).
- */
+/* Whether the GPU forms can group the table (see the header comment). */
 static bool
 gpu_can_group(const GroupsQuery *q)
 {
@@ -548,6 +548,7 @@ groups_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo
 	Query	   *parse = root->parse;
 	GroupsQuery q = {.grouped_rel = input_rel};
 	double		group_bytes;
+	int32		text_width = 0;
 	Oid			index;
 	double		index_pages = 0;
 	EstimationInfo estimate;
@@ -581,9 +582,11 @@ groups_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo
 	/* a text group keeps its value too */
 	group_bytes = GROUPS_ENTRY_BYTES + q.cell_bytes + q.value_bytes;
 	if (q.by_text)
-		group_bytes += MAXALIGN(VARHDRSZ + get_attavgwidth(planner_rt_fetch(q.scan_rel->relid,
-																			root)->relid,
-														   ((Var *) linitial(q.scan_exprs))->varattno));
+	{
+		text_width = get_attavgwidth(planner_rt_fetch(q.scan_rel->relid, root)->relid,
+									 ((Var *) linitial(q.scan_exprs))->varattno);
+		group_bytes += MAXALIGN(VARHDRSZ + text_width);
+	}
 	/* the rows form alone computes every aggregate, on the CPU */
 	if (q.others)
 	{
@@ -593,8 +596,14 @@ groups_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo
 	}
 	if (gpu_can_group(&q))
 	{
-		/* a text value in a page is by reference; in an index entry it is a code */
-		if (!q.by_text)
+		/*
+		 * a text group by its bytes, where its values are short on average
+		 * and the groups fit for the CPU should a longer one send the scan
+		 * back there; in an index entry it is a code
+		 */
+		if (!q.by_text ||
+			(text_width <= VARHDRSZ_SHORT + GPU_GROUPS_TEXT_BYTES &&
+			 q.groups * group_bytes <= (double) get_hash_memory_limit()))
 			add_sorted_path(root, output_rel,
 							&make_groups_path(root, &q, 0, 0, 1.0, InvalidOid, 0.0,
 											  false)->path);

@@ -197,6 +197,7 @@ typedef struct GroupsScanState
 
 	/* for EXPLAIN ANALYZE, besides scan.counters */
 	bool		ran_on_gpu;		/* the GPU form's job gave its answer */
+	uint64		pages_unheld;	/* or, over this many pages, text groups it could not hold */
 	ScanGpuStats gpu;
 	/* the GPU form over a column index (groups_index.c) */
 	bool		index_used;		/* its job started */

@@ -585,6 +585,7 @@ finish_job(PageSink *sink, ScanGpuStats *gpu, PageSinkStats *stats)
 	stats->rows_settled += service_job_stats(sink->job)->rows_settled;
 	stats->rows_undecided += service_job_stats(sink->job)->rows_undecided;
 	stats->pages_undecided += service_job_stats(sink->job)->pages_undecided;
+	stats->pages_unheld += service_job_stats(sink->job)->pages_unheld;
 	stats->plan = service_job_stats(sink->job)->plan;
 	stats->groups += service_job_stats(sink->job)->groups;
 	service_job_release(sink->job);

@@ -44,7 +44,8 @@ typedef struct PageSinkStats
 	uint64		rows_settled;	/* tuples whose visibility the GPU settled */
 	uint64		rows_undecided; /* rows that passed it left to the CPU, */
 	uint64		tuples_checked; /* of those, the answer's, decided on the CPU */
-	uint64		pages_undecided;	/* a groups job's pages sent back undecided */
+	uint64		pages_undecided;	/* a groups job's pages sent back undecided, */
+	uint64		pages_unheld;	/* and its pages with text groups it cannot hold */
 	GpuTopkPlan plan;			/* the top-k's last selection */
 	uint64		groups;			/* a groups job's groups */
 } PageSinkStats;

@@ -707,6 +707,7 @@ first_chunk(ServiceJob *job, uint64 *rows)
 	job->stats.rows_settled = slot->rows_settled;
 	job->stats.rows_undecided = slot->rows_undecided;
 	job->stats.pages_undecided = slot->pages_undecided;
+	job->stats.pages_unheld = slot->pages_unheld;
 	job->stats.pages_unpinned = slot->pages_unpinned;
 	job->stats.groups = slot->groups;
 	*rows = slot->chunk_rows;

@@ -40,7 +40,8 @@ typedef struct ServiceJobStats
 	uint64		pages_unpinned; /* of them those not pinned */
 	uint64		rows_settled;	/* tuples whose headers settled visibility on the GPU */
 	uint64		rows_undecided; /* rows that passed left to the backend */
-	uint64		pages_undecided;	/* a page groups job's pages sent back undecided */
+	uint64		pages_undecided;	/* a page groups job's pages sent back undecided, */
+	uint64		pages_unheld;	/* and its pages with text groups it cannot hold */
 	uint64		groups;			/* a page groups job's: the groups found */
 } ServiceJobStats;
 

@@ -189,6 +189,7 @@ report_pages(JobRun *run)
 	run->slot->rows_settled = run->pages.rows_settled;
 	run->slot->rows_undecided = run->pages.rows_undecided;
 	run->slot->pages_undecided = run->pages.pages_undecided;
+	run->slot->pages_unheld = run->pages.pages_unheld;
 }
 
 /* A top-k's answer, of keys or of pages. */

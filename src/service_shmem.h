@@ -132,7 +132,8 @@ typedef struct ServiceSlot
 	uint64		pages_unpinned; /* of them those the backend did not pin */
 	uint64		rows_settled;	/* the tuples whose headers settled visibility */
 	uint64		rows_undecided; /* and the rows that passed left to the backend, */
-	uint64		pages_undecided;	/* and the pages sent back undecided */
+	uint64		pages_undecided;	/* and the pages sent back undecided, */
+	uint64		pages_unheld;	/* and those with text groups it cannot hold */
 	uint64		groups;			/* page groups: the groups found, from SLOT_RESULT */
 	uint64		returned[2];	/* pages: rows written back into each buffer by
 								 * its last batch, the blocks it did not read

@@ -3,11 +3,11 @@
 -- does: every aggregate the GPU computes, one and two grouping columns,
 -- NULL groups, ranking by an aggregate or a grouping column in either
 -- direction, OFFSET and WITH TIES, compiled filters, ties by the hundred
--- thousand, pages written since VACUUM, random queries,
+-- thousand, pages written since VACUUM, text groups, random queries,
 -- injected faults, and the queries that stay with PostgreSQL.
 SET gputopk.min_table_rows = 1000;
 SET gputopk.device = gpu;
-SELECT plan(32);
+SELECT plan(44);
 
 \set pages_table gg
 \ir lib/pages.sql
@@ -80,6 +80,47 @@ SELECT diag(result || ': ' || q) FROM groups_random WHERE result <> 'same' LIMIT
 SELECT is((SELECT count(*) FROM groups_random WHERE result <> 'same'), 0::bigint,
           '200 random queries grouped on the GPU give PostgreSQL''s answers');
 
+-- text and varchar groups by their bytes, up to 16 on the GPU: empty, NULL,
+-- 8, 9 and 16 bytes, multibyte; a longer value (or one compressed or out of
+-- line) sends the scan back to the CPU, which groups the table again
+CREATE TABLE gt AS
+SELECT i AS id, (i * 7919) % 1000 AS x,
+       (ARRAY['en', 'ja', '', 'englishx', 'englishxy', 'sixteen-bytes-16', 'fünf', '日本語', 'pt',
+              NULL])[least(i % 13, 9) + 1] AS w,
+       (ARRAY['a', 'bb', 'eight888'])[i % 3 + 1]::varchar(12) AS tag
+  FROM generate_series(1, 50000) i;
+VACUUM (FREEZE, ANALYZE) gt;
+CREATE TEMP TABLE text_queries (n serial, q text);
+INSERT INTO text_queries (q) VALUES
+  ('SELECT w, count(*) AS n FROM gt GROUP BY w ORDER BY n DESC, w LIMIT 4'),
+  ('SELECT w, count(*) AS n, sum(x), min(id), count(tag) FROM gt WHERE x < 700 GROUP BY w ORDER BY sum(x) DESC, w LIMIT 5'),
+  ('SELECT tag, count(*) AS n FROM gt GROUP BY tag ORDER BY n, tag LIMIT 2'),
+  ('SELECT w, max(id) AS m FROM gt GROUP BY w ORDER BY m DESC, w OFFSET 2 FETCH FIRST 2 ROWS WITH TIES'),
+  ('SELECT w, count(w) AS n FROM gt GROUP BY w ORDER BY n, w LIMIT 3');
+SELECT is(pg_temp.same_on_gpu(q), 'same', 'GPU text groups: ' || q) FROM text_queries ORDER BY n;
+SELECT is(pg_temp.explained('SELECT w, count(*) FROM gt GROUP BY w ORDER BY 2 DESC LIMIT 3', 'Backend'),
+          'gpu', 'EXPLAIN says the GPU grouped the text');
+SELECT is(pg_temp.explained('SELECT w, count(*) FROM gt GROUP BY w ORDER BY w LIMIT 3', 'Custom Plan Provider'),
+          NULL, 'ranked by a text group: stays with PostgreSQL');
+INSERT INTO gt VALUES (50001, 1, 'seventeen-bytes-x', 'a'), (50002, 2, repeat('long', 1000), 'a');
+SELECT cmp_ok(coalesce(pg_temp.explained('SELECT w, count(*) AS n FROM gt GROUP BY w ORDER BY n, w LIMIT 4',
+                                         'Regrouped on CPU'), '0')::bigint, '>', 0::bigint,
+              'a text group of 17 bytes: the table grouped again on the CPU');
+SELECT is(pg_temp.answer('SELECT w, count(*) AS n FROM gt GROUP BY w ORDER BY n, w LIMIT 4', true),
+          pg_temp.answer('SELECT w, count(*) AS n FROM gt GROUP BY w ORDER BY n, w LIMIT 4', false),
+          'a text group of 17 bytes: PostgreSQL''s answer');
+VACUUM (FREEZE) gt;
+SELECT cmp_ok(coalesce(pg_temp.explained('SELECT w, count(*) AS n FROM gt GROUP BY w ORDER BY n, w LIMIT 4',
+                                         'Regrouped on CPU'), '0')::bigint, '>', 0::bigint,
+              'a text group of 17 bytes on an all-visible page: grouped again on the CPU');
+SELECT is(pg_temp.answer('SELECT w, count(*) AS n, count(tag) FROM gt GROUP BY w ORDER BY n, w LIMIT 4', true),
+          pg_temp.answer('SELECT w, count(*) AS n, count(tag) FROM gt GROUP BY w ORDER BY n, w LIMIT 4', false),
+          'a text group of 17 bytes on an all-visible page: PostgreSQL''s answer');
+-- compressed and out-of-line values, whichever form the planner takes
+SELECT is(pg_temp.answer('SELECT lang, count(*) AS n FROM gg GROUP BY lang ORDER BY n, lang LIMIT 5', true),
+          pg_temp.answer('SELECT lang, count(*) AS n FROM gg GROUP BY lang ORDER BY n, lang LIMIT 5', false),
+          'text groups compressed and out of line: PostgreSQL''s answer');
+
 -- under auto too
 SET gputopk.device = auto;
 SELECT is(pg_temp.same_on_gpu('SELECT b, count(*) AS n FROM gg GROUP BY b ORDER BY n DESC, b LIMIT 10'),
@@ -104,4 +145,4 @@ SELECT is(pg_temp.await_service(), 'ready', 'the service restarts');
 RESET gputopk.device;
 
 SELECT * FROM finish();
-DROP TABLE gg, gr;
+DROP TABLE gg, gr, gt;
