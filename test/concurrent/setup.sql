@@ -14,13 +14,13 @@ CREATE INDEX tc_ci ON tc USING gputopk (v, g);
 VACUUM (FREEZE, ANALYZE) tc;
 CREATE TABLE concurrent_checks (q text, used boolean, parallel boolean, indexed boolean,
                                 gpu_pages boolean, vouched boolean, index_groups boolean,
-                                same boolean);
+                                index_declined boolean, same boolean);
 
 -- q's rows with gputopk on and off, in order, as text; whether a gputopk
 -- node ran, in parallel, over the column index, reading pages on the GPU,
 -- some of them vouched for by the visibility map, or grouping the column
--- index's entries on the GPU (in a run of its own); recorded in
--- concurrent_checks
+-- index's entries on the GPU, or declining them for the pages where many
+-- are not all-visible (in a run of its own); recorded in concurrent_checks
 CREATE FUNCTION concurrent_check(q text) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
   ours text[];
@@ -31,6 +31,7 @@ DECLARE
   gpu_pages boolean := false;
   vouched boolean := false;
   index_groups boolean := false;
+  index_declined boolean := false;
   line text;
 BEGIN
   IF current_setting('transaction_isolation') <> 'repeatable read' THEN
@@ -46,6 +47,7 @@ BEGIN
       gpu_pages := gpu_pages OR line LIKE '%Pages Read on GPU:%';
       vouched := vouched OR line LIKE '%Pages Vouched by Visibility Map:%';
       index_groups := index_groups OR line LIKE '%Groupings on GPU:%';
+      index_declined := index_declined OR line LIKE '%Column Index Declined:%';
     END LOOP;
   END IF;
   EXECUTE format('SELECT array_agg(r::text) FROM (%s) r', q) INTO ours;
@@ -53,5 +55,6 @@ BEGIN
   EXECUTE format('SELECT array_agg(r::text) FROM (%s) r', q) INTO plain;
   SET LOCAL gputopk.enabled = on;
   INSERT INTO concurrent_checks VALUES (q, used, parallel, indexed, gpu_pages, vouched,
-                                        index_groups, ours IS NOT DISTINCT FROM plain);
+                                        index_groups, index_declined,
+                                        ours IS NOT DISTINCT FROM plain);
 END $$;

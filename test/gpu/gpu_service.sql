@@ -130,13 +130,16 @@ SELECT is(pg_temp.answer('SELECT g, gpu_topk(v, 3) FROM svc GROUP BY g ORDER BY 
           pg_temp.answer('SELECT g, (array_agg(v ORDER BY v DESC))[1:3] FROM svc GROUP BY g ORDER BY g', false),
           'and it answers again');
 
--- cancel during a job: statement_timeout fires while one process scans the
--- table into its GPU job
+-- cancel during a job: statement_timeout fires while one process reads the
+-- table's rows on the CPU into its GPU job (the GPU reading the pages
+-- itself would be done first)
 SET LOCAL max_parallel_workers_per_gather = 0;
+SET LOCAL gputopk.gpu_pages = off;
 SET LOCAL statement_timeout = '30ms';
 SELECT ok(pg_temp.cancelled('SELECT id FROM svc ORDER BY v DESC LIMIT 10'),
           'statement_timeout cancels a query during its GPU job');
 RESET statement_timeout;
+RESET gputopk.gpu_pages;
 RESET max_parallel_workers_per_gather;
 SELECT is(pg_temp.answer('SELECT id, v FROM svc ORDER BY v DESC LIMIT 20', true),
           pg_temp.answer('SELECT id, v FROM svc ORDER BY v DESC LIMIT 20', false),
