@@ -95,9 +95,14 @@ SELECT is(pg_temp.same_on_gpu('SELECT id, score FROM gp ORDER BY score DESC, id 
 -- read before their hint bits were set), once
 SELECT isnt(pg_temp.explained('SELECT id FROM gp ORDER BY score DESC LIMIT 10', 'Pages Read on GPU'),
             NULL, 'copies that left tuples undecided filled again');
+-- (but pages never initialized, whose LSN is 0: from 16 on, a table loaded
+-- in bulk can hold new, empty pages, and those are read over the bus)
+CREATE EXTENSION IF NOT EXISTS pageinspect;
 SELECT is(coalesce(pg_temp.explained('SELECT id FROM gp ORDER BY score DESC LIMIT 10',
-                                     'Pages from GPU Cache'), '0'),
-          pg_temp.explained('SELECT id FROM gp ORDER BY score DESC LIMIT 10', 'Pages Read on GPU'),
+                                     'Pages from GPU Cache'), '0')::bigint,
+          pg_temp.explained('SELECT id FROM gp ORDER BY score DESC LIMIT 10', 'Pages Read on GPU')::bigint -
+          (SELECT count(*) FROM generate_series(0, pg_relation_size('gp') / 8192 - 1) b
+            WHERE (page_header(get_raw_page('gp', b::int))).lsn = '0/0'),
           'pages read again come from the GPU page cache');
 -- pages the visibility map vouches for are not read by the scan: the GPU
 -- reads their copies while the map page's LSN is the one read when the
@@ -121,7 +126,6 @@ SELECT is(pg_temp.same_on_gpu('SELECT id, score FROM gp_fresh ORDER BY score DES
 -- vouched, where clearing a bit leaves the map page's LSN as it was (15);
 -- where it moves the LSN too (18), no page is vouched for until a scan has
 -- found the copies current again
-CREATE EXTENSION IF NOT EXISTS pageinspect;
 CREATE TEMP TABLE vm_lsn AS SELECT lsn FROM page_header(get_raw_page('gp_fresh', 'vm', 0));
 UPDATE gp_fresh SET score = score + 5000 WHERE id % 1000 = 7;
 DELETE FROM gp_fresh WHERE id % 1000 = 8;
