@@ -1,0 +1,53 @@
+--
+-- Set-up of test/vector/run: tables of pgvector's types and the check that
+-- runs a nearest-neighbour query with gputopk and without.  Needs pgvector
+-- (CREATE EXTENSION vector) and the seed in :seed.
+--
+SELECT setseed(:seed);
+-- 20,000 vectors of 16 dimensions, one decimal (so distances tie), NULL
+-- vectors, zero vectors (NaN under cosine) and duplicates; halfvec copies
+CREATE TABLE items (id int PRIMARY KEY, cat int, emb vector(16), h halfvec(16));
+INSERT INTO items
+SELECT i, i % 100,
+       CASE WHEN i % 53 = 0 THEN NULL
+            WHEN i % 61 = 0 THEN array_fill(0::real, ARRAY[16])::vector
+            WHEN i % 67 = 0 THEN array_fill(0.5::real, ARRAY[16])::vector
+            ELSE (SELECT array_agg(round((random() * 2 - 1)::numeric, 1)::real)
+                    FROM generate_series(1, 16 + 0 * i))::vector END
+  FROM generate_series(1, 20000) i;
+UPDATE items SET h = emb::halfvec;
+-- 2,000 vectors of 768 dimensions, stored out of line as pgvector leaves them
+CREATE TABLE wide (id int PRIMARY KEY, emb vector(768));
+INSERT INTO wide
+SELECT i, (SELECT array_agg(random()::real) FROM generate_series(1, 768 + 0 * i))::vector
+  FROM generate_series(1, 2000) i;
+VACUUM (FREEZE, ANALYZE) items, wide;
+
+CREATE TABLE vector_checks (q text, used boolean, same boolean);
+
+-- q's rows with gputopk on and off, in order or (sorted, where ties may
+-- come in any order) as sets; whether a gputopk node ran
+CREATE FUNCTION vector_check(q text, ordered boolean) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  agg text := format('SELECT string_agg(t::text, %L%s) FROM (%s) t', E'\n',
+                     CASE WHEN ordered THEN '' ELSE ' ORDER BY t::text' END, q);
+  ours text;
+  plain text;
+  used boolean := false;
+  line text;
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    used := used OR line LIKE '%GpuTopK%';
+  END LOOP;
+  EXECUTE agg INTO ours;
+  PERFORM set_config('gputopk.enabled', 'off', true);
+  EXECUTE agg INTO plain;
+  PERFORM set_config('gputopk.enabled', 'on', true);
+  INSERT INTO vector_checks VALUES (q, used, ours IS NOT DISTINCT FROM plain);
+END $$;
+
+-- a random vector of n dimensions, as a literal
+CREATE FUNCTION random_vector(n int) RETURNS text LANGUAGE sql AS $$
+  SELECT '[' || string_agg(round((random() * 2 - 1)::numeric, 1)::text, ',') || ']'
+    FROM generate_series(1, n)
+$$;
