@@ -16,12 +16,19 @@ SELECT i, i % 100,
                     FROM generate_series(1, 16 + 0 * i))::vector END
   FROM generate_series(1, 20000) i;
 UPDATE items SET h = emb::halfvec;
--- 2,000 vectors of 768 dimensions, stored out of line as pgvector leaves them
-CREATE TABLE wide (id int PRIMARY KEY, emb vector(768));
-INSERT INTO wide
+-- vectors of one dimension (ties by the thousand), of 768 and of 2,000,
+-- those stored out of line as pgvector leaves them
+CREATE TABLE dim1 (id int PRIMARY KEY, emb vector(1));
+INSERT INTO dim1 SELECT i, ARRAY[(i % 97 - 48)::real]::vector FROM generate_series(1, 5000) i;
+CREATE TABLE dim768 (id int PRIMARY KEY, emb vector(768));
+INSERT INTO dim768
 SELECT i, (SELECT array_agg(random()::real) FROM generate_series(1, 768 + 0 * i))::vector
   FROM generate_series(1, 2000) i;
-VACUUM (FREEZE, ANALYZE) items, wide;
+CREATE TABLE dim2000 (id int PRIMARY KEY, emb vector(2000));
+INSERT INTO dim2000
+SELECT i, (SELECT array_agg(random()::real) FROM generate_series(1, 2000 + 0 * i))::vector
+  FROM generate_series(1, 1000) i;
+VACUUM (FREEZE, ANALYZE) items, dim1, dim768, dim2000;
 
 CREATE TABLE vector_checks (q text, used boolean, same boolean);
 
