@@ -70,7 +70,6 @@
 #define PAGE_UNHELD 2
 
 /* PostgreSQL's page and tuple layout */
-#define PAGE_LOWER 12			/* pd_lower: where the line pointers end */
 #define PAGE_HEADER_BYTES 24	/* SizeOfPageHeaderData: line pointers follow */
 #define LP_NORMAL 1
 #define TUPLE_INFOMASK2 18		/* t_infomask2: natts in HEAP_NATTS_MASK */
@@ -106,15 +105,26 @@ struct RelationKeyHash
 	}
 };
 
-/* a relation's blocks that have slots: each block's, or SLOT_NONE */
+/*
+ * A relation's blocks that have slots: each block's, or SLOT_NONE; and,
+ * where the cache follows the WAL, where the last record seen to change
+ * each block started, from known_from on (records before it were not seen).
+ */
 struct RelationSlots
 {
 	std::vector<uint32_t> slot_of;
+	std::vector<uint64_t> changed_at;
+	uint64_t	known_from;
 	uint32_t	resident;		/* blocks with a slot */
 
 	uint32_t	find(uint32_t block) const
 	{
 		return block < slot_of.size() ? slot_of[block] : SLOT_NONE;
+	}
+
+	uint64_t	last_change(uint32_t block) const
+	{
+		return block < changed_at.size() ? changed_at[block] : 0;
 	}
 };
 
@@ -131,6 +141,9 @@ struct SlotInfo
 	uint32_t	block;
 	uint64_t	lsn;
 	uint64_t	vm_lsn;			/* a visibility map LSN that vouches for it, or 0 */
+	uint64_t	verified_at;	/* a query's wal_lsn before the page was read with
+								 * this copy's LSN, or 0 */
+	uint32_t	lines;			/* the line pointers it was read with */
 	uint32_t	readers;		/* kernels reading or filling it */
 	uint8_t		state;			/* a SlotState */
 	bool		used;			/* read since the clock hand last passed */
@@ -151,6 +164,8 @@ struct GpuPageCache
 	std::unordered_map<RelationKey, RelationSlots, RelationKeyHash> relations;
 	std::vector<SlotInfo> info;
 	uint32_t	hand;
+	uint64_t	wal_from;		/* where the WAL is followed from, or 0 */
+	uint64_t	wal_upto;		/* every record before it seen */
 };
 
 struct GpuHeapReader
@@ -165,11 +180,13 @@ struct GpuHeapReader
 	uint32_t   *slots;			/* and each page's cache slot (SLOT_*) */
 	size_t		slots_cap;
 	std::vector<uint32_t> host_slots;
+	std::vector<uint8_t> host_by_wal;	/* and whether the WAL vouched for it */
 	uint8_t    *undecided;		/* and whether it left tuples undecided */
 	size_t		undecided_cap;
 	std::vector<uint8_t> host_undecided;
 	std::vector<uint32_t> missed;	/* a batch's blocks sent back (read_pages) */
 	RelationKey relation;		/* the query's table */
+	uint64_t	wal_lsn;		/* and its wal_lsn */
 	uint64_t   *keys;			/* its rows' keys (of key_width bytes) and TIDs */
 	size_t		keys_cap;
 	uint64_t   *tids;
@@ -428,12 +445,7 @@ pages_kernel(const char *buffers, const GpuHeapPage *pages, size_t npages, uint4
 				settles = from == copy || lsn_unchanged(from, d.lsn);
 			__syncthreads();
 		}
-		/* an unpinned page's copy is the page: all its line pointers (pd_lower) */
-		if (d.buffer == GPU_HEAP_UNPINNED)
-			lines = ((int) *(const uint16_t *) (page + PAGE_LOWER) - PAGE_HEADER_BYTES) / 4;
-		else
-			lines = (int) d.lines;
-		lines = min(lines, q->max_lines);
+		lines = min((int) d.lines, q->max_lines);
 		if constexpr (Rows::whole_pages)
 		{
 			if (d.decide || rows.checks_rows())
@@ -591,6 +603,64 @@ gpu_page_cache_destroy(GpuPageCache *c)
 	delete c;
 }
 
+extern "C" void
+gpu_page_cache_follow_wal(GpuPageCache *c, uint64_t from)
+{
+	std::lock_guard<std::mutex> guard(c->lock);
+
+	c->wal_from = from;
+	c->wal_upto = from;
+}
+
+/* A change to a block (or the whole relation) of a relation with slots. */
+static void
+note_change(RelationSlots &rs, const GpuWalChange &change)
+{
+	if (change.block == GPU_WAL_WHOLE_RELATION)
+	{
+		rs.known_from = std::max(rs.known_from, change.lsn + 1);
+		return;
+	}
+	if (change.block >= rs.changed_at.size())
+		rs.changed_at.resize(std::max<size_t>((size_t) change.block + 1, rs.slot_of.size()), 0);
+	rs.changed_at[change.block] = std::max(rs.changed_at[change.block], change.lsn);
+}
+
+extern "C" void
+gpu_page_cache_wal_changes(GpuPageCache *c, const GpuWalChange *changes, size_t n, uint64_t upto)
+{
+	std::lock_guard<std::mutex> guard(c->lock);
+
+	if (c->wal_from == 0)
+		return;
+	try
+	{
+		for (size_t i = 0; i < n; i++)
+		{
+			RelationKey key = {{changes[i].relation[0], changes[i].relation[1],
+			changes[i].relation[2]}};
+			auto		found = c->relations.find(key);
+
+			if (found != c->relations.end())
+				note_change(found->second, changes[i]);
+		}
+	}
+	catch (const std::bad_alloc &)
+	{
+		/* a change not kept: nothing read before upto is vouched for */
+		c->wal_from = upto;
+	}
+	c->wal_upto = std::max(c->wal_upto, upto);
+}
+
+extern "C" uint64_t
+gpu_page_cache_wal_upto(GpuPageCache *c)
+{
+	std::lock_guard<std::mutex> guard(c->lock);
+
+	return c->wal_from == 0 ? 0 : c->wal_upto;
+}
+
 /* Slot i no longer holds its block. */
 static void
 cache_forget(GpuPageCache *c, uint32_t i)
@@ -641,7 +711,8 @@ relation_slots(GpuPageCache *c, const RelationKey &relation)
 
 /* A free slot for a pinned page to fill: SLOT_NONE if none (or no memory). */
 static uint32_t
-cache_take(GpuPageCache *c, const RelationKey &relation, const GpuHeapPage &page)
+cache_take(GpuPageCache *c, const GpuHeapReader *r, const RelationKey &relation,
+		   const GpuHeapPage &page)
 {
 	uint32_t	slot = cache_victim(c);
 
@@ -649,8 +720,12 @@ cache_take(GpuPageCache *c, const RelationKey &relation, const GpuHeapPage &page
 		return SLOT_NONE;
 	try
 	{
-		RelationSlots &rs = c->relations[relation];
+		auto		made = c->relations.try_emplace(relation);
+		RelationSlots &rs = made.first->second;
 
+		/* records seen before the relation had slots were not kept */
+		if (made.second)
+			rs.known_from = c->wal_upto;
 		if (page.block >= rs.slot_of.size())
 			rs.slot_of.resize((size_t) page.block + 1, SLOT_NONE);
 		rs.slot_of[page.block] = slot;
@@ -660,16 +735,35 @@ cache_take(GpuPageCache *c, const RelationKey &relation, const GpuHeapPage &page
 	{
 		return SLOT_NONE;
 	}
-	c->info[slot] = SlotInfo{relation, page.block, page.lsn, page.vm_lsn, 0, SLOT_FILLING, true};
+	c->info[slot] = SlotInfo{relation, page.block, page.lsn, page.vm_lsn, r->wal_lsn, page.lines,
+	0, SLOT_FILLING, true};
 	return slot;
+}
+
+/*
+ * Whether the WAL vouches for slot's copy of block as the page a query of
+ * wal_lsn must read: no record that changed the block started at or after
+ * the wal_lsn of the query that last read the page with the copy's LSN,
+ * and every record before wal_lsn has been seen (src/service_wal.c).
+ */
+static bool
+wal_vouches(const GpuPageCache *c, const RelationSlots &rs, const SlotInfo &s, uint64_t wal_lsn)
+{
+	return wal_lsn != 0 && c->wal_from != 0 && c->wal_upto >= wal_lsn &&
+		s.verified_at >= std::max(c->wal_from, rs.known_from) &&
+		rs.last_change(s.block) < s.verified_at;
 }
 
 /*
  * Each page's slot (SLOT_*): the copy to read, or one to fill, or none.
  * A pinned page's copy is current while its LSN is the page's; an unpinned
- * page's while its vm_lsn is.  Unpinned pages without a current copy go
- * to r->missed; the others are moved to the front of pages, their slots
- * into r->host_slots, the copies' readers counted.  Returns their number.
+ * page's while its vm_lsn is, or while the WAL vouches for it.  An
+ * unpinned page is read with the line pointers its copy was read with:
+ * the scan that read the page counted them under its lock, and a copy
+ * filled while a writer added a tuple may hold part of it beyond them.
+ * Unpinned pages without a current copy go to r->missed; the others are
+ * moved to the front of pages, their slots into r->host_slots, the
+ * copies' readers counted.  Returns their number.
  */
 static size_t
 cache_acquire(GpuHeapReader *r, GpuPageCache *c, GpuHeapPage *pages, size_t n,
@@ -690,9 +784,10 @@ cache_acquire(GpuHeapReader *r, GpuPageCache *c, GpuHeapPage *pages, size_t n,
 		if (found != SLOT_NONE)
 		{
 			SlotInfo   &s = c->info[found];
+			bool		by_map = unpinned && page.vm_lsn != 0 && s.vm_lsn == page.vm_lsn;
+			bool		by_wal = unpinned && !by_map && wal_vouches(c, *rs, s, r->wal_lsn);
 			bool		current = s.state == SLOT_CURRENT &&
-				(unpinned ? page.vm_lsn != 0 && s.vm_lsn == page.vm_lsn :
-				 page.lsn != 0 && s.lsn == page.lsn);
+				(unpinned ? by_map || by_wal : page.lsn != 0 && s.lsn == page.lsn);
 
 			/* a copy that left tuples undecided may lack hint bits set since */
 			if (page.decide && s.undecided)
@@ -702,11 +797,19 @@ cache_acquire(GpuHeapReader *r, GpuPageCache *c, GpuHeapPage *pages, size_t n,
 			{
 				slot = found;
 				s.used = true;
+				if (unpinned)
+					page.lines = s.lines;
 				/* the same page under a visibility map word read before it */
 				if (!unpinned && page.vm_lsn != 0)
 					s.vm_lsn = page.vm_lsn;
+				/* and after the WAL's position the query read */
+				if (!unpinned)
+					s.verified_at = std::max(s.verified_at, r->wal_lsn);
 				counts->pages_cached++;
 				counts->pages_unpinned += unpinned;
+				counts->pages_wal_vouched += by_wal;
+				counts->pages_wal_decided += by_wal && page.decide;
+				r->host_by_wal[kept] = by_wal;
 			}
 			else if (!unpinned && page.lsn != 0 && s.state == SLOT_CURRENT && s.readers == 0)
 			{
@@ -714,13 +817,15 @@ cache_acquire(GpuHeapReader *r, GpuPageCache *c, GpuHeapPage *pages, size_t n,
 				slot = found | SLOT_FILL;
 				s.lsn = page.lsn;
 				s.vm_lsn = page.vm_lsn;
+				s.verified_at = r->wal_lsn;
+				s.lines = page.lines;
 				s.state = SLOT_FILLING;
 			}
 			/* else a kernel fills it or reads the old copy: this one reads the page */
 		}
 		else if (!unpinned && page.lsn != 0)
 		{
-			slot = cache_take(c, r->relation, page);
+			slot = cache_take(c, r, r->relation, page);
 			if (slot != SLOT_NONE)
 				slot |= SLOT_FILL;
 			/* the relation's entry may have been made or dropped */
@@ -804,6 +909,7 @@ gpu_heap_set_query(GpuHeapReader *r, const GpuHeapQuery *query, const uint64_t *
 	r->max_lines = q.max_lines;
 	r->page_size = q.page_size;
 	memcpy(r->relation.relation, q.relation, sizeof(r->relation.relation));
+	r->wal_lsn = q.wal_lsn;
 	r->key_width = key_width((KeyType) q.program.key_type);
 	return GPU_OK;
 }
@@ -881,8 +987,7 @@ rows_bound(const GpuHeapReader *r, const GpuHeapPage *pages, size_t n)
 	uint64_t	rows = 0;
 
 	for (size_t p = 0; p < n; p++)
-		rows += pages[p].buffer == GPU_HEAP_UNPINNED ? (uint64_t) r->max_lines :
-			std::min<uint64_t>(pages[p].lines, (uint64_t) r->max_lines);
+		rows += std::min<uint64_t>(pages[p].lines, (uint64_t) r->max_lines);
 	return rows;
 }
 
@@ -919,7 +1024,10 @@ read_pages(GpuHeapReader *r, GpuPageCache *cache, const char *buffers, GpuHeapPa
 		r->missed.reserve(n);
 		r->host_undecided.assign(n, 0);
 		if (cache)
+		{
 			r->host_slots.resize(n);
+			r->host_by_wal.assign(n, 0);
+		}
 	}
 	catch (const std::bad_alloc &)
 	{
@@ -949,13 +1057,16 @@ read_pages(GpuHeapReader *r, GpuPageCache *cache, const char *buffers, GpuHeapPa
 		{
 			counts->pages_cached--;
 			counts->pages_unpinned -= pages[p].buffer == GPU_HEAP_UNPINNED;
+			counts->pages_wal_vouched -= r->host_by_wal[p];
+			counts->pages_wal_decided -= r->host_by_wal[p] && pages[p].decide;
 		}
 		if (r->host_undecided[p] & PAGE_UNHELD)
 			counts->pages_unheld++;
 		else
 		{
+			/* an unpinned one goes back as if it had no copy, to be pinned */
 			r->missed.push_back(pages[p].block);
-			counts->pages_undecided++;
+			counts->pages_undecided += pages[p].buffer != GPU_HEAP_UNPINNED;
 		}
 	}
 	memcpy(missed, r->missed.data(), r->missed.size() * sizeof(uint32_t));

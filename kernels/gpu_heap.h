@@ -74,6 +74,9 @@ typedef struct GpuHeapQuery
 	GpuRowProgram program;
 	uint32_t	relation[3];	/* the table's tablespace, database and relfilenode */
 	GpuHeapSnapshot snapshot;
+	uint64_t	wal_lsn;		/* the WAL's insert position, read after the snapshot
+								 * was taken and before any page: 0 where the page
+								 * cache may not vouch for pages by the WAL */
 } GpuHeapQuery;
 
 /* words of a page's mask of line pointers: enough for 8 kB pages */
@@ -84,7 +87,9 @@ typedef struct GpuHeapQuery
 
 /*
  * A page of the table: pinned in shared_buffers, or (buffer
- * GPU_HEAP_UNPINNED) vouched for by the visibility map, unread.
+ * GPU_HEAP_UNPINNED) unread, for the page cache to vouch for: by the
+ * visibility map (vm_lsn) or by the WAL (the query's wal_lsn).  An
+ * unpinned page's lines are the ones its copy was read with.
  */
 typedef struct GpuHeapPage
 {
@@ -94,7 +99,7 @@ typedef struct GpuHeapPage
 	uint32_t	masked;			/* if not 0, only those with their bit in normal */
 	uint32_t	normal[GPU_HEAP_MASK_WORDS];	/* bit i - 1: line pointer i */
 	uint32_t	decide;			/* if not 0, the kernel decides visibility (a
-								 * page not all-visible, lsn not 0) */
+								 * page not all-visible, lsn not 0 if pinned) */
 	uint64_t	lsn;			/* the page's LSN where every change to its tuples
 								 * and line pointers sets it (WAL-logged), else 0 */
 	uint64_t	vm_lsn;			/* the LSN of its visibility map page, read before
@@ -112,6 +117,11 @@ typedef struct GpuHeapReader GpuHeapReader;
  * so such a copy is filled again.  It
  * also stands for an unpinned page whose vm_lsn is the one it was filled
  * or last found current with (not 0): see src/scan_page_sink.c for why.
+ * And, where the cache follows the WAL (gpu_page_cache_follow_wal), for an
+ * unpinned page whose copy was filled or found current by a query whose
+ * wal_lsn no WAL record changing the block has started at or after, once
+ * every record before the reading query's wal_lsn has been seen
+ * (src/service_wal.c says why).
  * Slots are reused clock-wise, never while a kernel reads or fills them.
  */
 typedef struct GpuPageCache GpuPageCache;
@@ -119,6 +129,30 @@ typedef struct GpuPageCache GpuPageCache;
 /* On the current device: bytes / page_size slots; GPU_OK with *out NULL for 0 bytes. */
 extern GpuStatus gpu_page_cache_create(size_t bytes, int32_t page_size, GpuPageCache **out);
 extern void gpu_page_cache_destroy(GpuPageCache *c);
+
+/* every block of the relation, in a GpuWalChange */
+#define GPU_WAL_WHOLE_RELATION 0xFFFFFFFFu
+
+/* a WAL record's change to a block of a relation (or to all of them) */
+typedef struct GpuWalChange
+{
+	uint32_t	relation[3];	/* tablespace, database and relfilenode */
+	uint32_t	block;			/* or GPU_WAL_WHOLE_RELATION */
+	uint64_t	lsn;			/* where the record starts */
+} GpuWalChange;
+
+/*
+ * The WAL is followed from from on (again, after a gap): no copy read
+ * before it is vouched for by the WAL.  0 stops following it.
+ */
+extern void gpu_page_cache_follow_wal(GpuPageCache *c, uint64_t from);
+
+/* Changes seen in the WAL; every record that starts before upto has been. */
+extern void gpu_page_cache_wal_changes(GpuPageCache *c, const GpuWalChange *changes, size_t n,
+									   uint64_t upto);
+
+/* Where the WAL has been seen up to; 0 where it is not followed. */
+extern uint64_t gpu_page_cache_wal_upto(GpuPageCache *c);
 
 extern GpuStatus gpu_heap_reader_create(GpuHeapReader **out);
 /* NULL is fine; waits for queued work. */
@@ -134,7 +168,9 @@ typedef struct GpuHeapCounts
 	uint64_t	rows_read;		/* tuples read */
 	uint64_t	rows_keyed;		/* rows that passed the filter */
 	uint64_t	pages_cached;	/* pages read from the cache's copies, */
-	uint64_t	pages_unpinned; /* of those, pages the scan did not read */
+	uint64_t	pages_unpinned; /* of those, pages the scan did not read, */
+	uint64_t	pages_wal_vouched;	/* of those, pages vouched for by the WAL, */
+	uint64_t	pages_wal_decided;	/* of those, pages not all-visible */
 	uint64_t	rows_settled;	/* tuples of decide pages their headers settled */
 	uint64_t	rows_undecided; /* rows that passed, left to the CPU */
 	uint64_t	pages_undecided;	/* a groups job's pages sent back undecided */

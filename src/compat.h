@@ -69,6 +69,15 @@ typedef RelFileNode RelFileLocator;
 #define compat_locator_rel(locator) ((locator).relNode)
 #endif
 
+/* the relation an smgr record makes or truncates (catalog/storage_xlog.h) */
+#if PG_VERSION_NUM >= 160000
+#define compat_smgr_create_locator(xlrec) ((xlrec)->rlocator)
+#define compat_smgr_truncate_locator(xlrec) ((xlrec)->rlocator)
+#else
+#define compat_smgr_create_locator(xlrec) ((xlrec)->rnode)
+#define compat_smgr_truncate_locator(xlrec) ((xlrec)->rnode)
+#endif
+
 /* an expression over a partition's parent, in the partition's columns */
 #if PG_VERSION_NUM >= 160000
 #define compat_adjust_to_child(root, node, rel) \

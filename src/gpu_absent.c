@@ -324,3 +324,19 @@ void
 gpu_page_cache_destroy(GpuPageCache *c)
 {
 }
+
+void
+gpu_page_cache_follow_wal(GpuPageCache *c, uint64_t from)
+{
+}
+
+void
+gpu_page_cache_wal_changes(GpuPageCache *c, const GpuWalChange *changes, size_t n, uint64_t upto)
+{
+}
+
+uint64_t
+gpu_page_cache_wal_upto(GpuPageCache *c)
+{
+	return 0;
+}

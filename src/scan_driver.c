@@ -166,6 +166,8 @@ scan_driver_run(ScanDriver *driver, PageSink *pages, const ScanDriverRoutine *ro
 	counts[SCAN_COUNT_GPU_CHECKED_PAGES] -= driver->page_stats.pages_undecided;
 	counts[SCAN_COUNT_GPU_CACHED_PAGES] += driver->page_stats.pages_cached;
 	counts[SCAN_COUNT_GPU_UNPINNED_PAGES] += driver->page_stats.pages_unpinned;
+	counts[SCAN_COUNT_GPU_WAL_VOUCHED] += driver->page_stats.pages_wal_vouched;
+	counts[SCAN_COUNT_GPU_CHECKED_PAGES] += driver->page_stats.pages_wal_decided;
 	counts[SCAN_COUNT_GPU_PAGES] += driver->page_stats.pages_unpinned;
 	counts[SCAN_COUNT_PAGES_READ] += driver->page_stats.pages_unpinned;
 	counts[SCAN_COUNT_GPU_SETTLED] += driver->page_stats.rows_settled;
@@ -194,9 +196,13 @@ scan_driver_explain_pages(const uint64 *counts, double scan_ms, ExplainState *es
 	}
 	if (counts[SCAN_COUNT_GPU_CACHED_PAGES] > 0)
 		ExplainPropertyUInteger("Pages from GPU Cache", NULL, counts[SCAN_COUNT_GPU_CACHED_PAGES], es);
-	if (counts[SCAN_COUNT_GPU_UNPINNED_PAGES] > 0)
+	if (counts[SCAN_COUNT_GPU_UNPINNED_PAGES] > counts[SCAN_COUNT_GPU_WAL_VOUCHED])
 		ExplainPropertyUInteger("Pages Vouched by Visibility Map", NULL,
-								counts[SCAN_COUNT_GPU_UNPINNED_PAGES], es);
+								counts[SCAN_COUNT_GPU_UNPINNED_PAGES] -
+								counts[SCAN_COUNT_GPU_WAL_VOUCHED], es);
+	if (counts[SCAN_COUNT_GPU_WAL_VOUCHED] > 0)
+		ExplainPropertyUInteger("Pages Vouched by WAL", NULL, counts[SCAN_COUNT_GPU_WAL_VOUCHED],
+								es);
 	if (counts[SCAN_COUNT_GPU_CHECKED_PAGES] > 0)
 	{
 		ExplainPropertyUInteger("Pages Not All-Visible on GPU", NULL,

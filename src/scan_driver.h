@@ -42,7 +42,8 @@ typedef enum ScanDriverCount
 	SCAN_COUNT_PAGES_READ,		/* on the CPU or the GPU */
 	SCAN_COUNT_GPU_PAGES,		/* of those, read on the GPU in place */
 	SCAN_COUNT_GPU_CACHED_PAGES,	/* of those, from the GPU's page cache */
-	SCAN_COUNT_GPU_UNPINNED_PAGES,	/* of those, not read by the scan */
+	SCAN_COUNT_GPU_UNPINNED_PAGES,	/* of those, not read by the scan, */
+	SCAN_COUNT_GPU_WAL_VOUCHED,	/* of those, vouched for by the WAL */
 	SCAN_COUNT_GPU_CHECKED_PAGES,	/* of those, not all-visible */
 	SCAN_COUNT_TUPLES_CHECKED,	/* tuples whose visibility the CPU decided */
 	SCAN_COUNT_GPU_SETTLED,		/* tuples whose visibility the GPU settled */

@@ -41,6 +41,16 @@
  *   later is not visible to that snapshot, as for index-only scans, so
  *   the page as it was then is the one to read.
  *
+ * Pages unread on the WAL's word.  Where every GPU's process follows the
+ * WAL for its page cache (src/service_wal.c, which says why this is
+ * exact) and the GPU decides visibility, the scan also sends a block whose
+ * bit is clear unpinned, marked decide: the cache reads its copy if no WAL
+ * record has changed the block since a scan last read the page with the
+ * copy's LSN.  The job's query carries the WAL's insert position, read
+ * here after the snapshot and before any page.  A block sent back is
+ * pinned and its tuples decided on the GPU, unless the GPU sent it back
+ * undecided after it was pinned for it (pinned_decide): then on the CPU.
+ *
  * Relations that skip WAL, snapshots taken in recovery and
  * old_snapshot_threshold (whose check reads the page) keep to pins.
  *
@@ -50,6 +60,7 @@
 
 #include "access/htup_details.h"
 #include "access/visibilitymap.h"
+#include "access/xlog.h"
 #include "catalog/catalog.h"
 #include "catalog/pg_type_d.h"
 #include "miscadmin.h"
@@ -91,8 +102,11 @@ struct PageSink
 	size_t		ndecide[2];		/* and its pages marked decide */
 
 	/* the visibility map page of the last block, copied under its lock */
-	bool		unpinning;		/* whether to send blocks unpinned */
+	bool		unpinning;		/* whether to send blocks unpinned, */
+	bool		wal_vouching;	/* also those not all-visible (for the WAL) */
 	bool		gpu_decides;	/* whether the GPU decides visibility */
+	bits8	   *pinned_decide;	/* with wal_vouching, the blocks pinned for the
+								 * GPU to decide: one sent back is the CPU's */
 	Buffer		vm_buffer;
 	BlockNumber vm_first;		/* the first block it covers, or InvalidBlockNumber */
 	XLogRecPtr	vm_lsn;
@@ -276,16 +290,22 @@ create_sink(RowReader *reader, const GpuProgramSource *program, ServiceJobSpec *
 	sink->reader = reader;
 	sink->rel = rel;
 	sink->gpu_decides = describe_snapshot(reader, &request.query.snapshot);
+	/* see the header comment */
+	sink->unpinning = service_page_cache_on() && RelationNeedsWAL(rel) &&
+		!IsCatalogRelation(rel) && !compat_snapshots_get_too_old() &&
+		!reader->scan->rs_base.rs_snapshot->takenDuringRecovery;
+	sink->wal_vouching = sink->unpinning && sink->gpu_decides &&
+		service_page_cache_follows_wal();
+	if (sink->wal_vouching)
+		sink->pinned_decide = palloc0(reader->scan->rs_nblocks / BITS_PER_BYTE + 1);
+	/* after the snapshot, before any page is read (service_wal.c) */
+	request.query.wal_lsn = sink->unpinning ? GetXLogInsertRecPtr() : InvalidXLogRecPtr;
 	sink->pins_cap = batch_pins();
 	sink->batch_cap = Min(SERVICE_HEAP_PAGES(service_buffer_bytes()), BATCH_UNPINNED_MAX);
 	service_job_pages_query(sink->job, &request, set_values);
 	for (int i = 0; i < 2; i++)
 		sink->pins[i] = palloc(sizeof(Buffer) * sink->pins_cap);
 	sink->batch = (GpuHeapPage *) service_job_buffer(sink->job);
-	/* see the header comment */
-	sink->unpinning = service_page_cache_on() && RelationNeedsWAL(rel) &&
-		!IsCatalogRelation(rel) && !compat_snapshots_get_too_old() &&
-		!reader->scan->rs_base.rs_snapshot->takenDuringRecovery;
 	sink->vm_buffer = InvalidBuffer;
 	sink->vm_first = InvalidBlockNumber;
 	/* the blocks to read again on the CPU if the GPU fails the job */
@@ -453,6 +473,13 @@ map_page_lsn(PageSink *sink, BlockNumber block)
 	return sink->vm_lsn;
 }
 
+/* Whether block was pinned for the GPU to decide its tuples (pinned_decide). */
+static bool
+pinned_for_gpu(PageSink *sink, BlockNumber block)
+{
+	return (sink->pinned_decide[block / BITS_PER_BYTE] >> (block % BITS_PER_BYTE)) & 1;
+}
+
 /*
  * At the reader's end, wait for the batches with unpinned pages and take
  * the blocks they sent back; whether there are any.
@@ -499,15 +526,20 @@ scan_page_sink_next_block(PageSink *sink, RowReader *reader, bool *gpu_decides)
 		/* before the scan reads the page, for scan_page_sink_add */
 		load_map_page(sink, block);
 		vm_lsn = map_page_lsn(sink, block);
-		if (!sink->unpinning || returned || vm_lsn == InvalidXLogRecPtr)
+		if (!sink->unpinning || returned ||
+			(vm_lsn == InvalidXLogRecPtr && !sink->wal_vouching))
 		{
-			*gpu_decides = sink->gpu_decides && !returned;
+			/* a page the GPU left undecided is decided here */
+			*gpu_decides = sink->gpu_decides &&
+				(!returned || (sink->pinned_decide && !pinned_for_gpu(sink, block)));
 			return block;
 		}
 		page = next_description(sink);
 		page->buffer = GPU_HEAP_UNPINNED;
 		page->block = block;
 		page->vm_lsn = vm_lsn;
+		/* not all-visible by the map: the WAL may vouch for it, the GPU decides */
+		page->decide = vm_lsn == InvalidXLogRecPtr;
 		sink->nunpinned[service_job_filling(sink->job)]++;
 		post_if_full(sink);
 	}
@@ -529,7 +561,9 @@ scan_page_sink_add(PageSink *sink, BlockNumber block, const WholePage *whole)
 	page->decide = whole->decide;
 	sink->ndecide[filling] += whole->decide;
 	page->lsn = whole->lsn;
-	/* a copy of a page that is not all-visible must never stand for an unpinned one */
+	if (whole->decide && sink->pinned_decide)
+		sink->pinned_decide[block / BITS_PER_BYTE] |= 1 << (block % BITS_PER_BYTE);
+	/* a copy of a page that is not all-visible must never stand for one unpinned by the map */
 	page->vm_lsn = page->lsn != InvalidXLogRecPtr && whole->all_visible ?
 		map_page_lsn(sink, block) : InvalidXLogRecPtr;
 	if (whole->masked)
@@ -570,6 +604,8 @@ scan_page_sink_abandon(PageSink *sink)
 		pfree(sink->pins[i]);
 	if (sink->returned)
 		pfree(sink->returned);
+	if (sink->pinned_decide)
+		pfree(sink->pinned_decide);
 	pfree(sink);
 }
 
@@ -582,6 +618,8 @@ finish_job(PageSink *sink, ScanGpuStats *gpu, PageSinkStats *stats)
 	stats->rows_keyed += service_job_stats(sink->job)->rows_keyed;
 	stats->pages_cached += service_job_stats(sink->job)->pages_cached;
 	stats->pages_unpinned += service_job_stats(sink->job)->pages_unpinned;
+	stats->pages_wal_vouched += service_job_stats(sink->job)->pages_wal_vouched;
+	stats->pages_wal_decided += service_job_stats(sink->job)->pages_wal_decided;
 	stats->rows_settled += service_job_stats(sink->job)->rows_settled;
 	stats->rows_undecided += service_job_stats(sink->job)->rows_undecided;
 	stats->pages_undecided += service_job_stats(sink->job)->pages_undecided;

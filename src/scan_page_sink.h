@@ -40,7 +40,9 @@ typedef struct PageSinkStats
 	uint64		rows_read;		/* tuples on the pages read on the GPU */
 	uint64		rows_keyed;		/* rows that passed the filter */
 	uint64		pages_cached;	/* pages read from the GPU's page cache, */
-	uint64		pages_unpinned; /* of them those the scan did not read */
+	uint64		pages_unpinned; /* of them those the scan did not read, */
+	uint64		pages_wal_vouched;	/* of those, the ones the WAL vouched for, */
+	uint64		pages_wal_decided;	/* of those, the ones not all-visible */
 	uint64		rows_settled;	/* tuples whose visibility the GPU settled */
 	uint64		rows_undecided; /* rows that passed it left to the CPU, */
 	uint64		tuples_checked; /* of those, the answer's, decided on the CPU */

@@ -182,6 +182,23 @@ service_page_cache_on(void)
 }
 
 bool
+service_page_cache_follows_wal(void)
+{
+	bool		any = false;
+
+	for (int d = 0; service != NULL && d < service->ndevices; d++)
+	{
+		if (!device_maps_buffers(d) ||
+			pg_atomic_read_u64(&service->devices[d].page_cache_bytes) == 0)
+			continue;
+		if (pg_atomic_read_u32(&service->devices[d].wal_followed) == 0)
+			return false;
+		any = true;
+	}
+	return any;
+}
+
+bool
 service_buffers_mapped(void)
 {
 	for (int d = 0; service != NULL && d < service->ndevices; d++)
@@ -709,6 +726,8 @@ first_chunk(ServiceJob *job, uint64 *rows)
 	job->stats.pages_undecided = slot->pages_undecided;
 	job->stats.pages_unheld = slot->pages_unheld;
 	job->stats.pages_unpinned = slot->pages_unpinned;
+	job->stats.pages_wal_vouched = slot->pages_wal_vouched;
+	job->stats.pages_wal_decided = slot->pages_wal_decided;
 	job->stats.groups = slot->groups;
 	*rows = slot->chunk_rows;
 	return slot->answer_rows;

@@ -37,7 +37,9 @@ typedef struct ServiceJobStats
 	uint64		rows_read;		/* a pages job's: tuples the GPU read, */
 	uint64		rows_keyed;		/* and rows that passed the filter, */
 	uint64		pages_cached;	/* and pages read from the GPU's page cache, */
-	uint64		pages_unpinned; /* of them those not pinned */
+	uint64		pages_unpinned; /* of them those not pinned, */
+	uint64		pages_wal_vouched;	/* of those, the ones the WAL vouched for, */
+	uint64		pages_wal_decided;	/* of those, the ones not all-visible */
 	uint64		rows_settled;	/* tuples whose headers settled visibility on the GPU */
 	uint64		rows_undecided; /* rows that passed left to the backend */
 	uint64		pages_undecided;	/* a page groups job's pages sent back undecided, */
@@ -78,6 +80,8 @@ extern bool service_request_fits(Size bytes);
  */
 extern double service_gpu_cache_bytes(bool whole);
 extern bool service_page_cache_on(void);
+/* whether every GPU's page cache follows the WAL (service_wal.c), and one does */
+extern bool service_page_cache_follows_wal(void);
 
 /*
  * Start a job.  demand: wait for the service to be ready, and throw if the

@@ -21,6 +21,7 @@
 #include "gpu_api.h"
 #include "service_job_kinds.h"
 #include "service_pool.h"
+#include "service_wal.h"
 
 /* the GPU this process serves */
 #define THIS_DEVICE (&service->devices[service_serving_device])
@@ -69,6 +70,7 @@ set_pages_query(JobRun *run)
 
 	if (run->reader == NULL)
 		GPU_TRY(gpu_heap_reader_create(&run->reader));
+	run->wal_lsn = request->query.wal_lsn;
 	return gpu_heap_set_query(run->reader, &request->query,
 							  (const uint64 *) (request + 1), request->nset_values);
 }
@@ -121,7 +123,9 @@ push_index_pages(JobRun *run, const SlotOrder *order)
 /*
  * Heap pages read in place, their rows to the top-k or the groups; the
  * blocks it did not read (unpinned pages without a copy, a groups job's
- * pages left undecided) go back in the buffer.
+ * pages left undecided) go back in the buffer.  Before the first batch,
+ * the WAL is followed up to the scan's position, for the page cache to
+ * vouch for unpinned pages by it.
  */
 static GpuStatus
 push_heap_pages(JobRun *run, const SlotOrder *order)
@@ -131,6 +135,11 @@ push_heap_pages(JobRun *run, const SlotOrder *order)
 	uint64		undecided = run->pages.pages_undecided;
 	size_t		missed;
 
+	if (run->wal_lsn != 0)
+	{
+		service_wal_await(run->wal_lsn);
+		run->wal_lsn = 0;
+	}
 	if (run->groups)
 		GPU_TRY(gpu_heap_read_groups(run->reader, service_pool_page_cache(),
 									 service_pool_buffers(), (GpuHeapPage *) buffer,
@@ -186,6 +195,8 @@ report_pages(JobRun *run)
 	run->slot->rows_keyed = run->pages.rows_keyed;
 	run->slot->pages_cached = run->pages.pages_cached;
 	run->slot->pages_unpinned = run->pages.pages_unpinned;
+	run->slot->pages_wal_vouched = run->pages.pages_wal_vouched;
+	run->slot->pages_wal_decided = run->pages.pages_wal_decided;
 	run->slot->rows_settled = run->pages.rows_settled;
 	run->slot->rows_undecided = run->pages.rows_undecided;
 	run->slot->pages_undecided = run->pages.pages_undecided;

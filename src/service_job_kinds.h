@@ -33,6 +33,7 @@ typedef struct JobRun
 	ResidentIndex *resident;	/* an index job's copy of its index (or part) */
 	GpuHeapReader *reader;		/* pages jobs', kept between jobs */
 	GpuHeapCounts pages;		/* a pages job's */
+	uint64		wal_lsn;		/* and its query's wal_lsn, until its first batch */
 	GpuGroups  *groups;			/* a groups job's groups */
 	const char *group_records;	/* and the records of those chosen */
 	TopkResult	answer;			/* a top-k's answer */

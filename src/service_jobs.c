@@ -349,6 +349,7 @@ accept_job(JobThread *jt)
 	slot->index_epoch = 0;
 	memset(&slot->index_counts, 0, sizeof(slot->index_counts));
 	slot->rows_read = slot->rows_keyed = slot->pages_cached = slot->pages_unpinned = 0;
+	slot->pages_wal_vouched = slot->pages_wal_decided = 0;
 	slot->rows_settled = slot->rows_undecided = slot->pages_undecided = slot->pages_unheld = 0;
 	slot->groups = 0;
 	slot->returned[0] = slot->returned[1] = 0;

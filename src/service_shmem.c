@@ -122,6 +122,7 @@ service_shmem_startup(void)
 			pg_atomic_init_u32(&dev->buffers_mapped, 0);
 			pg_atomic_init_u64(&dev->memory_free, 0);
 			pg_atomic_init_u64(&dev->page_cache_bytes, 0);
+			pg_atomic_init_u32(&dev->wal_followed, 0);
 			pg_atomic_init_u64(&dev->index_bytes, 0);
 			pg_atomic_init_u32(&dev->index_copies, 0);
 			pg_atomic_init_u32(&dev->jobs_running, 0);

@@ -129,7 +129,9 @@ typedef struct ServiceSlot
 	uint64		rows_read;		/* pages: the tuples read, from SLOT_RESULT */
 	uint64		rows_keyed;		/* and the rows that passed the filter */
 	uint64		pages_cached;	/* and the pages read from the GPU's page cache, */
-	uint64		pages_unpinned; /* of them those the backend did not pin */
+	uint64		pages_unpinned; /* of them those the backend did not pin, */
+	uint64		pages_wal_vouched;	/* of those, the ones the WAL vouched for, */
+	uint64		pages_wal_decided;	/* of those, the ones not all-visible */
 	uint64		rows_settled;	/* the tuples whose headers settled visibility */
 	uint64		rows_undecided; /* and the rows that passed left to the backend, */
 	uint64		pages_undecided;	/* and the pages sent back undecided, */
@@ -152,6 +154,8 @@ typedef struct ServiceDevice
 	pg_atomic_uint32 buffers_mapped;	/* shared_buffers readable by the GPU */
 	pg_atomic_uint64 memory_free;	/* refreshed by its process */
 	pg_atomic_uint64 page_cache_bytes;	/* its page cache's size, 0 for none */
+	pg_atomic_uint32 wal_followed;	/* whether its process follows the WAL for
+									 * the page cache (service_wal.c) */
 	pg_atomic_uint64 index_bytes;	/* column index copies on it, and their count */
 	pg_atomic_uint32 index_copies;
 	pg_atomic_uint32 jobs_running;

@@ -24,8 +24,11 @@
  *
  * Then it sleeps on its latch (backends wake the job threads themselves,
  * service_wake_job), set when a job thread meets a fault that ends the
- * process.  Every second it frees the slots of backends that died without
- * releasing them, and reads its GPU's free memory for gputopk_service().
+ * process or waits for the WAL to be read.  Each time it wakes, and at
+ * least every 100 ms, it reads the WAL flushed since for the page cache
+ * (service_wal.c).  Every second it frees the slots of backends that died
+ * without releasing them, and reads its GPU's free memory for
+ * gputopk_service().
  *
  * Exit: on SIGTERM, or when a job thread met a sticky CUDA error (the
  * process's CUDA context is then unusable), the process stops its threads
@@ -58,6 +61,7 @@
 #include "service_buffers.h"
 #include "service_jobs.h"
 #include "service_pool.h"
+#include "service_wal.h"
 
 
 /* the background worker's entry point (service_main.c starts it by name) */
@@ -65,6 +69,9 @@ extern PGDLLEXPORT void gputopk_gpu_main(Datum arg);
 
 /* how often the main thread looks for dead owners and free memory */
 #define HOUSEKEEPING_MS 1000
+
+/* and reads the WAL for the page cache, unless woken before */
+#define WAL_FOLLOW_MS 100
 
 /* why the process exits, for the jobs it fails */
 static char exit_reason[SERVICE_MESSAGE_BYTES] = "The GPU's process in the GPU service stopped.";
@@ -342,12 +349,14 @@ gputopk_gpu_main(Datum arg)
 	/* an earlier process's mapping and page cache are gone */
 	pg_atomic_write_u32(&serving()->buffers_mapped, 0);
 	pg_atomic_write_u64(&serving()->page_cache_bytes, 0);
+	pg_atomic_write_u32(&serving()->wal_followed, 0);
 	service_set_device_state(service_serving_device, SERVICE_STARTING);
 
 	injected_slow_start();
 	open_device();
 	register_staging();
 	warm_up_device();
+	service_wal_init();
 	service_jobs_start();
 	service_set_device_state(service_serving_device, SERVICE_READY);
 	service_buffers_start();
@@ -359,7 +368,9 @@ gputopk_gpu_main(Datum arg)
 	INSTR_TIME_SET_CURRENT(housekept);
 	for (;;)
 	{
-		service_process_wait(HOUSEKEEPING_MS);
+		bool		more_wal = service_wal_follow();
+
+		service_process_wait(more_wal ? 0 : WAL_FOLLOW_MS);
 		if (service_jobs_fatal(exit_reason, sizeof(exit_reason)))
 		{
 			ereport(LOG, (errmsg("gputopk GPU service restarts GPU %d after a fault",

@@ -1,0 +1,29 @@
+/*-------------------------------------------------------------------------
+ *
+ * service_wal.h
+ *	  A GPU's process follows the WAL for its page cache (service_wal.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SERVICE_WAL_H
+#define SERVICE_WAL_H
+
+#include "access/xlogdefs.h"
+
+/* In the main thread, before the job threads start. */
+extern void service_wal_init(void);
+
+/*
+ * In the main thread at each wake-up: the WAL flushed since the last call
+ * read into the page cache (following starts at the first call, where the
+ * GPU has a page cache, and stops in recovery).  Whether more is left.
+ */
+extern bool service_wal_follow(void);
+
+/*
+ * In a job thread: wait (briefly) until the WAL has been followed up to lsn,
+ * a scan's wal_lsn, the main thread woken to flush and read it.
+ */
+extern void service_wal_await(XLogRecPtr lsn);
+
+#endif							/* SERVICE_WAL_H */
