@@ -18,7 +18,7 @@ CREATE TABLE concurrent_checks (q text, used boolean, parallel boolean, indexed 
 
 -- q's rows with gputopk on and off, in order, as text; whether a gputopk
 -- node ran, in parallel, over the column index, reading pages on the GPU,
--- some of them vouched for by the visibility map, or grouping the column
+-- some of them vouched for by the visibility map or the WAL, or grouping the column
 -- index's entries on the GPU, or declining them for the pages where many
 -- are not all-visible (in a run of its own); recorded in concurrent_checks
 CREATE FUNCTION concurrent_check(q text) RETURNS void LANGUAGE plpgsql AS $$
@@ -45,7 +45,7 @@ BEGIN
   IF current_setting('gputopk.device') = 'gpu' THEN
     FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
       gpu_pages := gpu_pages OR line LIKE '%Pages Read on GPU:%';
-      vouched := vouched OR line LIKE '%Pages Vouched by Visibility Map:%';
+      vouched := vouched OR line LIKE '%Pages Vouched by %';
       index_groups := index_groups OR line LIKE '%Groupings on GPU:%';
       index_declined := index_declined OR line LIKE '%Column Index Declined:%';
     END LOOP;

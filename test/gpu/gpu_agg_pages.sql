@@ -73,10 +73,13 @@ SELECT is(pg_temp.same_on_gpu('SELECT gpu_topk(score, 100) FROM ga', true), 'sam
           'pages written since the VACUUM read on the GPU, their visibility settled there');
 SELECT is(pg_temp.same_on_gpu('SELECT gpu_bottomk_by(id, a, 100) FROM ga WHERE b < 500', true), 'same',
           'a filter over pages that are all-visible and pages that are not');
--- pages read again come from the GPU's page cache on the visibility map's word
-SELECT cmp_ok(pg_temp.explained('SELECT gpu_topk(score, 100) FROM ga',
-                                'Pages Vouched by Visibility Map')::bigint, '>', 0::bigint,
-              'pages read again are vouched for by the visibility map, unread by the scan');
+-- pages read again come from the GPU's page cache on the visibility map's
+-- word, or the WAL's (on 18, whose writes moved the map page's LSN)
+SELECT cmp_ok(coalesce(pg_temp.explained('SELECT gpu_topk(score, 100) FROM ga',
+                                         'Pages Vouched by Visibility Map'), '0')::bigint +
+              coalesce(pg_temp.explained('SELECT gpu_topk(score, 100) FROM ga',
+                                         'Pages Vouched by WAL'), '0')::bigint, '>', 0::bigint,
+              'pages read again are vouched for by the visibility map or the WAL, unread by the scan');
 SELECT is(pg_temp.same_on_gpu('SELECT gpu_bottomk_by(id, a, 100) FROM ga WHERE b < 500', true), 'same',
           'and the answer is the aggregate''s');
 

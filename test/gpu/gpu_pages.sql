@@ -6,13 +6,13 @@
 -- since VACUUM (their tuples' visibility settled on the GPU by their
 -- headers, the rest decided on the CPU), parallel
 -- plans, the GPU's page cache and the pages the visibility map vouches
--- for, and the cases that stay on the CPU.
+-- for, the pages the WAL vouches for, and the cases that stay on the CPU.
 SET gputopk.min_table_rows = 1000;
 SET gputopk.device = gpu;
 SET gputopk.enable_column_index = off;
 -- GpuTopK also where a sort of few rows would cost less
 SET enable_sort = off;
-SELECT plan(58);
+SELECT plan(65);
 
 \set pages_table gp
 \ir lib/pages.sql
@@ -138,6 +138,21 @@ SELECT CASE WHEN (SELECT lsn FROM vm_lsn) = (SELECT lsn FROM page_header(get_raw
                     'after writes that moved the map page''s LSN, no page is vouched for') END;
 SELECT is(pg_temp.same_on_gpu('SELECT id, score FROM gp_fresh ORDER BY score DESC, id LIMIT 100', true),
           'same', 'and answers are PostgreSQL''s, the written pages pinned and checked');
+-- once their hint bits are set and a scan has found their copies current,
+-- every page is vouched for: the written ones by the WAL, the others by the
+-- map, or on 18, whose writes moved the map page's LSN, by the WAL too
+DO $$ BEGIN
+  PERFORM count(*) FROM gp_fresh;
+  PERFORM pg_temp.explained('SELECT id FROM gp_fresh ORDER BY score DESC LIMIT 10', 'Pages Read');
+END $$;
+SELECT is(coalesce(pg_temp.explained('SELECT id FROM gp_fresh ORDER BY score DESC LIMIT 10',
+                                     'Pages Vouched by Visibility Map'), '0')::bigint +
+          coalesce(pg_temp.explained('SELECT id FROM gp_fresh ORDER BY score DESC LIMIT 10',
+                                     'Pages Vouched by WAL'), '0')::bigint,
+          pg_temp.explained('SELECT id FROM gp_fresh ORDER BY score DESC LIMIT 10', 'Pages Read on GPU')::bigint -
+          (SELECT count(*) FROM generate_series(0, pg_relation_size('gp_fresh') / 8192 - 1) b
+            WHERE (page_header(get_raw_page('gp_fresh', b::int))).lsn = '0/0'),
+          'after writes, every page but those never initialized is vouched for, by the map or the WAL');
 -- VACUUM sets the bits again under a new map page LSN: no copy is vouched
 -- for until a scan has found it current by its page LSN
 VACUUM gp_fresh;
@@ -157,6 +172,38 @@ SELECT is(pg_temp.same_on_gpu('SELECT id, score FROM gp_fresh ORDER BY score DES
 RESET gputopk.max_parallel_workers;
 RESET parallel_setup_cost;
 RESET min_parallel_table_scan_size;
+
+-- the WAL vouches for copies of pages that are not all-visible: once a
+-- scan has read a page with its copy's LSN, later scans leave it unread
+-- until a WAL record changes its block (src/service_wal.c)
+CREATE TABLE gp_wal AS SELECT * FROM gp_fresh;
+VACUUM (FREEZE, ANALYZE) gp_wal;
+UPDATE gp_wal SET score = score + 1 WHERE id % 50 = 1;
+DO $$ BEGIN PERFORM count(*) FROM gp_wal; END $$;
+SELECT is(pg_temp.same_on_gpu('SELECT id, score FROM gp_wal ORDER BY score DESC, id LIMIT 100', true),
+          'same', 'pages not all-visible read on the GPU and their copies found current');
+SELECT cmp_ok(coalesce(pg_temp.explained('SELECT id FROM gp_wal ORDER BY score DESC LIMIT 10',
+                                         'Pages Vouched by WAL'), '0')::bigint, '>', 0::bigint,
+              'read again, pages not all-visible are vouched for by the WAL, unread by the scan');
+-- rows moved into the top k on a few pages: those blocks are read again
+UPDATE gp_wal SET score = 1e9 + id WHERE id % 1000 = 3;
+SELECT is(pg_temp.same_on_gpu('SELECT id, score FROM gp_wal ORDER BY score DESC, id LIMIT 100'), 'same',
+          'after writes, the blocks they changed are read, the others vouched for');
+SELECT cmp_ok(coalesce(pg_temp.explained('SELECT id FROM gp_wal ORDER BY score DESC LIMIT 10',
+                                         'Pages Vouched by WAL'), '0')::bigint, '>', 0::bigint,
+              'after writes, the pages they did not change stay vouched for by the WAL');
+-- a subtransaction's writes, read by itself, then rolled back and read
+-- before their hint bits are set
+CREATE FUNCTION pg_temp.rolled_back_writes() RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE gp_wal SET score = 2e9 + id WHERE id % 1000 = 5;
+  RAISE EXCEPTION '%', pg_temp.same_on_gpu('SELECT id, score FROM gp_wal ORDER BY score DESC, id LIMIT 100');
+EXCEPTION WHEN raise_exception THEN
+  RETURN SQLERRM;
+END $$;
+SELECT is(pg_temp.rolled_back_writes(), 'same', 'a transaction''s own writes');
+SELECT is(pg_temp.same_on_gpu('SELECT id, score FROM gp_wal ORDER BY score DESC, id LIMIT 100'), 'same',
+          'writes rolled back, read before and after their hint bits are set');
 
 UPDATE gp SET score = score + 1 WHERE id % 500 = 3;
 VACUUM gp;
