@@ -74,9 +74,14 @@
 /* the most WAL read at one wake-up, before the process looks at its other duties */
 #define WAL_PER_WAKE (64 * 1024 * 1024)
 
-/* how long a job thread waits for the WAL to be followed up to its scan's position */
+/*
+ * How long a job thread waits for the WAL to be followed up to its scan's
+ * position; and how far behind the reading may be for it to wait at all
+ * (further, its scan pins the pages as it would without the WAL).
+ */
 #define AWAIT_US 20000
 #define AWAIT_STEP_US 50
+#define AWAIT_BEHIND_MAX (16 * 1024 * 1024)
 
 static XLogReaderState *reader;
 static ReadLocalXLogPageNoWaitPrivate reader_end;
@@ -286,18 +291,20 @@ service_wal_await(XLogRecPtr lsn)
 {
 	GpuPageCache *cache = service_pool_page_cache();
 	uint64		seen = pg_atomic_read_u64(&wanted);
+	uint64		upto = cache ? gpu_page_cache_wal_upto(cache) : 0;
 
-	if (cache == NULL || gpu_page_cache_wal_upto(cache) >= lsn)
+	if (upto == 0 || upto >= lsn)
 		return;
 	while (seen < lsn && !pg_atomic_compare_exchange_u64(&wanted, &seen, lsn))
 		;
 	service_wake_device(service_serving_device);
+	if (lsn - upto > AWAIT_BEHIND_MAX)
+		return;
 	for (int waited = 0; waited < AWAIT_US; waited += AWAIT_STEP_US)
 	{
-		uint64		upto = gpu_page_cache_wal_upto(cache);
-
+		pg_usleep(AWAIT_STEP_US);
+		upto = gpu_page_cache_wal_upto(cache);
 		if (upto == 0 || upto >= lsn)
 			return;
-		pg_usleep(AWAIT_STEP_US);
 	}
 }

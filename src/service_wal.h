@@ -21,8 +21,9 @@ extern void service_wal_init(void);
 extern bool service_wal_follow(void);
 
 /*
- * In a job thread: wait (briefly) until the WAL has been followed up to lsn,
- * a scan's wal_lsn, the main thread woken to flush and read it.
+ * In a job thread: wait (20 ms at most) until the WAL has been followed up
+ * to lsn, a scan's wal_lsn, the main thread woken to flush and read it; not
+ * where the reading is far behind.
  */
 extern void service_wal_await(XLogRecPtr lsn);
 
