@@ -711,8 +711,7 @@ relation_slots(GpuPageCache *c, const RelationKey &relation)
 
 /* A free slot for a pinned page to fill: SLOT_NONE if none (or no memory). */
 static uint32_t
-cache_take(GpuPageCache *c, const GpuHeapReader *r, const RelationKey &relation,
-		   const GpuHeapPage &page)
+cache_take(GpuPageCache *c, const GpuHeapReader *r, const GpuHeapPage &page)
 {
 	uint32_t	slot = cache_victim(c);
 
@@ -720,7 +719,7 @@ cache_take(GpuPageCache *c, const GpuHeapReader *r, const RelationKey &relation,
 		return SLOT_NONE;
 	try
 	{
-		auto		made = c->relations.try_emplace(relation);
+		auto		made = c->relations.try_emplace(r->relation);
 		RelationSlots &rs = made.first->second;
 
 		/* records seen before the relation had slots were not kept */
@@ -735,7 +734,7 @@ cache_take(GpuPageCache *c, const GpuHeapReader *r, const RelationKey &relation,
 	{
 		return SLOT_NONE;
 	}
-	c->info[slot] = SlotInfo{relation, page.block, page.lsn, page.vm_lsn, r->wal_lsn, page.lines,
+	c->info[slot] = SlotInfo{r->relation, page.block, page.lsn, page.vm_lsn, r->wal_lsn, page.lines,
 	0, SLOT_FILLING, true};
 	return slot;
 }
@@ -825,7 +824,7 @@ cache_acquire(GpuHeapReader *r, GpuPageCache *c, GpuHeapPage *pages, size_t n,
 		}
 		else if (!unpinned && page.lsn != 0)
 		{
-			slot = cache_take(c, r, r->relation, page);
+			slot = cache_take(c, r, page);
 			if (slot != SLOT_NONE)
 				slot |= SLOT_FILL;
 			/* the relation's entry may have been made or dropped */

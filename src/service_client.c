@@ -171,12 +171,19 @@ device_maps_buffers(int device)
 		pg_atomic_read_u32(&service->devices[device].buffers_mapped) != 0;
 }
 
+/* Whether a ready GPU reads shared_buffers in place through a page cache. */
+static bool
+device_caches_pages(int device)
+{
+	return device_maps_buffers(device) &&
+		pg_atomic_read_u64(&service->devices[device].page_cache_bytes) != 0;
+}
+
 bool
 service_page_cache_on(void)
 {
 	for (int d = 0; service != NULL && d < service->ndevices; d++)
-		if (device_maps_buffers(d) &&
-			pg_atomic_read_u64(&service->devices[d].page_cache_bytes) != 0)
+		if (device_caches_pages(d))
 			return true;
 	return false;
 }
@@ -184,18 +191,10 @@ service_page_cache_on(void)
 bool
 service_page_cache_follows_wal(void)
 {
-	bool		any = false;
-
 	for (int d = 0; service != NULL && d < service->ndevices; d++)
-	{
-		if (!device_maps_buffers(d) ||
-			pg_atomic_read_u64(&service->devices[d].page_cache_bytes) == 0)
-			continue;
-		if (pg_atomic_read_u32(&service->devices[d].wal_followed) == 0)
+		if (device_caches_pages(d) && pg_atomic_read_u32(&service->devices[d].wal_followed) == 0)
 			return false;
-		any = true;
-	}
-	return any;
+	return service_page_cache_on();
 }
 
 bool

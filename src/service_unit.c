@@ -70,8 +70,6 @@ extern PGDLLEXPORT void gputopk_gpu_main(Datum arg);
 /* how often the main thread looks for dead owners and free memory */
 #define HOUSEKEEPING_MS 1000
 
-/* and reads the WAL for the page cache, unless woken before */
-#define WAL_FOLLOW_MS 100
 
 /* why the process exits, for the jobs it fails */
 static char exit_reason[SERVICE_MESSAGE_BYTES] = "The GPU's process in the GPU service stopped.";
@@ -368,9 +366,9 @@ gputopk_gpu_main(Datum arg)
 	INSTR_TIME_SET_CURRENT(housekept);
 	for (;;)
 	{
-		bool		more_wal = service_wal_follow();
+		long		wal_ms = service_wal_follow();
 
-		service_process_wait(more_wal ? 0 : WAL_FOLLOW_MS);
+		service_process_wait(wal_ms < 0 ? HOUSEKEEPING_MS : wal_ms);
 		if (service_jobs_fatal(exit_reason, sizeof(exit_reason)))
 		{
 			ereport(LOG, (errmsg("gputopk GPU service restarts GPU %d after a fault",

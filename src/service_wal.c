@@ -236,7 +236,7 @@ read_records(GpuPageCache *cache)
 	}
 }
 
-bool
+long
 service_wal_follow(void)
 {
 	GpuPageCache *cache = service_pool_page_cache();
@@ -245,12 +245,12 @@ service_wal_follow(void)
 	bool		more = false;
 
 	if (cache == NULL)
-		return false;
+		return -1;
 	if (RecoveryInProgress())
 	{
 		if (reader != NULL)
 			stop_following(cache);
-		return false;
+		return -1;
 	}
 	PG_TRY();
 	{
@@ -277,7 +277,7 @@ service_wal_follow(void)
 		stop_following(cache);
 	}
 	PG_END_TRY();
-	return more;
+	return more ? 0 : SERVICE_WAL_FOLLOW_MS;
 }
 
 void

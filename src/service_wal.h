@@ -13,12 +13,17 @@
 /* In the main thread, before the job threads start. */
 extern void service_wal_init(void);
 
+/* how long the main thread may sleep between reads of the WAL */
+#define SERVICE_WAL_FOLLOW_MS 100
+
 /*
  * In the main thread at each wake-up: the WAL flushed since the last call
  * read into the page cache (following starts at the first call, where the
- * GPU has a page cache, and stops in recovery).  Whether more is left.
+ * GPU has a page cache, and stops in recovery).  How long it may sleep
+ * before the next call: 0 where more is left, SERVICE_WAL_FOLLOW_MS, or
+ * -1 where it does not follow the WAL.
  */
-extern bool service_wal_follow(void);
+extern long service_wal_follow(void);
 
 /*
  * In a job thread: wait (20 ms at most) until the WAL has been followed up
