@@ -457,13 +457,17 @@ scan_row_reader_store(RowReader *reader)
 	ResetExprContext(reader->econtext);
 }
 
-/* An expression's value on the current row (already in table_slot if quals ran). */
+/*
+ * An expression's value on the current row (already in table_slot if quals
+ * ran), computed in the row's memory: what it allocates (a detoasted
+ * argument, a by-reference result) is freed with the next row.
+ */
 Datum
 scan_row_reader_eval(RowReader *reader, ExprState *expr, bool *isnull)
 {
 	if (reader->table_qual == NULL)
 		scan_row_reader_store(reader);
-	return ExecEvalExpr(expr, reader->econtext, isnull);
+	return ExecEvalExprSwitchContext(expr, reader->econtext, isnull);
 }
 
 /*

@@ -450,7 +450,8 @@ put_candidate(TopkScanState *ts, const uint64 *key)
 		if (i == 0 && key && value_of_key(ts, *key, &in->tts_values[at]))
 			in->tts_isnull[at] = false;
 		else
-			in->tts_values[at] = ExecEvalExpr(ts->sort_exprs[i], econtext, &in->tts_isnull[at]);
+			in->tts_values[at] = ExecEvalExprSwitchContext(ts->sort_exprs[i], econtext,
+													   &in->tts_isnull[at]);
 	}
 	ExecStoreVirtualTuple(in);
 	tuplesort_puttupleslot(ts->sort, in);
