@@ -225,6 +225,21 @@ SET max_parallel_workers_per_gather = 2;
 SET min_parallel_table_scan_size = '8MB';	-- tk is smaller: in one process
 EXPLAIN (COSTS OFF) SELECT id, f8 FROM tk WHERE g < 3 ORDER BY f8 DESC, id LIMIT 10;
 SET min_parallel_table_scan_size = 0;
+-- a key over values stored out of line (TOAST), which PostgreSQL's plans
+-- read as well: GpuTopK where it reads them in as many processes as
+-- PostgreSQL's parallel scan would, not where in fewer
+CREATE TABLE tk_toast (id int, body text);
+ALTER TABLE tk_toast ALTER COLUMN body SET STORAGE EXTERNAL;
+INSERT INTO tk_toast SELECT i, repeat(chr(65 + i % 26), 2500 + i % 1000) FROM generate_series(1, 5000) i;
+ANALYZE tk_toast;
+SET gputopk.min_table_rows = 1000;
+EXPLAIN (COSTS OFF) SELECT id FROM tk_toast ORDER BY hashtext(body) DESC, id LIMIT 5;
+SET gputopk.max_parallel_workers = 0;
+EXPLAIN (COSTS OFF) SELECT id FROM tk_toast ORDER BY hashtext(body) DESC, id LIMIT 5;
+RESET gputopk.max_parallel_workers;
+SELECT topk_check('SELECT id, hashtext(body) FROM tk_toast ORDER BY hashtext(body) DESC, id LIMIT 5');
+RESET gputopk.min_table_rows;
+DROP TABLE tk_toast;
 RESET gputopk.device;
 TRUNCATE checks;
 DO $$

@@ -21,7 +21,9 @@
 
 #include <math.h>
 
+#include "access/heaptoast.h"
 #include "access/sysattr.h"
+#include "access/table.h"
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/pg_type_d.h"
@@ -71,6 +73,32 @@
  */
 #define TOPK_GPU_PAGE_CPU_COST_FACTOR 4.0
 #define TOPK_GPU_PAGE_BUS_COST_FACTOR 2.0
+
+/*
+ * cost of finding one out-of-line value's chunks through its TOAST index,
+ * in cpu_operator_cost besides a comparison per level (as btcostestimate
+ * charges a descent: 50 per page level, two levels)
+ */
+#define TOPK_TOAST_FETCH_COST_FACTOR 100.0
+
+/*
+ * What a heap path's cost is made of, besides the table's size: its WHERE
+ * clause, the share of pages the GPU reads in place, and where the ranking
+ * key is computed by PostgreSQL's interpreter, that key's cost per row and
+ * the reading of the out-of-line values it takes (out_of_line: the cost
+ * for every row it is computed on, in one process; out_of_line_pages: the
+ * TOAST pages that reads).
+ */
+typedef struct HeapCostInputs
+{
+	QualCost	where;
+	double		gpu_share;
+	Cost		key_per_row;
+	Cost		out_of_line;
+	double		out_of_line_pages;
+	double		most_processes;	/* the divisor of the most parallel scan of
+								 * rel, PostgreSQL's own or this one's */
+} HeapCostInputs;
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 
@@ -294,17 +322,99 @@ gpu_pages_share(RelOptInfo *rel, List *private, bool all_compiled)
 }
 
 /*
+ * The reading of out-of-line (TOAST) values that the ranking key takes
+ * where the interpreter computes it: for every row that passes the WHERE
+ * clause, a descent of the TOAST index and the value's chunks, its share
+ * of the TOAST relation's pages and tuples (a column stored EXTENDED or
+ * EXTERNAL of a table with a TOAST relation; the whole relation counts,
+ * whichever columns its values are of).  Zero where the key compiles or
+ * takes no such column.
+ */
+static void
+key_out_of_line(PlannerInfo *root, RelOptInfo *rel, List *private, HeapCostInputs *in)
+{
+	Expr	   *key = linitial(llast(private));
+	Bitmapset  *attnos = NULL;
+	Relation	table;
+	Oid			toast_relid = InvalidOid;
+	double		chunks;
+	double		reached;
+	double		spc_seq_page_cost;
+
+	in->out_of_line = 0.0;
+	in->out_of_line_pages = 0.0;
+	if (topk_key_compiles(rel, private) || rel->tuples <= 0.0)
+		return;
+	pull_varattnos((Node *) key, rel->relid, &attnos);
+	table = table_open(planner_rt_fetch(rel->relid, root)->relid, NoLock);
+	for (int i = -1; (i = bms_next_member(attnos, i)) >= 0;)
+	{
+		AttrNumber	attno = i + FirstLowInvalidHeapAttributeNumber;
+		Form_pg_attribute att;
+
+		if (attno <= 0)
+			continue;
+		att = TupleDescAttr(RelationGetDescr(table), attno - 1);
+		if (att->attlen == -1 && (att->attstorage == TYPSTORAGE_EXTENDED ||
+								  att->attstorage == TYPSTORAGE_EXTERNAL))
+			toast_relid = table->rd_rel->reltoastrelid;
+	}
+	table_close(table, NoLock);
+	if (!OidIsValid(toast_relid))
+		return;
+
+	table = table_open(toast_relid, AccessShareLock);
+	in->out_of_line_pages = RelationGetNumberOfBlocks(table);
+	chunks = table->rd_rel->reltuples >= 0 ? table->rd_rel->reltuples :
+		in->out_of_line_pages * EXTERN_TUPLES_PER_PAGE;
+	table_close(table, AccessShareLock);
+
+	get_tablespace_page_costs(rel->reltablespace, NULL, &spc_seq_page_cost);
+	reached = Min(1.0, rel->rows / rel->tuples);
+	in->out_of_line_pages *= reached;
+	in->out_of_line = in->out_of_line_pages * spc_seq_page_cost +
+		chunks * reached * cpu_tuple_cost +
+		Min(rel->tuples, chunks) * reached *
+		(log2(chunks + 1.0) + TOPK_TOAST_FETCH_COST_FACTOR) * cpu_operator_cost;
+}
+
+/*
+ * The share of the work of one process of the parallel sequential scan
+ * PostgreSQL's own heuristic would give rel (1 where it gives none).
+ */
+static double
+postgres_scan_divisor(RelOptInfo *rel)
+{
+	int			workers = 0;
+
+	if (rel->consider_parallel && max_parallel_workers_per_gather > 0)
+		workers = compute_parallel_worker(rel, rel->pages, -1, max_parallel_workers_per_gather);
+	return workers > 0 ? scan_parallel_divisor(workers) : 1.0;
+}
+
+/*
  * Cost: a sequential scan of the table (pages, tuples, the WHERE clause),
- * a key per qualifying row for the top-k backend, and for the bound's rows
- * their pages read again (in block order) and their sort.  All of it happens before the first row.
- * A partial path's process does its share of the per-row work.  The
- * gpu_share of the pages that the GPU reads in place costs instead each
+ * a key per qualifying row for the top-k backend (computed, where the
+ * interpreter computes it), and for the bound's rows their pages read
+ * again (in block order) and their sort.  All of it happens before the
+ * first row.  A partial path's process does its share of the per-row work.
+ * The gpu_share of the pages that the GPU reads in place costs instead each
  * process's work per page, or the bus's where that is more, whether the
  * pages are all-visible or not: the GPU decides the visibility of the
  * others' tuples (scan_row_reader_pin).
+ *
+ * PostgreSQL's cost model leaves out the reading of out-of-line values,
+ * for its plans as for this one, though it can be most of a scan's time
+ * (a vector of 768 dimensions is two TOAST chunks found through an index:
+ * several microseconds a row, against a tenth of one for a plain row).
+ * Both plans read the same values; what differs is in how many processes.
+ * So this path is charged the difference between its process's share of
+ * that reading and a process's share in the most parallel scan of the
+ * table, PostgreSQL's own (as its heuristic sizes it) or GpuTopK's partial
+ * path: nothing for the most parallel one, the more the fewer processes.
  */
 static void
-cost_topk_path(PlannerInfo *root, RelOptInfo *rel, Path *path, QualCost where, double gpu_share)
+cost_topk_path(PlannerInfo *root, RelOptInfo *rel, Path *path, const HeapCostInputs *in)
 {
 	double		bound = Min(topk_estimated_bound(root), Max(rel->rows, 1.0));
 	double		divisor = path->parallel_workers > 0 ?
@@ -315,25 +425,27 @@ cost_topk_path(PlannerInfo *root, RelOptInfo *rel, Path *path, QualCost where, d
 	get_tablespace_page_costs(rel->reltablespace, NULL, &spc_seq_page_cost);
 	/* as for a parallel sequential scan, the pages are not divided */
 	run = spc_seq_page_cost * rel->pages +
-		((cpu_tuple_cost + where.per_tuple) * rel->tuples +
-		 TOPK_PUSH_COST_FACTOR * cpu_operator_cost * rel->rows) * (1.0 - gpu_share) / divisor +
-		gpu_share * rel->pages * cpu_tuple_cost *
+		((cpu_tuple_cost + in->where.per_tuple) * rel->tuples +
+		 (TOPK_PUSH_COST_FACTOR * cpu_operator_cost + in->key_per_row) * rel->rows) *
+		(1.0 - in->gpu_share) / divisor +
+		in->gpu_share * rel->pages * cpu_tuple_cost *
 		Max(TOPK_GPU_PAGE_CPU_COST_FACTOR / divisor, TOPK_GPU_PAGE_BUS_COST_FACTOR) +
+		in->out_of_line * (1.0 / divisor - 1.0 / in->most_processes) +
 		spc_seq_page_cost * Min(bound, rel->pages) +
 		topk_sort_cost(bound) + path->pathtarget->cost.per_tuple * bound;
 	/* each process returns at most its own bound's rows */
 	path->rows = clamp_row_est(Min(bound, rel->rows / divisor));
-	path->startup_cost = where.startup + path->pathtarget->cost.startup + run;
+	path->startup_cost = in->where.startup + path->pathtarget->cost.startup + run;
 	path->total_cost = path->startup_cost;
 }
 
 static Path *
 make_heap_topk_path(PlannerInfo *root, RelOptInfo *rel, List *private, int workers,
-					QualCost where, double gpu_share)
+					const HeapCostInputs *in)
 {
 	CustomPath *path = topk_make_path(root, rel, private, workers);
 
-	cost_topk_path(root, rel, &path->path, where, gpu_share);
+	cost_topk_path(root, rel, &path->path, in);
 	return &path->path;
 }
 
@@ -342,9 +454,8 @@ topk_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 					  RangeTblEntry *rte)
 {
 	List	   *private;
-	QualCost	where;
+	HeapCostInputs in;
 	bool		all_compiled;
-	double		gpu_share;
 	int			workers;
 
 	if (prev_set_rel_pathlist_hook)
@@ -354,13 +465,25 @@ topk_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		rel->tuples < gputopk_min_table_rows || !sort_keys_of(root, rel, &private))
 		return;
 
-	where = where_clause_cost(root, rel, &all_compiled);
-	gpu_share = gpu_pages_share(rel, private, all_compiled);
-	add_path(rel, make_heap_topk_path(root, rel, private, 0, where, gpu_share));
-	colindex_path_add(root, rel, private, where);
-	workers = topk_partial_workers(root, rel, rel->pages);
+	in.where = where_clause_cost(root, rel, &all_compiled);
+	in.gpu_share = gpu_pages_share(rel, private, all_compiled);
+	in.key_per_row = 0.0;
+	if (!topk_key_compiles(rel, private))
+	{
+		QualCost	key;
+
+		cost_qual_eval_node(&key, (Node *) linitial(llast(private)), root);
+		in.key_per_row = key.per_tuple;
+	}
+	key_out_of_line(root, rel, private, &in);
+	/* the TOAST pages the key reads are read by the processes too */
+	workers = topk_partial_workers(root, rel, rel->pages + (BlockNumber) in.out_of_line_pages);
+	in.most_processes = Max(postgres_scan_divisor(rel),
+							workers > 0 ? scan_parallel_divisor(workers) : 1.0);
+	add_path(rel, make_heap_topk_path(root, rel, private, 0, &in));
+	colindex_path_add(root, rel, private, in.where);
 	if (workers > 0)
-		add_partial_path(rel, make_heap_topk_path(root, rel, private, workers, where, gpu_share));
+		add_partial_path(rel, make_heap_topk_path(root, rel, private, workers, &in));
 }
 
 void
