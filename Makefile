@@ -12,6 +12,8 @@
 #   make check-layout     build, then check the source tree's layout rules
 #                         (test/layout/check: no loops between files, ...)
 #   make demo             a top-k query on a throwaway cluster
+#   make deb              Debian packages, postgresql-N-gputopk_*.deb, here
+#                         (debian/; needs debhelper and postgresql-server-dev-all)
 #
 # nvcc is looked for in $(CUDA_HOME)/bin (default /usr/local/cuda), then on
 # PATH.  Without it, or with WITH_CUDA=no, the same SQL surface is built with
@@ -92,11 +94,13 @@ endif
 EXTRA_CLEAN = kernels/*.o .variant .pg_major test/engine/test_cpu test/engine/test_gpu \
 	bench/libgputopk_bench.so bench/cpu_bench
 
+# the major version asked for, where PG_VERSION or a Debian pg_config path says it
+PG_WANTED := $(or $(PG_VERSION),$(patsubst /usr/lib/postgresql/%/bin/pg_config,%,$(filter /usr/lib/postgresql/%/bin/pg_config,$(PG_CONFIG))))
 PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
 ifneq ($(wildcard $(PGXS)),)
 include $(PGXS)
-else ifeq ($(filter test test-% demo,$(MAKECMDGOALS)),)
-$(error PostgreSQL server development files not found for PG_CONFIG=$(PG_CONFIG): install postgresql-server-dev-15, or run "make test", which installs what it needs)
+else ifeq ($(filter test test-% demo deb,$(MAKECMDGOALS)),)
+$(error PostgreSQL$(if $(PG_WANTED), $(PG_WANTED)) server development files not found for PG_CONFIG=$(PG_CONFIG): install postgresql-server-dev-$(or $(PG_WANTED),N) (Debian, Ubuntu; PostgreSQL's own apt repository has every version) or postgresql$(or $(PG_WANTED),N)-devel (RHEL, Rocky), or give PG_CONFIG the path of its pg_config; README.md, Installation)
 endif
 
 # Relink when switching between the CUDA and the CPU-only build, and rebuild
@@ -140,7 +144,7 @@ bench-lib: bench/libgputopk_bench.so
 bench-cpu: bench/cpu_bench
 	bench/cpu_bench
 
-.PHONY: test test-citus check-layout demo
+.PHONY: test test-citus check-layout demo deb
 test:
 	PG_CONFIG=$(PG_CONFIG) WITH_CUDA=$(WITH_CUDA) bash test/run
 
@@ -153,6 +157,19 @@ $(addprefix test-,$(TEST_KINDS)): test-%:
 # gputopk on a Citus coordinator and two workers (builds Citus if needed; not part of test)
 test-citus:
 	PG_CONFIG=$(PG_CONFIG) WITH_CUDA=$(WITH_CUDA) bash test/citus/run
+
+# Debian packages (debian/rules): one per PostgreSQL version that
+# postgresql-server-dev-all supports here, moved into this directory from
+# the parent one that dpkg-buildpackage writes to
+DEB_VERSION = $(shell dpkg-parsechangelog -S Version 2>/dev/null)
+deb:
+	@command -v dpkg-buildpackage >/dev/null && command -v pg_buildext >/dev/null || \
+		{ echo "make deb needs dpkg-dev, debhelper and postgresql-server-dev-all: apt install dpkg-dev debhelper postgresql-server-dev-all" >&2; exit 1; }
+	pg_buildext updatecontrol
+	DEB_BUILD_OPTIONS="noautodbgsym $${DEB_BUILD_OPTIONS:-}" dpkg-buildpackage -us -uc -b
+	mv ../postgresql-*-gputopk_$(DEB_VERSION)_*.deb .
+	rm -f ../gputopk_$(DEB_VERSION)_*.buildinfo ../gputopk_$(DEB_VERSION)_*.changes
+	@ls postgresql-*-gputopk_$(DEB_VERSION)_*.deb
 
 # the layout rules of docs/architecture.md, read off the build's objects
 check-layout: all
