@@ -6,7 +6,8 @@
 #   make install          install into the PostgreSQL that PG_CONFIG names
 #   make test             install dependencies, build, and run every test
 #   make test-engine      one kind of test alone (also test-regress, test-pgtap,
-#                         test-gpu, test-concurrent, test-vector, test-crash, test-standby,
+#                         test-gpu, test-concurrent, test-vector, test-readme, test-crash,
+#                         test-standby,
 #                         test-citus):
 #                         docs/testing.md says which runs what
 #   make check-layout     build, then check the source tree's layout rules
@@ -149,7 +150,7 @@ test:
 	PG_CONFIG=$(PG_CONFIG) WITH_CUDA=$(WITH_CUDA) bash test/run
 
 # one kind of test alone, under the set-ups make test gives it: test/run KIND
-TEST_KINDS = engine regress pgtap gpu concurrent vector crash standby
+TEST_KINDS = engine regress pgtap gpu concurrent vector readme crash standby
 .PHONY: $(addprefix test-,$(TEST_KINDS))
 $(addprefix test-,$(TEST_KINDS)): test-%:
 	PG_CONFIG=$(PG_CONFIG) WITH_CUDA=$(WITH_CUDA) bash test/run $*
