@@ -191,10 +191,17 @@ service_page_cache_on(void)
 bool
 service_page_cache_follows_wal(void)
 {
+	bool		any = false;
+
 	for (int d = 0; service != NULL && d < service->ndevices; d++)
-		if (device_caches_pages(d) && pg_atomic_read_u32(&service->devices[d].wal_followed) == 0)
+	{
+		if (!device_caches_pages(d))
+			continue;
+		if (pg_atomic_read_u32(&service->devices[d].wal_followed) == 0)
 			return false;
-	return service_page_cache_on();
+		any = true;
+	}
+	return any;
 }
 
 bool

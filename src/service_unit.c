@@ -70,7 +70,6 @@ extern PGDLLEXPORT void gputopk_gpu_main(Datum arg);
 /* how often the main thread looks for dead owners and free memory */
 #define HOUSEKEEPING_MS 1000
 
-
 /* why the process exits, for the jobs it fails */
 static char exit_reason[SERVICE_MESSAGE_BYTES] = "The GPU's process in the GPU service stopped.";
 

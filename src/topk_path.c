@@ -93,7 +93,7 @@ typedef struct HeapCostInputs
 {
 	QualCost	where;
 	double		gpu_share;
-	Cost		key_per_row;
+	Cost		key_per_row;	/* these three zero where the key compiles */
 	Cost		out_of_line;
 	double		out_of_line_pages;
 	double		most_processes;	/* the divisor of the most parallel scan of
@@ -308,30 +308,30 @@ where_clause_cost(PlannerInfo *root, RelOptInfo *rel, bool *all_compiled)
  * The share of the table's pages that the GPU would read in place
  * (create_page_sink in topk_exec.c): all of them where gputopk.gpu_pages is
  * on, the GPU service has mapped shared_buffers and is the backend, every
- * WHERE clause compiles, the key compiles and the transaction need not
+ * WHERE clause and the key compile (compiled) and the transaction need not
  * record serializable conflicts; else none.
  */
 static double
-gpu_pages_share(RelOptInfo *rel, List *private, bool all_compiled)
+gpu_pages_share(bool compiled)
 {
-	if (!gputopk_gpu_pages || !all_compiled || !service_buffers_mapped() ||
+	if (!gputopk_gpu_pages || !compiled || !service_buffers_mapped() ||
 		IsolationIsSerializable() || RecoveryInProgress() ||
-		device_selected_backend() != BACKEND_GPU || !topk_key_compiles(rel, private))
+		device_selected_backend() != BACKEND_GPU)
 		return 0.0;
 	return 1.0;
 }
 
 /*
- * The reading of out-of-line (TOAST) values that the ranking key takes
- * where the interpreter computes it: for every row that passes the WHERE
- * clause, a descent of the TOAST index and the value's chunks, its share
- * of the TOAST relation's pages and tuples (a column stored EXTENDED or
- * EXTERNAL of a table with a TOAST relation; the whole relation counts,
- * whichever columns its values are of).  Zero where the key compiles or
+ * A ranking key the interpreter computes: its cost per row, and the
+ * reading of the out-of-line (TOAST) values it takes: for every row that
+ * passes the WHERE clause, a descent of the TOAST index and the value's
+ * chunks, its share of the TOAST relation's pages and tuples (a column
+ * stored EXTENDED or EXTERNAL of a table with a TOAST relation; the whole
+ * relation counts, whichever columns its values are of).  Zero where it
  * takes no such column.
  */
 static void
-key_out_of_line(PlannerInfo *root, RelOptInfo *rel, List *private, HeapCostInputs *in)
+interpreted_key_cost(PlannerInfo *root, RelOptInfo *rel, List *private, HeapCostInputs *in)
 {
 	Expr	   *key = linitial(llast(private));
 	Bitmapset  *attnos = NULL;
@@ -340,10 +340,11 @@ key_out_of_line(PlannerInfo *root, RelOptInfo *rel, List *private, HeapCostInput
 	double		chunks;
 	double		reached;
 	double		spc_seq_page_cost;
+	QualCost	key_cost;
 
-	in->out_of_line = 0.0;
-	in->out_of_line_pages = 0.0;
-	if (topk_key_compiles(rel, private) || rel->tuples <= 0.0)
+	cost_qual_eval_node(&key_cost, (Node *) key, root);
+	in->key_per_row = key_cost.per_tuple;
+	if (rel->tuples <= 0.0)
 		return;
 	pull_varattnos((Node *) key, rel->relid, &attnos);
 	table = table_open(planner_rt_fetch(rel->relid, root)->relid, NoLock);
@@ -454,8 +455,9 @@ topk_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 					  RangeTblEntry *rte)
 {
 	List	   *private;
-	HeapCostInputs in;
+	HeapCostInputs in = {0};
 	bool		all_compiled;
+	bool		key_compiles;
 	int			workers;
 
 	if (prev_set_rel_pathlist_hook)
@@ -466,16 +468,10 @@ topk_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		return;
 
 	in.where = where_clause_cost(root, rel, &all_compiled);
-	in.gpu_share = gpu_pages_share(rel, private, all_compiled);
-	in.key_per_row = 0.0;
-	if (!topk_key_compiles(rel, private))
-	{
-		QualCost	key;
-
-		cost_qual_eval_node(&key, (Node *) linitial(llast(private)), root);
-		in.key_per_row = key.per_tuple;
-	}
-	key_out_of_line(root, rel, private, &in);
+	key_compiles = topk_key_compiles(rel, private);
+	in.gpu_share = gpu_pages_share(all_compiled && key_compiles);
+	if (!key_compiles)
+		interpreted_key_cost(root, rel, private, &in);
 	/* the TOAST pages the key reads are read by the processes too */
 	workers = topk_partial_workers(root, rel, rel->pages + (BlockNumber) in.out_of_line_pages);
 	in.most_processes = Max(postgres_scan_divisor(rel),

@@ -74,15 +74,21 @@ ensure_packages() {
 	export PATH="$PGBIN:$PATH"
 }
 
+# as_installer COMMAND...: COMMAND as this user where it may write this
+# PostgreSQL's library and extension directories, else as root.
+as_installer() {
+	if [ -w "$("$PG_CONFIG" --pkglibdir)" ] && [ -w "$("$PG_CONFIG" --sharedir)/extension" ]; then
+		"$@"
+	else
+		as_root "$@"
+	fi
+}
+
 build_and_install() {
 	say "building gputopk"
 	make -s -j"$(nproc)" PG_CONFIG="$PG_CONFIG" ${WITH_CUDA:+WITH_CUDA=$WITH_CUDA}
 	say "installing into $("$PG_CONFIG" --pkglibdir)"
-	if [ -w "$("$PG_CONFIG" --pkglibdir)" ] && [ -w "$("$PG_CONFIG" --sharedir)/extension" ]; then
-		make -s install PG_CONFIG="$PG_CONFIG" ${WITH_CUDA:+WITH_CUDA=$WITH_CUDA}
-	else
-		as_root make -s install PG_CONFIG="$PG_CONFIG" ${WITH_CUDA:+WITH_CUDA=$WITH_CUDA}
-	fi
+	as_installer make -s install PG_CONFIG="$PG_CONFIG" ${WITH_CUDA:+WITH_CUDA=$WITH_CUDA}
 	BUILD_VARIANT=$(cat .variant)
 }
 

@@ -17,11 +17,7 @@ ensure_pgvector() {
 	tar xzf "$archive" -C "$build"
 	# OPTFLAGS="": no -march=native, so that one build runs on any x86-64
 	if ! (cd "$build"/pgvector-* && make -s OPTFLAGS="" PG_CONFIG="$PG_CONFIG" >"$build/make.log" 2>&1 &&
-		if [ -w "$("$PG_CONFIG" --pkglibdir)" ]; then
-			make -s OPTFLAGS="" PG_CONFIG="$PG_CONFIG" install >>"$build/make.log" 2>&1
-		else
-			as_root make -s OPTFLAGS="" PG_CONFIG="$PG_CONFIG" install >>"$build/make.log" 2>&1
-		fi); then
+		as_installer make -s OPTFLAGS="" PG_CONFIG="$PG_CONFIG" install >>"$build/make.log" 2>&1); then
 		echo "$what: skipped, pgvector did not build (log: $build/make.log)"
 		return 1
 	fi
