@@ -50,32 +50,8 @@
 #include "scan_filter_program.h"
 #include "scan_page_sink.h"
 
-static void begin_topk_agg_scan(CustomScanState *node, EState *estate, int eflags);
-static TupleTableSlot *exec_topk_agg_scan(CustomScanState *node);
-static void end_topk_agg_scan(CustomScanState *node);
-static void rescan_topk_agg_scan(CustomScanState *node);
-
-static const CustomExecMethods topk_agg_exec_methods = {
-	.CustomName = TOPK_AGG_SCAN_NAME,
-	.BeginCustomScan = begin_topk_agg_scan,
-	.ExecCustomScan = exec_topk_agg_scan,
-	.EndCustomScan = end_topk_agg_scan,
-	.ReScanCustomScan = rescan_topk_agg_scan,
-	.ExplainCustomScan = agg_explain_scan,
-	SCAN_DRIVER_DSM_METHODS,
-};
-
 static void share_exchange(CustomScanState *node, ScanSharedEvent event, void *own,
 						   ParallelContext *pcxt);
-
-Node *
-agg_create_scan_state(CustomScan *cscan)
-{
-	AggScanState *ts = (AggScanState *) newNode(sizeof(AggScanState), T_CustomScanState);
-
-	ts->css.methods = &topk_agg_exec_methods;
-	return (Node *) ts;
-}
 
 static void
 begin_topk_agg_scan(CustomScanState *node, EState *estate, int eflags)
@@ -527,4 +503,14 @@ share_exchange(CustomScanState *node, ScanSharedEvent event, void *own, Parallel
 	if (ts->planned.mode == AGG_MODE_PARTITIONED)
 		agg_exchange_share(&ts->exchange_home, &ts->exchange, event, own, pcxt,
 						   ts->planned.partitions);
+}
+
+static const CustomExecMethods topk_agg_exec_methods =
+	SCAN_DRIVER_EXEC_METHODS(TOPK_AGG_SCAN_NAME, begin_topk_agg_scan, exec_topk_agg_scan,
+							 end_topk_agg_scan, rescan_topk_agg_scan, agg_explain_scan);
+
+Node *
+agg_create_scan_state(CustomScan *cscan)
+{
+	return scan_driver_new_state(sizeof(AggScanState), &topk_agg_exec_methods);
 }

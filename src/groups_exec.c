@@ -52,33 +52,8 @@
 /* the most groups kept for which rows are dropped as they are read (best) */
 #define GROUPS_DROP_MAX_KEEP 100000
 
-static void begin_groups_scan(CustomScanState *node, EState *estate, int eflags);
-static TupleTableSlot *exec_groups_scan(CustomScanState *node);
-static void end_groups_scan(CustomScanState *node);
-static void rescan_groups_scan(CustomScanState *node);
-
-static const CustomExecMethods groups_exec_methods = {
-	.CustomName = GROUPS_SCAN_NAME,
-	.BeginCustomScan = begin_groups_scan,
-	.ExecCustomScan = exec_groups_scan,
-	.EndCustomScan = end_groups_scan,
-	.ReScanCustomScan = rescan_groups_scan,
-	.ExplainCustomScan = groups_explain_scan,
-	SCAN_DRIVER_DSM_METHODS,
-};
-
 static void share_exchange(CustomScanState *node, ScanSharedEvent event, void *own,
 						   ParallelContext *pcxt);
-
-Node *
-groups_create_scan_state(CustomScan *cscan)
-{
-	GroupsScanState *gs = (GroupsScanState *) newNode(sizeof(GroupsScanState),
-													  T_CustomScanState);
-
-	gs->css.methods = &groups_exec_methods;
-	return (Node *) gs;
-}
 
 static void
 begin_groups_scan(CustomScanState *node, EState *estate, int eflags)
@@ -505,4 +480,14 @@ share_exchange(CustomScanState *node, ScanSharedEvent event, void *own, Parallel
 	GroupsScanState *gs = (GroupsScanState *) node;
 
 	agg_exchange_share(&gs->exchange_home, &gs->exchange, event, own, pcxt, gs->partitions);
+}
+
+static const CustomExecMethods groups_exec_methods =
+	SCAN_DRIVER_EXEC_METHODS(GROUPS_SCAN_NAME, begin_groups_scan, exec_groups_scan,
+							 end_groups_scan, rescan_groups_scan, groups_explain_scan);
+
+Node *
+groups_create_scan_state(CustomScan *cscan)
+{
+	return scan_driver_new_state(sizeof(GroupsScanState), &groups_exec_methods);
 }

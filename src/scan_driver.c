@@ -244,6 +244,15 @@ driver_of(CustomScanState *node)
 	return &((ScanDriverNode *) node)->scan;
 }
 
+Node *
+scan_driver_new_state(Size size, const CustomExecMethods *methods)
+{
+	CustomScanState *css = (CustomScanState *) newNode(size, T_CustomScanState);
+
+	css->methods = methods;
+	return (Node *) css;
+}
+
 Size
 scan_driver_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
 {

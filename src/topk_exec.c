@@ -54,31 +54,6 @@
 #include "topk_scan.h"
 #include "topk_state.h"
 
-static void begin_topk_scan(CustomScanState *node, EState *estate, int eflags);
-static TupleTableSlot *exec_topk_scan(CustomScanState *node);
-static void end_topk_scan(CustomScanState *node);
-static void rescan_topk_scan(CustomScanState *node);
-
-static const CustomExecMethods topk_exec_methods = {
-	.CustomName = TOPK_SCAN_NAME,
-	.BeginCustomScan = begin_topk_scan,
-	.ExecCustomScan = exec_topk_scan,
-	.EndCustomScan = end_topk_scan,
-	.ReScanCustomScan = rescan_topk_scan,
-	.ExplainCustomScan = topk_explain_scan,
-	SCAN_DRIVER_DSM_METHODS,
-};
-
-Node *
-topk_create_scan_state(CustomScan *cscan)
-{
-	TopkScanState *ts = (TopkScanState *) newNode(sizeof(TopkScanState),
-												  T_CustomScanState);
-
-	ts->css.methods = &topk_exec_methods;
-	return (Node *) ts;
-}
-
 /*
  * The key's and the ORDER BY's expressions.  Items that are not columns
  * are computed for each candidate and sorted on as extra columns after the
@@ -788,4 +763,14 @@ static void
 rescan_topk_scan(CustomScanState *node)
 {
 	reset_run((TopkScanState *) node);
+}
+
+static const CustomExecMethods topk_exec_methods =
+	SCAN_DRIVER_EXEC_METHODS(TOPK_SCAN_NAME, begin_topk_scan, exec_topk_scan,
+							 end_topk_scan, rescan_topk_scan, topk_explain_scan);
+
+Node *
+topk_create_scan_state(CustomScan *cscan)
+{
+	return scan_driver_new_state(sizeof(TopkScanState), &topk_exec_methods);
 }
