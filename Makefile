@@ -93,6 +93,7 @@ $(info $(BUILD_NOTE))
 endif
 
 EXTRA_CLEAN = kernels/*.o .variant .pg_major test/engine/test_cpu test/engine/test_gpu \
+	test/engine/test_vector_bounds \
 	bench/libgputopk_bench.so bench/cpu_bench
 
 # the major version asked for, where PG_VERSION or a Debian pg_config path says it
@@ -121,11 +122,13 @@ kernels/%.o: kernels/%.cu $(wildcard kernels/*.h kernels/*.cuh)
 # Test programs of the top-k engine (no PostgreSQL): test/engine/.
 ENGINE_CFLAGS = -O2 -g -Wall -Ikernels -Itest/engine
 ENGINE_HEADERS = $(wildcard kernels/*.h test/engine/*.h)
-ENGINE_TESTS = test/engine/test_cpu test/engine/test_visibility
+ENGINE_TESTS = test/engine/test_cpu test/engine/test_visibility test/engine/test_vector_bounds
 test/engine/test_cpu: test/engine/test_cpu.c test/engine/testlib.c kernels/cpu_topk.c $(ENGINE_HEADERS)
 	$(CC) $(ENGINE_CFLAGS) -o $@ $(filter %.c,$^) -lm
 test/engine/test_visibility: test/engine/test_visibility.c $(ENGINE_HEADERS)
 	$(CC) $(ENGINE_CFLAGS) -o $@ $(filter %.c,$^)
+test/engine/test_vector_bounds: test/engine/test_vector_bounds.c test/engine/testlib.c kernels/cpu_topk.c $(ENGINE_HEADERS)
+	$(CC) $(ENGINE_CFLAGS) -o $@ $(filter %.c,$^) -lm
 # The CPU backend's benchmark (bench/cpu_bench.c).
 bench/cpu_bench: bench/cpu_bench.c test/engine/testlib.c kernels/cpu_topk.c $(ENGINE_HEADERS)
 	$(CC) $(ENGINE_CFLAGS) -o $@ $(filter %.c,$^) -lm

@@ -129,8 +129,6 @@ start_over(ScanDriver *driver, PageSink *pages, const ScanDriverRoutine *routine
 	/* the counts say what the answer was made of */
 	memcpy(driver->counters.counts, driver->counts_at_begin, sizeof(driver->counts_at_begin));
 	routine->start_over(arg);
-	/* the blocks read below are taken already */
-	reader->remember_blocks = false;
 	driver->rows_to_gpu = false;
 	for (size_t i = 0; i < nblocks; i++)
 	{

@@ -69,7 +69,9 @@ init_sort_exprs(TopkScanState *ts, CustomScan *cscan, EState *estate)
 	ts->key_attno = IsA(key, Var) ? ((Var *) key)->varattno : 0;
 	if (ts->key_source == KEY_SOURCE_EXACT_FLOAT8)
 		ts->key_program = scan_key_program_compile(key, cscan->scan.scanrelid);
-	if (ts->key_attno == 0 && ts->key_program == NULL)
+	else if (ts->key_source == KEY_SOURCE_VECTOR_BOUND)
+		ts->vector_key = scan_vector_key_create(key, cscan->scan.scanrelid, &ts->css.ss.ps);
+	if (ts->key_attno == 0 && ts->key_program == NULL && ts->vector_key == NULL)
 		ts->key_expr = ExecInitExpr(key, &ts->css.ss.ps);
 	ts->sort_exprs = palloc0(sizeof(ExprState *) * ts->nsort);
 	for (int i = 0; i < ts->nsort; i++)
@@ -264,7 +266,7 @@ key_rows(TopkScanState *ts, KeySink *sink, BlockNumber block, uint64 ordinal)
 	uint64		page_first = ordinal;
 	uint64		null_key = key_null(ts->key_type, ts->sort_nulls_first[0]);
 
-	if (ts->key_program)
+	if (ts->key_program || ts->vector_key)
 	{
 		/* the page's rows keyed at once */
 		HeapTupleData tuples[MaxHeapTuplesPerPage];
@@ -278,7 +280,10 @@ key_rows(TopkScanState *ts, KeySink *sink, BlockNumber block, uint64 ordinal)
 #endif
 		while (scan_row_reader_next_row(&ts->scan.reader))
 			tuples[n++] = ts->scan.reader.tuple;
-		scan_key_program_keys(ts->key_program, tuples, n, desc, ts->desc, null_key, keys);
+		if (ts->key_program)
+			scan_key_program_keys(ts->key_program, tuples, n, desc, ts->desc, null_key, keys);
+		else
+			scan_vector_key_keys(ts->vector_key, tuples, n, desc, ts->desc, null_key, keys);
 		for (int i = 0; i < n; i++)
 			topk_key_sink_add(sink, keys[i]);
 		ordinal += n;
@@ -427,6 +432,8 @@ put_candidate(TopkScanState *ts, const uint64 *key)
 		else
 			in->tts_values[at] = ExecEvalExprSwitchContext(ts->sort_exprs[i], econtext,
 													   &in->tts_isnull[at]);
+		if (i == 0 && ts->vector_key)
+			ts->true_keys[ts->ntrue_keys++] = key_of(ts, in->tts_values[at], in->tts_isnull[at]);
 	}
 	ExecStoreVirtualTuple(in);
 	tuplesort_puttupleslot(ts->sort, in);
@@ -514,6 +521,96 @@ create_page_sink(TopkScanState *ts, uint64 k)
 	return scan_page_sink_create(&ts->scan.reader, &program, k, ts->mode);
 }
 
+/* The tuplesort of a run's candidates, for the query's lifetime. */
+static void
+begin_sort(TopkScanState *ts)
+{
+	MemoryContext old = MemoryContextSwitchTo(ts->css.ss.ps.state->es_query_cxt);
+
+	/* a bounded sort frees tuples, which its memory must allow (bump does not) */
+	ts->sort = tuplesort_begin_heap(ts->sort_desc,
+									ts->nsort, ts->sort_attnos, ts->sort_ops,
+									ts->sort_collations, ts->sort_nulls_first,
+									work_mem, NULL,
+									ts->sort_bounded ? TUPLESORT_ALLOWBOUNDED : TUPLESORT_NONE);
+	if (ts->sort_bounded)
+		tuplesort_set_bound(ts->sort, (int64) ts->bound);
+	MemoryContextSwitchTo(old);
+}
+
+/* The candidates of a run's answers into the tuplesort. */
+static void
+fetch_candidates(TopkScanState *ts, TableRun *run)
+{
+	uint64	   *ordinals = sorted_refs(&run->result);
+
+	if (ts->vector_key)
+	{
+		ts->true_keys = palloc_extended(sizeof(uint64) * Max(run->result.count, 1),
+										MCXT_ALLOC_HUGE);
+		ts->ntrue_keys = 0;
+	}
+	fetch_rows(ts, ordinals, run->result.count);
+	scan_row_reader_fetch_tids(&ts->scan.reader, ts->css.ss.ps.state->es_snapshot,
+							   &run->gpu_result, put_fetched, ts);
+}
+
+/*
+ * How many candidates a vector key's run takes first: the bound and a
+ * margin for the rows whose bounds reach past the k-th row's value
+ * (rows keyed by bounds 2^-24 * dimensions wide, relatively, are rarely
+ * many more).
+ */
+static uint64
+vector_candidates(uint64 bound, uint64 most)
+{
+	return bound >= most ? most : Min(bound + Max(bound / 4, 16), most);
+}
+
+/*
+ * Whether a vector key's candidates hold every row of the answer: the k-th
+ * best of their true values' keys is no worse than the last candidate's
+ * key, a bound.  Every row not taken has a bound below that key (the ties
+ * at it are taken), and its true value is behind its bound, so behind the
+ * k-th best value of the whole table, which is no worse than the
+ * candidates' k-th.  Fewer candidates than asked for are all the rows.
+ */
+static bool
+candidates_hold_answer(TopkScanState *ts, const TableRun *run)
+{
+	const TopkResult *result = &run->result;
+
+	if (result->count < run->k)
+		return true;
+	Assert(ts->ntrue_keys == result->count && result->count >= ts->bound);
+	qsort(ts->true_keys, ts->ntrue_keys, sizeof(uint64), key_compare_u64);
+	/* the answer's items come in descending key order */
+	return result->items[result->count - 1].key <= ts->true_keys[ts->ntrue_keys - ts->bound];
+}
+
+/*
+ * A vector key's candidates fell short: the sort starts again, and every
+ * block this process took is read again on the CPU for k candidates.
+ */
+static void
+read_again(TopkScanState *ts, TableRun *run, uint64 k)
+{
+	RowReader  *reader = &ts->scan.reader;
+
+	tuplesort_end(ts->sort);
+	begin_sort(ts);
+	run->k = k;
+	key_again_on_cpu(run);
+	for (size_t i = 0; i < reader->ntaken; i++)
+	{
+		scan_driver_read_block(&ts->scan, reader->taken[i]);
+		key_page(run, reader->taken[i]);
+	}
+	take_answers(run, NULL, NULL);
+	ts->scan.counters.counts[TOPK_COUNT_BOUND_REREADS]++;
+	ts->scan.counters.counts[TOPK_COUNT_CANDIDATES] += run->result.count;
+}
+
 /*
  * Scan the table, select the best keys on the backend (and those of the
  * pages read on the GPU), and put their rows into the tuplesort;
@@ -525,11 +622,14 @@ select_from_table(TopkScanState *ts, instr_time *selected)
 	TableRun	run = {.ts = ts};
 	PageSink   *pages;
 	uint64	   *counts = ts->scan.counters.counts;
-	uint64	   *ordinals;
+	/* a bound above the rows the table can hold is no bound */
+	uint64		most;
 
 	scan_driver_begin(&ts->scan);
-	/* a bound above the rows the table can hold is no bound */
-	run.k = Min(ts->bound, (uint64) ts->scan.reader.scan->rs_nblocks * MaxHeapTuplesPerPage);
+	most = (uint64) ts->scan.reader.scan->rs_nblocks * MaxHeapTuplesPerPage;
+	run.k = ts->vector_key ? vector_candidates(ts->bound, most) : Min(ts->bound, most);
+	if (ts->vector_key)
+		scan_row_reader_remember_blocks(&ts->scan.reader);
 	pages = create_page_sink(ts, run.k);
 	run.sink = topk_key_sink_create(key_width(ts->key_type), run.k, ts->mode,
 									(GpuTopkAlgorithm) gputopk_algorithm, pages == NULL);
@@ -555,12 +655,14 @@ select_from_table(TopkScanState *ts, instr_time *selected)
 	scan_counters_count_process(&ts->scan.counters, false);
 	if (ts->backend == BACKEND_GPU)
 		scan_counters_count_process(&ts->scan.counters, true);
+	fetch_candidates(ts, &run);
+	while (ts->vector_key && !candidates_hold_answer(ts, &run))
+	{
+		read_again(ts, &run, Min(run.k > most / 4 ? most : run.k * 4, most));
+		fetch_candidates(ts, &run);
+	}
 	/* the leader shows the counts of all processes */
 	scan_counters_publish(&ts->scan.counters);
-	ordinals = sorted_refs(&run.result);
-	fetch_rows(ts, ordinals, run.result.count);
-	scan_row_reader_fetch_tids(&ts->scan.reader, ts->css.ss.ps.state->es_snapshot,
-							   &run.gpu_result, put_fetched, ts);
 	scan_driver_end(&ts->scan);
 	ts->blocks = NULL;
 }
@@ -663,20 +765,16 @@ run_topk(TopkScanState *ts)
 	instr_time	end;
 
 	ts->bound = count > PG_UINT64_MAX - offset ? PG_UINT64_MAX : count + offset;
-	/* and the key of rows whose program would raise: every one must be a candidate */
-	ts->mode = (ties_matter(ts) ||
+	/*
+	 * and the key of rows whose program would raise: every one must be a
+	 * candidate; a vector key's bounds: every row at the last candidate's
+	 */
+	ts->mode = (ties_matter(ts) || ts->vector_key ||
 				(ts->key_program && scan_key_program_may_raise(ts->key_program))) ?
 		TOPK_WITH_TIES : TOPK_EXACT;
 	ts->sort_bounded = ts->bound != PG_UINT64_MAX && !ts->limit_with_ties &&
 		ts->bound <= INT64_MAX;
-	/* a bounded sort frees tuples, which its memory must allow (bump does not) */
-	ts->sort = tuplesort_begin_heap(ts->sort_desc,
-									ts->nsort, ts->sort_attnos, ts->sort_ops,
-									ts->sort_collations, ts->sort_nulls_first,
-									work_mem, NULL,
-									ts->sort_bounded ? TUPLESORT_ALLOWBOUNDED : TUPLESORT_NONE);
-	if (ts->sort_bounded)
-		tuplesort_set_bound(ts->sort, (int64) ts->bound);
+	begin_sort(ts);
 	ts->returned = 0;
 	ts->done = true;
 	if (ts->bound == 0)
@@ -685,6 +783,8 @@ run_topk(TopkScanState *ts)
 		return;
 	}
 
+	if (ts->vector_key)
+		scan_vector_key_bind(ts->vector_key, econtext);
 	run_cxt = AllocSetContextCreate(CurrentMemoryContext, "GpuTopK run",
 									ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(run_cxt);

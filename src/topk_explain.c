@@ -163,6 +163,10 @@ topk_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 							"float8, exact", es);
 	else if (ts->key_source == KEY_SOURCE_LOSSY_NUMERIC)
 		ExplainPropertyText("Ranking Key", "numeric rounded to float8, ties kept", es);
+	else if (ts->vector_key)
+		ExplainPropertyText("Ranking Key",
+							psprintf("bound on pgvector's %s, compiled; candidates rechecked",
+									 scan_vector_key_describe(ts->vector_key)), es);
 	if (!(es->analyze && ts->done))
 	{
 		ExplainPropertyText("Backend", device_backend_name(device_selected_backend()), es);
@@ -188,6 +192,9 @@ topk_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	if (ts->scan.counters.gpu_processes > 0)
 		scan_gpu_stats_explain_shipped(&ts->scan.counters.gpu, es);
 	ExplainPropertyUInteger("Candidates", NULL, ts->scan.counters.counts[TOPK_COUNT_CANDIDATES], es);
+	if (ts->vector_key)
+		ExplainPropertyUInteger("Rereads for Bounds", NULL,
+								ts->scan.counters.counts[TOPK_COUNT_BOUND_REREADS], es);
 	if (es->timing)
 	{
 		ExplainPropertyFloat("Scan and Select Time", "ms", ts->scan_ms, 3, es);

@@ -51,6 +51,7 @@
 #include "scan_key_program.h"
 #include "scan_parallel_policy.h"
 #include "scan_row_reader.h"
+#include "scan_vector_key.h"
 #include "service_client.h"
 #include "settings.h"
 #include "topk_path.h"
@@ -193,6 +194,12 @@ ranking_key_of(Expr *expr, Index relid, KeyType *key_type, TopkKeySource *source
 	{
 		*key_type = KEY_FLOAT8;
 		*source = KEY_SOURCE_EXACT_FLOAT8;
+		return true;
+	}
+	if (type == FLOAT8OID && scan_vector_key_compiles(expr, relid))
+	{
+		*key_type = KEY_FLOAT8;
+		*source = KEY_SOURCE_VECTOR_BOUND;
 		return true;
 	}
 	if (key_type_of(type, key_type))

@@ -43,7 +43,10 @@ typedef enum TopkKeySource
 	KEY_SOURCE_EXACT_FLOAT8,	/* a key program: float4 or float8 arithmetic,
 								 * or numeric arithmetic that float8 does
 								 * exactly */
-	KEY_SOURCE_LOSSY_NUMERIC	/* numeric rounded to float8: ties kept */
+	KEY_SOURCE_LOSSY_NUMERIC,	/* numeric rounded to float8: ties kept */
+	KEY_SOURCE_VECTOR_BOUND		/* a pgvector distance (or arithmetic over
+								 * one) keyed by a bound on its value: the
+								 * candidates' true values decide */
 } TopkKeySource;
 
 #define TOPK_SCAN_NAME "GpuTopK"

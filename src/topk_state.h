@@ -17,6 +17,7 @@
 #include "scan_filter_program.h"
 #include "scan_key_program.h"
 #include "scan_driver.h"
+#include "scan_vector_key.h"
 #include "topk_scan.h"
 
 /*
@@ -27,6 +28,7 @@ typedef enum TopkCount
 {
 	TOPK_COUNT_ROWS_KEYED = SCAN_DRIVER_COUNTS,
 	TOPK_COUNT_CANDIDATES,
+	TOPK_COUNT_BOUND_REREADS,	/* a vector key's: reads of the blocks again */
 	/* over a column index: IndexSelectStats's counts */
 	TOPK_COUNT_INDEX_ROUNDS,
 	TOPK_COUNT_INDEX_NO_ERRORS, /* scans whose summaries showed no key raises */
@@ -62,6 +64,7 @@ typedef struct TopkScanState
 	Oid			key_value_type; /* float4 or float8: a compiled key, whose
 								 * value a candidate's key gives back */
 	ExprState  *key_expr;
+	VectorKey  *vector_key;		/* a pgvector distance keyed by its bounds, or NULL */
 	bool		desc;
 	bool		limit_with_ties;
 	int			nsort;			/* the ORDER BY; its first item is the key */
@@ -90,6 +93,9 @@ typedef struct TopkScanState
 	BlockStart *blocks;
 	uint64		nblocks;
 	uint64		blocks_cap;
+	/* a vector key's: the candidates' keys of their true values */
+	uint64	   *true_keys;
+	size_t		ntrue_keys;
 
 	/* for EXPLAIN ANALYZE: the last run's */
 	TopkBackend backend;

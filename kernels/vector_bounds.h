@@ -1,0 +1,258 @@
+/*
+ * vector_bounds.h
+ *	  Bounds on pgvector's distances, for ranking rows by them without
+ *	  pgvector's own functions.
+ *
+ * pgvector sums a distance's terms in single precision, in an order its
+ * compiler chose (it builds with -fassociative-math, and may fuse a
+ * multiply and an add), so no other code can give its value to the last
+ * bit.  Here the terms are summed in double precision, and the interval
+ * that must hold pgvector's value is derived from the sum and the sum of
+ * the terms' magnitudes: a sum of n float terms in any order, of products
+ * or differences of float inputs rounded once each, is within
+ * gamma(n + 2) = (n + 2)u / (1 - (n + 2)u) of the exact sum relative to
+ * the magnitudes' sum (u = 2^-24), plus half the smallest subnormal for
+ * each operation that underflows.  Where a partial sum may overflow a
+ * float, or a cosine's norm may underflow to zero, no bound is given.
+ * PostgreSQL's and pgvector's double-precision steps after the sum
+ * (sqrt, the cosine's division, 1 - similarity, the clamp to [-1, 1])
+ * are monotone and correctly rounded, so they map the bounds through.
+ *
+ * pgvector accepts finite elements only, so the sums are finite.  Plain C
+ * and CUDA, like keys.h.
+ */
+#ifndef VECTOR_BOUNDS_H
+#define VECTOR_BOUNDS_H
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "keys.h"
+
+/* pgvector's distance functions, by the C function that computes them */
+typedef enum VectorDistanceKind
+{
+	VECTOR_DISTANCE_L2,			/* <->: l2_distance */
+	VECTOR_DISTANCE_INNER_PRODUCT,	/* inner_product */
+	VECTOR_DISTANCE_NEGATIVE_INNER_PRODUCT, /* <#>: vector_negative_inner_product */
+	VECTOR_DISTANCE_COSINE,		/* <=>: cosine_distance */
+	VECTOR_DISTANCE_L1			/* <+>: l1_distance */
+} VectorDistanceKind;
+
+/* a vector's elements: vector's float4, halfvec's IEEE half */
+typedef enum VectorElement
+{
+	VECTOR_ELEMENT_FLOAT4,
+	VECTOR_ELEMENT_HALF
+} VectorElement;
+
+/* what a row's value is known to be */
+typedef enum VectorBound
+{
+	VECTOR_BOUND_RANGE,			/* within [lo, hi] */
+	VECTOR_BOUND_NAN,			/* NaN (cosine with a zero vector) */
+	VECTOR_BOUND_UNKNOWN		/* not bounded: float overflow or underflow */
+} VectorBound;
+
+/* the sums of a row against the query, in double precision */
+typedef struct VectorSums
+{
+	double		value;			/* the terms' sum */
+	double		magnitude;		/* the sum of their magnitudes */
+	double		row_norm;		/* cosine: the row's sum of squares */
+} VectorSums;
+
+/* An IEEE half's value, exactly (as pgvector's HalfToFloat4). */
+KEY_FN float
+vector_half_to_float(uint16_t h)
+{
+	uint32_t	sign = (uint32_t) (h & 0x8000u) << 16;
+	uint32_t	exponent = (h >> 10) & 0x1f;
+	uint32_t	mantissa = h & 0x3ff;
+	uint32_t	bits;
+	float		f;
+
+	if (exponent == 0x1f)
+		bits = sign | 0x7f800000u | (mantissa << 13);
+	else if (exponent != 0)
+		bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
+	else if (mantissa == 0)
+		bits = sign;
+	else
+	{
+		/* a subnormal half is a normal float */
+		exponent = 113;
+		while (!(mantissa & 0x400))
+		{
+			mantissa <<= 1;
+			exponent--;
+		}
+		bits = sign | (exponent << 23) | ((mantissa & 0x3ff) << 13);
+	}
+	memcpy(&f, &bits, sizeof(f));
+	return f;
+}
+
+/* Element i of a vector's stored elements, as a float. */
+KEY_FN float
+vector_element(VectorElement element, const unsigned char *x, int i)
+{
+	float		f;
+	uint16_t	h;
+
+	if (element == VECTOR_ELEMENT_FLOAT4)
+	{
+		memcpy(&f, x + 4 * i, sizeof(f));
+		return f;
+	}
+	memcpy(&h, x + 2 * i, sizeof(h));
+	return vector_half_to_float(h);
+}
+
+/*
+ * The sums of a row's n stored elements x against the query's q: one loop
+ * a kind, each over one element type (vector_sums passes it as a constant).
+ */
+KEY_FN VectorSums
+vector_sums_of(VectorDistanceKind kind, VectorElement element, const unsigned char *x,
+			   const float *q, int n)
+{
+	VectorSums	s = {0.0, 0.0, 0.0};
+
+	switch (kind)
+	{
+		case VECTOR_DISTANCE_L2:
+			for (int i = 0; i < n; i++)
+			{
+				double		d = (double) vector_element(element, x, i) - q[i];
+
+				s.value += d * d;
+			}
+			s.magnitude = s.value;
+			break;
+		case VECTOR_DISTANCE_L1:
+			for (int i = 0; i < n; i++)
+				s.value += fabs((double) vector_element(element, x, i) - q[i]);
+			s.magnitude = s.value;
+			break;
+		case VECTOR_DISTANCE_COSINE:
+			for (int i = 0; i < n; i++)
+			{
+				double		xi = vector_element(element, x, i);
+
+				s.row_norm += xi * xi;
+			}
+			/* and the inner product's sums */
+			/* FALLTHROUGH */
+		default:
+			/* products of floats are exact in double */
+			for (int i = 0; i < n; i++)
+			{
+				double		p = (double) vector_element(element, x, i) * q[i];
+
+				s.value += p;
+				s.magnitude += fabs(p);
+			}
+			break;
+	}
+	return s;
+}
+
+/* The sums of a row's n stored elements x against the query's q. */
+KEY_FN VectorSums
+vector_sums(VectorDistanceKind kind, VectorElement element, const unsigned char *x,
+			const float *q, int n)
+{
+	if (element == VECTOR_ELEMENT_FLOAT4)
+		return vector_sums_of(kind, VECTOR_ELEMENT_FLOAT4, x, q, n);
+	return vector_sums_of(kind, VECTOR_ELEMENT_HALF, x, q, n);
+}
+
+/*
+ * How far pgvector's float sum of n terms may be from the double sum here,
+ * whose terms' magnitudes add up to magnitude: its rounding, this sum's
+ * own (far smaller) and the subnormal rounding of underflowing operations.
+ */
+KEY_FN double
+vector_sum_error(int n, double magnitude)
+{
+	double		g = (n + 2) * 0x1p-24;
+
+	g = g / (1.0 - g) + 8.0 * (n + 2) * 0x1p-53;
+	return g * magnitude + (2.0 * n + 2.0) * 0x1p-150;
+}
+
+/* Whether a float sum within error of magnitude may have overflowed. */
+KEY_FN bool
+vector_sum_may_overflow(double magnitude, double error)
+{
+	return magnitude + error >= (double) FLT_MAX;
+}
+
+/*
+ * The interval [*lo, *hi] that holds pgvector's distance of kind between a
+ * row of n elements with the given sums and the query (query_norm: the
+ * query's sum of squares, for cosine).
+ */
+KEY_FN VectorBound
+vector_distance_bounds(VectorDistanceKind kind, int n, VectorSums s, double query_norm,
+					   double *lo, double *hi)
+{
+	double		e = vector_sum_error(n, s.magnitude);
+	double		e_row;
+	double		e_query;
+	double		den_lo;
+	double		den_hi;
+	double		sim_lo;
+	double		sim_hi;
+
+	if (kind == VECTOR_DISTANCE_COSINE && (s.row_norm == 0.0 || query_norm == 0.0))
+		return VECTOR_BOUND_NAN;
+	if (vector_sum_may_overflow(s.magnitude, e))
+		return VECTOR_BOUND_UNKNOWN;
+	switch (kind)
+	{
+		case VECTOR_DISTANCE_L2:
+			*lo = sqrt(fmax(s.value - e, 0.0));
+			*hi = sqrt(s.value + e);
+			return VECTOR_BOUND_RANGE;
+		case VECTOR_DISTANCE_L1:
+			*lo = fmax(s.value - e, 0.0);
+			*hi = s.value + e;
+			return VECTOR_BOUND_RANGE;
+		case VECTOR_DISTANCE_INNER_PRODUCT:
+			*lo = s.value - e;
+			*hi = s.value + e;
+			return VECTOR_BOUND_RANGE;
+		case VECTOR_DISTANCE_NEGATIVE_INNER_PRODUCT:
+			*lo = -(s.value + e);
+			*hi = -(s.value - e);
+			return VECTOR_BOUND_RANGE;
+		default:
+			break;
+	}
+
+	/* cosine: similarity = dot / sqrt(norm(row) * norm(query)), clamped */
+	e_row = vector_sum_error(n, s.row_norm);
+	e_query = vector_sum_error(n, query_norm);
+	if (vector_sum_may_overflow(s.row_norm, e_row) ||
+		vector_sum_may_overflow(query_norm, e_query) ||
+		s.row_norm - e_row <= 0.0 || query_norm - e_query <= 0.0)
+		return VECTOR_BOUND_UNKNOWN;
+	/* a product, a square root and this code's own roundings: 2^-50 covers them */
+	den_lo = sqrt((s.row_norm - e_row) * (query_norm - e_query)) * (1.0 - 0x1p-50);
+	den_hi = sqrt((s.row_norm + e_row) * (query_norm + e_query)) * (1.0 + 0x1p-50);
+	sim_lo = (s.value - e) / (s.value - e >= 0.0 ? den_hi : den_lo);
+	sim_hi = (s.value + e) / (s.value + e >= 0.0 ? den_lo : den_hi);
+	sim_lo -= fabs(sim_lo) * 0x1p-50;
+	sim_hi += fabs(sim_hi) * 0x1p-50;
+	sim_lo = fmin(fmax(sim_lo, -1.0), 1.0);
+	sim_hi = fmin(fmax(sim_hi, -1.0), 1.0);
+	*lo = 1.0 - sim_hi;
+	*hi = 1.0 - sim_lo;
+	return VECTOR_BOUND_RANGE;
+}
+
+#endif							/* VECTOR_BOUNDS_H */

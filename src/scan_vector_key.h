@@ -1,0 +1,43 @@
+/*-------------------------------------------------------------------------
+ *
+ * scan_vector_key.h
+ *	  pgvector's distances as ranking keys computed without pgvector: each
+ *	  row keyed by a bound on its distance to the query vector.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SCAN_VECTOR_KEY_H
+#define SCAN_VECTOR_KEY_H
+
+#include "access/htup.h"
+#include "access/tupdesc.h"
+#include "nodes/execnodes.h"
+
+typedef struct VectorKey VectorKey;
+
+/*
+ * Whether expr is a distance of pgvector's between a vector or halfvec
+ * column of the scanned table and a vector that stays the same for the
+ * whole scan, or float8 arithmetic with constants over one.
+ */
+extern bool scan_vector_key_compiles(Expr *expr, Index scanrelid);
+
+/* The key of such an expression, its query vector's expression set up under parent. */
+extern VectorKey *scan_vector_key_create(Expr *expr, Index scanrelid, PlanState *parent);
+
+/* The query vector computed for a run of the scan. */
+extern void scan_vector_key_bind(VectorKey *key, ExprContext *econtext);
+
+/*
+ * The float8 keys of n rows of a heap page (descending: larger first): a
+ * key no row's true value passes in the query's order, null_key for NULL,
+ * KEY_PROGRAM_ERROR_KEY where pgvector raises an error (vectors of other
+ * dimensions than the query's) or the value cannot be bounded.
+ */
+extern void scan_vector_key_keys(VectorKey *key, HeapTuple tuples, int n, TupleDesc desc,
+								 bool descending, uint64 null_key, uint64 *keys);
+
+/* The distance, for EXPLAIN: "l2 distance over vector", ... */
+extern const char *scan_vector_key_describe(const VectorKey *key);
+
+#endif							/* SCAN_VECTOR_KEY_H */
