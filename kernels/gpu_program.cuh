@@ -116,6 +116,17 @@ program_row_key(const GpuRowProgram *p, const Row &row, ProgramState *s, uint64_
 
 	if (!program_row_passes(p, row, s))
 		return false;
+	if (p->key_is_vector)
+	{
+		const GpuVectorKey *vk = &p->vector;
+		VectorKeySpec spec = {(VectorDistanceKind) vk->kind, (VectorElement) vk->element,
+		vk->dims, vk->query, vk->query_norm, vk->steps, vk->nsteps, p->desc};
+
+		v = row.value(vk->column, &isnull);
+		*key = isnull || vk->query_null ? key_null(KEY_FLOAT8, p->nulls_first) :
+			vector_stored_key(&spec, (const unsigned char *) v, s->stack, s->nulls);
+		return true;
+	}
 	if (!p->key_is_program)
 	{
 		v = row.value(p->key_column, &isnull);

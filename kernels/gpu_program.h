@@ -18,6 +18,7 @@
 #include "filter_steps.h"
 #include "key_steps.h"
 #include "keys.h"
+#include "vector_bounds.h"
 
 /* limits of what a kernel runs; a query beyond them stays on the CPU */
 #define GPU_PROGRAM_MAX_LOADS 16
@@ -25,6 +26,8 @@
 #define GPU_PROGRAM_MAX_STEPS 64
 #define GPU_PROGRAM_MAX_SETS 16
 #define GPU_PROGRAM_MAX_KEY_STEPS 32
+/* a vector key's query: a value stored inline in a heap page has fewer */
+#define GPU_PROGRAM_MAX_VECTOR_DIMS 1024
 
 /* where a column of a row is, for the reader */
 typedef struct GpuColumn
@@ -67,6 +70,20 @@ typedef struct GpuKeyTerm
 	int32_t		combine;		/* with the terms before: KEY_STEP_ADD, SUB, ADD4 or SUB4 */
 } GpuKeyTerm;
 
+/* a vector key: a pgvector distance's bound (vector_bounds.h) */
+typedef struct GpuVectorKey
+{
+	GpuColumn	column;			/* the vector column */
+	int32_t		kind;			/* a VectorDistanceKind */
+	int32_t		element;		/* a VectorElement */
+	int32_t		dims;			/* the query's */
+	bool		query_null;
+	double		query_norm;
+	int32_t		nsteps;			/* the arithmetic around the distance */
+	KeyStep		steps[GPU_PROGRAM_MAX_KEY_STEPS];
+	float		query[GPU_PROGRAM_MAX_VECTOR_DIMS];
+} GpuVectorKey;
+
 typedef struct GpuRowProgram
 {
 	/* the key: a column or a program, encoded as keys.h says */
@@ -80,6 +97,9 @@ typedef struct GpuRowProgram
 	/* the same program as terms where it is a sum of them (else nterms is 0) */
 	int32_t		nterms;
 	GpuKeyTerm	terms[GPU_PROGRAM_MAX_KEY_STEPS];
+	/* or a vector key, instead of the column or the program */
+	bool		key_is_vector;
+	GpuVectorKey vector;
 
 	/* the filter, if nsteps > 0; sets' values pointers are offsets into the set values */
 	int32_t		nloads;

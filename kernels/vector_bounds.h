@@ -29,6 +29,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "key_steps.h"
 #include "keys.h"
 
 /* pgvector's distance functions, by the C function that computes them */
@@ -45,7 +46,8 @@ typedef enum VectorDistanceKind
 typedef enum VectorElement
 {
 	VECTOR_ELEMENT_FLOAT4,
-	VECTOR_ELEMENT_HALF
+	VECTOR_ELEMENT_HALF,
+	VECTOR_ELEMENT_FLOAT4_ALIGNED	/* vector_sums's, for float4s at a multiple of 4 */
 } VectorElement;
 
 /* what a row's value is known to be */
@@ -102,6 +104,8 @@ vector_element(VectorElement element, const unsigned char *x, int i)
 	float		f;
 	uint16_t	h;
 
+	if (element == VECTOR_ELEMENT_FLOAT4_ALIGNED)
+		return ((const float *) x)[i];
 	if (element == VECTOR_ELEMENT_FLOAT4)
 	{
 		memcpy(&f, x + 4 * i, sizeof(f));
@@ -165,9 +169,11 @@ KEY_FN VectorSums
 vector_sums(VectorDistanceKind kind, VectorElement element, const unsigned char *x,
 			const float *q, int n)
 {
-	if (element == VECTOR_ELEMENT_FLOAT4)
-		return vector_sums_of(kind, VECTOR_ELEMENT_FLOAT4, x, q, n);
-	return vector_sums_of(kind, VECTOR_ELEMENT_HALF, x, q, n);
+	if (element == VECTOR_ELEMENT_HALF)
+		return vector_sums_of(kind, VECTOR_ELEMENT_HALF, x, q, n);
+	if (((uintptr_t) x & 3) == 0)
+		return vector_sums_of(kind, VECTOR_ELEMENT_FLOAT4_ALIGNED, x, q, n);
+	return vector_sums_of(kind, VECTOR_ELEMENT_FLOAT4, x, q, n);
 }
 
 /*
@@ -253,6 +259,102 @@ vector_distance_bounds(VectorDistanceKind kind, int n, VectorSums s, double quer
 	*lo = 1.0 - sim_hi;
 	*hi = 1.0 - sim_lo;
 	return VECTOR_BOUND_RANGE;
+}
+
+/*
+ * A row's key from its distance's bounds (or exact NaN): the arithmetic
+ * around the distance (steps whose one column step is the distance; on a
+ * stack and NULL flags of nsteps) run on each end, the one toward the
+ * front of the order taken (the steps are monotone, rising or falling).
+ * Where no bound is known, or a step raises, the row is keyed first.
+ */
+KEY_FN uint64_t
+vector_key_of_bounds(const KeyStep *steps, int nsteps, double *stack, bool *nulls,
+					 VectorBound bound, double lo, double hi, bool desc)
+{
+	double		ends[2] = {lo, hi};
+	int			nends = 2;
+
+	if (bound == VECTOR_BOUND_UNKNOWN)
+		return KEY_PROGRAM_ERROR_KEY;
+	if (bound == VECTOR_BOUND_NAN)
+	{
+		ends[0] = NAN;
+		nends = 1;
+	}
+	for (int e = 0; e < nends; e++)
+	{
+		int			top = 0;
+
+		for (int s = 0; s < nsteps; s++)
+		{
+			if (key_step_is_column(&steps[s]))
+			{
+				nulls[top] = false;
+				stack[top++] = ends[e];
+			}
+			else if (!key_step_apply(&steps[s], stack, nulls, &top))
+				return KEY_PROGRAM_ERROR_KEY;
+		}
+		ends[e] = stack[0];
+	}
+	if (nends == 1)
+		return key_from_float8(ends[0], desc);
+	return key_from_float8(desc ? fmax(ends[0], ends[1]) : fmin(ends[0], ends[1]), desc);
+}
+
+/* what a vector key computes a row's key with (the query's side) */
+typedef struct VectorKeySpec
+{
+	VectorDistanceKind kind;
+	VectorElement element;
+	int			dims;			/* the query's */
+	const float *query;			/* its elements */
+	double		query_norm;		/* its sum of squares, for cosine */
+	const KeyStep *steps;		/* the arithmetic around the distance */
+	int			nsteps;
+	bool		desc;
+} VectorKeySpec;
+
+/*
+ * The key of a pgvector value whose data (dim, an unused int16, then the
+ * elements: what follows the varlena header) is at data:
+ * KEY_PROGRAM_ERROR_KEY where its dimensions are not the query's
+ * (pgvector raises), else vector_key_of_bounds's; stack and nulls of
+ * spec->nsteps.
+ */
+KEY_FN uint64_t
+vector_data_key(const VectorKeySpec *spec, const unsigned char *data, double *stack, bool *nulls)
+{
+	int16_t		dims;
+	VectorSums	sums;
+	VectorBound bound;
+	double		lo = 0.0;
+	double		hi = 0.0;
+
+	memcpy(&dims, data, sizeof(dims));
+	if (dims != spec->dims)
+		return KEY_PROGRAM_ERROR_KEY;
+	sums = vector_sums(spec->kind, spec->element, data + 4, spec->query, dims);
+	bound = vector_distance_bounds(spec->kind, dims, sums, spec->query_norm, &lo, &hi);
+	return vector_key_of_bounds(spec->steps, spec->nsteps, stack, nulls, bound, lo, hi,
+								spec->desc);
+}
+
+/*
+ * The key of a pgvector value stored inline at v (its varlena header
+ * there, little-endian, as on the machines with GPUs): vector_data_key's,
+ * or KEY_PROGRAM_ERROR_KEY where the value is compressed or out of line
+ * (the CPU reads those).
+ */
+KEY_FN uint64_t
+vector_stored_key(const VectorKeySpec *spec, const unsigned char *v, double *stack, bool *nulls)
+{
+	if ((v[0] & 3) == 0)
+		return vector_data_key(spec, v + 4, stack, nulls);	/* a 4-byte header */
+	if ((v[0] & 1) && v[0] != 1)
+		return vector_data_key(spec, v + 1, stack, nulls);	/* a short one */
+	return KEY_PROGRAM_ERROR_KEY;
 }
 
 #endif							/* VECTOR_BOUNDS_H */

@@ -122,6 +122,36 @@ describe_terms(GpuRowProgram *p)
 	p->nterms = nterms;
 }
 
+/*
+ * A vector key, its query as the run bound it; over heap pages only (the
+ * column is its attribute number: the caller checked that a kernel can
+ * read it, scan_vector_key_gpu_column).
+ */
+static bool
+describe_vector_key(const GpuProgramSource *source, GpuRowProgram *p)
+{
+	GpuVectorKey *vk = &p->vector;
+	VectorKeySpec spec;
+
+	scan_vector_key_spec(source->vector_key, source->desc, &spec);
+	if (spec.dims > GPU_PROGRAM_MAX_VECTOR_DIMS || spec.nsteps > GPU_PROGRAM_MAX_KEY_STEPS)
+		return false;
+	vk->column.attno = scan_vector_key_column(source->vector_key);
+	vk->column.width = -1;
+	p->key_is_vector = true;
+	p->key_is_program = false;
+	vk->kind = spec.kind;
+	vk->element = spec.element;
+	vk->query_null = scan_vector_key_query_null(source->vector_key);
+	vk->dims = vk->query_null ? 0 : spec.dims;
+	vk->query_norm = spec.query_norm;
+	vk->nsteps = spec.nsteps;
+	memcpy(vk->steps, spec.steps, sizeof(KeyStep) * spec.nsteps);
+	if (!vk->query_null)
+		memcpy(vk->query, spec.query, sizeof(float) * spec.dims);
+	return true;
+}
+
 static bool
 describe_key(const GpuProgramSource *source, GpuRowProgram *p)
 {
@@ -132,6 +162,8 @@ describe_key(const GpuProgramSource *source, GpuRowProgram *p)
 	p->desc = source->desc;
 	p->nulls_first = source->nulls_first;
 	p->key_is_program = source->key_attno == 0;
+	if (source->vector_key)
+		return describe_vector_key(source, p);
 	if (!p->key_is_program)
 		return source->column_of(source->arg, source->key_attno, &p->key_column);
 	if (source->key_program == NULL)

@@ -13,6 +13,7 @@
 #include "gpu_program.h"
 #include "scan_filter_program.h"
 #include "scan_key_program.h"
+#include "scan_vector_key.h"
 
 /* What a GPU reads of a row: a table column's place, or false if it cannot. */
 typedef bool (*GpuColumnOf) (void *arg, AttrNumber attno, GpuColumn *column);
@@ -24,6 +25,7 @@ typedef struct GpuProgramSource
 	bool		nulls_first;
 	AttrNumber	key_attno;		/* the key's column, or 0: key_program */
 	KeyProgram *key_program;
+	VectorKey  *vector_key;		/* or a pgvector distance's bound, its query bound */
 	FilterProgram *filter;		/* or NULL */
 	GpuColumnOf column_of;
 	void	   *arg;

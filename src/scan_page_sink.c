@@ -146,7 +146,8 @@ scan_page_sink_column(void *arg, AttrNumber attno, GpuColumn *column)
 static int
 last_attno(const GpuRowProgram *p)
 {
-	int			last = p->key_is_program ? 0 : p->key_column.attno;
+	int			last = p->key_is_vector ? p->vector.column.attno :
+		p->key_is_program ? 0 : p->key_column.attno;
 
 	for (int i = 0; i < p->nloads; i++)
 		last = Max(last, p->loads[i].column.attno);

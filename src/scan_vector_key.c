@@ -29,6 +29,7 @@
 
 #include <math.h>
 
+#include "access/heaptoast.h"
 #include "access/htup_details.h"
 #include "catalog/pg_language_d.h"
 #include "catalog/pg_proc.h"
@@ -44,6 +45,7 @@
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 
+#include "gpu_heap.h"
 #include "key_steps.h"
 #include "scan_key_program.h"
 #include "scan_vector_key.h"
@@ -51,6 +53,13 @@
 
 /* pgvector's varlena: dim and an unused int16, then the elements */
 #define VECTOR_HEADER_BYTES 4
+
+/*
+ * The largest vector value a heap kernel reads: one that leaves room for
+ * a tuple's header and a few other columns below the size at which
+ * PostgreSQL moves values out of line.
+ */
+#define VECTOR_INLINE_BYTES (TOAST_TUPLE_THRESHOLD - 256)
 
 /* pgvector's C functions of the distances */
 typedef struct DistanceFunction
@@ -367,83 +376,70 @@ scan_vector_key_bind(VectorKey *key, ExprContext *econtext)
 		key->query_norm += (double) key->query[i] * key->query[i];
 }
 
-/*
- * A row's key from the distance's bounds (or exact NaN): the arithmetic
- * around it run on each, the one toward the front taken.
- */
-static uint64
-key_of_bounds(VectorKey *key, VectorBound bound, double lo, double hi, bool descending)
-{
-	double		ends[2] = {lo, hi};
-	int			nends = 2;
-
-	if (bound == VECTOR_BOUND_UNKNOWN)
-		return KEY_PROGRAM_ERROR_KEY;
-	if (bound == VECTOR_BOUND_NAN)
-	{
-		ends[0] = NAN;
-		nends = 1;
-	}
-	for (int e = 0; e < nends; e++)
-	{
-		int			top = 0;
-
-		for (int s = 0; s < key->nsteps; s++)
-		{
-			if (key_step_is_column(&key->steps[s]))
-			{
-				key->nulls[top] = false;
-				key->stack[top++] = ends[e];
-			}
-			else if (!key_step_apply(&key->steps[s], key->stack, key->nulls, &top))
-				return KEY_PROGRAM_ERROR_KEY;
-		}
-		ends[e] = key->stack[0];
-	}
-	if (nends == 1)
-		return key_from_float8(ends[0], descending);
-	/* the steps are monotone, rising or falling */
-	return key_from_float8(descending ? fmax(ends[0], ends[1]) : fmin(ends[0], ends[1]),
-						   descending);
-}
-
 void
 scan_vector_key_keys(VectorKey *key, HeapTuple tuples, int n, TupleDesc desc,
 					 bool descending, uint64 null_key, uint64 *keys)
 {
-	const DistanceFunction *f = key->function;
+	VectorKeySpec spec;
 	MemoryContext old;
 
+	scan_vector_key_spec(key, descending, &spec);
 	MemoryContextReset(key->rows_cxt);
 	old = MemoryContextSwitchTo(key->rows_cxt);
 	for (int i = 0; i < n; i++)
 	{
 		bool		isnull;
 		Datum		d = heap_getattr(&tuples[i], key->attno, desc, &isnull);
-		const char *x;
-		int			dims;
-		VectorSums	sums;
-		VectorBound bound;
-		double		lo = 0.0;
-		double		hi = 0.0;
 
 		if (isnull || key->query_null)
-		{
 			keys[i] = null_key;
-			continue;
-		}
-		x = vector_data(d, &dims);
-		if (dims != key->dims)
-		{
-			/* pgvector raises an error for the row */
-			keys[i] = KEY_PROGRAM_ERROR_KEY;
-			continue;
-		}
-		sums = vector_sums(f->kind, f->element, (const unsigned char *) x, key->query, dims);
-		bound = vector_distance_bounds(f->kind, dims, sums, key->query_norm, &lo, &hi);
-		keys[i] = key_of_bounds(key, bound, lo, hi, descending);
+		else
+			keys[i] = vector_data_key(&spec, (const unsigned char *)
+									  VARDATA_ANY(pg_detoast_datum_packed((struct varlena *)
+																		  DatumGetPointer(d))),
+									  key->stack, key->nulls);
 	}
 	MemoryContextSwitchTo(old);
+}
+
+bool
+scan_vector_key_gpu_column(const VectorKey *key, TupleDesc desc)
+{
+	Form_pg_attribute attr;
+	int			element_bytes = key->function->element == VECTOR_ELEMENT_HALF ? 2 : 4;
+
+	if (key->attno > Min(desc->natts, GPU_HEAP_MAX_ATTRS))
+		return false;
+	attr = TupleDescAttr(desc, key->attno - 1);
+	/* pgvector's typmod is the dimensions */
+	return !attr->atthasmissing && !attr->attisdropped && attr->atttypmod > 0 &&
+		attr->atttypmod <= GPU_PROGRAM_MAX_VECTOR_DIMS &&
+		VARHDRSZ + VECTOR_HEADER_BYTES + attr->atttypmod * element_bytes <= VECTOR_INLINE_BYTES;
+}
+
+void
+scan_vector_key_spec(const VectorKey *key, bool descending, VectorKeySpec *spec)
+{
+	spec->kind = key->function->kind;
+	spec->element = key->function->element;
+	spec->dims = key->dims;
+	spec->query = key->query;
+	spec->query_norm = key->query_norm;
+	spec->steps = key->steps;
+	spec->nsteps = key->nsteps;
+	spec->desc = descending;
+}
+
+bool
+scan_vector_key_query_null(const VectorKey *key)
+{
+	return key->query_null;
+}
+
+AttrNumber
+scan_vector_key_column(const VectorKey *key)
+{
+	return key->attno;
 }
 
 const char *

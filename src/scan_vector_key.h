@@ -13,6 +13,8 @@
 #include "access/tupdesc.h"
 #include "nodes/execnodes.h"
 
+#include "vector_bounds.h"
+
 typedef struct VectorKey VectorKey;
 
 /*
@@ -36,6 +38,20 @@ extern void scan_vector_key_bind(VectorKey *key, ExprContext *econtext);
  */
 extern void scan_vector_key_keys(VectorKey *key, HeapTuple tuples, int n, TupleDesc desc,
 								 bool descending, uint64 null_key, uint64 *keys);
+
+/* What the run's keys are computed with (the query bound), for a kernel too. */
+extern void scan_vector_key_spec(const VectorKey *key, bool descending, VectorKeySpec *spec);
+extern bool scan_vector_key_query_null(const VectorKey *key);
+
+/* The vector column. */
+extern AttrNumber scan_vector_key_column(const VectorKey *key);
+
+/*
+ * Whether a kernel reads the vector column of the table's tuples in place:
+ * its dimensions fixed (typmod) and few enough that the values are stored
+ * inline, the column in every tuple.
+ */
+extern bool scan_vector_key_gpu_column(const VectorKey *key, TupleDesc desc);
 
 /* The distance, for EXPLAIN: "l2 distance over vector", ... */
 extern const char *scan_vector_key_describe(const VectorKey *key);

@@ -512,11 +512,15 @@ create_page_sink(TopkScanState *ts, uint64 k)
 		.nulls_first = ts->sort_nulls_first[0],
 		.key_attno = ts->key_attno,
 		.key_program = ts->key_program,
+		.vector_key = ts->vector_key,
 		.filter = ts->scan.reader.filter,
 	};
 
 	if (ts->key_source == KEY_SOURCE_LOSSY_NUMERIC ||
-		(ts->key_attno == 0 && ts->key_program == NULL))
+		(ts->key_attno == 0 && ts->key_program == NULL && ts->vector_key == NULL) ||
+		(ts->vector_key &&
+		 !scan_vector_key_gpu_column(ts->vector_key,
+									 RelationGetDescr(ts->css.ss.ss_currentRelation))))
 		return NULL;
 	return scan_page_sink_create(&ts->scan.reader, &program, k, ts->mode);
 }
@@ -578,11 +582,14 @@ vector_candidates(uint64 bound, uint64 most)
 static bool
 candidates_hold_answer(TopkScanState *ts, const TableRun *run)
 {
-	const TopkResult *result = &run->result;
+	/* the GPU's, where it read the pages (the CPU's rows only after it failed) */
+	const TopkResult *result = run->gpu_result.count > 0 ? &run->gpu_result : &run->result;
 
 	if (result->count < run->k)
 		return true;
-	Assert(ts->ntrue_keys == result->count && result->count >= ts->bound);
+	/* some of the GPU's rows were not visible after all: read again */
+	if (ts->ntrue_keys < ts->bound)
+		return false;
 	qsort(ts->true_keys, ts->ntrue_keys, sizeof(uint64), key_compare_u64);
 	/* the answer's items come in descending key order */
 	return result->items[result->count - 1].key <= ts->true_keys[ts->ntrue_keys - ts->bound];
