@@ -64,7 +64,7 @@ endif
 
 PG_CPPFLAGS = -I$(srcdir)/kernels
 # the loops over a page's entries or rows: -O3 lets the compiler vectorize them
-src/colindex_page_eval.o src/key_batch.o: CFLAGS += -O3
+src/colindex_page_eval.o src/key_batch.o src/scan_vector_key.o: CFLAGS += -O3
 
 ifneq ($(NVCC),)
 VARIANT = cuda

@@ -32,6 +32,13 @@
 #include "key_steps.h"
 #include "keys.h"
 
+/* inlined, so that a constant kind and element make their own loops */
+#ifdef __CUDACC__
+#define VECTOR_INLINE __host__ __device__ __forceinline__ static
+#else
+#define VECTOR_INLINE static inline __attribute__((always_inline))
+#endif
+
 /* pgvector's distance functions, by the C function that computes them */
 typedef enum VectorDistanceKind
 {
@@ -98,7 +105,7 @@ vector_half_to_float(uint16_t h)
 }
 
 /* Element i of a vector's stored elements, as a float. */
-KEY_FN float
+VECTOR_INLINE float
 vector_element(VectorElement element, const unsigned char *x, int i)
 {
 	float		f;
@@ -115,53 +122,85 @@ vector_element(VectorElement element, const unsigned char *x, int i)
 	return vector_half_to_float(h);
 }
 
-/*
- * The sums of a row's n stored elements x against the query's q: one loop
- * a kind, each over one element type (vector_sums passes it as a constant).
- */
-KEY_FN VectorSums
-vector_sums_of(VectorDistanceKind kind, VectorElement element, const unsigned char *x,
-			   const float *q, int n)
+/* independent sums a row's terms go to in turn, for the CPU's vector units */
+#define VECTOR_LANES 8
+
+/* Term i of a row's sums of kind, into lane j's sums. */
+VECTOR_INLINE void
+vector_add_term(VectorDistanceKind kind, double xi, double qi, double *value, double *magnitude,
+				double *row_norm)
 {
-	VectorSums	s = {0.0, 0.0, 0.0};
+	double		d = xi - qi;
+	double		p = xi * qi;	/* exact: a product of floats */
 
 	switch (kind)
 	{
 		case VECTOR_DISTANCE_L2:
-			for (int i = 0; i < n; i++)
-			{
-				double		d = (double) vector_element(element, x, i) - q[i];
-
-				s.value += d * d;
-			}
-			s.magnitude = s.value;
+			*value += d * d;
 			break;
 		case VECTOR_DISTANCE_L1:
-			for (int i = 0; i < n; i++)
-				s.value += fabs((double) vector_element(element, x, i) - q[i]);
-			s.magnitude = s.value;
+			*value += fabs(d);
 			break;
 		case VECTOR_DISTANCE_COSINE:
-			for (int i = 0; i < n; i++)
-			{
-				double		xi = vector_element(element, x, i);
-
-				s.row_norm += xi * xi;
-			}
+			*row_norm += xi * xi;
 			/* and the inner product's sums */
 			/* FALLTHROUGH */
 		default:
-			/* products of floats are exact in double */
-			for (int i = 0; i < n; i++)
-			{
-				double		p = (double) vector_element(element, x, i) * q[i];
-
-				s.value += p;
-				s.magnitude += fabs(p);
-			}
+			*value += p;
+			*magnitude += fabs(p);
 			break;
 	}
+}
+
+/*
+ * The sums of a row's n stored elements x against the query's q, in
+ * VECTOR_LANES lanes added up at the end (any order is bounded alike).
+ */
+VECTOR_INLINE VectorSums
+vector_sums_of(VectorDistanceKind kind, VectorElement element, const unsigned char *x,
+			   const float *q, int n)
+{
+	double		value[VECTOR_LANES] = {0};
+	double		magnitude[VECTOR_LANES] = {0};
+	double		row_norm[VECTOR_LANES] = {0};
+	VectorSums	s = {0.0, 0.0, 0.0};
+	int			i = 0;
+
+	for (; i + VECTOR_LANES <= n; i += VECTOR_LANES)
+		for (int j = 0; j < VECTOR_LANES; j++)
+			vector_add_term(kind, vector_element(element, x, i + j), q[i + j],
+							&value[j], &magnitude[j], &row_norm[j]);
+	for (; i < n; i++)
+		vector_add_term(kind, vector_element(element, x, i), q[i],
+						&value[0], &magnitude[0], &row_norm[0]);
+	for (int j = 0; j < VECTOR_LANES; j++)
+	{
+		s.value += value[j];
+		s.magnitude += magnitude[j];
+		s.row_norm += row_norm[j];
+	}
+	if (kind == VECTOR_DISTANCE_L2 || kind == VECTOR_DISTANCE_L1)
+		s.magnitude = s.value;
 	return s;
+}
+
+/* vector_sums_of for one element type, its kind a constant. */
+VECTOR_INLINE VectorSums
+vector_sums_by_kind(VectorDistanceKind kind, VectorElement element, const unsigned char *x,
+					const float *q, int n)
+{
+	switch (kind)
+	{
+		case VECTOR_DISTANCE_L2:
+			return vector_sums_of(VECTOR_DISTANCE_L2, element, x, q, n);
+		case VECTOR_DISTANCE_L1:
+			return vector_sums_of(VECTOR_DISTANCE_L1, element, x, q, n);
+		case VECTOR_DISTANCE_COSINE:
+			return vector_sums_of(VECTOR_DISTANCE_COSINE, element, x, q, n);
+		default:
+			/* the inner products' sums are the same */
+			return vector_sums_of(VECTOR_DISTANCE_INNER_PRODUCT, element, x, q, n);
+	}
 }
 
 /* The sums of a row's n stored elements x against the query's q. */
@@ -170,10 +209,10 @@ vector_sums(VectorDistanceKind kind, VectorElement element, const unsigned char 
 			const float *q, int n)
 {
 	if (element == VECTOR_ELEMENT_HALF)
-		return vector_sums_of(kind, VECTOR_ELEMENT_HALF, x, q, n);
+		return vector_sums_by_kind(kind, VECTOR_ELEMENT_HALF, x, q, n);
 	if (((uintptr_t) x & 3) == 0)
-		return vector_sums_of(kind, VECTOR_ELEMENT_FLOAT4_ALIGNED, x, q, n);
-	return vector_sums_of(kind, VECTOR_ELEMENT_FLOAT4, x, q, n);
+		return vector_sums_by_kind(kind, VECTOR_ELEMENT_FLOAT4_ALIGNED, x, q, n);
+	return vector_sums_by_kind(kind, VECTOR_ELEMENT_FLOAT4, x, q, n);
 }
 
 /*

@@ -105,7 +105,7 @@ struct VectorKey
 	float	   *query;
 	double		query_norm;		/* its sum of squares, for cosine */
 	MemoryContext cxt;			/* the query's, as long as the scan */
-	MemoryContext rows_cxt;		/* a page's detoasted vectors */
+	MemoryContext rows_cxt;		/* a row's detoasted vector */
 };
 
 /* The distance function that funcid calls in pgvector's library, or NULL. */
@@ -324,7 +324,7 @@ scan_vector_key_create(Expr *expr, Index scanrelid, PlanState *parent)
 	key->attno = column->varattno;
 	key->query_expr = ExecInitExpr(query, parent);
 	key->cxt = CurrentMemoryContext;
-	key->rows_cxt = AllocSetContextCreate(CurrentMemoryContext, "gputopk vector rows",
+	key->rows_cxt = AllocSetContextCreate(CurrentMemoryContext, "gputopk vector row",
 										  ALLOCSET_DEFAULT_SIZES);
 	return key;
 }
@@ -384,20 +384,23 @@ scan_vector_key_keys(VectorKey *key, HeapTuple tuples, int n, TupleDesc desc,
 	MemoryContext old;
 
 	scan_vector_key_spec(key, descending, &spec);
-	MemoryContextReset(key->rows_cxt);
 	old = MemoryContextSwitchTo(key->rows_cxt);
 	for (int i = 0; i < n; i++)
 	{
 		bool		isnull;
 		Datum		d = heap_getattr(&tuples[i], key->attno, desc, &isnull);
+		struct varlena *value;
 
+		/* a row's detoasted value at a time: its memory block is used again */
+		MemoryContextReset(key->rows_cxt);
 		if (isnull || key->query_null)
+		{
 			keys[i] = null_key;
-		else
-			keys[i] = vector_data_key(&spec, (const unsigned char *)
-									  VARDATA_ANY(pg_detoast_datum_packed((struct varlena *)
-																		  DatumGetPointer(d))),
-									  key->stack, key->nulls);
+			continue;
+		}
+		value = pg_detoast_datum_packed((struct varlena *) DatumGetPointer(d));
+		keys[i] = vector_data_key(&spec, (const unsigned char *) VARDATA_ANY(value),
+								  key->stack, key->nulls);
 	}
 	MemoryContextSwitchTo(old);
 }

@@ -550,7 +550,8 @@ fetch_candidates(TopkScanState *ts, TableRun *run)
 
 	if (ts->vector_key)
 	{
-		ts->true_keys = palloc_extended(sizeof(uint64) * Max(run->result.count, 1),
+		ts->true_keys = palloc_extended(sizeof(uint64) *
+										Max(run->result.count + run->gpu_result.count, 1),
 										MCXT_ALLOC_HUGE);
 		ts->ntrue_keys = 0;
 	}
