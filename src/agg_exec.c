@@ -505,12 +505,6 @@ share_exchange(CustomScanState *node, ScanSharedEvent event, void *own, Parallel
 						   ts->planned.partitions);
 }
 
-static const CustomExecMethods topk_agg_exec_methods =
-	SCAN_DRIVER_EXEC_METHODS(TOPK_AGG_SCAN_NAME, begin_topk_agg_scan, exec_topk_agg_scan,
-							 end_topk_agg_scan, rescan_topk_agg_scan, agg_explain_scan);
-
-Node *
-agg_create_scan_state(CustomScan *cscan)
-{
-	return scan_driver_new_state(sizeof(AggScanState), &topk_agg_exec_methods);
-}
+SCAN_DRIVER_METHODS(agg_scan_methods, TOPK_AGG_SCAN_NAME, AggScanState,
+					begin_topk_agg_scan, exec_topk_agg_scan, end_topk_agg_scan,
+					rescan_topk_agg_scan, agg_explain_scan);

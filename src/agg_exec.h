@@ -8,8 +8,8 @@
 #ifndef AGG_EXEC_H
 #define AGG_EXEC_H
 
-#include "nodes/extensible.h"
+#include "scan_driver.h"
 
-extern Node *agg_create_scan_state(CustomScan *cscan);
+extern const ScanDriverMethods agg_scan_methods;
 
 #endif							/* AGG_EXEC_H */

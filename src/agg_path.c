@@ -104,11 +104,6 @@ static const CustomPathMethods topk_agg_path_methods = {
 	.PlanCustomPath = plan_topk_agg_path,
 };
 
-const CustomScanMethods agg_scan_methods = {
-	.CustomName = TOPK_AGG_SCAN_NAME,
-	.CreateCustomScanState = agg_create_scan_state,
-};
-
 /* The table's column that expr is, or 0. */
 static AttrNumber
 column_of(Expr *expr, Index relid)
@@ -672,13 +667,13 @@ static Plan *
 plan_topk_agg_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 				   List *tlist, List *clauses, List *custom_plans)
 {
-	return agg_path_plan_scan(root, best_path, tlist, AGG_FIELDS, false, &agg_scan_methods);
+	return agg_path_plan_scan(root, best_path, tlist, AGG_FIELDS, false, &agg_scan_methods.scan);
 }
 
 void
 agg_path_init(void)
 {
-	RegisterCustomScanMethods(&agg_scan_methods);
+	RegisterCustomScanMethods(&agg_scan_methods.scan);
 	prev_create_upper_paths_hook = create_upper_paths_hook;
 	create_upper_paths_hook = topk_agg_create_upper_paths;
 }

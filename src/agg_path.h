@@ -11,7 +11,6 @@
 #include "nodes/extensible.h"
 #include "nodes/pathnodes.h"
 
-extern const CustomScanMethods agg_scan_methods;
 
 /*
  * What GpuTopKAgg and GpuTopKGroups (groups_path.c) ask of a query: the

@@ -482,12 +482,6 @@ share_exchange(CustomScanState *node, ScanSharedEvent event, void *own, Parallel
 	agg_exchange_share(&gs->exchange_home, &gs->exchange, event, own, pcxt, gs->partitions);
 }
 
-static const CustomExecMethods groups_exec_methods =
-	SCAN_DRIVER_EXEC_METHODS(GROUPS_SCAN_NAME, begin_groups_scan, exec_groups_scan,
-							 end_groups_scan, rescan_groups_scan, groups_explain_scan);
-
-Node *
-groups_create_scan_state(CustomScan *cscan)
-{
-	return scan_driver_new_state(sizeof(GroupsScanState), &groups_exec_methods);
-}
+SCAN_DRIVER_METHODS(groups_scan_methods, GROUPS_SCAN_NAME, GroupsScanState,
+					begin_groups_scan, exec_groups_scan, end_groups_scan,
+					rescan_groups_scan, groups_explain_scan);

@@ -8,8 +8,8 @@
 #ifndef GROUPS_EXEC_H
 #define GROUPS_EXEC_H
 
-#include "nodes/extensible.h"
+#include "scan_driver.h"
 
-extern Node *groups_create_scan_state(CustomScan *cscan);
+extern const ScanDriverMethods groups_scan_methods;
 
 #endif							/* GROUPS_EXEC_H */

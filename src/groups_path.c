@@ -117,11 +117,6 @@ static const CustomPathMethods groups_path_methods = {
 	.PlanCustomPath = plan_groups_path,
 };
 
-const CustomScanMethods groups_scan_methods = {
-	.CustomName = GROUPS_SCAN_NAME,
-	.CreateCustomScanState = groups_create_scan_state,
-};
-
 /* what the planner found of a query the scan can run, for its paths */
 typedef struct GroupsQuery
 {
@@ -629,13 +624,13 @@ plan_groups_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List
 	return agg_path_plan_scan(root, best_path, tlist, GROUPS_FIELDS,
 							  lfourth_int(list_nth(best_path->custom_private,
 												   GROUPS_FIELD_PARTITIONS)) != 0,
-							  &groups_scan_methods);
+							  &groups_scan_methods.scan);
 }
 
 void
 groups_path_init(void)
 {
-	RegisterCustomScanMethods(&groups_scan_methods);
+	RegisterCustomScanMethods(&groups_scan_methods.scan);
 	prev_create_upper_paths_hook = create_upper_paths_hook;
 	create_upper_paths_hook = groups_create_upper_paths;
 }

@@ -10,7 +10,6 @@
 
 #include "nodes/extensible.h"
 
-extern const CustomScanMethods groups_scan_methods;
 
 /* Install the planner hook (at _PG_init). */
 extern void groups_path_init(void);

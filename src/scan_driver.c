@@ -243,11 +243,12 @@ driver_of(CustomScanState *node)
 }
 
 Node *
-scan_driver_new_state(Size size, const CustomExecMethods *methods)
+scan_driver_create_state(CustomScan *cscan)
 {
-	CustomScanState *css = (CustomScanState *) newNode(size, T_CustomScanState);
+	const ScanDriverMethods *methods = (const ScanDriverMethods *) cscan->methods;
+	CustomScanState *css = (CustomScanState *) newNode(methods->state_size, T_CustomScanState);
 
-	css->methods = methods;
+	css->methods = &methods->exec;
 	return (Node *) css;
 }
 

@@ -171,7 +171,7 @@ extern bool scan_driver_no_recheck(ScanState *node, TupleTableSlot *slot);
 
 /*
  * A parallel scan's shared memory: a scan's CustomExecMethods of it, as
- * SCAN_DRIVER_EXEC_METHODS puts them beside the scan's own.
+ * SCAN_DRIVER_METHODS puts them beside the scan's own.
  */
 extern Size scan_driver_estimate_dsm(CustomScanState *node, ParallelContext *pcxt);
 extern void scan_driver_initialize_dsm(CustomScanState *node, ParallelContext *pcxt,
@@ -183,27 +183,46 @@ extern void scan_driver_initialize_worker(CustomScanState *node, shm_toc *toc,
 /* the leader's: the workers' counts, before the memory goes */
 extern void scan_driver_shutdown(CustomScanState *node);
 
-/* a new scan state of size bytes (the scan's own node), run by methods */
-extern Node *scan_driver_new_state(Size size, const CustomExecMethods *methods);
+/*
+ * A scan's methods: its CustomScanMethods first (a plan's methods pointer
+ * points here, in the executor and, by the scan's registered name, in a
+ * parallel worker), then what scan_driver_create_state makes its state of.
+ */
+typedef struct ScanDriverMethods
+{
+	CustomScanMethods scan;
+	Size		state_size;
+	CustomExecMethods exec;
+} ScanDriverMethods;
+
+/* A plan's scan state, of its ScanDriverMethods (CreateCustomScanState). */
+extern Node *scan_driver_create_state(CustomScan *cscan);
 
 /*
- * The CustomExecMethods of a scan the driver reads for: the scan's name and
- * its begin, exec, end, rescan and EXPLAIN functions, the driver's of the
- * parallel scan's shared memory.
+ * Defines name, a scan's ScanDriverMethods: its node's name, its state's
+ * type, and its begin, exec, end, rescan and EXPLAIN functions beside the
+ * driver's of the parallel scan's shared memory.
  */
-#define SCAN_DRIVER_EXEC_METHODS(name, begin, exec, end, rescan, explain) \
-	{ \
-		.CustomName = (name), \
-		.BeginCustomScan = (begin), \
-		.ExecCustomScan = (exec), \
-		.EndCustomScan = (end), \
-		.ReScanCustomScan = (rescan), \
-		.ExplainCustomScan = (explain), \
-		.EstimateDSMCustomScan = scan_driver_estimate_dsm, \
-		.InitializeDSMCustomScan = scan_driver_initialize_dsm, \
-		.ReInitializeDSMCustomScan = scan_driver_reinitialize_dsm, \
-		.InitializeWorkerCustomScan = scan_driver_initialize_worker, \
-		.ShutdownCustomScan = scan_driver_shutdown \
+#define SCAN_DRIVER_METHODS(name, node_name, state_type, begin, exec_fn, end, rescan, explain) \
+	const ScanDriverMethods name = { \
+		.scan = { \
+			.CustomName = (node_name), \
+			.CreateCustomScanState = scan_driver_create_state, \
+		}, \
+		.state_size = sizeof(state_type), \
+		.exec = { \
+			.CustomName = (node_name), \
+			.BeginCustomScan = (begin), \
+			.ExecCustomScan = (exec_fn), \
+			.EndCustomScan = (end), \
+			.ReScanCustomScan = (rescan), \
+			.ExplainCustomScan = (explain), \
+			.EstimateDSMCustomScan = scan_driver_estimate_dsm, \
+			.InitializeDSMCustomScan = scan_driver_initialize_dsm, \
+			.ReInitializeDSMCustomScan = scan_driver_reinitialize_dsm, \
+			.InitializeWorkerCustomScan = scan_driver_initialize_worker, \
+			.ShutdownCustomScan = scan_driver_shutdown, \
+		}, \
 	}
 
 #endif							/* SCAN_DRIVER_H */

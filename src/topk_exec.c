@@ -873,12 +873,6 @@ rescan_topk_scan(CustomScanState *node)
 	reset_run((TopkScanState *) node);
 }
 
-static const CustomExecMethods topk_exec_methods =
-	SCAN_DRIVER_EXEC_METHODS(TOPK_SCAN_NAME, begin_topk_scan, exec_topk_scan,
-							 end_topk_scan, rescan_topk_scan, topk_explain_scan);
-
-Node *
-topk_create_scan_state(CustomScan *cscan)
-{
-	return scan_driver_new_state(sizeof(TopkScanState), &topk_exec_methods);
-}
+SCAN_DRIVER_METHODS(topk_scan_methods, TOPK_SCAN_NAME, TopkScanState,
+					begin_topk_scan, exec_topk_scan, end_topk_scan,
+					rescan_topk_scan, topk_explain_scan);

@@ -8,8 +8,8 @@
 #ifndef TOPK_EXEC_H
 #define TOPK_EXEC_H
 
-#include "nodes/extensible.h"
+#include "scan_driver.h"
 
-extern Node *topk_create_scan_state(CustomScan *cscan);
+extern const ScanDriverMethods topk_scan_methods;
 
 #endif							/* TOPK_EXEC_H */

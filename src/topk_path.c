@@ -54,6 +54,7 @@
 #include "scan_vector_key.h"
 #include "service_client.h"
 #include "settings.h"
+#include "topk_exec.h"
 #include "topk_path.h"
 #include "topk_plan.h"
 #include "topk_rank_key.h"
@@ -492,7 +493,7 @@ topk_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 void
 topk_path_init(void)
 {
-	RegisterCustomScanMethods(&topk_scan_methods);
+	RegisterCustomScanMethods(&topk_scan_methods.scan);
 	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
 	set_rel_pathlist_hook = topk_set_rel_pathlist;
 }

@@ -37,11 +37,6 @@ static const CustomPathMethods topk_path_methods = {
 	.PlanCustomPath = plan_topk_path,
 };
 
-const CustomScanMethods topk_scan_methods = {
-	.CustomName = TOPK_SCAN_NAME,
-	.CreateCustomScanState = topk_create_scan_state,
-};
-
 /* The bound k + m the planner assumes: constants as given, else a default. */
 double
 topk_estimated_bound(PlannerInfo *root)
@@ -136,6 +131,6 @@ plan_topk_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 									  copyObject(llast(best_path->custom_private)));
 	cscan->custom_private = list_copy_head(best_path->custom_private, TOPK_FIELD_EXPRS);
 	cscan->custom_scan_tlist = NIL;
-	cscan->methods = &topk_scan_methods;
+	cscan->methods = &topk_scan_methods.scan;
 	return &cscan->scan.plan;
 }

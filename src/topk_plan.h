@@ -12,7 +12,6 @@
 #include "nodes/extensible.h"
 #include "nodes/pathnodes.h"
 
-extern const CustomScanMethods topk_scan_methods;
 
 /* The bound k + m the planner assumes: constants as given, else a default. */
 extern double topk_estimated_bound(PlannerInfo *root);
