@@ -562,9 +562,9 @@ fetch_candidates(TopkScanState *ts, TableRun *run)
 
 /*
  * How many candidates a vector key's run takes first: the bound and a
- * margin for the rows whose bounds reach past the k-th row's value
- * (rows keyed by bounds 2^-24 * dimensions wide, relatively, are rarely
- * many more).
+ * margin for the rows whose bounds reach past the k-th row's value (a
+ * bound is off the value by about dimensions * 2^-24 of it, relatively,
+ * so few rows' do unless many tie).
  */
 static uint64
 vector_candidates(uint64 bound, uint64 most)
