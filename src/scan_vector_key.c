@@ -405,19 +405,37 @@ scan_vector_key_keys(VectorKey *key, HeapTuple tuples, int n, TupleDesc desc,
 	MemoryContextSwitchTo(old);
 }
 
-bool
-scan_vector_key_gpu_column(const VectorKey *key, TupleDesc desc)
+/* Whether a kernel reads a vector column of the function's element in place. */
+static bool
+gpu_column(const DistanceFunction *function, AttrNumber attno, TupleDesc desc)
 {
 	Form_pg_attribute attr;
-	int			element_bytes = key->function->element == VECTOR_ELEMENT_HALF ? 2 : 4;
+	int			element_bytes = function->element == VECTOR_ELEMENT_HALF ? 2 : 4;
 
-	if (key->attno > Min(desc->natts, GPU_HEAP_MAX_ATTRS))
+	if (attno > Min(desc->natts, GPU_HEAP_MAX_ATTRS))
 		return false;
-	attr = TupleDescAttr(desc, key->attno - 1);
+	attr = TupleDescAttr(desc, attno - 1);
 	/* pgvector's typmod is the dimensions */
 	return !attr->atthasmissing && !attr->attisdropped && attr->atttypmod > 0 &&
 		attr->atttypmod <= GPU_PROGRAM_MAX_VECTOR_DIMS &&
 		VARHDRSZ + VECTOR_HEADER_BYTES + attr->atttypmod * element_bytes <= VECTOR_INLINE_BYTES;
+}
+
+bool
+scan_vector_key_gpu_column(const VectorKey *key, TupleDesc desc)
+{
+	return gpu_column(key->function, key->attno, desc);
+}
+
+bool
+scan_vector_key_gpu_readable(Expr *expr, Index scanrelid, TupleDesc desc)
+{
+	const DistanceFunction *function;
+	Var		   *column;
+	Expr	   *query;
+
+	return compile(expr, scanrelid, &function, &column, &query) != NULL &&
+		gpu_column(function, column->varattno, desc);
 }
 
 void

@@ -53,6 +53,9 @@ extern AttrNumber scan_vector_key_column(const VectorKey *key);
  */
 extern bool scan_vector_key_gpu_column(const VectorKey *key, TupleDesc desc);
 
+/* The same, for the planner: of an expression scan_vector_key_compiles accepts. */
+extern bool scan_vector_key_gpu_readable(Expr *expr, Index scanrelid, TupleDesc desc);
+
 /* The distance, for EXPLAIN: "l2 distance over vector", ... */
 extern const char *scan_vector_key_describe(const VectorKey *key);
 

@@ -316,8 +316,9 @@ where_clause_cost(PlannerInfo *root, RelOptInfo *rel, bool *all_compiled)
  * The share of the table's pages that the GPU would read in place
  * (create_page_sink in topk_exec.c): all of them where gputopk.gpu_pages is
  * on, the GPU service has mapped shared_buffers and is the backend, every
- * WHERE clause and the key compile (compiled) and the transaction need not
- * record serializable conflicts; else none.
+ * WHERE clause and the key compile for a kernel (compiled: a pgvector
+ * distance over inline vectors too) and the transaction need not record
+ * serializable conflicts; else none.
  */
 static double
 gpu_pages_share(bool compiled)
@@ -327,6 +328,26 @@ gpu_pages_share(bool compiled)
 		device_selected_backend() != BACKEND_GPU)
 		return 0.0;
 	return 1.0;
+}
+
+/*
+ * Whether the key is a pgvector distance that a heap kernel computes on
+ * the pages in place (scan_vector_key_gpu_readable): its vectors stored
+ * inline, its cost per row then the GPU's.
+ */
+static bool
+vector_key_on_gpu(PlannerInfo *root, RelOptInfo *rel, List *private)
+{
+	Relation	table;
+	bool		readable;
+
+	if (intVal(list_nth(private, TOPK_FIELD_KEY_SOURCE)) != KEY_SOURCE_VECTOR_BOUND)
+		return false;
+	table = table_open(planner_rt_fetch(rel->relid, root)->relid, NoLock);
+	readable = scan_vector_key_gpu_readable(linitial(llast(private)), rel->relid,
+											RelationGetDescr(table));
+	table_close(table, NoLock);
+	return readable;
 }
 
 /*
@@ -477,7 +498,8 @@ topk_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 
 	in.where = where_clause_cost(root, rel, &all_compiled);
 	key_compiles = topk_key_compiles(rel, private);
-	in.gpu_share = gpu_pages_share(all_compiled && key_compiles);
+	in.gpu_share = gpu_pages_share(all_compiled &&
+								   (key_compiles || vector_key_on_gpu(root, rel, private)));
 	if (!key_compiles)
 		interpreted_key_cost(root, rel, private, &in);
 	/* the TOAST pages the key reads are read by the processes too */
