@@ -5,9 +5,11 @@
 --
 SELECT setseed(:seed);
 -- 20,000 vectors of 16 dimensions, one decimal (so distances tie), NULL
--- vectors, zero vectors (NaN under cosine) and duplicates; halfvec copies
-CREATE TABLE items (id int PRIMARY KEY, cat int, emb vector(16), h halfvec(16));
-INSERT INTO items
+-- vectors, zero vectors (NaN under cosine) and duplicates; halfvec copies;
+-- columns of other kinds for the compiled filters
+CREATE TABLE items (id int PRIMARY KEY, cat int, emb vector(16), h halfvec(16),
+                    tag text, flag boolean, price float8, day date);
+INSERT INTO items (id, cat, emb)
 SELECT i, i % 100,
        CASE WHEN i % 53 = 0 THEN NULL
             WHEN i % 61 = 0 THEN array_fill(0::real, ARRAY[16])::vector
@@ -15,7 +17,9 @@ SELECT i, i % 100,
             ELSE (SELECT array_agg(round((random() * 2 - 1)::numeric, 1)::real)
                     FROM generate_series(1, 16 + 0 * i))::vector END
   FROM generate_series(1, 20000) i;
-UPDATE items SET h = emb::halfvec;
+UPDATE items SET h = emb::halfvec, tag = chr(97 + id % 10), flag = id % 3 = 0,
+                 price = CASE WHEN id % 41 = 0 THEN NULL ELSE (id % 997) / 10.0 END,
+                 day = date '2026-01-01' + id % 365;
 -- vectors of one dimension (ties by the thousand), of 768 and of 2,000,
 -- those stored out of line as pgvector leaves them
 CREATE TABLE dim1 (id int PRIMARY KEY, emb vector(1));
