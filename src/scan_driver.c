@@ -128,6 +128,15 @@ start_over(ScanDriver *driver, PageSink *pages, const ScanDriverRoutine *routine
 		scan_page_sink_abandon(pages);
 	/* the counts say what the answer was made of */
 	memcpy(driver->counters.counts, driver->counts_at_begin, sizeof(driver->counts_at_begin));
+	scan_driver_read_again(driver, nblocks, routine, arg);
+}
+
+void
+scan_driver_read_again(ScanDriver *driver, size_t nblocks, const ScanDriverRoutine *routine,
+					   void *arg)
+{
+	RowReader  *reader = &driver->reader;
+
 	routine->start_over(arg);
 	driver->rows_to_gpu = false;
 	for (size_t i = 0; i < nblocks; i++)

@@ -151,6 +151,14 @@ extern void scan_driver_rows_to_gpu(ScanDriver *driver);
 extern bool scan_driver_run(ScanDriver *driver, PageSink *pages,
 							const ScanDriverRoutine *routine, void *arg);
 
+/*
+ * What the scan made so far dropped (routine->start_over) and the first
+ * nblocks blocks this process took (those remembered) read again, here,
+ * with no more rows to the GPU.
+ */
+extern void scan_driver_read_again(ScanDriver *driver, size_t nblocks,
+								   const ScanDriverRoutine *routine, void *arg);
+
 /* Read a block on the CPU, counted; its rows are the reader's. */
 extern void scan_driver_read_block(ScanDriver *driver, BlockNumber block);
 

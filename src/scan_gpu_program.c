@@ -131,24 +131,23 @@ static bool
 describe_vector_key(const GpuProgramSource *source, GpuRowProgram *p)
 {
 	GpuVectorKey *vk = &p->vector;
-	VectorKeySpec spec;
+	const VectorKeySpec *spec = scan_vector_key_spec(source->vector_key);
 
-	scan_vector_key_spec(source->vector_key, source->desc, &spec);
-	if (spec.dims > GPU_PROGRAM_MAX_VECTOR_DIMS || spec.nsteps > GPU_PROGRAM_MAX_KEY_STEPS)
+	if (spec->dims > GPU_PROGRAM_MAX_VECTOR_DIMS || spec->nsteps > GPU_PROGRAM_MAX_KEY_STEPS)
 		return false;
 	vk->column.attno = scan_vector_key_column(source->vector_key);
 	vk->column.width = -1;
 	p->key_is_vector = true;
 	p->key_is_program = false;
-	vk->kind = spec.kind;
-	vk->element = spec.element;
+	vk->kind = spec->kind;
+	vk->element = spec->element;
 	vk->query_null = scan_vector_key_query_null(source->vector_key);
-	vk->dims = vk->query_null ? 0 : spec.dims;
-	vk->query_norm = spec.query_norm;
-	vk->nsteps = spec.nsteps;
-	memcpy(vk->steps, spec.steps, sizeof(KeyStep) * spec.nsteps);
+	vk->dims = spec->dims;
+	vk->query_norm = spec->query_norm;
+	vk->nsteps = spec->nsteps;
+	memcpy(vk->steps, spec->steps, sizeof(KeyStep) * spec->nsteps);
 	if (!vk->query_null)
-		memcpy(vk->query, spec.query, sizeof(float) * spec.dims);
+		memcpy(vk->query, spec->query, sizeof(float) * spec->dims);
 	return true;
 }
 

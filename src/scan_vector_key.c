@@ -94,16 +94,15 @@ struct VectorKey
 	const DistanceFunction *function;
 	AttrNumber	attno;			/* the vector column */
 	ExprState  *query_expr;		/* the query vector */
-	/* the arithmetic around the distance, its one column step the distance */
-	int			nsteps;
-	const KeyStep *steps;
+	/*
+	 * what a row's key is computed with: the distance, the arithmetic around
+	 * it (its one column step the distance), the order, and the run's query
+	 * vector (its elements as floats, its dimensions and norm)
+	 */
+	VectorKeySpec spec;
 	double	   *stack;			/* the steps' stack and its NULL flags */
 	bool	   *nulls;
-	/* the query vector of the run: NULL, or its elements as floats */
-	bool		query_null;
-	int			dims;
-	float	   *query;
-	double		query_norm;		/* its sum of squares, for cosine */
+	bool		query_null;		/* the run's query vector is NULL */
 	MemoryContext cxt;			/* the query's, as long as the scan */
 	MemoryContext rows_cxt;		/* a row's detoasted vector */
 };
@@ -310,7 +309,7 @@ scan_vector_key_compiles(Expr *expr, Index scanrelid)
 }
 
 VectorKey *
-scan_vector_key_create(Expr *expr, Index scanrelid, PlanState *parent)
+scan_vector_key_create(Expr *expr, Index scanrelid, bool descending, PlanState *parent)
 {
 	VectorKey  *key = palloc0(sizeof(VectorKey));
 	Var		   *column;
@@ -318,9 +317,12 @@ scan_vector_key_create(Expr *expr, Index scanrelid, PlanState *parent)
 	KeyProgram *program = compile(expr, scanrelid, &key->function, &column, &query);
 
 	Assert(program != NULL);
-	key->steps = scan_key_program_steps(program, &key->nsteps);
-	key->stack = palloc(sizeof(double) * key->nsteps);
-	key->nulls = palloc(sizeof(bool) * key->nsteps);
+	key->spec.kind = key->function->kind;
+	key->spec.element = key->function->element;
+	key->spec.steps = scan_key_program_steps(program, &key->spec.nsteps);
+	key->spec.desc = descending;
+	key->stack = palloc(sizeof(double) * key->spec.nsteps);
+	key->nulls = palloc(sizeof(bool) * key->spec.nsteps);
 	key->attno = column->varattno;
 	key->query_expr = ExecInitExpr(query, parent);
 	key->cxt = CurrentMemoryContext;
@@ -340,67 +342,62 @@ elements_as_floats(VectorElement element, const char *x, int dims)
 	return floats;
 }
 
-/* A pgvector value's dimensions and elements (detoasted into the current context). */
-static const char *
-vector_data(Datum d, int *dims)
+/*
+ * A pgvector value's data: its dimensions, an unused int16, then its
+ * elements (detoasted, once, into the current context).
+ */
+static const unsigned char *
+vector_data(Datum d)
 {
 	struct varlena *v = pg_detoast_datum_packed((struct varlena *) DatumGetPointer(d));
-	const char *data = VARDATA_ANY(v);
-	int16		dim;
 
-	memcpy(&dim, data, sizeof(dim));
-	*dims = dim;
-	return data + VECTOR_HEADER_BYTES;
+	return (const unsigned char *) VARDATA_ANY(v);
 }
 
 void
 scan_vector_key_bind(VectorKey *key, ExprContext *econtext)
 {
+	VectorKeySpec *spec = &key->spec;
 	Datum		d = ExecEvalExprSwitchContext(key->query_expr, econtext, &key->query_null);
 	MemoryContext old;
-	const char *x;
+	const unsigned char *data;
+	int16		dims;
 
-	if (key->query)
-		pfree(key->query);
-	key->query = NULL;
-	key->query_norm = 0.0;
+	if (spec->query)
+		pfree((float *) spec->query);
+	spec->query = NULL;
+	spec->query_norm = 0.0;
+	spec->dims = 0;
 	if (key->query_null)
 		return;
 	/* detoasted with the value, in the expression's memory */
 	old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
-	x = vector_data(d, &key->dims);
+	data = vector_data(d);
+	memcpy(&dims, data, sizeof(dims));
 	MemoryContextSwitchTo(key->cxt);
-	key->query = elements_as_floats(key->function->element, x, key->dims);
+	spec->query = elements_as_floats(spec->element, (const char *) data + VECTOR_HEADER_BYTES,
+									 dims);
 	MemoryContextSwitchTo(old);
-	for (int i = 0; i < key->dims; i++)
-		key->query_norm += (double) key->query[i] * key->query[i];
+	spec->dims = dims;
+	for (int i = 0; i < dims; i++)
+		spec->query_norm += (double) spec->query[i] * spec->query[i];
 }
 
 void
 scan_vector_key_keys(VectorKey *key, HeapTuple tuples, int n, TupleDesc desc,
-					 bool descending, uint64 null_key, uint64 *keys)
+					 uint64 null_key, uint64 *keys)
 {
-	VectorKeySpec spec;
-	MemoryContext old;
+	MemoryContext old = MemoryContextSwitchTo(key->rows_cxt);
 
-	scan_vector_key_spec(key, descending, &spec);
-	old = MemoryContextSwitchTo(key->rows_cxt);
 	for (int i = 0; i < n; i++)
 	{
 		bool		isnull;
 		Datum		d = heap_getattr(&tuples[i], key->attno, desc, &isnull);
-		struct varlena *value;
 
 		/* a row's detoasted value at a time: its memory block is used again */
 		MemoryContextReset(key->rows_cxt);
-		if (isnull || key->query_null)
-		{
-			keys[i] = null_key;
-			continue;
-		}
-		value = pg_detoast_datum_packed((struct varlena *) DatumGetPointer(d));
-		keys[i] = vector_data_key(&spec, (const unsigned char *) VARDATA_ANY(value),
-								  key->stack, key->nulls);
+		keys[i] = isnull || key->query_null ? null_key :
+			vector_data_key(&key->spec, vector_data(d), key->stack, key->nulls);
 	}
 	MemoryContextSwitchTo(old);
 }
@@ -438,17 +435,10 @@ scan_vector_key_gpu_readable(Expr *expr, Index scanrelid, TupleDesc desc)
 		gpu_column(function, column->varattno, desc);
 }
 
-void
-scan_vector_key_spec(const VectorKey *key, bool descending, VectorKeySpec *spec)
+const VectorKeySpec *
+scan_vector_key_spec(const VectorKey *key)
 {
-	spec->kind = key->function->kind;
-	spec->element = key->function->element;
-	spec->dims = key->dims;
-	spec->query = key->query;
-	spec->query_norm = key->query_norm;
-	spec->steps = key->steps;
-	spec->nsteps = key->nsteps;
-	spec->desc = descending;
+	return &key->spec;
 }
 
 bool

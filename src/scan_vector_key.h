@@ -24,23 +24,27 @@ typedef struct VectorKey VectorKey;
  */
 extern bool scan_vector_key_compiles(Expr *expr, Index scanrelid);
 
-/* The key of such an expression, its query vector's expression set up under parent. */
-extern VectorKey *scan_vector_key_create(Expr *expr, Index scanrelid, PlanState *parent);
+/*
+ * The key of such an expression, in the query's order (descending: larger
+ * first), its query vector's expression set up under parent.
+ */
+extern VectorKey *scan_vector_key_create(Expr *expr, Index scanrelid, bool descending,
+										 PlanState *parent);
 
 /* The query vector computed for a run of the scan. */
 extern void scan_vector_key_bind(VectorKey *key, ExprContext *econtext);
 
 /*
- * The float8 keys of n rows of a heap page (descending: larger first): a
- * key no row's true value passes in the query's order, null_key for NULL,
+ * The float8 keys of n rows of a heap page: a key no row's true value
+ * passes in the query's order, null_key for NULL,
  * KEY_PROGRAM_ERROR_KEY where pgvector raises an error (vectors of other
  * dimensions than the query's) or the value cannot be bounded.
  */
 extern void scan_vector_key_keys(VectorKey *key, HeapTuple tuples, int n, TupleDesc desc,
-								 bool descending, uint64 null_key, uint64 *keys);
+								 uint64 null_key, uint64 *keys);
 
 /* What the run's keys are computed with (the query bound), for a kernel too. */
-extern void scan_vector_key_spec(const VectorKey *key, bool descending, VectorKeySpec *spec);
+extern const VectorKeySpec *scan_vector_key_spec(const VectorKey *key);
 extern bool scan_vector_key_query_null(const VectorKey *key);
 
 /* The vector column. */

@@ -70,7 +70,8 @@ init_sort_exprs(TopkScanState *ts, CustomScan *cscan, EState *estate)
 	if (ts->key_source == KEY_SOURCE_EXACT_FLOAT8)
 		ts->key_program = scan_key_program_compile(key, cscan->scan.scanrelid);
 	else if (ts->key_source == KEY_SOURCE_VECTOR_BOUND)
-		ts->vector_key = scan_vector_key_create(key, cscan->scan.scanrelid, &ts->css.ss.ps);
+		ts->vector_key = scan_vector_key_create(key, cscan->scan.scanrelid, ts->desc,
+											   &ts->css.ss.ps);
 	if (ts->key_attno == 0 && ts->key_program == NULL && ts->vector_key == NULL)
 		ts->key_expr = ExecInitExpr(key, &ts->css.ss.ps);
 	ts->sort_exprs = palloc0(sizeof(ExprState *) * ts->nsort);
@@ -283,7 +284,7 @@ key_rows(TopkScanState *ts, KeySink *sink, BlockNumber block, uint64 ordinal)
 		if (ts->key_program)
 			scan_key_program_keys(ts->key_program, tuples, n, desc, ts->desc, null_key, keys);
 		else
-			scan_vector_key_keys(ts->vector_key, tuples, n, desc, ts->desc, null_key, keys);
+			scan_vector_key_keys(ts->vector_key, tuples, n, desc, null_key, keys);
 		for (int i = 0; i < n; i++)
 			topk_key_sink_add(sink, keys[i]);
 		ordinal += n;
@@ -603,17 +604,10 @@ candidates_hold_answer(TopkScanState *ts, const TableRun *run)
 static void
 read_again(TopkScanState *ts, TableRun *run, uint64 k)
 {
-	RowReader  *reader = &ts->scan.reader;
-
 	tuplesort_end(ts->sort);
 	begin_sort(ts);
 	run->k = k;
-	key_again_on_cpu(run);
-	for (size_t i = 0; i < reader->ntaken; i++)
-	{
-		scan_driver_read_block(&ts->scan, reader->taken[i]);
-		key_page(run, reader->taken[i]);
-	}
+	scan_driver_read_again(&ts->scan, ts->scan.reader.ntaken, &topk_table_routine, run);
 	take_answers(run, NULL, NULL);
 	ts->scan.counters.counts[TOPK_COUNT_BOUND_REREADS]++;
 	ts->scan.counters.counts[TOPK_COUNT_CANDIDATES] += run->result.count;
@@ -666,7 +660,7 @@ select_from_table(TopkScanState *ts, instr_time *selected)
 	fetch_candidates(ts, &run);
 	while (ts->vector_key && !candidates_hold_answer(ts, &run))
 	{
-		read_again(ts, &run, Min(run.k > most / 4 ? most : run.k * 4, most));
+		read_again(ts, &run, run.k > most / 4 ? most : run.k * 4);
 		fetch_candidates(ts, &run);
 	}
 	/* the leader shows the counts of all processes */
