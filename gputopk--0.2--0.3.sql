@@ -45,3 +45,9 @@ GRANT SELECT ON gputopk_service TO PUBLIC;
 
 COMMENT ON FUNCTION gputopk_service_inject_fault(text, int) IS
 'superuser only, for tests: make the GPU service fail once (out_of_memory, device_error on GPU arg, exit, slow_start with arg ms, or none)';
+
+-- pgvector's vector(n) and halfvec(n) columns in the column index.  pgvector
+-- may be installed before or after gputopk, or never, so the class is for any
+-- type that has no class of its own; the index's build refuses, by name, the
+-- types it cannot hold (a vector without its dimensions among them).
+CREATE OPERATOR CLASS any_gputopk_ops DEFAULT FOR TYPE anyelement USING gputopk AS STORAGE anyelement;

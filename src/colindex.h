@@ -10,7 +10,9 @@
  * use, a bitmap of the entries found dead to every transaction (a hint, as
  * btree's LP_DEAD), the heap TIDs, and per column a null bitmap and an
  * array of fixed-width values, each at an offset that follows from the
- * columns alone (ColIndexLayout).  A text column stores int4 codes of the
+ * columns alone (ColIndexLayout).  A column of pgvector's vector or halfvec
+ * type, its dimensions fixed by its typmod, stores each value whole, with
+ * a 4-byte varlena header (so every value of the column has one width).  A text column stores int4 codes of the
  * index's dictionary, whose values are kept in dictionary pages among the
  * data pages (colindex_dict.c).  From version 3 a data page also keeps a
  * summary of its columns (kernels/page_bounds.h): whether each holds NULLs
@@ -74,6 +76,8 @@ typedef struct ColIndexMeta
 	BlockNumber dict_head;		/* its first page, or InvalidBlockNumber */
 	BlockNumber dict_tail;		/* the page it adds to */
 	int64		dict_id;		/* when the metapage was made: tells dictionaries apart */
+	/* the columns' typmods: a vector column's dimensions (0 in older indexes) */
+	int32		typmods[INDEX_MAX_KEYS];
 } ColIndexMeta;
 
 /* the head of a data page's contents */
@@ -89,7 +93,9 @@ typedef struct ColIndexLayout
 	int			ncolumns;
 	int			capacity;
 	Oid			types[INDEX_MAX_KEYS];
+	int32		typmods[INDEX_MAX_KEYS];
 	int16		widths[INDEX_MAX_KEYS];
+	bool		vectors[INDEX_MAX_KEYS];	/* a pgvector value (colindex.h's head) */
 	uint16		live_offset;	/* bitmaps, from the start of the page */
 	uint16		killed_offset;
 	uint16		summary_offset; /* a data page's summary, or 0 (version 2) */
@@ -132,10 +138,12 @@ colindex_slot_value_pointer(const ColIndexLayout *layout, Page page, int column,
 	return (char *) page + layout->value_offsets[column] + slot * layout->widths[column];
 }
 
-/* the column's value of a slot whose value is not NULL */
+/* the column's value of a slot whose value is not NULL (a vector's: in the page) */
 static inline Datum
 colindex_slot_value(const ColIndexLayout *layout, Page page, int column, int slot)
 {
+	if (layout->vectors[column])
+		return PointerGetDatum(colindex_slot_value_pointer(layout, page, column, slot));
 	return fetch_att(colindex_slot_value_pointer(layout, page, column, slot), true,
 					 layout->widths[column]);
 }
@@ -183,10 +191,10 @@ colindex_position_slot(uint64 position)
 }
 
 /* colindex_page.c: the pages */
-extern bool colindex_type_supported(Oid type);
+extern bool colindex_type_supported(Oid type, int32 typmod);
 extern bool colindex_type_is_text(Oid type);
 extern void colindex_compute_layout(ColIndexLayout *layout, int ncolumns, const Oid *types,
-									int version);
+									const int32 *typmods, int version);
 extern const ColIndexLayout *colindex_layout(Relation index);
 extern void colindex_init_meta_page(Page page, const ColIndexLayout *layout);
 extern void colindex_init_data_page(Page page, const ColIndexLayout *layout);
@@ -210,6 +218,9 @@ extern bool colindex_insert(Relation index, Datum *values, bool *isnull, ItemPoi
 							Relation heap, IndexUniqueCheck check_unique, bool unchanged,
 							IndexInfo *info);
 extern void colindex_insert_set_block(Relation index, BlockNumber insert_block);
+extern void colindex_insert_stored_values(Relation index, const ColIndexLayout *layout,
+										  const Datum *values, const bool *isnull,
+										  Datum *stored);
 extern IndexBulkDeleteResult *colindex_bulk_delete(IndexVacuumInfo *info,
 												   IndexBulkDeleteResult *stats,
 												   IndexBulkDeleteCallback callback,

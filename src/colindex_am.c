@@ -21,6 +21,7 @@
 #include <math.h>
 
 #include "catalog/pg_opclass.h"
+#include "catalog/pg_type_d.h"
 #include "commands/defrem.h"
 #include "commands/vacuum.h"
 #include "fmgr.h"
@@ -53,7 +54,11 @@ colindex_cost_estimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	*pages = path->indexinfo->pages;
 }
 
-/* An operator class is valid when its type is one the index holds. */
+/*
+ * An operator class is valid when its type is one the index holds, or
+ * anyelement (any_gputopk_ops: pgvector's types, which need not exist when
+ * the extension is made; the build refuses the types it cannot hold).
+ */
 static bool
 colindex_validate(Oid opclass)
 {
@@ -62,7 +67,8 @@ colindex_validate(Oid opclass)
 
 	if (!HeapTupleIsValid(tuple))
 		elog(ERROR, "cache lookup failed for operator class %u", opclass);
-	valid = colindex_type_supported(((Form_pg_opclass) GETSTRUCT(tuple))->opcintype);
+	valid = ((Form_pg_opclass) GETSTRUCT(tuple))->opcintype == ANYELEMENTOID ||
+		colindex_type_supported(((Form_pg_opclass) GETSTRUCT(tuple))->opcintype, -1);
 	if (!valid)
 		ereport(INFO,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),

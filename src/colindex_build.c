@@ -24,6 +24,7 @@
 #include "colindex_cluster.h"
 #include "colindex_dict.h"
 #include "compat.h"
+#include "pgvector_catalog.h"
 
 
 typedef struct BuildState
@@ -41,10 +42,14 @@ layout_of_index(Relation index, ColIndexLayout *layout)
 {
 	TupleDesc	desc = RelationGetDescr(index);
 	Oid			types[INDEX_MAX_KEYS];
+	int32		typmods[INDEX_MAX_KEYS];
 
 	for (int i = 0; i < desc->natts; i++)
+	{
 		types[i] = TupleDescAttr(desc, i)->atttypid;
-	colindex_compute_layout(layout, desc->natts, types, COLINDEX_VERSION);
+		typmods[i] = TupleDescAttr(desc, i)->atttypmod;
+	}
+	colindex_compute_layout(layout, desc->natts, types, typmods, COLINDEX_VERSION);
 }
 
 /* The columns' layout; errors for what the index cannot hold. */
@@ -52,6 +57,7 @@ static void
 check_definition(Relation index, IndexInfo *info, ColIndexLayout *layout)
 {
 	TupleDesc	desc = RelationGetDescr(index);
+	VectorElement element;
 
 	if (info->ii_Predicate != NIL)
 		ereport(ERROR,
@@ -65,13 +71,26 @@ check_definition(Relation index, IndexInfo *info, ColIndexLayout *layout)
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("gputopk indexes cannot have expressions"),
 					 errhint("Index the columns the expression reads; GpuTopK computes it from them.")));
-		if (!colindex_type_supported(TupleDescAttr(desc, i)->atttypid))
+		if (pgvector_type_element(TupleDescAttr(desc, i)->atttypid, &element) &&
+			TupleDescAttr(desc, i)->atttypmod <= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("gputopk indexes cannot hold vectors without a dimension"),
+					 errhint("Declare the column with its dimensions, as vector(n) or halfvec(n).")));
+		if (!colindex_type_supported(TupleDescAttr(desc, i)->atttypid,
+									 TupleDescAttr(desc, i)->atttypmod))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("gputopk indexes cannot hold type %s",
-							format_type_be(TupleDescAttr(desc, i)->atttypid))));
+							format_type_be(TupleDescAttr(desc, i)->atttypid)),
+					 errhint("The index holds boolean, smallint, integer, bigint, real, double precision, date, timestamp, timestamptz, text and varchar columns, and pgvector's vector(n) and halfvec(n) with their dimensions given.")));
 	}
 	layout_of_index(index, layout);
+	if (layout->capacity < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("gputopk index entries of these columns do not fit a page"),
+				 errhint("A vector column of up to about 2,000 dimensions (halfvec, 4,000) fits, with a few other columns.")));
 }
 
 /* Write the data page being built as a new block. */
@@ -112,7 +131,7 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	BuildState *state = arg;
 	Datum		stored[INDEX_MAX_KEYS];
 
-	colindex_dict_encode_row(index, state->layout, values, isnull, stored);
+	colindex_insert_stored_values(index, state->layout, values, isnull, stored);
 	if (state->cluster)
 		colindex_cluster_add(state->cluster, tid, stored, isnull);
 	else

@@ -5,7 +5,9 @@
  *
  * Every row the current snapshot sees must have exactly one live entry,
  * at the root of its HOT chain, with the row's values of the indexed
- * columns (a text column's through the dictionary); no two live entries
+ * columns (a text column's through the dictionary, a vector column's by a
+ * 64-bit hash of its bytes, so that the entries read need not be kept
+ * whole); no two live entries
  * may name one TID; each live entry must lie within its page's summary
  * (checked on the copy of the page that holds both).  The first difference is
  * an error (ERRCODE_INDEX_CORRUPTED); otherwise the rows checked are
@@ -42,6 +44,7 @@
 #include "catalog/index.h"
 #include "catalog/pg_am_d.h"
 #include "catalog/pg_class.h"
+#include "common/hashfn.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
@@ -64,8 +67,15 @@ typedef struct CheckedEntry
 	ItemPointerData tid;
 	uint64		position;		/* colindex_position */
 	bool		isnull[INDEX_MAX_KEYS];
-	Datum		values[INDEX_MAX_KEYS];
+	Datum		values[INDEX_MAX_KEYS]; /* a vector's: vector_hash */
 } CheckedEntry;
+
+/* A vector's elements (the bytes after its varlena header), hashed. */
+static Datum
+vector_hash(const char *bytes, int length)
+{
+	return UInt64GetDatum(hash_bytes_extended((const unsigned char *) bytes, length, 0));
+}
 
 static void
 report_corrupt(Relation index, const char *what, ItemPointer tid)
@@ -91,6 +101,16 @@ value_matches(Relation index, const ColIndexLayout *layout, int i, Datum value, 
 	int			length;
 	bool		matches;
 
+	if (layout->vectors[i])
+	{
+		struct varlena *vector = PG_DETOAST_DATUM_PACKED(value);
+
+		matches = VARSIZE_ANY_EXHDR(vector) == layout->widths[i] - VARHDRSZ &&
+			vector_hash(VARDATA_ANY(vector), VARSIZE_ANY_EXHDR(vector)) == stored;
+		if ((Pointer) vector != DatumGetPointer(value))
+			pfree(vector);
+		return matches;
+	}
 	if (!colindex_type_is_text(layout->types[i]))
 		return datumIsEqual(value, stored, true, layout->widths[i]);
 	if (DatumGetInt32(stored) == COLINDEX_DICT_OTHER)
@@ -114,8 +134,14 @@ read_slot(CheckedEntry *entry, const ColIndexLayout *layout, Page page, uint64 p
 	for (int i = 0; i < layout->ncolumns; i++)
 	{
 		entry->isnull[i] = colindex_slot_isnull(layout, page, i, slot);
-		entry->values[i] = entry->isnull[i] ? (Datum) 0 :
-			colindex_slot_value(layout, page, i, slot);
+		if (entry->isnull[i])
+			entry->values[i] = (Datum) 0;
+		else if (layout->vectors[i])
+			entry->values[i] =
+				vector_hash(colindex_slot_value_pointer(layout, page, i, slot) + VARHDRSZ,
+							layout->widths[i] - VARHDRSZ);
+		else
+			entry->values[i] = colindex_slot_value(layout, page, i, slot);
 	}
 }
 

@@ -143,7 +143,10 @@ compare_keys(const void *a, const void *b)
 	return x < y ? -1 : x > y ? 1 : 0;
 }
 
-/* A stored value's register key, as the page's summary keeps it. */
+/*
+ * A stored value's register key, as the page's summary keeps it; a vector
+ * column's is 0, so that it leaves the entries' order to the others.
+ */
 static uint64
 register_key(const ColIndexLayout *layout, int column, Datum value)
 {
@@ -153,6 +156,8 @@ register_key(const ColIndexLayout *layout, int column, Datum value)
 		int64		align;
 	}			stored;
 
+	if (layout->vectors[column])
+		return 0;
 	store_att_byval(stored.bytes, value, layout->widths[column]);
 	return filter_value_key(scan_filter_value_kind(layout->types[column]), stored.bytes, false);
 }

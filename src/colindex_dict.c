@@ -390,29 +390,6 @@ colindex_dict_value(Relation index, int32 code, const char **bytes, int *length)
 	return true;
 }
 
-/*
- * A row's values as the index stores them: a text column's as its
- * dictionary code (added if new), the others as they are.
- */
-void
-colindex_dict_encode_row(Relation index, const ColIndexLayout *layout, const Datum *values,
-						 const bool *isnull, Datum *stored)
-{
-	for (int i = 0; i < layout->ncolumns; i++)
-	{
-		stored[i] = values[i];
-		if (!isnull[i] && colindex_type_is_text(layout->types[i]))
-		{
-			struct varlena *value = PG_DETOAST_DATUM_PACKED(values[i]);
-
-			stored[i] = Int32GetDatum(colindex_dict_add(index, VARDATA_ANY(value),
-														VARSIZE_ANY_EXHDR(value)));
-			if ((Pointer) value != DatumGetPointer(values[i]))
-				pfree(value);
-		}
-	}
-}
-
 /* Whether the dictionary is full, so that codes no longer decide equality. */
 bool
 colindex_dict_full(Relation index)

@@ -24,7 +24,5 @@ extern int32 colindex_dict_add(Relation index, const char *bytes, int length);
 extern int32 colindex_dict_code(Relation index, const char *bytes, int length);
 extern bool colindex_dict_value(Relation index, int32 code, const char **bytes, int *length);
 extern bool colindex_dict_full(Relation index);
-extern void colindex_dict_encode_row(Relation index, const ColIndexLayout *layout,
-									 const Datum *values, const bool *isnull, Datum *stored);
 
 #endif							/* COLINDEX_DICT_H */

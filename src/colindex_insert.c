@@ -14,6 +14,7 @@
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
+#include "fmgr.h"
 #include "storage/bufmgr.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
@@ -129,7 +130,36 @@ insert_entry(Relation index, ItemPointer tid, const Datum *values, const bool *i
 	UnlockReleaseBuffer(metabuf);
 }
 
-/* aminsert: the row's entry, its text values through the dictionary. */
+/*
+ * A row's values as the index stores them (colindex_page_add): a text
+ * column's as its dictionary code (added if new), a vector column's
+ * detoasted, the others as they are.
+ */
+void
+colindex_insert_stored_values(Relation index, const ColIndexLayout *layout,
+							  const Datum *values, const bool *isnull, Datum *stored)
+{
+	for (int i = 0; i < layout->ncolumns; i++)
+	{
+		struct varlena *value;
+
+		stored[i] = values[i];
+		if (isnull[i])
+			continue;
+		if (layout->vectors[i])
+			stored[i] = PointerGetDatum(PG_DETOAST_DATUM_PACKED(values[i]));
+		else if (colindex_type_is_text(layout->types[i]))
+		{
+			value = PG_DETOAST_DATUM_PACKED(values[i]);
+			stored[i] = Int32GetDatum(colindex_dict_add(index, VARDATA_ANY(value),
+														VARSIZE_ANY_EXHDR(value)));
+			if ((Pointer) value != DatumGetPointer(values[i]))
+				pfree(value);
+		}
+	}
+}
+
+/* aminsert: the row's entry, as colindex_insert_stored_values gives it. */
 bool
 colindex_insert(Relation index, Datum *values, bool *isnull, ItemPointer tid,
 				Relation heap, IndexUniqueCheck check_unique, bool unchanged,
@@ -137,7 +167,7 @@ colindex_insert(Relation index, Datum *values, bool *isnull, ItemPointer tid,
 {
 	Datum		stored[INDEX_MAX_KEYS];
 
-	colindex_dict_encode_row(index, colindex_layout(index), values, isnull, stored);
+	colindex_insert_stored_values(index, colindex_layout(index), values, isnull, stored);
 	insert_entry(index, tid, stored, isnull);
 	return false;
 }

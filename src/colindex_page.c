@@ -20,12 +20,20 @@
 #include "colindex.h"
 #include "colindex_changes.h"
 #include "page_bounds.h"
+#include "pgvector_catalog.h"
 #include "scan_filter_program.h"
 
-/* The bytes of a value of a supported type, or 0. */
+/*
+ * The bytes of a value of a supported type, or 0: a vector column's
+ * dimensions are its typmod (the build refuses those too wide for a page).
+ */
 static int
-value_width(Oid type)
+value_width(Oid type, int32 typmod)
 {
+	VectorElement element;
+
+	if (pgvector_type_element(type, &element))
+		return typmod > 0 && typmod <= BLCKSZ ? pgvector_value_bytes(element, typmod) : 0;
 	switch (type)
 	{
 		case BOOLOID:
@@ -49,9 +57,9 @@ value_width(Oid type)
 }
 
 bool
-colindex_type_supported(Oid type)
+colindex_type_supported(Oid type, int32 typmod)
 {
-	return value_width(type) > 0;
+	return value_width(type, typmod) > 0;
 }
 
 /* Whether a column of the type stores codes of the dictionary. */
@@ -85,7 +93,8 @@ lay_out(ColIndexLayout *layout, int capacity)
 	{
 		layout->null_offsets[i] = at;
 		at += bitmap;
-		at = TYPEALIGN(layout->widths[i], at);
+		/* a vector's floats at a multiple of 4 in every slot: its width is one */
+		at = layout->vectors[i] ? INTALIGN(at) : TYPEALIGN(layout->widths[i], at);
 		layout->value_offsets[i] = at;
 		at += capacity * layout->widths[i];
 	}
@@ -97,8 +106,11 @@ lay_out(ColIndexLayout *layout, int capacity)
  * as many slots as fit.
  */
 void
-colindex_compute_layout(ColIndexLayout *layout, int ncolumns, const Oid *types, int version)
+colindex_compute_layout(ColIndexLayout *layout, int ncolumns, const Oid *types,
+						const int32 *typmods, int version)
 {
+	VectorElement element;
+
 	Size		room = BLCKSZ - MAXALIGN(sizeof(ColIndexPageOpaque));
 	Size		entry = sizeof(ItemPointerData);
 	int			capacity;
@@ -109,7 +121,9 @@ colindex_compute_layout(ColIndexLayout *layout, int ncolumns, const Oid *types, 
 	for (int i = 0; i < ncolumns; i++)
 	{
 		layout->types[i] = types[i];
-		layout->widths[i] = value_width(types[i]);
+		layout->typmods[i] = typmods[i];
+		layout->vectors[i] = pgvector_type_element(types[i], &element);
+		layout->widths[i] = value_width(types[i], typmods[i]);
 		entry += layout->widths[i];
 	}
 	/* an estimate from the bytes per entry, then down until it fits */
@@ -139,7 +153,8 @@ colindex_layout(Relation index)
 							COLINDEX_VERSION),
 					 errhint("An index made by an earlier version of gputopk must be rebuilt with REINDEX.")));
 		layout = MemoryContextAlloc(index->rd_indexcxt, sizeof(ColIndexLayout));
-		colindex_compute_layout(layout, meta->ncolumns, meta->types, meta->version);
+		colindex_compute_layout(layout, meta->ncolumns, meta->types, meta->typmods,
+								meta->version);
 		layout->dict_id = meta->dict_id;
 		UnlockReleaseBuffer(buf);
 		index->rd_amcache = layout;
@@ -172,6 +187,7 @@ colindex_init_meta_page(Page page, const ColIndexLayout *layout)
 	meta->capacity = layout->capacity;
 	meta->insert_block = InvalidBlockNumber;
 	memcpy(meta->types, layout->types, sizeof(Oid) * layout->ncolumns);
+	memcpy(meta->typmods, layout->typmods, sizeof(int32) * layout->ncolumns);
 	meta->dict_head = InvalidBlockNumber;
 	meta->dict_tail = InvalidBlockNumber;
 	meta->dict_id = GetCurrentTimestamp();
@@ -198,10 +214,15 @@ set_bit(char *bits, int slot, bool on)
 		*byte &= ~(1 << (slot & 7));
 }
 
-/* A slot's column value as its page's summary keeps it (page_bounds.h). */
+/*
+ * A slot's column value as its page's summary keeps it (page_bounds.h); a
+ * vector column's summary says only whether it holds NULLs and values.
+ */
 static uint64
 summary_key(const ColIndexLayout *layout, Page page, int column, int slot)
 {
+	if (layout->vectors[column])
+		return 0;
 	return filter_value_key(scan_filter_value_kind(layout->types[column]),
 							colindex_slot_value_pointer(layout, page, column, slot), false);
 }
@@ -277,6 +298,26 @@ free_slot(const ColIndexLayout *layout, Page page)
 	return header->high < layout->capacity ? header->high : -1;
 }
 
+/*
+ * A vector value (not compressed or out of line) into its slot, with a
+ * 4-byte header; the column's typmod fixes its dimensions.
+ */
+static void
+store_vector(const ColIndexLayout *layout, int column, char *slot_value, Datum value)
+{
+	struct varlena *v = (struct varlena *) DatumGetPointer(value);
+
+	Assert(!VARATT_IS_EXTENDED(v) || VARATT_IS_SHORT(v));
+	if (VARSIZE_ANY_EXHDR(v) != layout->widths[column] - VARHDRSZ)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("vector of %d bytes does not fit a column of %d",
+						(int) VARSIZE_ANY_EXHDR(v), layout->widths[column] - VARHDRSZ),
+				 errdetail("A gputopk index stores the vectors of the dimensions its column's type names.")));
+	SET_VARSIZE(slot_value, layout->widths[column]);
+	memcpy(slot_value + VARHDRSZ, VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v));
+}
+
 /* Add an entry to a data page; false when it is full. */
 bool
 colindex_page_add(const ColIndexLayout *layout, Page page, ItemPointer tid,
@@ -295,6 +336,8 @@ colindex_page_add(const ColIndexLayout *layout, Page page, ItemPointer tid,
 		set_bit((char *) page + layout->null_offsets[i], slot, isnull[i]);
 		if (isnull[i])
 			memset(value, 0, layout->widths[i]);
+		else if (layout->vectors[i])
+			store_vector(layout, i, value, values[i]);
 		else
 			store_att_byval(value, values[i], layout->widths[i]);
 	}

@@ -31,8 +31,6 @@
 
 #include "access/heaptoast.h"
 #include "access/htup_details.h"
-#include "catalog/pg_language_d.h"
-#include "catalog/pg_proc.h"
 #include "catalog/pg_type_d.h"
 #include "executor/executor.h"
 #include "fmgr.h"
@@ -43,16 +41,13 @@
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/memutils.h"
-#include "utils/syscache.h"
 
 #include "gpu_heap.h"
 #include "key_steps.h"
+#include "pgvector_catalog.h"
 #include "scan_key_program.h"
 #include "scan_vector_key.h"
 #include "vector_bounds.h"
-
-/* pgvector's varlena: dim and an unused int16, then the elements */
-#define VECTOR_HEADER_BYTES 4
 
 /*
  * The largest vector value a heap kernel reads: one that leaves room for
@@ -111,35 +106,13 @@ struct VectorKey
 static const DistanceFunction *
 distance_function(Oid funcid)
 {
-	const DistanceFunction *found = NULL;
-	HeapTuple	tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
-	Datum		d;
-	bool		isnull;
-	char	   *library;
-	char	   *base;
-	char	   *symbol;
+	char	   *symbol = pgvector_symbol(funcid);
 
-	if (!HeapTupleIsValid(tuple))
-		return NULL;
-	if (((Form_pg_proc) GETSTRUCT(tuple))->prolang != ClanguageId)
-	{
-		ReleaseSysCache(tuple);
-		return NULL;
-	}
-	d = SysCacheGetAttr(PROCOID, tuple, Anum_pg_proc_probin, &isnull);
-	library = isnull ? "" : TextDatumGetCString(d);
-	base = strrchr(library, '/');
-	base = base ? base + 1 : library;
-	if (strcmp(base, "vector") == 0 || strcmp(base, "vector.so") == 0)
-	{
-		symbol = TextDatumGetCString(SysCacheGetAttr(PROCOID, tuple, Anum_pg_proc_prosrc,
-													 &isnull));
+	if (symbol != NULL)
 		for (int i = 0; i < lengthof(distance_functions); i++)
 			if (strcmp(symbol, distance_functions[i].symbol) == 0)
-				found = &distance_functions[i];
-	}
-	ReleaseSysCache(tuple);
-	return found;
+				return &distance_functions[i];
+	return NULL;
 }
 
 /* A node's function and arguments, where it calls one. */
@@ -375,7 +348,7 @@ scan_vector_key_bind(VectorKey *key, ExprContext *econtext)
 	data = vector_data(d);
 	memcpy(&dims, data, sizeof(dims));
 	MemoryContextSwitchTo(key->cxt);
-	spec->query = elements_as_floats(spec->element, (const char *) data + VECTOR_HEADER_BYTES,
+	spec->query = elements_as_floats(spec->element, (const char *) data + PGVECTOR_HEADER_BYTES,
 									 dims);
 	MemoryContextSwitchTo(old);
 	spec->dims = dims;
@@ -407,7 +380,6 @@ static bool
 gpu_column(const DistanceFunction *function, AttrNumber attno, TupleDesc desc)
 {
 	Form_pg_attribute attr;
-	int			element_bytes = function->element == VECTOR_ELEMENT_HALF ? 2 : 4;
 
 	if (attno > Min(desc->natts, GPU_HEAP_MAX_ATTRS))
 		return false;
@@ -415,7 +387,7 @@ gpu_column(const DistanceFunction *function, AttrNumber attno, TupleDesc desc)
 	/* pgvector's typmod is the dimensions */
 	return !attr->atthasmissing && !attr->attisdropped && attr->atttypmod > 0 &&
 		attr->atttypmod <= GPU_PROGRAM_MAX_VECTOR_DIMS &&
-		VARHDRSZ + VECTOR_HEADER_BYTES + attr->atttypmod * element_bytes <= VECTOR_INLINE_BYTES;
+		pgvector_value_bytes(function->element, attr->atttypmod) <= VECTOR_INLINE_BYTES;
 }
 
 bool

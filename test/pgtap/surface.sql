@@ -40,8 +40,8 @@ SELECT function_returns('gputopk_index_check', ARRAY['regclass'], 'bigint');
 SELECT is((SELECT amtype::text FROM pg_am WHERE amname = 'gputopk'), 'i',
           'gputopk is an index access method');
 SELECT is((SELECT count(*)::int FROM pg_opclass c JOIN pg_am a ON a.oid = c.opcmethod
-           WHERE a.amname = 'gputopk' AND c.opcdefault), 10,
-          'the column index has a default operator class for each of its 10 types (varchar uses text''s)');
+           WHERE a.amname = 'gputopk' AND c.opcdefault), 11,
+          'the column index has a default operator class for each of its 10 types (varchar uses text''s) and one for any other (pgvector''s)');
 
 SELECT has_function('gpu_topk', ARRAY['double precision', 'integer'], 'gpu_topk(float8, int) exists');
 SELECT has_function('gpu_bottomk', ARRAY['timestamp with time zone', 'integer'],
