@@ -19,6 +19,10 @@
  * none of its entries passes the filter, or that none has a key the round
  * can still take: the page is then skipped unread.
  *
+ * A vector key (a bound on a pgvector distance, scan_vector_key.c) is
+ * computed entry by entry, for the entries read only: each is a loop over
+ * the vector's elements (vector_bounds.h, as the GPU's kernel computes it).
+ *
  * The compiled WHERE clauses (filter_steps.h) then run over the
  * candidates only, a step at a time in the same way: over arrays of the
  * candidates' values gathered from the page when they are few, else over
@@ -101,6 +105,12 @@ struct IndexPageEval
 	KeyBatch   *key_batch;		/* the program over a page's slots */
 	uint8	   *key_nulls;		/* a bitmap of the slots where it reads a NULL */
 	KeyRange   *key_ranges;		/* the program's stack over a page's summary */
+	/* or a vector key's: its index column, or -1, and what keys it */
+	int			vector_column;
+	const VectorKeySpec *vector_spec;
+	bool		vector_query_null;
+	double	   *vector_stack;	/* its steps' stack and NULL flags */
+	bool	   *vector_nulls;
 	uint8	   *keep;			/* the entries kept */
 	bool		key_may_raise;	/* the key program's steps, on some values */
 	/* the parts of a page read: bitmaps first, then the columns' values */
@@ -197,6 +207,19 @@ prepare_key(IndexPageEval *eval, const IndexSelectSpec *spec, const AttrNumber *
 	eval->null_key_on_top = spec->nulls_first && key_null_is_exact(spec->key_type) &&
 		!(spec->key_program && scan_key_program_may_raise(spec->key_program));
 	eval->key_column = -1;
+	eval->vector_column = -1;
+	if (spec->vector_key)
+	{
+		eval->vector_column = index_column(layout, attnos,
+										   scan_vector_key_column(spec->vector_key));
+		eval->vector_spec = scan_vector_key_spec(spec->vector_key);
+		eval->vector_query_null = scan_vector_key_query_null(spec->vector_key);
+		eval->vector_stack = palloc(sizeof(double) * Max(eval->vector_spec->nsteps, 1));
+		eval->vector_nulls = palloc(sizeof(bool) * Max(eval->vector_spec->nsteps, 1));
+		eval->null_key_on_top = false;
+		add_column_ranges(eval, eval->vector_column);
+		return;
+	}
 	if (spec->key_attno > 0)
 	{
 		eval->key_column = index_column(layout, attnos, spec->key_attno);
@@ -270,6 +293,9 @@ page_key_bound(IndexPageEval *eval, const char *summary)
 	ValueRange	range;
 	int			top = 0;
 
+	/* a vector column's summary holds no values */
+	if (eval->vector_column >= 0)
+		return PG_UINT64_MAX;
 	if (eval->key_column >= 0)
 	{
 		range = page_summary_range(summary, eval->key_column);
@@ -807,6 +833,36 @@ program_keys(IndexPageEval *eval, Page page, int n, uint64 floor, bool checked, 
 			}
 }
 
+/*
+ * A vector key's keys of the first n slots, and whether each is at least
+ * floor: the distance's bound (vector_bounds.h) of the slots read only,
+ * their values being long.
+ */
+static void
+vector_keys(IndexPageEval *eval, Page page, int n, uint64 floor, uint64 *keys)
+{
+	const ColIndexLayout *layout = eval->layout;
+	int			column = eval->vector_column;
+	const uint8 *nulls = (const uint8 *) page + layout->null_offsets[column];
+
+	memset(eval->keep, 0, n);
+	for (int first = 0; first < n; first += 64)
+		for (uint64 bits = readable_word(eval, page, first, n); bits != 0; bits &= bits - 1)
+		{
+			int			j = first + pg_rightmost_one_pos64(bits);
+
+			if (COLINDEX_BIT(nulls, j) || eval->vector_query_null)
+				keys[j] = eval->null_key;
+			else
+				keys[j] = vector_data_key(eval->vector_spec,
+										  (const unsigned char *)
+										  colindex_slot_value_pointer(layout, page, column, j) +
+										  VARHDRSZ,
+										  eval->vector_stack, eval->vector_nulls);
+			eval->keep[j] = keys[j] >= floor;
+		}
+}
+
 /* Whether any of 64 flags is set. */
 static inline bool
 any_kept(const uint8 *keep)
@@ -882,7 +938,9 @@ key_candidates(IndexPageEval *eval, Page page, int high, uint64 floor, uint64 bo
 {
 	uint8	   *keep = eval->keep;
 
-	if (eval->key_column >= 0)
+	if (eval->vector_column >= 0)
+		vector_keys(eval, page, high, floor, keys);
+	else if (eval->key_column >= 0)
 		column_keys(eval, page, high, floor, keys);
 	else
 		program_keys(eval, page, high, floor,

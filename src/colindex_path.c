@@ -73,6 +73,9 @@
  */
 #define INDEX_WORKER_PAGE_COST_FACTOR 1.0
 
+/* more cost of keying one entry by a vector key, per dimension, in cpu_operator_cost */
+#define INDEX_VECTOR_ELEMENT_COST_FACTOR 0.03
+
 /* cost of a compiled WHERE clause on one entry, in cpu_operator_cost */
 #define INDEX_CLAUSE_COST_FACTOR 0.25
 
@@ -87,8 +90,21 @@
 static bool
 index_has_key(RelOptInfo *rel, List *private, Bitmapset *columns)
 {
-	return topk_key_compiles(rel, private) &&
+	return (topk_key_compiles(rel, private) ||
+			intVal(list_nth(private, TOPK_FIELD_KEY_SOURCE)) == KEY_SOURCE_VECTOR_BOUND) &&
 		colindex_coverage_reads_only((Node *) linitial(llast(private)), rel->relid, columns);
+}
+
+/* The elements a vector key reads of each entry (its column's typmod), or 0. */
+static int
+vector_key_dims(List *private)
+{
+	List	   *vars;
+
+	if (intVal(list_nth(private, TOPK_FIELD_KEY_SOURCE)) != KEY_SOURCE_VECTOR_BOUND)
+		return 0;
+	vars = pull_var_clause((Node *) linitial(llast(private)), 0);
+	return vars == NIL ? 0 : Max(exprTypmod(linitial(vars)), 1);
 }
 
 bool
@@ -265,6 +281,7 @@ add_index_path(PlannerInfo *root, RelOptInfo *rel, List *private, QualCost where
 			 (workers > 0 ? 1.0 + INDEX_WORKER_PAGE_COST_FACTOR : 1.0) +
 			 index->tuples * cpu_operator_cost *
 			 (INDEX_ENTRY_COST_FACTOR +
+			  INDEX_VECTOR_ELEMENT_COST_FACTOR * vector_key_dims(private) +
 			  INDEX_CLAUSE_COST_FACTOR * list_length(covered))) *
 			Min(Min(1.0 / divisor, pages_share),
 				share_read(root, rel, private, covered, candidates, index->tuples));

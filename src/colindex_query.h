@@ -17,6 +17,7 @@
 #include "keys.h"
 #include "scan_filter_program.h"
 #include "scan_key_program.h"
+#include "scan_vector_key.h"
 
 /*
  * In a parallel scan's shared memory: the index's blocks handed out to its
@@ -37,12 +38,21 @@ typedef struct IndexSelectSpec
 	bool		nulls_first;
 	AttrNumber	key_attno;		/* the key's column, or 0: key_program */
 	KeyProgram *key_program;
+	VectorKey  *vector_key;		/* or a bound on a pgvector distance, bound to its query */
 	FilterProgram *filter;		/* WHERE clauses over indexed columns, or NULL */
 	bool		exact;			/* any of the rows tied at the bound will do */
 	bool		exact_if_no_errors; /* so too where the summaries show that no
 									 * entry's key program raises an error */
 	double		candidates_per_row; /* the planner's guess, at least 1 */
 	IndexSharedBlocks *shared;	/* of a parallel scan, or NULL: every block */
+
+	/*
+	 * Where keys are bounds (a vector key): whether the rows kept so far
+	 * hold the answer, every entry not yet fetched having a key below
+	 * threshold; called with the row sink's argument after each round.
+	 * NULL: they do once bound rows are kept.
+	 */
+	bool		(*answer_held) (void *arg, uint64 threshold);
 } IndexSelectSpec;
 
 /* counts for EXPLAIN ANALYZE */

@@ -29,6 +29,13 @@
  * the answer.  Rounds end there, or when a
  * round finds fewer candidates than it asked for (none are left).
  *
+ * A vector key's entries are keyed by a bound on pgvector's distance, no
+ * row's true value being ahead of its key (scan_vector_key.c), and the
+ * rounds take their ties.  Then bound rows kept are not enough: rounds go
+ * on until the caller's answer_held finds the bound-th best true value
+ * among the rows kept at or ahead of the last round's smallest key, which
+ * every entry not yet fetched is below, with its true value behind it.
+ *
  * Pages are skipped where their summaries (kernels/page_bounds.h) show
  * that no entry passes the index's clauses or has a key the round can
  * still take.  One process reads the pages in the order of their bounds,
@@ -932,7 +939,8 @@ fetch_round(Selection *sel, TopkResult *result, IndexRowSink sink, void *arg,
 
 /*
  * Hand the sink the candidates' rows, round by round, until it has kept
- * bound rows or the index has no candidates left.
+ * bound rows (or spec->answer_held says that the rows hold the answer) or
+ * the index has no candidates left.
  */
 void
 colindex_select_rows(const IndexSelectSpec *spec, uint64 bound, IndexRowSink sink, void *arg,
@@ -994,12 +1002,13 @@ colindex_select_rows(const IndexSelectSpec *spec, uint64 bound, IndexRowSink sin
 		advance_threshold(sel, &result);
 		destroy_topk(sel);
 		/* enough rows, or every entry left was a candidate, or none can be below */
-		if (kept >= bound || result.count < count ||
+		if ((spec->answer_held ? spec->answer_held(arg, sel->threshold) : kept >= bound) ||
+			result.count < count ||
 			(sel->threshold == 0 && !sel->exact))
 			break;
 		/* enough candidates for the rows missing at this round's rate, at least twice as many */
 		count = Max(2 * count,
-					(uint64) ((double) (bound - kept) * result.count /
+					(uint64) ((double) (bound - Min(kept, bound)) * result.count /
 							  Max(round_kept, 1) * 1.25));
 		count = Min(count, Max(entries_max, 1));
 	}

@@ -402,6 +402,20 @@ value_of_key(const TopkScanState *ts, uint64 key, Datum *value)
 	return true;
 }
 
+/* A vector key's candidate's key of its true value, kept in the run's memory. */
+static void
+keep_true_key(TopkScanState *ts, uint64 key)
+{
+	if (ts->ntrue_keys == ts->true_keys_room)
+	{
+		ts->true_keys_room = Max(2 * ts->true_keys_room, 64);
+		ts->true_keys = ts->true_keys == NULL ?
+			palloc_extended(sizeof(uint64) * ts->true_keys_room, MCXT_ALLOC_HUGE) :
+			repalloc_huge(ts->true_keys, sizeof(uint64) * ts->true_keys_room);
+	}
+	ts->true_keys[ts->ntrue_keys++] = key;
+}
+
 /*
  * The row in the table slot into the tuplesort, with its computed ORDER BY
  * items; the first from *key where that gives it (NULL: not known).
@@ -434,7 +448,7 @@ put_candidate(TopkScanState *ts, const uint64 *key)
 			in->tts_values[at] = ExecEvalExprSwitchContext(ts->sort_exprs[i], econtext,
 													   &in->tts_isnull[at]);
 		if (i == 0 && ts->vector_key)
-			ts->true_keys[ts->ntrue_keys++] = key_of(ts, in->tts_values[at], in->tts_isnull[at]);
+			keep_true_key(ts, key_of(ts, in->tts_values[at], in->tts_isnull[at]));
 	}
 	ExecStoreVirtualTuple(in);
 	tuplesort_puttupleslot(ts->sort, in);
@@ -551,9 +565,8 @@ fetch_candidates(TopkScanState *ts, TableRun *run)
 
 	if (ts->vector_key)
 	{
-		ts->true_keys = palloc_extended(sizeof(uint64) *
-										Max(run->result.count + run->gpu_result.count, 1),
-										MCXT_ALLOC_HUGE);
+		ts->true_keys_room = Max(run->result.count + run->gpu_result.count, 1);
+		ts->true_keys = palloc_extended(sizeof(uint64) * ts->true_keys_room, MCXT_ALLOC_HUGE);
 		ts->ntrue_keys = 0;
 	}
 	fetch_rows(ts, ordinals, run->result.count);
@@ -574,6 +587,19 @@ vector_candidates(uint64 bound, uint64 most)
 }
 
 /*
+ * Whether the bound-th best of the candidates' true values' keys is at
+ * least key.
+ */
+static bool
+true_keys_reach(TopkScanState *ts, uint64 key)
+{
+	if (ts->ntrue_keys < ts->bound)
+		return false;
+	qsort(ts->true_keys, ts->ntrue_keys, sizeof(uint64), key_compare_u64);
+	return key <= ts->true_keys[ts->ntrue_keys - ts->bound];
+}
+
+/*
  * Whether a vector key's candidates hold every row of the answer: the k-th
  * best of their true values' keys is no worse than the last candidate's
  * key, a bound.  Every row not taken has a bound below that key (the ties
@@ -589,12 +615,19 @@ candidates_hold_answer(TopkScanState *ts, const TableRun *run)
 
 	if (result->count < run->k)
 		return true;
-	/* some of the GPU's rows were not visible after all: read again */
-	if (ts->ntrue_keys < ts->bound)
-		return false;
-	qsort(ts->true_keys, ts->ntrue_keys, sizeof(uint64), key_compare_u64);
+	/* some of the GPU's rows were not visible after all: read again (true_keys_reach) */
 	/* the answer's items come in descending key order */
-	return result->items[result->count - 1].key <= ts->true_keys[ts->ntrue_keys - ts->bound];
+	return true_keys_reach(ts, result->items[result->count - 1].key);
+}
+
+/*
+ * Whether a vector key's rows kept from the index hold the answer: every
+ * entry not yet fetched has a bound below threshold (colindex_select.c).
+ */
+static bool
+index_answer_held(void *arg, uint64 threshold)
+{
+	return true_keys_reach((TopkScanState *) arg, threshold);
 }
 
 /*
@@ -718,11 +751,13 @@ select_from_index(TopkScanState *ts, instr_time *selected)
 		.nulls_first = ts->sort_nulls_first[0],
 		.key_attno = ts->key_attno,
 		.key_program = ts->key_program,
+		.vector_key = ts->vector_key,
 		.filter = ts->index_filter,
 		.exact = ts->mode == TOPK_EXACT,
-		.exact_if_no_errors = !ties_matter(ts),
+		.exact_if_no_errors = !ties_matter(ts) && ts->vector_key == NULL,
 		.candidates_per_row = ts->candidates_per_row,
 		.shared = ts->index_shared,
+		.answer_held = ts->vector_key ? index_answer_held : NULL,
 	};
 	IndexSelectStats stats = {0};
 	uint64	   *counts = ts->scan.counters.counts;
@@ -731,6 +766,8 @@ select_from_index(TopkScanState *ts, instr_time *selected)
 		scan_filter_program_bind(ts->scan.reader.filter, ts->css.ss.ps.ps_ExprContext);
 	if (ts->index_filter)
 		scan_filter_program_bind(ts->index_filter, ts->css.ss.ps.ps_ExprContext);
+	ts->true_keys = NULL;
+	ts->ntrue_keys = ts->true_keys_room = 0;
 	colindex_select_rows(&spec, ts->bound, keep_index_row, ts, ts->scan.reader.table_slot, &stats);
 	INSTR_TIME_SET_CURRENT(*selected);
 	ts->backend = stats.on_gpu ? BACKEND_GPU : BACKEND_CPU;

@@ -96,6 +96,7 @@ typedef struct TopkScanState
 	/* a vector key's: the candidates' keys of their true values */
 	uint64	   *true_keys;
 	size_t		ntrue_keys;
+	size_t		true_keys_room;
 
 	/* for EXPLAIN ANALYZE: the last run's */
 	TopkBackend backend;

@@ -39,13 +39,20 @@ INSERT INTO mixed
 SELECT i, (SELECT array_agg(round((random() * 2 - 1)::numeric, 1)::real)
              FROM generate_series(1, CASE WHEN i % 997 = 0 THEN 5 ELSE 4 END + 0 * i))::vector
   FROM generate_series(1, 5000) i;
+-- column indexes holding the vectors beside the filters' columns; GpuTopK
+-- reads them where they cost less than the table
+CREATE INDEX items_ci ON items USING gputopk (emb, h, cat, tag, flag, price, day);
+CREATE INDEX dim1_ci ON dim1 USING gputopk (emb);
+CREATE INDEX dim768_ci ON dim768 USING gputopk (emb);
+CREATE INDEX dim2000_ci ON dim2000 USING gputopk (emb);
 VACUUM (FREEZE, ANALYZE) items, dim1, dim768, dim2000, mixed;
 
-CREATE TABLE vector_checks (q text, used boolean, same boolean);
+CREATE TABLE vector_checks (q text, used boolean, via_index boolean, same boolean);
 
 -- q's rows with gputopk on and off, in order or (sorted, where ties may
 -- come in any order) as sets, or the error it raised; whether a gputopk
--- node ran
+-- node ran, and whether it read a column index (then the rows it returns
+-- reading the table instead must be the same too)
 CREATE FUNCTION answer_of(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
   answer text;
@@ -60,18 +67,28 @@ DECLARE
   agg text := format('SELECT string_agg(t::text, %L%s) FROM (%s) t', E'\n',
                      CASE WHEN ordered THEN '' ELSE ' ORDER BY t::text' END, q);
   ours text;
+  heap text;
   plain text;
   used boolean := false;
+  via_index boolean := false;
   line text;
 BEGIN
   FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
     used := used OR line LIKE '%GpuTopK%';
+    via_index := via_index OR line LIKE '%Column Index:%';
   END LOOP;
   ours := answer_of(agg);
+  heap := ours;
+  IF via_index THEN
+    PERFORM set_config('gputopk.enable_column_index', 'off', true);
+    heap := answer_of(agg);
+    PERFORM set_config('gputopk.enable_column_index', 'on', true);
+  END IF;
   PERFORM set_config('gputopk.enabled', 'off', true);
   plain := answer_of(agg);
   PERFORM set_config('gputopk.enabled', 'on', true);
-  INSERT INTO vector_checks VALUES (q, used, ours IS NOT DISTINCT FROM plain);
+  INSERT INTO vector_checks
+    VALUES (q, used, via_index, ours IS NOT DISTINCT FROM plain AND heap IS NOT DISTINCT FROM plain);
 END $$;
 
 -- a random vector of n dimensions, as a literal
