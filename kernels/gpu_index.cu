@@ -40,6 +40,7 @@
 #include "gpu_index.cuh"
 
 #define ENTRY_THREADS 256
+#define ENTRY_WARPS (ENTRY_THREADS / 32)
 #define SCATTER_THREADS 256
 #define BOUND_THREADS 256
 
@@ -220,6 +221,122 @@ entries_kernel(const char *pages, const GpuIndexQuery *q, Band band, const uint6
 	if (threadIdx.x % 32 == 0 && scanned > 0)
 		atomicAdd(&counts[1], scanned);
 	if (threadIdx.x == 0 && pages_read > 0)
+		atomicAdd(&counts[2], pages_read);
+}
+
+/*
+ * A vector key's key of an entry that passed the filter, computed by the
+ * whole warp: each lane sums every 32nd term, so that the warp reads the
+ * entry's elements in order, and the lanes' sums are added up (any order
+ * is bounded alike, vector_bounds.h); every lane gets the key.
+ */
+static __device__ uint64_t
+warp_vector_key(const GpuRowProgram *p, const IndexEntry &entry, ProgramState *s, int lane)
+{
+	const GpuVectorKey *vk = &p->vector;
+	VectorKeySpec spec = program_vector_spec(p);
+	bool		isnull;
+	const unsigned char *data =
+		vector_stored_data((const unsigned char *) entry.value(vk->column, &isnull));
+	VectorSums	sums;
+
+	if (isnull || vk->query_null)
+		return key_null(KEY_FLOAT8, p->nulls_first);
+	if (data == NULL || !vector_data_fits(&spec, data))
+		return KEY_PROGRAM_ERROR_KEY;
+	sums = vector_sums_part(spec.kind, spec.element, data + 4, spec.query, spec.dims, lane, 32);
+	for (int offset = 16; offset > 0; offset /= 2)
+	{
+		sums.value += __shfl_xor_sync(0xFFFFFFFFu, sums.value, offset);
+		sums.magnitude += __shfl_xor_sync(0xFFFFFFFFu, sums.magnitude, offset);
+		sums.row_norm += __shfl_xor_sync(0xFFFFFFFFu, sums.row_norm, offset);
+	}
+	return vector_key_of_sums(&spec, vector_sums_finish(spec.kind, sums), s->stack, s->nulls);
+}
+
+/*
+ * entries_kernel for a vector key, whose entries are long (a few a page):
+ * a warp an entry instead of a thread, the band's slots taken ENTRY_WARPS
+ * at a time by each thread block, which adds those that pass with one
+ * atomic add.
+ */
+template <typename K>
+__global__ void
+__launch_bounds__(ENTRY_THREADS)
+vector_entries_kernel(const char *pages, const GpuIndexQuery *q, Band band, const uint64_t *tied,
+					  size_t ntied, K *keys, uint32_t *ordinals, unsigned long long *counts)
+{
+	__shared__ uint64_t warp_keys[ENTRY_WARPS];
+	__shared__ uint32_t warp_ordinals[ENTRY_WARPS];
+	__shared__ bool warp_passes[ENTRY_WARPS];
+	ProgramState state;
+	int			lane = threadIdx.x % 32;
+	int			warp = threadIdx.x / 32;
+	uint64_t	slots = (uint64_t) (band.end - band.first) * q->capacity;
+	unsigned long long scanned = 0;
+	unsigned long long pages_read = 0;
+
+	state.init(&q->program);
+	for (uint64_t first = (uint64_t) blockIdx.x * ENTRY_WARPS; first < slots;
+		 first += (uint64_t) gridDim.x * ENTRY_WARPS)
+	{
+		uint64_t	at = first + warp;
+		uint32_t	block = 1;
+		int			slot = (int) (at % q->capacity);
+		const char *page;
+		uint64_t	key = 0;
+		bool		pass = false;
+
+		/* the warp's lanes take the same branches */
+		if (at < slots && band_page(band, (uint32_t) (at / q->capacity), &block) &&
+			*(const uint16_t *) ((page = pages + (size_t) block * q->page_size) +
+								 q->kind_offset) == q->data_kind)
+		{
+			pages_read += slot == 0;
+			if (slot < *(const uint16_t *) (page + q->high_offset) &&
+				bit_set(page, q->live_offset, slot) &&
+				!(q->skip_killed && bit_set(page, q->killed_offset, slot)))
+			{
+				scanned++;
+				if (program_row_passes(&q->program, IndexEntry{page, slot}, &state))
+				{
+					key = warp_vector_key(&q->program, IndexEntry{page, slot}, &state, lane);
+					pass = key >= band.key_floor &&
+						key_left(q, key, ((uint64_t) block << q->slot_bits) | (uint64_t) slot,
+								 tied, ntied);
+				}
+			}
+		}
+		if (lane == 0)
+		{
+			warp_passes[warp] = pass;
+			warp_keys[warp] = key;
+			warp_ordinals[warp] = (block - 1) * (uint32_t) q->capacity + (uint32_t) slot;
+		}
+		__syncthreads();
+		if (threadIdx.x == 0)
+		{
+			uint32_t	n = 0;
+			uint32_t	base;
+
+			for (int w = 0; w < ENTRY_WARPS; w++)
+				n += warp_passes[w];
+			if (n > 0)
+			{
+				base = (uint32_t) atomicAdd(&counts[0], (unsigned long long) n);
+				for (int w = 0; w < ENTRY_WARPS; w++)
+					if (warp_passes[w])
+					{
+						keys[base] = (K) warp_keys[w];
+						ordinals[base++] = warp_ordinals[w];
+					}
+			}
+		}
+		__syncthreads();
+	}
+	if (lane == 0 && scanned > 0)
+		atomicAdd(&counts[1], scanned);
+	if (lane == 0 && pages_read > 0)
 		atomicAdd(&counts[2], pages_read);
 }
 
@@ -415,7 +532,17 @@ read_band(Selection *sel, const Band &band)
 	const uint64_t *tied = s->values + sel->nset_values;
 	int			grid = (int) std::min<size_t>(band.end - band.first, sel->grid);
 
-	if (grid > 0)
+	if (grid > 0 && sel->q.program.key_is_vector)
+	{
+		/* a warp an entry: grid blocks of ENTRY_WARPS entries at a time */
+		grid = (int) std::min<uint64_t>((uint64_t) (band.end - band.first) * sel->q.capacity /
+										ENTRY_WARPS + 1, sel->grid);
+		vector_entries_kernel<uint64_t><<<grid, ENTRY_THREADS, 0, cudaStreamPerThread>>>(
+			sel->p->pages, s->query, band, tied, sel->ntied, (uint64_t *) s->keys,
+			s->ordinals, s->counts);
+		GPU_CHECK(cudaGetLastError(), "Launching the entry selection");
+	}
+	else if (grid > 0)
 	{
 		if (sel->key_width == 4)
 			entries_kernel<uint32_t><<<grid, ENTRY_THREADS, 0, cudaStreamPerThread>>>(
@@ -578,7 +705,8 @@ gpu_index_select(GpuIndexPages *p, const GpuIndexQuery *query, const uint64_t *s
 	result->items = NULL;
 	result->count = 0;
 	GPU_TRY(selection_begin(&sel, query, set_values, nset_values, tied, ntied));
-	if (sel.q.summary_offset != 0 && sel.q.nblocks > 1)
+	/* a vector key's pages have no bounds: every page is read */
+	if (sel.q.summary_offset != 0 && sel.q.nblocks > 1 && !sel.q.program.key_is_vector)
 		GPU_TRY(select_by_bounds(&sel, t, result));
 	else
 	{

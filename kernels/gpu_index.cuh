@@ -75,6 +75,12 @@ program_page_bound(const GpuRowProgram *p, const char *summary, uint64_t *bound)
 		if (!filter_range_may_pass(p->steps, p->nsteps, regs, p->sets, truths))
 			return false;
 	}
+	/* a vector column's summary holds no values */
+	if (p->key_is_vector)
+	{
+		*bound = UINT64_MAX;
+		return true;
+	}
 	if (!p->key_is_program)
 	{
 		range = page_summary_range(summary, p->key_column.column);

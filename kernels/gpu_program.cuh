@@ -86,6 +86,17 @@ sum_of_terms(const GpuRowProgram *p, const Row &row, double *value)
 	return !suspect;
 }
 
+/* What a program's vector key computes a row's key with. */
+static __device__ VectorKeySpec
+program_vector_spec(const GpuRowProgram *p)
+{
+	const GpuVectorKey *vk = &p->vector;
+	VectorKeySpec spec = {(VectorDistanceKind) vk->kind, (VectorElement) vk->element,
+	vk->dims, vk->query, vk->query_norm, vk->steps, vk->nsteps, p->desc};
+
+	return spec;
+}
+
 /* Whether the filter (if any) accepts the row. */
 template <typename Row>
 static __device__ bool
@@ -119,8 +130,7 @@ program_row_key(const GpuRowProgram *p, const Row &row, ProgramState *s, uint64_
 	if (p->key_is_vector)
 	{
 		const GpuVectorKey *vk = &p->vector;
-		VectorKeySpec spec = {(VectorDistanceKind) vk->kind, (VectorElement) vk->element,
-		vk->dims, vk->query, vk->query_norm, vk->steps, vk->nsteps, p->desc};
+		VectorKeySpec spec = program_vector_spec(p);
 
 		v = row.value(vk->column, &isnull);
 		*key = isnull || vk->query_null ? key_null(KEY_FLOAT8, p->nulls_first) :

@@ -153,6 +153,32 @@ vector_add_term(VectorDistanceKind kind, double xi, double qi, double *value, do
 }
 
 /*
+ * One of step parts of a row's sums: its terms first, first + step, ...
+ * (a GPU warp's lane, each reading every step-th element, the parts then
+ * added up with vector_sums_finish).
+ */
+KEY_FN VectorSums
+vector_sums_part(VectorDistanceKind kind, VectorElement element, const unsigned char *x,
+				 const float *q, int n, int first, int step)
+{
+	VectorSums	s = {0.0, 0.0, 0.0};
+
+	for (int i = first; i < n; i += step)
+		vector_add_term(kind, vector_element(element, x, i), q[i], &s.value, &s.magnitude,
+						&s.row_norm);
+	return s;
+}
+
+/* The sums of kind once their parts are added up: a distance's magnitude is its value. */
+KEY_FN VectorSums
+vector_sums_finish(VectorDistanceKind kind, VectorSums s)
+{
+	if (kind == VECTOR_DISTANCE_L2 || kind == VECTOR_DISTANCE_L1)
+		s.magnitude = s.value;
+	return s;
+}
+
+/*
  * The sums of a row's n stored elements x against the query's q, in
  * VECTOR_LANES lanes added up at the end (any order is bounded alike).
  */
@@ -179,9 +205,7 @@ vector_sums_of(VectorDistanceKind kind, VectorElement element, const unsigned ch
 		s.magnitude += magnitude[j];
 		s.row_norm += row_norm[j];
 	}
-	if (kind == VECTOR_DISTANCE_L2 || kind == VECTOR_DISTANCE_L1)
-		s.magnitude = s.value;
-	return s;
+	return vector_sums_finish(kind, s);
 }
 
 /* vector_sums_of for one element type, its kind a constant. */
@@ -355,6 +379,29 @@ typedef struct VectorKeySpec
 	bool		desc;
 } VectorKeySpec;
 
+/* The key of a row of the query's dimensions whose sums are these. */
+KEY_FN uint64_t
+vector_key_of_sums(const VectorKeySpec *spec, VectorSums sums, double *stack, bool *nulls)
+{
+	double		lo = 0.0;
+	double		hi = 0.0;
+	VectorBound bound = vector_distance_bounds(spec->kind, spec->dims, sums, spec->query_norm,
+											   &lo, &hi);
+
+	return vector_key_of_bounds(spec->steps, spec->nsteps, stack, nulls, bound, lo, hi,
+								spec->desc);
+}
+
+/* Whether a pgvector value's data (see vector_data_key) has the query's dimensions. */
+KEY_FN bool
+vector_data_fits(const VectorKeySpec *spec, const unsigned char *data)
+{
+	int16_t		dims;
+
+	memcpy(&dims, data, sizeof(dims));
+	return dims == spec->dims;
+}
+
 /*
  * The key of a pgvector value whose data (dim, an unused int16, then the
  * elements: what follows the varlena header) is at data:
@@ -365,19 +412,26 @@ typedef struct VectorKeySpec
 KEY_FN uint64_t
 vector_data_key(const VectorKeySpec *spec, const unsigned char *data, double *stack, bool *nulls)
 {
-	int16_t		dims;
-	VectorSums	sums;
-	VectorBound bound;
-	double		lo = 0.0;
-	double		hi = 0.0;
-
-	memcpy(&dims, data, sizeof(dims));
-	if (dims != spec->dims)
+	if (!vector_data_fits(spec, data))
 		return KEY_PROGRAM_ERROR_KEY;
-	sums = vector_sums(spec->kind, spec->element, data + 4, spec->query, dims);
-	bound = vector_distance_bounds(spec->kind, dims, sums, spec->query_norm, &lo, &hi);
-	return vector_key_of_bounds(spec->steps, spec->nsteps, stack, nulls, bound, lo, hi,
-								spec->desc);
+	return vector_key_of_sums(spec, vector_sums(spec->kind, spec->element, data + 4,
+												spec->query, spec->dims),
+							  stack, nulls);
+}
+
+/*
+ * The data of a pgvector value stored inline at v, after its varlena
+ * header (little-endian, as on the machines with GPUs), or NULL where the
+ * value is compressed or out of line.
+ */
+KEY_FN const unsigned char *
+vector_stored_data(const unsigned char *v)
+{
+	if ((v[0] & 3) == 0)
+		return v + 4;			/* a 4-byte header */
+	if ((v[0] & 1) && v[0] != 1)
+		return v + 1;			/* a short one */
+	return NULL;
 }
 
 /*
@@ -389,11 +443,9 @@ vector_data_key(const VectorKeySpec *spec, const unsigned char *data, double *st
 KEY_FN uint64_t
 vector_stored_key(const VectorKeySpec *spec, const unsigned char *v, double *stack, bool *nulls)
 {
-	if ((v[0] & 3) == 0)
-		return vector_data_key(spec, v + 4, stack, nulls);	/* a 4-byte header */
-	if ((v[0] & 1) && v[0] != 1)
-		return vector_data_key(spec, v + 1, stack, nulls);	/* a short one */
-	return KEY_PROGRAM_ERROR_KEY;
+	const unsigned char *data = vector_stored_data(v);
+
+	return data ? vector_data_key(spec, data, stack, nulls) : KEY_PROGRAM_ERROR_KEY;
 }
 
 #endif							/* VECTOR_BOUNDS_H */

@@ -100,6 +100,7 @@ colindex_gpu_describe_program(const GpuProgramSource *source, const ColIndexColu
 	GpuProgramSource over_index = *source;
 
 	over_index.column_of = colindex_gpu_column_of;
+	over_index.vector_column_of = colindex_gpu_column_of;
 	over_index.arg = (void *) columns;
 	return scan_gpu_program_describe(&over_index, program, set_values, nset_values);
 }
@@ -116,6 +117,7 @@ describe_query(IndexGpu *g, const IndexSelectSpec *spec, const ColIndexLayout *l
 		.nulls_first = spec->nulls_first,
 		.key_attno = spec->key_attno,
 		.key_program = spec->key_program,
+		.vector_key = spec->vector_key,
 		.filter = spec->filter,
 	};
 

@@ -122,21 +122,17 @@ describe_terms(GpuRowProgram *p)
 	p->nterms = nterms;
 }
 
-/*
- * A vector key, its query as the run bound it; over heap pages only (the
- * column is its attribute number: the caller checked that a kernel can
- * read it, scan_vector_key_gpu_column).
- */
+/* A vector key, its query as the run bound it. */
 static bool
 describe_vector_key(const GpuProgramSource *source, GpuRowProgram *p)
 {
 	GpuVectorKey *vk = &p->vector;
 	const VectorKeySpec *spec = scan_vector_key_spec(source->vector_key);
 
-	if (spec->dims > GPU_PROGRAM_MAX_VECTOR_DIMS || spec->nsteps > GPU_PROGRAM_MAX_KEY_STEPS)
+	if (spec->dims > GPU_PROGRAM_MAX_VECTOR_DIMS || spec->nsteps > GPU_PROGRAM_MAX_KEY_STEPS ||
+		!source->vector_column_of(source->arg, scan_vector_key_column(source->vector_key),
+								  &vk->column))
 		return false;
-	vk->column.attno = scan_vector_key_column(source->vector_key);
-	vk->column.width = -1;
 	p->key_is_vector = true;
 	p->key_is_program = false;
 	vk->kind = spec->kind;

@@ -28,6 +28,8 @@ typedef struct GpuProgramSource
 	VectorKey  *vector_key;		/* or a pgvector distance's bound, its query bound */
 	FilterProgram *filter;		/* or NULL */
 	GpuColumnOf column_of;
+	/* where the vector key's column is: an index's entries, a heap tuple's attribute */
+	GpuColumnOf vector_column_of;
 	void	   *arg;
 } GpuProgramSource;
 

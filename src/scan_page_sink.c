@@ -142,6 +142,19 @@ scan_page_sink_column(void *arg, AttrNumber attno, GpuColumn *column)
 	return true;
 }
 
+/*
+ * A vector key's column, by its attribute number: the caller checked that
+ * a kernel reads its values in place (scan_vector_key_gpu_column).
+ */
+static bool
+vector_column(void *arg, AttrNumber attno, GpuColumn *column)
+{
+	memset(column, 0, sizeof(GpuColumn));
+	column->attno = attno;
+	column->width = -1;
+	return true;
+}
+
 /* The last attribute the program reads. */
 static int
 last_attno(const GpuRowProgram *p)
@@ -265,6 +278,7 @@ create_sink(RowReader *reader, const GpuProgramSource *program, ServiceJobSpec *
 		device_selected_backend() != BACKEND_GPU)
 		return NULL;
 	source.column_of = scan_page_sink_column;
+	source.vector_column_of = vector_column;
 	source.arg = RelationGetDescr(rel);
 	memset(&request, 0, sizeof(request));
 	/* the request fills the job's two buffers at most */
