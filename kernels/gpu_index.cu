@@ -40,7 +40,6 @@
 #include "gpu_index.cuh"
 
 #define ENTRY_THREADS 256
-#define ENTRY_WARPS (ENTRY_THREADS / 32)
 #define SCATTER_THREADS 256
 #define BOUND_THREADS 256
 
@@ -228,7 +227,8 @@ entries_kernel(const char *pages, const GpuIndexQuery *q, Band band, const uint6
  * A vector key's key of an entry that passed the filter, computed by the
  * whole warp: each lane sums every 32nd term, so that the warp reads the
  * entry's elements in order, and the lanes' sums are added up (any order
- * is bounded alike, vector_bounds.h); every lane gets the key.
+ * is bounded alike, vector_bounds.h; only those the kind's bound reads);
+ * every lane gets the key.
  */
 static __device__ uint64_t
 warp_vector_key(const GpuRowProgram *p, const IndexEntry &entry, ProgramState *s, int lane)
@@ -248,17 +248,23 @@ warp_vector_key(const GpuRowProgram *p, const IndexEntry &entry, ProgramState *s
 	for (int offset = 16; offset > 0; offset /= 2)
 	{
 		sums.value += __shfl_xor_sync(0xFFFFFFFFu, sums.value, offset);
+		if (spec.kind == VECTOR_DISTANCE_L2 || spec.kind == VECTOR_DISTANCE_L1)
+			continue;
 		sums.magnitude += __shfl_xor_sync(0xFFFFFFFFu, sums.magnitude, offset);
-		sums.row_norm += __shfl_xor_sync(0xFFFFFFFFu, sums.row_norm, offset);
+		if (spec.kind == VECTOR_DISTANCE_COSINE)
+			sums.row_norm += __shfl_xor_sync(0xFFFFFFFFu, sums.row_norm, offset);
 	}
 	return vector_key_of_sums(&spec, vector_sums_finish(spec.kind, sums), s->stack, s->nulls);
 }
 
 /*
  * entries_kernel for a vector key, whose entries are long (a few a page):
- * a warp an entry instead of a thread, the band's slots taken ENTRY_WARPS
- * at a time by each thread block, which adds those that pass with one
- * atomic add.
+ * each warp takes 32 slots of the band's pages at a time.  Each lane
+ * checks its own slot (in use, not marked dead, through the filter); then
+ * the warp computes the key of each slot that passed, together
+ * (warp_vector_key), the slot's lane keeping it; the keys that can still
+ * be selected go out with one atomic add a warp.  No thread waits for
+ * another warp.
  */
 template <typename K>
 __global__ void
@@ -266,74 +272,66 @@ __launch_bounds__(ENTRY_THREADS)
 vector_entries_kernel(const char *pages, const GpuIndexQuery *q, Band band, const uint64_t *tied,
 					  size_t ntied, K *keys, uint32_t *ordinals, unsigned long long *counts)
 {
-	__shared__ uint64_t warp_keys[ENTRY_WARPS];
-	__shared__ uint32_t warp_ordinals[ENTRY_WARPS];
-	__shared__ bool warp_passes[ENTRY_WARPS];
 	ProgramState state;
 	int			lane = threadIdx.x % 32;
-	int			warp = threadIdx.x / 32;
+	uint64_t	warps = (uint64_t) gridDim.x * (ENTRY_THREADS / 32);
 	uint64_t	slots = (uint64_t) (band.end - band.first) * q->capacity;
 	unsigned long long scanned = 0;
 	unsigned long long pages_read = 0;
 
 	state.init(&q->program);
-	for (uint64_t first = (uint64_t) blockIdx.x * ENTRY_WARPS; first < slots;
-		 first += (uint64_t) gridDim.x * ENTRY_WARPS)
+	for (uint64_t first = ((uint64_t) blockIdx.x * (ENTRY_THREADS / 32) + threadIdx.x / 32) * 32;
+		 first < slots; first += warps * 32)
 	{
-		uint64_t	at = first + warp;
+		uint64_t	at = first + lane;
 		uint32_t	block = 1;
 		int			slot = (int) (at % q->capacity);
-		const char *page;
+		const char *page = NULL;
+		bool		readable = false;
+		bool		passes = false;
 		uint64_t	key = 0;
-		bool		pass = false;
+		uint32_t	pass;
+		uint32_t	todo;
+		unsigned long long base = 0;
 
-		/* the warp's lanes take the same branches */
 		if (at < slots && band_page(band, (uint32_t) (at / q->capacity), &block) &&
 			*(const uint16_t *) ((page = pages + (size_t) block * q->page_size) +
 								 q->kind_offset) == q->data_kind)
 		{
 			pages_read += slot == 0;
-			if (slot < *(const uint16_t *) (page + q->high_offset) &&
+			readable = slot < *(const uint16_t *) (page + q->high_offset) &&
 				bit_set(page, q->live_offset, slot) &&
-				!(q->skip_killed && bit_set(page, q->killed_offset, slot)))
-			{
-				scanned++;
-				if (program_row_passes(&q->program, IndexEntry{page, slot}, &state))
-				{
-					key = warp_vector_key(&q->program, IndexEntry{page, slot}, &state, lane);
-					pass = key >= band.key_floor &&
-						key_left(q, key, ((uint64_t) block << q->slot_bits) | (uint64_t) slot,
-								 tied, ntied);
-				}
-			}
+				!(q->skip_killed && bit_set(page, q->killed_offset, slot));
+			passes = readable && program_row_passes(&q->program, IndexEntry{page, slot}, &state);
 		}
-		if (lane == 0)
+		scanned += readable;
+		for (todo = __ballot_sync(0xFFFFFFFFu, passes); todo != 0; todo &= todo - 1)
 		{
-			warp_passes[warp] = pass;
-			warp_keys[warp] = key;
-			warp_ordinals[warp] = (block - 1) * (uint32_t) q->capacity + (uint32_t) slot;
-		}
-		__syncthreads();
-		if (threadIdx.x == 0)
-		{
-			uint32_t	n = 0;
-			uint32_t	base;
+			int			j = __ffs(todo) - 1;
+			const char *entry_page = (const char *) __shfl_sync(0xFFFFFFFFu, (uintptr_t) page, j);
+			int			entry_slot = __shfl_sync(0xFFFFFFFFu, slot, j);
+			uint64_t	k = warp_vector_key(&q->program, IndexEntry{entry_page, entry_slot},
+											&state, lane);
 
-			for (int w = 0; w < ENTRY_WARPS; w++)
-				n += warp_passes[w];
-			if (n > 0)
-			{
-				base = (uint32_t) atomicAdd(&counts[0], (unsigned long long) n);
-				for (int w = 0; w < ENTRY_WARPS; w++)
-					if (warp_passes[w])
-					{
-						keys[base] = (K) warp_keys[w];
-						ordinals[base++] = warp_ordinals[w];
-					}
-			}
+			if (lane == j)
+				key = k;
 		}
-		__syncthreads();
+		passes = passes && key >= band.key_floor &&
+			key_left(q, key, ((uint64_t) block << q->slot_bits) | (uint64_t) slot, tied, ntied);
+		pass = __ballot_sync(0xFFFFFFFFu, passes);
+		if (pass == 0)
+			continue;
+		if (lane == 0)
+			base = atomicAdd(&counts[0], (unsigned long long) __popc(pass));
+		base = __shfl_sync(0xFFFFFFFFu, base, 0) + __popc(pass & ((1u << lane) - 1));
+		if (passes)
+		{
+			keys[base] = (K) key;
+			ordinals[base] = (block - 1) * (uint32_t) q->capacity + (uint32_t) slot;
+		}
 	}
+	scanned = __reduce_add_sync(0xFFFFFFFFu, (unsigned int) scanned);
+	pages_read = __reduce_add_sync(0xFFFFFFFFu, (unsigned int) pages_read);
 	if (lane == 0 && scanned > 0)
 		atomicAdd(&counts[1], scanned);
 	if (lane == 0 && pages_read > 0)
@@ -534,9 +532,9 @@ read_band(Selection *sel, const Band &band)
 
 	if (grid > 0 && sel->q.program.key_is_vector)
 	{
-		/* a warp an entry: grid blocks of ENTRY_WARPS entries at a time */
+		/* a warp 32 slots at a time */
 		grid = (int) std::min<uint64_t>((uint64_t) (band.end - band.first) * sel->q.capacity /
-										ENTRY_WARPS + 1, sel->grid);
+										ENTRY_THREADS + 1, sel->grid);
 		vector_entries_kernel<uint64_t><<<grid, ENTRY_THREADS, 0, cudaStreamPerThread>>>(
 			sel->p->pages, s->query, band, tied, sel->ntied, (uint64_t *) s->keys,
 			s->ordinals, s->counts);
