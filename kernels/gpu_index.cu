@@ -224,14 +224,31 @@ entries_kernel(const char *pages, const GpuIndexQuery *q, Band band, const uint6
 }
 
 /*
- * A vector key's key of an entry that passed the filter, computed by the
- * whole warp: each lane sums every 32nd term, so that the warp reads the
- * entry's elements in order, and the lanes' sums are added up (any order
- * is bounded alike, vector_bounds.h; only those the kind's bound reads);
- * every lane gets the key.
+ * The lanes of a warp that compute one entry's vector key together: a
+ * power of 2, about 16 elements a lane, so that a warp computes 32 / that
+ * many entries at once (for 128 dimensions, 4 of 8 lanes each).
+ */
+static __device__ __forceinline__ int
+vector_group_lanes(int dims)
+{
+	int			lanes = 1;
+
+	while (lanes < 32 && lanes * 16 < dims)
+		lanes *= 2;
+	return lanes;
+}
+
+/*
+ * A vector key's key of an entry that passed the filter, computed by a
+ * group of lanes (mask, lanes of them, this one the member-th): each sums
+ * every lanes-th term, so that the group reads the entry's elements in
+ * order, and their sums are added up (any order is bounded alike,
+ * vector_bounds.h; only those the kind's bound reads).  Every lane of the
+ * group gets the key.
  */
 static __device__ uint64_t
-warp_vector_key(const GpuRowProgram *p, const IndexEntry &entry, ProgramState *s, int lane)
+group_vector_key(const GpuRowProgram *p, const IndexEntry &entry, ProgramState *s,
+				 unsigned mask, int lanes, int member)
 {
 	const GpuVectorKey *vk = &p->vector;
 	VectorKeySpec spec = program_vector_spec(p);
@@ -244,15 +261,16 @@ warp_vector_key(const GpuRowProgram *p, const IndexEntry &entry, ProgramState *s
 		return key_null(KEY_FLOAT8, p->nulls_first);
 	if (data == NULL || !vector_data_fits(&spec, data))
 		return KEY_PROGRAM_ERROR_KEY;
-	sums = vector_sums_part(spec.kind, spec.element, data + 4, spec.query, spec.dims, lane, 32);
-	for (int offset = 16; offset > 0; offset /= 2)
+	sums = vector_sums_part(spec.kind, spec.element, data + 4, spec.query, spec.dims, member,
+							lanes);
+	for (int offset = lanes / 2; offset > 0; offset /= 2)
 	{
-		sums.value += __shfl_xor_sync(0xFFFFFFFFu, sums.value, offset);
+		sums.value += __shfl_xor_sync(mask, sums.value, offset);
 		if (spec.kind == VECTOR_DISTANCE_L2 || spec.kind == VECTOR_DISTANCE_L1)
 			continue;
-		sums.magnitude += __shfl_xor_sync(0xFFFFFFFFu, sums.magnitude, offset);
+		sums.magnitude += __shfl_xor_sync(mask, sums.magnitude, offset);
 		if (spec.kind == VECTOR_DISTANCE_COSINE)
-			sums.row_norm += __shfl_xor_sync(0xFFFFFFFFu, sums.row_norm, offset);
+			sums.row_norm += __shfl_xor_sync(mask, sums.row_norm, offset);
 	}
 	return vector_key_of_sums(&spec, vector_sums_finish(spec.kind, sums), s->stack, s->nulls);
 }
@@ -261,10 +279,10 @@ warp_vector_key(const GpuRowProgram *p, const IndexEntry &entry, ProgramState *s
  * entries_kernel for a vector key, whose entries are long (a few a page):
  * each warp takes 32 slots of the band's pages at a time.  Each lane
  * checks its own slot (in use, not marked dead, through the filter); then
- * the warp computes the key of each slot that passed, together
- * (warp_vector_key), the slot's lane keeping it; the keys that can still
- * be selected go out with one atomic add a warp.  No thread waits for
- * another warp.
+ * groups of the warp's lanes compute the keys of the slots that passed, a
+ * group an entry (group_vector_key), and the slot's lane keeps its key;
+ * the keys that can still be selected go out with one atomic add a warp.
+ * No thread waits for another warp.
  */
 template <typename K>
 __global__ void
@@ -274,6 +292,9 @@ vector_entries_kernel(const char *pages, const GpuIndexQuery *q, Band band, cons
 {
 	ProgramState state;
 	int			lane = threadIdx.x % 32;
+	int			lanes = vector_group_lanes(q->program.vector.dims);
+	unsigned	group_mask = (lanes == 32 ? 0xFFFFFFFFu : (1u << lanes) - 1) <<
+		(lane / lanes * lanes);
 	uint64_t	warps = (uint64_t) gridDim.x * (ENTRY_THREADS / 32);
 	uint64_t	slots = (uint64_t) (band.end - band.first) * q->capacity;
 	unsigned long long scanned = 0;
@@ -305,16 +326,33 @@ vector_entries_kernel(const char *pages, const GpuIndexQuery *q, Band band, cons
 			passes = readable && program_row_passes(&q->program, IndexEntry{page, slot}, &state);
 		}
 		scanned += readable;
-		for (todo = __ballot_sync(0xFFFFFFFFu, passes); todo != 0; todo &= todo - 1)
+		for (todo = __ballot_sync(0xFFFFFFFFu, passes); todo != 0;)
 		{
-			int			j = __ffs(todo) - 1;
-			const char *entry_page = (const char *) __shfl_sync(0xFFFFFFFFu, (uintptr_t) page, j);
-			int			entry_slot = __shfl_sync(0xFFFFFFFFu, slot, j);
-			uint64_t	k = warp_vector_key(&q->program, IndexEntry{entry_page, entry_slot},
-											&state, lane);
+			/* this lane's group's entry: the group-th slot left that passed */
+			uint32_t	mine = todo;
+			int			j;
+			const char *entry_page;
+			int			entry_slot;
+			uint64_t	k = 0;
 
-			if (lane == j)
-				key = k;
+			for (int g = 0; g < lane / lanes && mine != 0; g++)
+				mine &= mine - 1;
+			j = mine != 0 ? __ffs(mine) - 1 : -1;
+			for (int g = 0; g < 32 / lanes && todo != 0; g++)
+				todo &= todo - 1;
+			entry_page = (const char *) __shfl_sync(0xFFFFFFFFu, (uintptr_t) page, j < 0 ? 0 : j);
+			entry_slot = __shfl_sync(0xFFFFFFFFu, slot, j < 0 ? 0 : j);
+			if (j >= 0)
+				k = group_vector_key(&q->program, IndexEntry{entry_page, entry_slot}, &state,
+									 group_mask, lanes, lane % lanes);
+			/* each key to the lane of its slot */
+			for (int g = 0; g < 32 / lanes; g++)
+			{
+				uint64_t	gk = __shfl_sync(0xFFFFFFFFu, k, g * lanes);
+
+				if (__shfl_sync(0xFFFFFFFFu, j, g * lanes) == lane)
+					key = gk;
+			}
 		}
 		passes = passes && key >= band.key_floor &&
 			key_left(q, key, ((uint64_t) block << q->slot_bits) | (uint64_t) slot, tied, ntied);
