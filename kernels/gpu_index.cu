@@ -261,8 +261,7 @@ group_vector_key(const GpuRowProgram *p, const IndexEntry &entry, ProgramState *
 		return key_null(KEY_FLOAT8, p->nulls_first);
 	if (data == NULL || !vector_data_fits(&spec, data))
 		return KEY_PROGRAM_ERROR_KEY;
-	sums = vector_sums_part(spec.kind, spec.element, data + 4, spec.query, spec.dims, member,
-							lanes);
+	sums = vector_sums(spec.kind, spec.element, data + 4, spec.query, spec.dims, member, lanes);
 	for (int offset = lanes / 2; offset > 0; offset /= 2)
 	{
 		sums.value += __shfl_xor_sync(mask, sums.value, offset);

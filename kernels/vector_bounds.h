@@ -152,23 +152,6 @@ vector_add_term(VectorDistanceKind kind, double xi, double qi, double *value, do
 	}
 }
 
-/*
- * One of step parts of a row's sums: its terms first, first + step, ...
- * (a GPU warp's lane, each reading every step-th element, the parts then
- * added up with vector_sums_finish).
- */
-KEY_FN VectorSums
-vector_sums_part(VectorDistanceKind kind, VectorElement element, const unsigned char *x,
-				 const float *q, int n, int first, int step)
-{
-	VectorSums	s = {0.0, 0.0, 0.0};
-
-	for (int i = first; i < n; i += step)
-		vector_add_term(kind, vector_element(element, x, i), q[i], &s.value, &s.magnitude,
-						&s.row_norm);
-	return s;
-}
-
 /* The sums of kind once their parts are added up: a distance's magnitude is its value. */
 KEY_FN VectorSums
 vector_sums_finish(VectorDistanceKind kind, VectorSums s)
@@ -179,24 +162,27 @@ vector_sums_finish(VectorDistanceKind kind, VectorSums s)
 }
 
 /*
- * The sums of a row's n stored elements x against the query's q, in
- * VECTOR_LANES lanes added up at the end (any order is bounded alike).
+ * The sums of terms first, first + step, ... of a row's n stored elements
+ * x against the query's q (first 0 and step 1: all of them; a GPU's group
+ * of step lanes each takes its part, added up with vector_sums_finish),
+ * in VECTOR_LANES lanes added up at the end (any order is bounded alike).
+ * The lanes' terms are independent, so their reads are in flight together.
  */
 VECTOR_INLINE VectorSums
 vector_sums_of(VectorDistanceKind kind, VectorElement element, const unsigned char *x,
-			   const float *q, int n)
+			   const float *q, int n, int first, int step)
 {
 	double		value[VECTOR_LANES] = {0};
 	double		magnitude[VECTOR_LANES] = {0};
 	double		row_norm[VECTOR_LANES] = {0};
 	VectorSums	s = {0.0, 0.0, 0.0};
-	int			i = 0;
+	int			i = first;
 
-	for (; i + VECTOR_LANES <= n; i += VECTOR_LANES)
+	for (; i + (VECTOR_LANES - 1) * step < n; i += VECTOR_LANES * step)
 		for (int j = 0; j < VECTOR_LANES; j++)
-			vector_add_term(kind, vector_element(element, x, i + j), q[i + j],
+			vector_add_term(kind, vector_element(element, x, i + j * step), q[i + j * step],
 							&value[j], &magnitude[j], &row_norm[j]);
-	for (; i < n; i++)
+	for (; i < n; i += step)
 		vector_add_term(kind, vector_element(element, x, i), q[i],
 						&value[0], &magnitude[0], &row_norm[0]);
 	for (int j = 0; j < VECTOR_LANES; j++)
@@ -211,32 +197,44 @@ vector_sums_of(VectorDistanceKind kind, VectorElement element, const unsigned ch
 /* vector_sums_of for one element type, its kind a constant. */
 VECTOR_INLINE VectorSums
 vector_sums_by_kind(VectorDistanceKind kind, VectorElement element, const unsigned char *x,
-					const float *q, int n)
+					const float *q, int n, int first, int step)
 {
 	switch (kind)
 	{
 		case VECTOR_DISTANCE_L2:
-			return vector_sums_of(VECTOR_DISTANCE_L2, element, x, q, n);
+			return vector_sums_of(VECTOR_DISTANCE_L2, element, x, q, n, first, step);
 		case VECTOR_DISTANCE_L1:
-			return vector_sums_of(VECTOR_DISTANCE_L1, element, x, q, n);
+			return vector_sums_of(VECTOR_DISTANCE_L1, element, x, q, n, first, step);
 		case VECTOR_DISTANCE_COSINE:
-			return vector_sums_of(VECTOR_DISTANCE_COSINE, element, x, q, n);
+			return vector_sums_of(VECTOR_DISTANCE_COSINE, element, x, q, n, first, step);
 		default:
 			/* the inner products' sums are the same */
-			return vector_sums_of(VECTOR_DISTANCE_INNER_PRODUCT, element, x, q, n);
+			return vector_sums_of(VECTOR_DISTANCE_INNER_PRODUCT, element, x, q, n, first,
+								  step);
 	}
 }
 
-/* The sums of a row's n stored elements x against the query's q. */
-KEY_FN VectorSums
-vector_sums(VectorDistanceKind kind, VectorElement element, const unsigned char *x,
-			const float *q, int n)
+/* vector_sums_by_kind for the element type of x, a constant. */
+VECTOR_INLINE VectorSums
+vector_sums_by_element(VectorDistanceKind kind, VectorElement element, const unsigned char *x,
+					   const float *q, int n, int first, int step)
 {
 	if (element == VECTOR_ELEMENT_HALF)
-		return vector_sums_by_kind(kind, VECTOR_ELEMENT_HALF, x, q, n);
+		return vector_sums_by_kind(kind, VECTOR_ELEMENT_HALF, x, q, n, first, step);
 	if (((uintptr_t) x & 3) == 0)
-		return vector_sums_by_kind(kind, VECTOR_ELEMENT_FLOAT4_ALIGNED, x, q, n);
-	return vector_sums_by_kind(kind, VECTOR_ELEMENT_FLOAT4, x, q, n);
+		return vector_sums_by_kind(kind, VECTOR_ELEMENT_FLOAT4_ALIGNED, x, q, n, first, step);
+	return vector_sums_by_kind(kind, VECTOR_ELEMENT_FLOAT4, x, q, n, first, step);
+}
+
+/* The sums of terms first, first + step, ... of a row's n stored elements x against the query's q. */
+KEY_FN VectorSums
+vector_sums(VectorDistanceKind kind, VectorElement element, const unsigned char *x,
+			const float *q, int n, int first, int step)
+{
+	/* all the terms: a step the compiler knows, whose loops it vectorizes */
+	if (step == 1)
+		return vector_sums_by_element(kind, element, x, q, n, 0, 1);
+	return vector_sums_by_element(kind, element, x, q, n, first, step);
 }
 
 /*
@@ -415,7 +413,7 @@ vector_data_key(const VectorKeySpec *spec, const unsigned char *data, double *st
 	if (!vector_data_fits(spec, data))
 		return KEY_PROGRAM_ERROR_KEY;
 	return vector_key_of_sums(spec, vector_sums(spec->kind, spec->element, data + 4,
-												spec->query, spec->dims),
+												spec->query, spec->dims, 0, 1),
 							  stack, nulls);
 }
 

@@ -3,7 +3,8 @@
  *	  Tests of kernels/vector_bounds.h: pgvector's distances, computed as
  *	  its compiler may sum them (in order, in 4, 8 or 16 lanes, backwards,
  *	  pairwise, with fused multiply-adds or without), must fall within the
- *	  bounds for every row; over vectors whose sums cancel, underflow,
+ *	  bounds for every row, the bounds' sums taken whole or in parts as a
+ *	  GPU's lanes take them; over vectors whose sums cancel, underflow,
  *	  approach float's limit, and zero vectors.  Usage:
  *	  test_vector_bounds [SEED] [CASES]; the seed is printed.
  */
@@ -142,6 +143,8 @@ test_case(TestRng *rng)
 	int			shape = (int) (rng_next(rng) % 5);
 	VectorDistanceKind kind = (VectorDistanceKind) (rng_next(rng) % 5);
 	int			near = rng_next(rng) % 3 == 0;
+	static const int steps[] = {1, 8, 32};
+	int			step = steps[rng_next(rng) % 3];
 	double		query_norm = 0.0;
 	double		lo = 0.0;
 	double		hi = 0.0;
@@ -158,7 +161,18 @@ test_case(TestRng *rng)
 	if (rng_next(rng) % 20 == 0)
 		for (int i = 0; i < n; i++)
 			x[i] = 0.0f;
-	sums = vector_sums(kind, VECTOR_ELEMENT_FLOAT4, (const unsigned char *) x, q, n);
+	/* whole, or in parts added up as a GPU's group of lanes adds them */
+	sums = vector_sums(kind, VECTOR_ELEMENT_FLOAT4, (const unsigned char *) x, q, n, 0, step);
+	for (int first = 1; first < step; first++)
+	{
+		VectorSums	part = vector_sums(kind, VECTOR_ELEMENT_FLOAT4, (const unsigned char *) x,
+									   q, n, first, step);
+
+		sums.value += part.value;
+		sums.magnitude += part.magnitude;
+		sums.row_norm += part.row_norm;
+	}
+	sums = vector_sums_finish(kind, sums);
 	bound = vector_distance_bounds(kind, n, sums, query_norm, &lo, &hi);
 	if (bound == VECTOR_BOUND_UNKNOWN)
 		return;
