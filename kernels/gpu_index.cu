@@ -238,10 +238,27 @@ vector_group_lanes(int dims)
 	return lanes;
 }
 
+/* float4 chunks a lane reads at once in float4_sums */
+#define CHUNKS_IN_FLIGHT 4
+
+/* Four terms of KIND, a float4 of the row's and the query's, into accumulators at (of 8). */
+template <int KIND>
+static __device__ __forceinline__ void
+add_float4(float4 xv, float4 qv, double *value, double *magnitude, double *row_norm, int at)
+{
+	VectorDistanceKind kind = (VectorDistanceKind) KIND;
+
+	vector_add_term(kind, xv.x, qv.x, &value[at], &magnitude[at], &row_norm[at]);
+	vector_add_term(kind, xv.y, qv.y, &value[at + 1], &magnitude[at + 1], &row_norm[at + 1]);
+	vector_add_term(kind, xv.z, qv.z, &value[at + 2], &magnitude[at + 2], &row_norm[at + 2]);
+	vector_add_term(kind, xv.w, qv.w, &value[at + 3], &magnitude[at + 3], &row_norm[at + 3]);
+}
+
 /*
  * A lane's part of a row's sums of KIND over float4 elements, 16 bytes a
- * read: the chunks of four terms member, member + lanes, ... (vector_sums_of
- * in VECTOR_LANES accumulators, its reads in flight together).
+ * read: the chunks of four terms member, member + lanes, ..., read
+ * CHUNKS_IN_FLIGHT at a time before any is added (VECTOR_LANES
+ * accumulators, as vector_sums_of).
  */
 template <int KIND>
 static __device__ __forceinline__ VectorSums
@@ -251,33 +268,23 @@ float4_sums(const float4 *x, const float4 *q, int chunks, int member, int lanes)
 	double		magnitude[VECTOR_LANES] = {0};
 	double		row_norm[VECTOR_LANES] = {0};
 	VectorSums	s = {0.0, 0.0, 0.0};
-	VectorDistanceKind kind = (VectorDistanceKind) KIND;
 	int			c = member;
 
-	for (; c + (VECTOR_LANES / 4 - 1) * lanes < chunks; c += VECTOR_LANES / 4 * lanes)
-		for (int j = 0; j < VECTOR_LANES / 4; j++)
-		{
-			float4		xv = x[c + j * lanes];
-			float4		qv = q[c + j * lanes];
-
-			vector_add_term(kind, xv.x, qv.x, &value[4 * j], &magnitude[4 * j], &row_norm[4 * j]);
-			vector_add_term(kind, xv.y, qv.y, &value[4 * j + 1], &magnitude[4 * j + 1],
-							&row_norm[4 * j + 1]);
-			vector_add_term(kind, xv.z, qv.z, &value[4 * j + 2], &magnitude[4 * j + 2],
-							&row_norm[4 * j + 2]);
-			vector_add_term(kind, xv.w, qv.w, &value[4 * j + 3], &magnitude[4 * j + 3],
-							&row_norm[4 * j + 3]);
-		}
-	for (; c < chunks; c += lanes)
+	for (; c + (CHUNKS_IN_FLIGHT - 1) * lanes < chunks; c += CHUNKS_IN_FLIGHT * lanes)
 	{
-		float4		xv = x[c];
-		float4		qv = q[c];
+		float4		xv[CHUNKS_IN_FLIGHT];
+		float4		qv[CHUNKS_IN_FLIGHT];
 
-		vector_add_term(kind, xv.x, qv.x, &value[0], &magnitude[0], &row_norm[0]);
-		vector_add_term(kind, xv.y, qv.y, &value[1], &magnitude[1], &row_norm[1]);
-		vector_add_term(kind, xv.z, qv.z, &value[2], &magnitude[2], &row_norm[2]);
-		vector_add_term(kind, xv.w, qv.w, &value[3], &magnitude[3], &row_norm[3]);
+		for (int j = 0; j < CHUNKS_IN_FLIGHT; j++)
+		{
+			xv[j] = x[c + j * lanes];
+			qv[j] = q[c + j * lanes];
+		}
+		for (int j = 0; j < CHUNKS_IN_FLIGHT; j++)
+			add_float4<KIND>(xv[j], qv[j], value, magnitude, row_norm, 4 * j % VECTOR_LANES);
 	}
+	for (; c < chunks; c += lanes)
+		add_float4<KIND>(x[c], q[c], value, magnitude, row_norm, 0);
 	for (int j = 0; j < VECTOR_LANES; j++)
 	{
 		s.value += value[j];
