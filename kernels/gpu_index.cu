@@ -238,96 +238,6 @@ vector_group_lanes(int dims)
 	return lanes;
 }
 
-/* float4 chunks a lane reads at once in float4_sums */
-#define CHUNKS_IN_FLIGHT 4
-
-/* Four terms of KIND, a float4 of the row's and the query's, into accumulators at (of 8). */
-template <int KIND>
-static __device__ __forceinline__ void
-add_float4(float4 xv, float4 qv, double *value, double *magnitude, double *row_norm, int at)
-{
-	VectorDistanceKind kind = (VectorDistanceKind) KIND;
-
-	vector_add_term(kind, xv.x, qv.x, &value[at], &magnitude[at], &row_norm[at]);
-	vector_add_term(kind, xv.y, qv.y, &value[at + 1], &magnitude[at + 1], &row_norm[at + 1]);
-	vector_add_term(kind, xv.z, qv.z, &value[at + 2], &magnitude[at + 2], &row_norm[at + 2]);
-	vector_add_term(kind, xv.w, qv.w, &value[at + 3], &magnitude[at + 3], &row_norm[at + 3]);
-}
-
-/*
- * A lane's part of a row's sums of KIND over float4 elements, 16 bytes a
- * read: the chunks of four terms member, member + lanes, ..., read
- * CHUNKS_IN_FLIGHT at a time before any is added (VECTOR_LANES
- * accumulators, as vector_sums_of).
- */
-template <int KIND>
-static __device__ __forceinline__ VectorSums
-float4_sums(const float4 *x, const float4 *q, int chunks, int member, int lanes)
-{
-	double		value[VECTOR_LANES] = {0};
-	double		magnitude[VECTOR_LANES] = {0};
-	double		row_norm[VECTOR_LANES] = {0};
-	VectorSums	s = {0.0, 0.0, 0.0};
-	int			c = member;
-
-	for (; c + (CHUNKS_IN_FLIGHT - 1) * lanes < chunks; c += CHUNKS_IN_FLIGHT * lanes)
-	{
-		float4		xv[CHUNKS_IN_FLIGHT];
-		float4		qv[CHUNKS_IN_FLIGHT];
-
-		for (int j = 0; j < CHUNKS_IN_FLIGHT; j++)
-		{
-			xv[j] = x[c + j * lanes];
-			qv[j] = q[c + j * lanes];
-		}
-		for (int j = 0; j < CHUNKS_IN_FLIGHT; j++)
-			add_float4<KIND>(xv[j], qv[j], value, magnitude, row_norm, 4 * j % VECTOR_LANES);
-	}
-	for (; c < chunks; c += lanes)
-		add_float4<KIND>(x[c], q[c], value, magnitude, row_norm, 0);
-	for (int j = 0; j < VECTOR_LANES; j++)
-	{
-		s.value += value[j];
-		s.magnitude += magnitude[j];
-		s.row_norm += row_norm[j];
-	}
-	return s;
-}
-
-/* the query's elements at a multiple of 16 in the device's copy of the query (group_sums) */
-static_assert((offsetof(GpuIndexQuery, program) + offsetof(GpuRowProgram, vector) +
-			   offsetof(GpuVectorKey, query)) % 16 == 0,
-			  "a vector key's query is read 16 bytes at a time");
-
-/*
- * A lane's part of a row's sums against the query (x: the elements), the
- * member-th of lanes: float4 reads where the elements are float4s at a
- * multiple of 16 (the column index places them so, colindex.h) and come in
- * fours, else vector_sums's.  Any split of the terms is bounded alike.
- */
-static __device__ VectorSums
-group_sums(const VectorKeySpec *spec, const unsigned char *x, int member, int lanes)
-{
-	const float4 *xv = (const float4 *) x;
-	const float4 *qv = (const float4 *) spec->query;
-	int			chunks = spec->dims / 4;
-
-	if (spec->element != VECTOR_ELEMENT_FLOAT4 || spec->dims % 4 != 0 ||
-		((uintptr_t) x & 15) != 0 || ((uintptr_t) spec->query & 15) != 0)
-		return vector_sums(spec->kind, spec->element, x, spec->query, spec->dims, member, lanes);
-	switch (spec->kind)
-	{
-		case VECTOR_DISTANCE_L2:
-			return float4_sums<VECTOR_DISTANCE_L2>(xv, qv, chunks, member, lanes);
-		case VECTOR_DISTANCE_L1:
-			return float4_sums<VECTOR_DISTANCE_L1>(xv, qv, chunks, member, lanes);
-		case VECTOR_DISTANCE_COSINE:
-			return float4_sums<VECTOR_DISTANCE_COSINE>(xv, qv, chunks, member, lanes);
-		default:
-			return float4_sums<VECTOR_DISTANCE_INNER_PRODUCT>(xv, qv, chunks, member, lanes);
-	}
-}
-
 /*
  * A vector key's key of an entry that passed the filter, computed by a
  * group of lanes (mask, lanes of them, this one the member-th): each sums
@@ -351,7 +261,7 @@ group_vector_key(const GpuRowProgram *p, const IndexEntry &entry, ProgramState *
 		return key_null(KEY_FLOAT8, p->nulls_first);
 	if (data == NULL || !vector_data_fits(&spec, data))
 		return KEY_PROGRAM_ERROR_KEY;
-	sums = group_sums(&spec, data + 4, member, lanes);
+	sums = vector_sums(spec.kind, spec.element, data + 4, spec.query, spec.dims, member, lanes);
 	for (int offset = lanes / 2; offset > 0; offset /= 2)
 	{
 		sums.value += __shfl_xor_sync(mask, sums.value, offset);

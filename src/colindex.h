@@ -12,9 +12,7 @@
  * array of fixed-width values, each at an offset that follows from the
  * columns alone (ColIndexLayout).  A column of pgvector's vector or halfvec
  * type, its dimensions fixed by its typmod, stores each value whole, with
- * a 4-byte varlena header, in slots of one width: the value's bytes padded
- * to a multiple of 16, each slot placed so that its elements start at a
- * multiple of 16 (a GPU reads them 16 bytes at a time).  A text column stores int4 codes of the
+ * a 4-byte varlena header (so every value of the column has one width).  A text column stores int4 codes of the
  * index's dictionary, whose values are kept in dictionary pages among the
  * data pages (colindex_dict.c).  From version 3 a data page also keeps a
  * summary of its columns (kernels/page_bounds.h): whether each holds NULLs
@@ -98,7 +96,6 @@ typedef struct ColIndexLayout
 	int32		typmods[INDEX_MAX_KEYS];
 	int16		widths[INDEX_MAX_KEYS];
 	bool		vectors[INDEX_MAX_KEYS];	/* a pgvector value (colindex.h's head) */
-	int16		vector_bytes[INDEX_MAX_KEYS];	/* its bytes, header included */
 	uint16		live_offset;	/* bitmaps, from the start of the page */
 	uint16		killed_offset;
 	uint16		summary_offset; /* a data page's summary, or 0 (version 2) */

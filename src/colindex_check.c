@@ -105,7 +105,7 @@ value_matches(Relation index, const ColIndexLayout *layout, int i, Datum value, 
 	{
 		struct varlena *vector = PG_DETOAST_DATUM_PACKED(value);
 
-		matches = VARSIZE_ANY_EXHDR(vector) == layout->vector_bytes[i] - VARHDRSZ &&
+		matches = VARSIZE_ANY_EXHDR(vector) == layout->widths[i] - VARHDRSZ &&
 			vector_hash(VARDATA_ANY(vector), VARSIZE_ANY_EXHDR(vector)) == stored;
 		if ((Pointer) vector != DatumGetPointer(value))
 			pfree(vector);
@@ -139,7 +139,7 @@ read_slot(CheckedEntry *entry, const ColIndexLayout *layout, Page page, uint64 p
 		else if (layout->vectors[i])
 			entry->values[i] =
 				vector_hash(colindex_slot_value_pointer(layout, page, i, slot) + VARHDRSZ,
-							layout->vector_bytes[i] - VARHDRSZ);
+							layout->widths[i] - VARHDRSZ);
 		else
 			entry->values[i] = colindex_slot_value(layout, page, i, slot);
 	}

@@ -24,24 +24,8 @@
 #include "scan_filter_program.h"
 
 /*
- * A vector value's bytes, header included, of a column of type and typmod
- * (its dimensions), or 0 where the type is not pgvector's or the typmod
- * gives no dimensions (or more than a page could hold).
- */
-static int
-vector_bytes(Oid type, int32 typmod)
-{
-	VectorElement element;
-
-	if (!pgvector_type_element(type, &element) || typmod <= 0 || typmod > BLCKSZ)
-		return 0;
-	return pgvector_value_bytes(element, typmod);
-}
-
-/*
- * The bytes of a slot's value of a supported type, or 0: a vector's padded
- * to a multiple of 16 (colindex.h); the build refuses those too wide for a
- * page.
+ * The bytes of a value of a supported type, or 0: a vector column's
+ * dimensions are its typmod (the build refuses those too wide for a page).
  */
 static int
 value_width(Oid type, int32 typmod)
@@ -49,7 +33,7 @@ value_width(Oid type, int32 typmod)
 	VectorElement element;
 
 	if (pgvector_type_element(type, &element))
-		return TYPEALIGN(16, vector_bytes(type, typmod));
+		return typmod > 0 && typmod <= BLCKSZ ? pgvector_value_bytes(element, typmod) : 0;
 	switch (type)
 	{
 		case BOOLOID:
@@ -109,8 +93,8 @@ lay_out(ColIndexLayout *layout, int capacity)
 	{
 		layout->null_offsets[i] = at;
 		at += bitmap;
-		/* a vector's elements, 8 bytes in, at a multiple of 16 in every slot */
-		at = layout->vectors[i] ? TYPEALIGN(16, at + 8) - 8 : TYPEALIGN(layout->widths[i], at);
+		/* a vector's floats at a multiple of 4 in every slot: its width is one */
+		at = layout->vectors[i] ? INTALIGN(at) : TYPEALIGN(layout->widths[i], at);
 		layout->value_offsets[i] = at;
 		at += capacity * layout->widths[i];
 	}
@@ -139,7 +123,6 @@ colindex_compute_layout(ColIndexLayout *layout, int ncolumns, const Oid *types,
 		layout->types[i] = types[i];
 		layout->typmods[i] = typmods[i];
 		layout->vectors[i] = pgvector_type_element(types[i], &element);
-		layout->vector_bytes[i] = vector_bytes(types[i], typmods[i]);
 		layout->widths[i] = value_width(types[i], typmods[i]);
 		entry += layout->widths[i];
 	}
@@ -325,14 +308,13 @@ store_vector(const ColIndexLayout *layout, int column, char *slot_value, Datum v
 	struct varlena *v = (struct varlena *) DatumGetPointer(value);
 
 	Assert(!VARATT_IS_EXTENDED(v) || VARATT_IS_SHORT(v));
-	if (VARSIZE_ANY_EXHDR(v) != layout->vector_bytes[column] - VARHDRSZ)
+	if (VARSIZE_ANY_EXHDR(v) != layout->widths[column] - VARHDRSZ)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("vector of %d bytes does not fit a column of %d",
-						(int) VARSIZE_ANY_EXHDR(v), layout->vector_bytes[column] - VARHDRSZ),
+						(int) VARSIZE_ANY_EXHDR(v), layout->widths[column] - VARHDRSZ),
 				 errdetail("A gputopk index stores the vectors of the dimensions its column's type names.")));
-	memset(slot_value, 0, layout->widths[column]);
-	SET_VARSIZE(slot_value, layout->vector_bytes[column]);
+	SET_VARSIZE(slot_value, layout->widths[column]);
 	memcpy(slot_value + VARHDRSZ, VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v));
 }
 
