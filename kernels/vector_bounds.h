@@ -343,6 +343,9 @@ vector_key_of_bounds(const KeyStep *steps, int nsteps, double *stack, bool *null
 		ends[0] = NAN;
 		nends = 1;
 	}
+	/* the distance alone (its column step): the end toward the front of the order */
+	if (nsteps == 1)
+		return key_from_float8(nends == 1 ? ends[0] : desc ? hi : lo, desc);
 	for (int e = 0; e < nends; e++)
 	{
 		int			top = 0;
