@@ -221,6 +221,8 @@ extern void colindex_insert_set_block(Relation index, BlockNumber insert_block);
 extern void colindex_insert_stored_values(Relation index, const ColIndexLayout *layout,
 										  const Datum *values, const bool *isnull,
 										  Datum *stored);
+extern void colindex_insert_free_stored(const ColIndexLayout *layout, const Datum *values,
+										const bool *isnull, const Datum *stored);
 extern IndexBulkDeleteResult *colindex_bulk_delete(IndexVacuumInfo *info,
 												   IndexBulkDeleteResult *stats,
 												   IndexBulkDeleteCallback callback,

@@ -136,6 +136,7 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		colindex_cluster_add(state->cluster, tid, stored, isnull);
 	else
 		add_entry(index, state, tid, stored, isnull);
+	colindex_insert_free_stored(state->layout, values, isnull, stored);
 }
 
 /* With layout = clustered: the entries the scan spooled, in order. */

@@ -159,15 +159,31 @@ colindex_insert_stored_values(Relation index, const ColIndexLayout *layout,
 	}
 }
 
+/*
+ * Free what colindex_insert_stored_values detoasted, once the entry is
+ * made: the build's and the executor's callers call these in memory that
+ * lives as long as the statement.
+ */
+void
+colindex_insert_free_stored(const ColIndexLayout *layout, const Datum *values,
+							const bool *isnull, const Datum *stored)
+{
+	for (int i = 0; i < layout->ncolumns; i++)
+		if (!isnull[i] && layout->vectors[i] && stored[i] != values[i])
+			pfree(DatumGetPointer(stored[i]));
+}
+
 /* aminsert: the row's entry, as colindex_insert_stored_values gives it. */
 bool
 colindex_insert(Relation index, Datum *values, bool *isnull, ItemPointer tid,
 				Relation heap, IndexUniqueCheck check_unique, bool unchanged,
 				IndexInfo *info)
 {
+	const ColIndexLayout *layout = colindex_layout(index);
 	Datum		stored[INDEX_MAX_KEYS];
 
-	colindex_insert_stored_values(index, colindex_layout(index), values, isnull, stored);
+	colindex_insert_stored_values(index, layout, values, isnull, stored);
 	insert_entry(index, tid, stored, isnull);
+	colindex_insert_free_stored(layout, values, isnull, stored);
 	return false;
 }
