@@ -137,6 +137,17 @@ pages_reaching_kernel(const uint64_t *bounds, uint32_t n, uint64_t floor, bool s
 	*out = lo;
 }
 
+/*
+ * Whether a data page's slot (below its high-water mark) holds an entry the
+ * selection reads: in use, and not marked dead where those are skipped.
+ */
+static __device__ __forceinline__ bool
+entry_readable(const GpuIndexQuery *q, const char *page, int slot)
+{
+	return bit_set(page, q->live_offset, slot) &&
+		!(q->skip_killed && bit_set(page, q->killed_offset, slot));
+}
+
 /* The n-th page of a band, or false where the band does not read it. */
 static __device__ __forceinline__ bool
 band_page(const Band &band, uint32_t n, uint32_t *block)
@@ -194,8 +205,7 @@ entries_kernel(const char *pages, const GpuIndexQuery *q, Band band, const uint6
 			uint32_t	offset;
 			uint32_t	total;
 
-			if (slot < high && bit_set(page, q->live_offset, slot) &&
-				!(q->skip_killed && bit_set(page, q->killed_offset, slot)))
+			if (slot < high && entry_readable(q, page, slot))
 			{
 				scanned++;
 				pass = program_row_key(&q->program, IndexEntry{page, slot}, &state, &key) &&
@@ -283,11 +293,10 @@ group_vector_key(const GpuRowProgram *p, const IndexEntry &entry, ProgramState *
  * the keys that can still be selected go out with one atomic add a warp.
  * No thread waits for another warp.
  */
-template <typename K>
 __global__ void
 __launch_bounds__(ENTRY_THREADS)
 vector_entries_kernel(const char *pages, const GpuIndexQuery *q, Band band, const uint64_t *tied,
-					  size_t ntied, K *keys, uint32_t *ordinals, unsigned long long *counts)
+					  size_t ntied, uint64_t *keys, uint32_t *ordinals, unsigned long long *counts)
 {
 	ProgramState state;
 	int			lane = threadIdx.x % 32;
@@ -320,8 +329,7 @@ vector_entries_kernel(const char *pages, const GpuIndexQuery *q, Band band, cons
 		{
 			pages_read += slot == 0;
 			readable = slot < *(const uint16_t *) (page + q->high_offset) &&
-				bit_set(page, q->live_offset, slot) &&
-				!(q->skip_killed && bit_set(page, q->killed_offset, slot));
+				entry_readable(q, page, slot);
 			passes = readable && program_row_passes(&q->program, IndexEntry{page, slot}, &state);
 		}
 		scanned += readable;
@@ -363,7 +371,7 @@ vector_entries_kernel(const char *pages, const GpuIndexQuery *q, Band band, cons
 		base = __shfl_sync(0xFFFFFFFFu, base, 0) + __popc(pass & ((1u << lane) - 1));
 		if (passes)
 		{
-			keys[base] = (K) key;
+			keys[base] = key;
 			ordinals[base] = (block - 1) * (uint32_t) q->capacity + (uint32_t) slot;
 		}
 	}
@@ -572,7 +580,7 @@ read_band(Selection *sel, const Band &band)
 		/* a warp 32 slots at a time */
 		grid = (int) std::min<uint64_t>((uint64_t) (band.end - band.first) * sel->q.capacity /
 										ENTRY_THREADS + 1, sel->grid);
-		vector_entries_kernel<uint64_t><<<grid, ENTRY_THREADS, 0, cudaStreamPerThread>>>(
+		vector_entries_kernel<<<grid, ENTRY_THREADS, 0, cudaStreamPerThread>>>(
 			sel->p->pages, s->query, band, tied, sel->ntied, (uint64_t *) s->keys,
 			s->ordinals, s->counts);
 		GPU_CHECK(cudaGetLastError(), "Launching the entry selection");

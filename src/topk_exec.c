@@ -563,12 +563,8 @@ fetch_candidates(TopkScanState *ts, TableRun *run)
 {
 	uint64	   *ordinals = sorted_refs(&run->result);
 
-	if (ts->vector_key)
-	{
-		ts->true_keys_room = Max(run->result.count + run->gpu_result.count, 1);
-		ts->true_keys = palloc_extended(sizeof(uint64) * ts->true_keys_room, MCXT_ALLOC_HUGE);
-		ts->ntrue_keys = 0;
-	}
+	/* a reread's candidates are all new */
+	ts->ntrue_keys = 0;
 	fetch_rows(ts, ordinals, run->result.count);
 	scan_row_reader_fetch_tids(&ts->scan.reader, ts->css.ss.ps.state->es_snapshot,
 							   &run->gpu_result, put_fetched, ts);
@@ -615,8 +611,11 @@ candidates_hold_answer(TopkScanState *ts, const TableRun *run)
 
 	if (result->count < run->k)
 		return true;
-	/* some of the GPU's rows were not visible after all: read again (true_keys_reach) */
-	/* the answer's items come in descending key order */
+	/*
+	 * the answer's items come in descending key order; where some of the
+	 * GPU's rows were not visible after all, fewer than the bound have true
+	 * keys, and the table is read again
+	 */
 	return true_keys_reach(ts, result->items[result->count - 1].key);
 }
 
@@ -766,8 +765,6 @@ select_from_index(TopkScanState *ts, instr_time *selected)
 		scan_filter_program_bind(ts->scan.reader.filter, ts->css.ss.ps.ps_ExprContext);
 	if (ts->index_filter)
 		scan_filter_program_bind(ts->index_filter, ts->css.ss.ps.ps_ExprContext);
-	ts->true_keys = NULL;
-	ts->ntrue_keys = ts->true_keys_room = 0;
 	colindex_select_rows(&spec, ts->bound, keep_index_row, ts, ts->scan.reader.table_slot, &stats);
 	INSTR_TIME_SET_CURRENT(*selected);
 	ts->backend = stats.on_gpu ? BACKEND_GPU : BACKEND_CPU;
@@ -827,6 +824,9 @@ run_topk(TopkScanState *ts)
 	run_cxt = AllocSetContextCreate(CurrentMemoryContext, "GpuTopK run",
 									ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(run_cxt);
+	/* a vector key's candidates' true keys, in the run's memory */
+	ts->true_keys = NULL;
+	ts->ntrue_keys = ts->true_keys_room = 0;
 	INSTR_TIME_SET_CURRENT(start);
 	if (ts->index)
 		select_from_index(ts, &mid);
